@@ -1,0 +1,5 @@
+// A session's episodes in NEXT-chain order (occurred_at, then arrival), paginated.
+MATCH (e:Episode {tenant_id: $tenant_id, session_id: $session_id})
+RETURN e {.*, embedding: null} AS episode
+ORDER BY e.occurred_at, e.seq
+SKIP $offset LIMIT $limit

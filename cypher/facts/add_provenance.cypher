@@ -1,0 +1,9 @@
+// Another episode said the same fact (or retracted/confirmed it): add a DERIVED_FROM edge once per episode.
+// $rows: [{fact_id, episode_id, confidence, source, role}]
+UNWIND $rows AS r
+MATCH (f:Fact {id: r.fact_id}) WHERE f.tenant_id = $tenant_id
+MATCH (ep:Episode {id: r.episode_id}) WHERE ep.tenant_id = $tenant_id
+MERGE (f)-[d:DERIVED_FROM]->(ep)
+  ON CREATE SET d.recorded_at = $now, d.confidence = r.confidence, d.source = r.source, d.role = r.role
+SET f.last_confirmed_at = CASE WHEN r.role = 'assertion' THEN $now ELSE f.last_confirmed_at END
+RETURN count(d) AS linked

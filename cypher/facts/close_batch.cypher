@@ -1,0 +1,6 @@
+// Close facts in valid time. closed_at records when graphmem learned it (transaction time).
+// $rows: [{id, valid_to, status}]
+UNWIND $rows AS r
+MATCH (f:Fact {id: r.id}) WHERE f.tenant_id = $tenant_id
+SET f.valid_to = r.valid_to, f.closed_at = $now, f.status = r.status
+RETURN count(f) AS closed

@@ -1,0 +1,7 @@
+// Where fact $id came from: each episode that said, confirmed, retracted or corrected it.
+MATCH (f:Fact {id: $id})-[d:DERIVED_FROM]->(ep:Episode)
+WHERE f.tenant_id = $tenant_id AND ep.tenant_id = $tenant_id
+RETURN ep.id AS episode_id, ep.occurred_at AS occurred_at, d.recorded_at AS recorded_at, d.source AS source,
+       d.confidence AS confidence, d.role AS role, ep.session_id AS session_id, ep.kind AS episode_kind,
+       ep.content AS content
+ORDER BY d.recorded_at, ep.occurred_at

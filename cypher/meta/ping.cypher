@@ -1,0 +1,2 @@
+// tenant-free: readiness check
+RETURN 1 AS ok

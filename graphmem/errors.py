@@ -1,0 +1,69 @@
+"""The exceptions graphmem raises. The HTTP layer maps each to an RFC 9457 problem+json reply.
+
+Every error names the field at fault when there is one (`field`, a dotted path such as
+`facts[3].valid_from`), so a caller can fix its request without reading logs.
+"""
+from __future__ import annotations
+
+
+class GraphmemError(Exception):
+    """Base class. `status` is the HTTP status the API answers with; `title` a short fixed summary."""
+
+    status = 500
+    title = "Internal error"
+
+    def __init__(self, detail: str, *, field: str | None = None):
+        super().__init__(detail)
+        self.detail = detail
+        self.field = field
+
+
+class InvalidInput(GraphmemError):
+    """The request is malformed: a bad value, an unknown predicate, a wrong kind (HTTP 422)."""
+
+    status = 422
+    title = "Invalid input"
+
+
+class TenantRequired(InvalidInput):
+    """A call reached the store without a tenant id (HTTP 422). Never defaulted."""
+
+    title = "Tenant required"
+
+    def __init__(self, detail: str = "tenant_id is required and must be a non-empty string"):
+        super().__init__(detail, field="tenant_id")
+
+
+class NotFound(GraphmemError):
+    """No such record in this tenant (HTTP 404). Another tenant's ids answer exactly the same."""
+
+    status = 404
+    title = "Not found"
+
+
+class Conflict(GraphmemError):
+    """A stale version or a clash with the current state (HTTP 409)."""
+
+    status = 409
+    title = "Conflict"
+
+
+class Refused(GraphmemError):
+    """A write the write policy or a legal hold refuses (HTTP 422 by default)."""
+
+    status = 422
+    title = "Refused"
+
+
+class SchemaMismatch(GraphmemError):
+    """The graph's recorded schema (version, vector dimension) disagrees with the settings."""
+
+    status = 500
+    title = "Schema mismatch"
+
+
+class Unavailable(GraphmemError):
+    """A dependency (Neo4j, the LLM, the embedder) cannot be reached (HTTP 503)."""
+
+    status = 503
+    title = "Service unavailable"

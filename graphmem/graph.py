@@ -1,0 +1,175 @@
+"""`TemporalGraph`: the temporal knowledge-graph service (episodes, entities, facts and their reads).
+
+This is the layer the API and the other services call. It validates the tenant, loads the tenant's ontology,
+and runs each operation as one transaction through `graphmem.store`. Times are UTC; ids are 32-hex strings.
+"""
+from __future__ import annotations
+
+from datetime import datetime
+
+from graphmem.errors import InvalidInput
+from graphmem.models import (AssertOutcome, Entity, EntityRef, Episode, EpisodeIn, Fact, FactIn, Provenance,
+                             value_key)
+from graphmem.ontology import Ontology, Predicate
+from graphmem.settings import Settings
+from graphmem.store import Database, require_tenant
+from graphmem.store import entities as entity_store
+from graphmem.store import episodes as episode_store
+from graphmem.store import facts as fact_store
+from graphmem.timeutil import to_utc, utcnow
+from graphmem.tokens import TokenCounter
+
+
+class TemporalGraph:
+    """Episodes, entities and facts of every tenant, with the temporal rules of DESIGN.md.
+
+    Every method takes `tenant_id` first and raises `TenantRequired` when it is missing or empty, before any
+    query runs. Errors: `InvalidInput`, `NotFound` (unknown or other tenant's id), `Conflict`.
+    """
+
+    def __init__(self, db: Database, settings: Settings):
+        self.db = db
+        self.settings = settings
+        self._base_ontology = Ontology.default()
+        self._tokens = TokenCounter.for_model(settings.llm_model)
+
+    # ---- ontology ---------------------------------------------------------------------------
+    def ontology(self, tenant_id: str) -> Ontology:
+        """The shipped ontology extended with the tenant's own predicates."""
+        require_tenant(tenant_id)
+        extra = [Predicate(**r["predicate"]) for r in self.db.rows("ontology/list_predicates", tenant_id=tenant_id)]
+        return self._base_ontology.extended(extra) if extra else self._base_ontology
+
+    def add_predicate(self, tenant_id: str, predicate: Predicate) -> Predicate:
+        """Extend the tenant's ontology with `predicate` (replacing a tenant predicate of the same name)."""
+        require_tenant(tenant_id)
+        self.db.execute("ontology/upsert_predicate", tenant_id=tenant_id, predicate=predicate.model_dump())
+        return predicate
+
+    # ---- episodes ---------------------------------------------------------------------------
+    def append_episode(self, tenant_id: str, episode: EpisodeIn, *, extraction_status: str = "pending",
+                       agent_id: str | None = None) -> tuple[Episode, bool]:
+        """Store an episode (idempotent by `idempotency_key`). Returns (episode, created)."""
+        require_tenant(tenant_id)
+        tokens = self._tokens.count(episode.content)
+        return self.db.write(lambda tx: episode_store.append(
+            tx, tenant_id, episode, self.settings, token_count=tokens, extraction_status=extraction_status,
+            agent_id=agent_id))
+
+    def get_episode(self, tenant_id: str, episode_id: str) -> Episode:
+        require_tenant(tenant_id)
+        return self.db.read(lambda tx: episode_store.get(tx, tenant_id, episode_id))
+
+    def session_episodes(self, tenant_id: str, session_id: str, offset: int = 0, limit: int = 100) -> list[Episode]:
+        """A session's episodes in `NEXT`-chain order."""
+        require_tenant(tenant_id)
+        return self.db.read(lambda tx: episode_store.list_session(tx, tenant_id, session_id, offset, limit))
+
+    # ---- entities ---------------------------------------------------------------------------
+    def upsert_entity(self, tenant_id: str, ref: EntityRef) -> Entity:
+        """Resolve `ref` to an existing entity (enriching it) or create it."""
+        require_tenant(tenant_id)
+        return self.db.write(lambda tx: entity_store.resolve(tx, tenant_id, [ref], self.settings, ["entity"]))[0]
+
+    def get_entity(self, tenant_id: str, entity_id: str) -> Entity:
+        require_tenant(tenant_id)
+        return self.db.read(lambda tx: entity_store.get(tx, tenant_id, entity_id))
+
+    def find_entities(self, tenant_id: str, name: str, kind: str | None = None, limit: int = 10) -> list[Entity]:
+        """Entities by normalised name or alias (optionally of one kind)."""
+        require_tenant(tenant_id)
+        if not name or not name.strip():
+            raise InvalidInput("name must not be empty", field="name")
+        return self.db.read(lambda tx: entity_store.find_by_name(tx, tenant_id, name, kind, limit))
+
+    # ---- facts ------------------------------------------------------------------------------
+    def assert_facts(self, tenant_id: str, facts: list[FactIn]) -> list[AssertOutcome]:
+        """Assert facts in one transaction (the bulk path; one fact is a batch of one).
+
+        Batches larger than `settings.bulk_batch_size` are split into several transactions, each all-or-nothing.
+        """
+        require_tenant(tenant_id)
+        ontology = self.ontology(tenant_id)
+        out: list[AssertOutcome] = []
+        size = self.settings.bulk_batch_size
+        for start in range(0, len(facts), size):
+            chunk = facts[start:start + size]
+            out += self.db.write(lambda tx: fact_store.assert_batch(tx, tenant_id, chunk, ontology, self.settings))
+        return out
+
+    def assert_fact(self, tenant_id: str, fact: FactIn) -> AssertOutcome:
+        return self.assert_facts(tenant_id, [fact])[0]
+
+    def retract(self, tenant_id: str, subject_id: str, predicate: str, episode_id: str, *, at: datetime | None = None,
+                object_id: str | None = None, value: str | None = None) -> list[str]:
+        """Retract (close, not delete) the subject's `predicate` facts valid at `at` (default: the episode's time);
+        optionally only the one with this object or value. Returns the closed fact ids."""
+        require_tenant(tenant_id)
+        okey = f"e:{object_id}" if object_id else (f"v:{value_key(value)}" if value else None)
+
+        def work(tx):
+            ep = episode_store.get(tx, tenant_id, episode_id)
+            when = to_utc(at, "at") if at else ep.occurred_at
+            return fact_store.retract(tx, tenant_id, subject_id, predicate.upper(), when, episode_id, okey)
+        return self.db.write(work)
+
+    def correct(self, tenant_id: str, fact_id: str, episode_id: str, *, value: str | None = None,
+                object: EntityRef | None = None) -> AssertOutcome:
+        """A user correction: the old fact was wrong. It is expired in transaction time (kept for history and for
+        `known_at` queries) and a new `user_explicit` fact with the same validity supersedes it."""
+        require_tenant(tenant_id)
+        ontology = self.ontology(tenant_id)
+
+        def work(tx):
+            old = fact_store.get(tx, tenant_id, fact_id)
+            if old.status == "corrected":
+                raise InvalidInput(f"fact {fact_id} was already corrected", field="fact_id")
+            tx.rows("facts/lock_subjects", tenant_id=tenant_id, ids=[old.subject_id])
+            now = utcnow()
+            tx.run("facts/expire", tenant_id=tenant_id, id=fact_id, now=now)
+            new = FactIn(subject=EntityRef(id=old.subject_id), predicate=old.predicate, object=object, value=value,
+                         valid_from=old.valid_from, valid_to=old.valid_to, source="user_explicit", confidence=1.0,
+                         episode_id=episode_id)
+            outcome = fact_store.assert_batch(tx, tenant_id, [new], ontology, self.settings, "correction")[0]
+            if outcome.fact_id:
+                tx.run("facts/link_supersedes", tenant_id=tenant_id, now=now,
+                       rows=[{"newer": outcome.fact_id, "older": fact_id}])
+            tx.run("facts/add_provenance", tenant_id=tenant_id, now=now, rows=[
+                {"fact_id": fact_id, "episode_id": episode_id, "confidence": 1.0, "source": "user_explicit",
+                 "role": "correction"}])
+            return AssertOutcome(action="corrected", fact_id=outcome.fact_id, closed_fact_id=fact_id)
+        return self.db.write(work)
+
+    def get_fact(self, tenant_id: str, fact_id: str) -> Fact:
+        require_tenant(tenant_id)
+        return self.db.read(lambda tx: fact_store.get(tx, tenant_id, fact_id))
+
+    def facts_about(self, tenant_id: str, entity_id: str, *, as_of: datetime | None = None,
+                    known_at: datetime | None = None, include_superseded: bool = False,
+                    predicates: list[str] | None = None) -> list[Fact]:
+        """Facts about an entity valid at `as_of` (valid time) as known at `known_at` (transaction time)."""
+        require_tenant(tenant_id)
+        as_of = to_utc(as_of, "as_of") if as_of else None
+        known_at = to_utc(known_at, "known_at") if known_at else None
+
+        def work(tx):
+            entity_store.get(tx, tenant_id, entity_id)
+            return fact_store.about(tx, tenant_id, entity_id, as_of=as_of, known_at=known_at,
+                                    include_superseded=include_superseded, predicates=predicates)
+        return self.db.read(work)
+
+    def fact_history(self, tenant_id: str, fact_id: str) -> list[Fact]:
+        """The supersession timeline of `fact_id`, oldest first."""
+        require_tenant(tenant_id)
+        ontology = self.ontology(tenant_id)
+        return self.db.read(lambda tx: fact_store.history(tx, tenant_id, fact_id, ontology))
+
+    def fact_provenance(self, tenant_id: str, fact_id: str) -> list[Provenance]:
+        """The episodes that said, confirmed, retracted or corrected `fact_id`."""
+        require_tenant(tenant_id)
+        return self.db.read(lambda tx: fact_store.provenance(tx, tenant_id, fact_id))
+
+
+def build(services) -> TemporalGraph:
+    """`Services` factory."""
+    return TemporalGraph(services.db, services.settings)

@@ -1,0 +1,290 @@
+"""Pydantic models: the single source of each record's shape.
+
+Stored records (`Entity`, `Episode`, `Fact`, `Session`) map one-to-one onto Neo4j node properties
+(snake_case). `*In` models are what callers send; they validate before anything touches the store.
+All datetimes are timezone-aware UTC; naive datetimes are refused.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+import uuid
+from datetime import datetime, timezone
+from typing import Annotated, Any, Literal
+
+from pydantic import (AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field,
+                      field_validator, model_validator)
+
+
+def _from_neo4j(v: Any) -> Any:
+    return v.to_native() if hasattr(v, "to_native") else v
+
+
+UtcDatetime = Annotated[AwareDatetime, BeforeValidator(_from_neo4j),
+                        AfterValidator(lambda d: d.astimezone(timezone.utc))]
+"""A timezone-aware datetime, normalised to UTC. Accepts `neo4j.time.DateTime` from the driver."""
+
+KIND_RE = re.compile(r"^[A-Z][A-Za-z0-9]{0,63}$")
+PREDICATE_RE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
+
+Source = Literal["user_explicit", "user_confirmed", "inferred", "system"]
+"""Where a fact came from (DESIGN.md, principle 5)."""
+
+EpisodeKind = Literal["message", "text", "json", "tool_result", "event"]
+ExtractionStatus = Literal["pending", "running", "done", "skipped", "failed", "dead"]
+FactStatus = Literal["current", "closed", "retracted", "corrected", "candidate"]
+"""current: open validity; closed: valid_to set by a later value or an explicit end;
+retracted: closed by a retraction; corrected: withdrawn from belief (expired_at set) by a correction;
+candidate: held until a user confirms it (sensitive inferred facts)."""
+
+
+def new_id() -> str:
+    """A new globally unique id (UUID4, 32 hex characters)."""
+    return uuid.uuid4().hex
+
+
+def name_key(name: str) -> str:
+    """Normalise a name for resolution: NFKC, case-folded, punctuation dropped, whitespace collapsed.
+
+    "  Dana  O'Neil " -> "dana oneil"; "ACME, Inc." -> "acme inc".
+    """
+    s = unicodedata.normalize("NFKC", name).casefold()
+    s = re.sub(r"[^\w\s@.-]", "", s)
+    return re.sub(r"\s+", " ", s).strip()
+
+
+def value_key(value: str) -> str:
+    """Normalise a literal fact value for duplicate detection (same rules as `name_key`)."""
+    return name_key(value)
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Entities
+# --------------------------------------------------------------------------------------------
+class EntityRef(_Record):
+    """How a caller names an entity: by `id`, or by kind + name (+ strong identifiers).
+
+    Resolution order (DESIGN.md "Ingestion"): `id`; strong identifiers (`email`, `domain`,
+    `external_ids`); normalised name or alias within the kind; otherwise a new entity.
+    """
+
+    id: str | None = None
+    kind: str | None = Field(default=None, description="PascalCase kind label, e.g. Person, Organization, Deal.")
+    name: str | None = None
+    aliases: list[str] = Field(default_factory=list)
+    email: str | None = None
+    domain: str | None = None
+    external_ids: list[str] = Field(default_factory=list, description="'system:id' strings, e.g. 'hubspot:123'.")
+    summary: str | None = None
+
+    @field_validator("kind")
+    @classmethod
+    def _kind(cls, v: str | None) -> str | None:
+        if v is not None and not KIND_RE.match(v):
+            raise ValueError("kind must be a PascalCase word such as Person or Organization")
+        return v
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str | None) -> str | None:
+        if v is not None and not v.strip():
+            raise ValueError("name must not be empty")
+        return v.strip() if v else v
+
+    @field_validator("email")
+    @classmethod
+    def _email(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        v = v.strip().lower()
+        if not re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", v):
+            raise ValueError("email is not a valid address")
+        return v
+
+    @field_validator("domain")
+    @classmethod
+    def _domain(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        v = v.strip().lower().removeprefix("www.")
+        if not re.fullmatch(r"[a-z0-9-]+(\.[a-z0-9-]+)+", v):
+            raise ValueError("domain is not a valid host name")
+        return v
+
+    @model_validator(mode="after")
+    def _enough(self) -> "EntityRef":
+        if self.id is None and (self.kind is None or self.name is None):
+            raise ValueError("an entity reference needs an id, or a kind and a name")
+        return self
+
+
+class Entity(_Record):
+    """A stored entity node (`:Entity` plus its kind label)."""
+
+    id: str
+    tenant_id: str
+    kind: str
+    name: str
+    name_key: str
+    aliases: list[str] = Field(default_factory=list)
+    email: str | None = None
+    domain: str | None = None
+    external_ids: list[str] = Field(default_factory=list)
+    summary: str | None = None
+    created_at: UtcDatetime
+    updated_at: UtcDatetime
+
+
+# --------------------------------------------------------------------------------------------
+# Episodes and sessions
+# --------------------------------------------------------------------------------------------
+class EpisodeIn(_Record):
+    """An episode as a caller sends it. `occurred_at` is the reference time (UTC-aware)."""
+
+    kind: EpisodeKind = "message"
+    content: str = Field(min_length=1)
+    occurred_at: UtcDatetime
+    session_id: str | None = Field(default=None, min_length=1, max_length=200)
+    user_id: str | None = Field(default=None, min_length=1, max_length=200)
+    role: str | None = Field(default=None, max_length=50, description="user, assistant, tool, system ...")
+    speaker: str | None = Field(default=None, max_length=200, description="display name of the speaker")
+    idempotency_key: str | None = Field(default=None, min_length=1, max_length=200)
+    source: Source = "user_explicit"
+    agent_version: str | None = None
+    prompt_version: str | None = None
+    tool_version: str | None = None
+
+
+class Episode(_Record):
+    """A stored episode node."""
+
+    id: str
+    tenant_id: str
+    kind: EpisodeKind
+    content: str
+    occurred_at: UtcDatetime
+    ingested_at: UtcDatetime
+    session_id: str | None = None
+    user_id: str | None = None
+    role: str | None = None
+    speaker: str | None = None
+    idempotency_key: str
+    source: Source = "user_explicit"
+    token_count: int = 0
+    extraction_status: ExtractionStatus = "pending"
+    retain_until: UtcDatetime | None = None
+    legal_hold: bool = False
+    agent_version: str | None = None
+    prompt_version: str | None = None
+    tool_version: str | None = None
+
+
+class Session(_Record):
+    """A conversation session: tenant + user + session id (two browser tabs are two sessions)."""
+
+    id: str
+    tenant_id: str
+    user_id: str | None = None
+    agent_id: str | None = None
+    created_at: UtcDatetime
+    last_active_at: UtcDatetime
+    version: int = 0
+
+
+# --------------------------------------------------------------------------------------------
+# Facts
+# --------------------------------------------------------------------------------------------
+class FactIn(_Record):
+    """A fact assertion: subject, predicate and either an object entity or a literal `value`.
+
+    `valid_from` defaults to the source episode's `occurred_at`. `valid_to` closes the fact in the
+    world (an explicitly ended interval). `episode_id` is the provenance and is required by the store.
+    """
+
+    subject: EntityRef
+    predicate: str
+    object: EntityRef | None = None
+    value: str | None = None
+    valid_from: UtcDatetime | None = None
+    valid_to: UtcDatetime | None = None
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+    source: Source = "user_explicit"
+    statement: str | None = None
+    episode_id: str | None = None
+
+    @field_validator("predicate")
+    @classmethod
+    def _predicate(cls, v: str) -> str:
+        v = v.strip().upper()
+        if not PREDICATE_RE.match(v):
+            raise ValueError("predicate must be UPPER_SNAKE_CASE, e.g. WORKS_AT")
+        return v
+
+    @model_validator(mode="after")
+    def _object_xor_value(self) -> "FactIn":
+        if (self.object is None) == (self.value is None):
+            raise ValueError("a fact needs exactly one of object (an entity) or value (a literal)")
+        if self.value is not None and not self.value.strip():
+            raise ValueError("value must not be empty")
+        if self.valid_from and self.valid_to and self.valid_to <= self.valid_from:
+            raise ValueError("valid_to must be after valid_from")
+        return self
+
+
+class Fact(_Record):
+    """A stored, reified fact node with both time axes.
+
+    Valid time: `valid_from`/`valid_to` (when it was true in the world).
+    Transaction time: `recorded_at` (when graphmem first believed it), `closed_at` (when graphmem
+    learned that `valid_to` ended it), `expired_at` (when graphmem stopped believing it at all: a correction).
+    """
+
+    id: str
+    tenant_id: str
+    predicate: str
+    subject_id: str
+    object_id: str | None = None
+    value: str | None = None
+    object_key: str
+    statement: str
+    valid_from: UtcDatetime
+    valid_to: UtcDatetime | None = None
+    recorded_at: UtcDatetime
+    closed_at: UtcDatetime | None = None
+    expired_at: UtcDatetime | None = None
+    last_confirmed_at: UtcDatetime | None = None
+    confidence: float
+    source: Source
+    fact_class: str
+    status: FactStatus
+
+
+class Provenance(_Record):
+    """One `(Fact)-[:DERIVED_FROM]->(Episode)` edge: which episode said it, when, how sure, from what source."""
+
+    episode_id: str
+    occurred_at: UtcDatetime
+    recorded_at: UtcDatetime
+    source: Source
+    confidence: float
+    role: Literal["assertion", "confirmation", "retraction", "correction"] = "assertion"
+    session_id: str | None = None
+    episode_kind: EpisodeKind | None = None
+    content: str | None = None
+
+
+class AssertOutcome(_Record):
+    """What one assertion did. `action` is one of:
+    created (a new fact, nothing closed), superseded (a new fact that closed `closed_fact_id`),
+    history (an out-of-order older value stored closed), duplicate (provenance added to `fact_id`),
+    retracted, corrected, rejected (not stored; `reason` says why), candidate (held for confirmation).
+    """
+
+    action: Literal["created", "superseded", "history", "duplicate", "retracted", "corrected", "rejected", "candidate"]
+    fact_id: str | None = None
+    closed_fact_id: str | None = None
+    reason: str | None = None

@@ -1,0 +1,103 @@
+"""The predicate registry: which predicates exist, their cardinality, kinds, fact class and sensitivity.
+
+A default CRM ontology ships in `graphmem/data/ontology_crm.json`; a tenant extends it with its own
+predicates (stored as `:Predicate` nodes in its tenant, see `cypher/ontology/`). Single-valued predicates
+are the ones supersession applies to (DESIGN.md, "Temporal rules").
+"""
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+from graphmem.errors import InvalidInput
+from graphmem.models import KIND_RE, PREDICATE_RE
+
+LITERAL = "literal"
+ANY_KIND = "*"
+
+
+class Predicate(BaseModel):
+    """One predicate. `object_kinds` may contain "literal" (the object is a value, not an entity);
+    a kind of "*" accepts any entity kind. `ttl_days` overrides the fact class's default TTL."""
+
+    name: str
+    cardinality: Literal["single", "multi"]
+    subject_kinds: list[str]
+    object_kinds: list[str]
+    fact_class: str
+    sensitivity: Literal["none", "health", "finance", "legal"] = "none"
+    template: str = "{subject} {predicate} {object}"
+    ttl_days: int | None = Field(default=None, ge=1)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not PREDICATE_RE.match(v):
+            raise ValueError("predicate name must be UPPER_SNAKE_CASE")
+        return v
+
+    @field_validator("subject_kinds", "object_kinds")
+    @classmethod
+    def _kinds(cls, v: list[str]) -> list[str]:
+        for k in v:
+            if k not in (LITERAL, ANY_KIND) and not KIND_RE.match(k):
+                raise ValueError(f"kind {k!r} must be PascalCase, 'literal' or '*'")
+        if not v:
+            raise ValueError("at least one kind is required")
+        return v
+
+    @property
+    def single_valued(self) -> bool:
+        return self.cardinality == "single"
+
+    def accepts_subject(self, kind: str) -> bool:
+        return ANY_KIND in self.subject_kinds or kind in self.subject_kinds
+
+    def accepts_object(self, kind: str | None) -> bool:
+        """`kind` None means a literal value."""
+        if kind is None:
+            return LITERAL in self.object_kinds
+        return ANY_KIND in self.object_kinds or kind in self.object_kinds
+
+    def statement(self, subject: str, obj: str) -> str:
+        """The readable sentence for a fact, from the predicate's template."""
+        return self.template.format(subject=subject, object=obj, predicate=self.name.lower().replace("_", " "))
+
+
+class Ontology:
+    """An immutable set of predicates plus fact-class TTLs, for one tenant."""
+
+    def __init__(self, predicates: dict[str, Predicate], class_ttl_days: dict[str, int | None]):
+        self.predicates = predicates
+        self.class_ttl_days = class_ttl_days
+
+    @classmethod
+    def default(cls) -> "Ontology":
+        """The shipped CRM ontology."""
+        raw = json.loads((Path(__file__).parent / "data" / "ontology_crm.json").read_text())
+        preds = {p["name"]: Predicate(**p) for p in raw["predicates"]}
+        ttls = {k: v.get("ttl_days") for k, v in raw["fact_classes"].items()}
+        return cls(preds, ttls)
+
+    def extended(self, extra: list[Predicate]) -> "Ontology":
+        """A copy with the tenant's own predicates added (a tenant predicate overrides a default one)."""
+        preds = dict(self.predicates)
+        preds.update({p.name: p for p in extra})
+        return Ontology(preds, self.class_ttl_days)
+
+    def get(self, name: str, field: str = "predicate") -> Predicate:
+        """The predicate called `name`; raises `InvalidInput` naming `field` when it is not in the ontology."""
+        try:
+            return self.predicates[name]
+        except KeyError:
+            raise InvalidInput(f"unknown predicate {name!r}; known: {', '.join(sorted(self.predicates))}",
+                               field=field) from None
+
+    def ttl(self, predicate: Predicate) -> timedelta | None:
+        """The retention TTL of facts with this predicate (predicate override, else its class default)."""
+        days = predicate.ttl_days or self.class_ttl_days.get(predicate.fact_class)
+        return timedelta(days=days) if days else None

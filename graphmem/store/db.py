@@ -1,0 +1,109 @@
+"""`Database`: a Neo4j driver plus named-query execution with the tenant guard.
+
+Every query is looked up by name in `cypher/`; if its text uses `$tenant_id`, the call must pass a
+non-empty `tenant_id` or `TenantRequired` is raised before anything is sent to the server.
+Transactions use the driver's managed `execute_read`/`execute_write`, which retry transient errors
+(deadlocks, leader changes) with backoff, so work functions must be idempotent within a retry.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import neo4j
+from neo4j import GraphDatabase, ManagedTransaction
+
+import cypher
+from graphmem.errors import TenantRequired, Unavailable
+from graphmem.settings import Settings
+
+T = TypeVar("T")
+
+
+def require_tenant(tenant_id: Any) -> str:
+    """Return `tenant_id` if it is a non-empty string, else raise `TenantRequired`."""
+    if not isinstance(tenant_id, str) or not tenant_id.strip():
+        raise TenantRequired()
+    return tenant_id
+
+
+def _checked(name: str, params: dict[str, Any]) -> str:
+    text = cypher.query(name)
+    if "$tenant_id" in text:
+        require_tenant(params.get("tenant_id"))
+    return text
+
+
+class Tx:
+    """A transaction handle that only runs named queries. Passed to work functions."""
+
+    def __init__(self, tx: ManagedTransaction):
+        self._tx = tx
+
+    def rows(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
+        """Run query `name`; return its records as dicts."""
+        return [r.data() for r in self._tx.run(_checked(name, params), params)]
+
+    def one(self, name: str, /, **params: Any) -> dict[str, Any] | None:
+        """Run query `name`; return the first record as a dict, or None."""
+        rec = self._tx.run(_checked(name, params), params).single(strict=False)
+        return rec.data() if rec else None
+
+    def run(self, name: str, /, **params: Any) -> None:
+        """Run query `name` for its effects."""
+        self._tx.run(_checked(name, params), params).consume()
+
+
+class Database:
+    """Owns one `neo4j.Driver` (thread-safe, pooled). Create once per process; `close()` at shutdown."""
+
+    def __init__(self, uri: str, auth: tuple[str, str] | None, database: str = "neo4j", **driver_kwargs: Any):
+        self.uri = uri
+        self.database = database
+        driver_kwargs.setdefault("notifications_min_severity", "OFF")
+        self.driver = GraphDatabase.driver(uri, auth=auth, **driver_kwargs)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "Database":
+        """Connect to `NEO4J_URI` when set, else to the locally managed server (`graphmem neo4j start`)."""
+        from graphmem.localneo4j import connection_for
+
+        uri, auth = connection_for(settings)
+        return cls(uri, auth, settings.neo4j_database)
+
+    def close(self) -> None:
+        self.driver.close()
+
+    def ping(self) -> None:
+        """Raise `Unavailable` unless the server answers a trivial query."""
+        try:
+            self.driver.verify_connectivity()
+        except (neo4j.exceptions.ServiceUnavailable, neo4j.exceptions.AuthError, OSError) as exc:
+            raise Unavailable(f"Neo4j at {self.uri} is not reachable: {exc}") from exc
+
+    def read(self, work: Callable[[Tx], T]) -> T:
+        """Run `work(tx)` in a managed read transaction."""
+        with self.driver.session(database=self.database) as s:
+            return s.execute_read(lambda tx: work(Tx(tx)))
+
+    def write(self, work: Callable[[Tx], T]) -> T:
+        """Run `work(tx)` in a managed write transaction (all or nothing; retried on transient errors)."""
+        with self.driver.session(database=self.database) as s:
+            return s.execute_write(lambda tx: work(Tx(tx)))
+
+    def rows(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
+        """Run one named read query in its own transaction."""
+        return self.read(lambda tx: tx.rows(name, **params))
+
+    def one(self, name: str, /, **params: Any) -> dict[str, Any] | None:
+        """Run one named read query; first record or None."""
+        return self.read(lambda tx: tx.one(name, **params))
+
+    def execute(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
+        """Run one named write query in its own transaction; return its records."""
+        return self.write(lambda tx: tx.rows(name, **params))
+
+    def schema_statement(self, name: str, /, **params: Any) -> None:
+        """Run a schema statement (constraints, indexes) in an auto-commit transaction, as Neo4j requires."""
+        with self.driver.session(database=self.database) as s:
+            s.run(cypher.query(name), params).consume()

@@ -1,0 +1,119 @@
+"""Entity resolution and reads.
+
+`resolve` turns `EntityRef`s into stored entities, in one round of batched queries:
+1. an `id` must name an entity of this tenant (else `NotFound`);
+2. strong identifiers: email, then external ids, then domain;
+3. the normalised name or an alias within the kind (an `Alias` node per tenant and key), unless the named
+   entity carries a different email or domain than the reference (then it is somebody else);
+4. otherwise a new entity. New entities claim their name alias with MERGE on a unique key, so two writers
+   resolving the same new name at once end up with one entity.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from graphmem.errors import InvalidInput, NotFound
+from graphmem.models import Entity, EntityRef, name_key, new_id
+from graphmem.settings import Settings
+from graphmem.store.db import Tx
+from graphmem.timeutil import utcnow
+
+
+def alias_key(kind: str, key: str) -> str:
+    """The tenant-unique alias key: kind + ":" + normalised name."""
+    return f"{kind}:{key}"
+
+
+def _check_ref(ref: EntityRef, field: str, settings: Settings) -> None:
+    for n in [ref.name or "", *ref.aliases]:
+        if len(n) > settings.max_name_chars:
+            raise InvalidInput(f"{field}: names are limited to {settings.max_name_chars} characters", field=field)
+        if ref.name is not None and not name_key(n):
+            raise InvalidInput(f"{field}: name {n!r} has no letters or digits", field=field)
+
+
+def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Settings,
+            fields: Sequence[str] | None = None) -> list[Entity]:
+    """Resolve (and create or enrich) entities for `refs`; returns one `Entity` per ref, in order.
+
+    `fields` names each ref's place in the request (for error messages). Raises `NotFound` for an unknown id,
+    `InvalidInput` for over-long or empty names. Runs inside the caller's write transaction.
+    """
+    fields = list(fields or [f"entities[{i}]" for i in range(len(refs))])
+    now = utcnow()
+    for ref, f in zip(refs, fields):
+        _check_ref(ref, f, settings)
+
+    by_id = [i for i, r in enumerate(refs) if r.id]
+    by_ref = [i for i, r in enumerate(refs) if not r.id]
+    resolved: dict[int, str] = {}
+
+    if by_id:
+        found = {row["entity"]["id"] for row in tx.rows("entities/get_many", tenant_id=tenant_id,
+                                                        ids=[refs[i].id for i in by_id])}
+        for i in by_id:
+            if refs[i].id not in found:
+                raise NotFound(f"{fields[i]}: no entity {refs[i].id!r}", field=f"{fields[i]}.id")
+            resolved[i] = refs[i].id
+
+    if by_ref:
+        rows = tx.rows("entities/resolve_batch", tenant_id=tenant_id, refs=[
+            {"idx": i, "email": refs[i].email, "domain": refs[i].domain,
+             "external_keys": refs[i].external_ids, "alias_key": alias_key(refs[i].kind, name_key(refs[i].name))}
+            for i in by_ref])
+        to_create: dict[str, dict] = {}   # dedupe new entities within the batch by alias key / identifier
+        pending: dict[int, str] = {}
+        for row in rows:
+            i, ref = row["idx"], refs[row["idx"]]
+            match = row["by_email"] or (row["by_external"][0] if row["by_external"] else None) or row["by_domain"]
+            if match is None and row["by_name"]:
+                conflict = ((ref.email and row["name_email"] and ref.email != row["name_email"]) or
+                            (ref.domain and row["name_domain"] and ref.domain != row["name_domain"]))
+                if not conflict:
+                    match = row["by_name"]
+            if match:
+                resolved[i] = match
+                continue
+            key = alias_key(ref.kind, name_key(ref.name))
+            dedupe = ref.email or ref.domain or key
+            claim = row["by_name"] is None
+            if dedupe not in to_create:
+                to_create[dedupe] = {"id": new_id(), "kind": ref.kind, "name": ref.name, "name_key": name_key(ref.name),
+                                     "alias_key": key, "claim_alias": claim, "email": ref.email,
+                                     "domain": ref.domain, "summary": ref.summary, "search_text": ref.name}
+            pending[i] = to_create[dedupe]["id"]
+        if to_create:
+            owners = {r["requested_id"]: r["id"] for r in
+                      tx.rows("entities/create_batch", tenant_id=tenant_id, now=now, rows=list(to_create.values()))}
+            for i, rid in pending.items():
+                resolved[i] = owners[rid]
+
+        enrich = []
+        for i in by_ref:
+            ref = refs[i]
+            if ref.aliases or ref.external_ids or ref.email or ref.domain or ref.summary:
+                enrich.append({"id": resolved[i], "email": ref.email, "domain": ref.domain, "summary": ref.summary,
+                               "external_keys": ref.external_ids,
+                               "aliases": [{"name": a, "key": alias_key(ref.kind, name_key(a)), "name_key": name_key(a)}
+                                           for a in [ref.name, *ref.aliases] if name_key(a)]})
+        if enrich:
+            tx.rows("entities/enrich_batch", tenant_id=tenant_id, now=now, rows=enrich)
+
+    ids = [resolved[i] for i in range(len(refs))]
+    got = {row["entity"]["id"]: Entity(**row["entity"])
+           for row in tx.rows("entities/get_many", tenant_id=tenant_id, ids=list(set(ids)))}
+    return [got[i] for i in ids]
+
+
+def get(tx: Tx, tenant_id: str, entity_id: str) -> Entity:
+    """The entity `entity_id` of this tenant; `NotFound` otherwise (also for another tenant's id)."""
+    rows = tx.rows("entities/get_many", tenant_id=tenant_id, ids=[entity_id])
+    if not rows:
+        raise NotFound(f"no entity {entity_id!r}", field="entity_id")
+    return Entity(**rows[0]["entity"])
+
+
+def find_by_name(tx: Tx, tenant_id: str, name: str, kind: str | None = None, limit: int = 10) -> list[Entity]:
+    """Entities whose name or an alias normalises like `name` (optionally of one kind), oldest first."""
+    return [Entity(**r["entity"]) for r in tx.rows("entities/find_by_name", tenant_id=tenant_id,
+                                                   name_key=name_key(name), kind=kind, limit=limit)]

@@ -1,0 +1,51 @@
+"""Apply the graph schema idempotently at start-up and guard the vector dimension.
+
+The statements are `cypher/schema/*.cypher`, applied in file-name order, each `IF NOT EXISTS`, so starting
+twice changes nothing. The schema version and the embedding dimension are recorded on one
+`(:GraphmemSchema {id: 'graphmem'})` node. A dimension different from the recorded one is refused with
+`SchemaMismatch` unless `migrate=True` (GRAPHMEM_ALLOW_SCHEMA_MIGRATION), which drops the vector indexes and
+the stored embeddings and recreates the indexes at the new size.
+"""
+from __future__ import annotations
+
+import cypher
+from graphmem.errors import SchemaMismatch
+from graphmem.store.db import Database
+
+SCHEMA_VERSION = 1
+VECTOR_INDEXES = ("entity_embedding", "fact_embedding", "episode_embedding")
+
+
+def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict:
+    """Create constraints and indexes; record version and dimension.
+
+    Returns {"version", "embedding_dimension", "migrated": bool}. Raises `SchemaMismatch` when the graph was
+    created with another vector dimension (and `migrate` is false) or by a newer graphmem.
+    """
+    recorded = db.one("meta/get_schema")
+    migrated = False
+    if recorded:
+        if recorded["version"] and recorded["version"] > SCHEMA_VERSION:
+            raise SchemaMismatch(f"the graph has schema version {recorded['version']}; this graphmem knows "
+                                 f"{SCHEMA_VERSION}. Upgrade graphmem.")
+        old_dim = recorded["embedding_dimension"]
+        if old_dim is not None and old_dim != dimension:
+            if not migrate:
+                raise SchemaMismatch(
+                    f"the graph's vector indexes have dimension {old_dim} but settings ask for {dimension} "
+                    f"(GRAPHMEM_EMBEDDING_DIMENSION). Set GRAPHMEM_ALLOW_SCHEMA_MIGRATION=true to drop the old "
+                    f"embeddings and rebuild the indexes, or keep the old dimension.",
+                    field="embedding_dimension")
+            for name in VECTOR_INDEXES:
+                db.schema_statement("meta/drop_vector_index", name=name)
+            db.schema_statement("meta/clear_embeddings")
+            migrated = True
+    for name in cypher.names("schema"):
+        db.schema_statement(name, dimension=dimension)
+    db.execute("meta/set_schema", version=SCHEMA_VERSION, embedding_dimension=dimension)
+    return {"version": SCHEMA_VERSION, "embedding_dimension": dimension, "migrated": migrated}
+
+
+def schema_objects(db: Database) -> list[dict]:
+    """The indexes and constraints' backing indexes present now: [{name, type, state}]."""
+    return db.rows("meta/schema_objects")

@@ -1,0 +1,110 @@
+"""The temporal rules of DESIGN.md as a pure function: given a (subject, predicate) timeline and a new
+assertion, decide what to write. No I/O here; `graphmem.store.facts` reads the timeline under a lock on the
+subject, calls `decide`, and writes the decision in the same transaction.
+
+Rules (DESIGN.md, "Temporal rules"):
+- same subject, predicate and object valid at the new `valid_from` -> duplicate: add provenance only;
+- single-valued, new object, `valid_from` at or after the current fact's -> close the current fact at the new
+  `valid_from` and link `(new)-[:SUPERSEDES]->(old)`;
+- out of order (an older `valid_from` than a later fact's) -> store as history, closed at the next fact's start;
+  the fact it lands inside is closed at its start; the later fact stays current;
+- an inferred fact never supersedes a user_explicit/user_confirmed/system fact, and never one inferred with
+  higher confidence -> rejected with a reason.
+Multi-valued predicates never close anything: each distinct object is its own fact.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+SOURCE_RANK = {"inferred": 0, "user_explicit": 1, "user_confirmed": 1, "system": 1}
+
+
+@dataclass
+class TimelineFact:
+    """One stored fact of the timeline, as the rules need it."""
+
+    id: str
+    object_key: str
+    valid_from: datetime
+    valid_to: datetime | None
+    confidence: float
+    source: str
+    status: str = "current"
+
+    def open_at(self, t: datetime) -> bool:
+        return self.valid_from <= t and (self.valid_to is None or t < self.valid_to)
+
+
+@dataclass
+class Assertion:
+    """The new fact being asserted (times already UTC)."""
+
+    id: str
+    object_key: str
+    valid_from: datetime
+    valid_to: datetime | None
+    confidence: float
+    source: str
+
+
+@dataclass
+class Decision:
+    """What to write. `action` as in `graphmem.models.AssertOutcome`.
+
+    closes: (fact_id, valid_to) pairs to close; supersedes: (newer_id, older_id) links to add;
+    unlinks: (newer_id, older_id) links to remove; valid_to: the new fact's own end.
+    """
+
+    action: str
+    fact_id: str | None = None
+    valid_to: datetime | None = None
+    closes: list[tuple[str, datetime]] = field(default_factory=list)
+    supersedes: list[tuple[str, str]] = field(default_factory=list)
+    unlinks: list[tuple[str, str]] = field(default_factory=list)
+    reason: str | None = None
+
+
+def may_supersede(new: Assertion, old: TimelineFact) -> str | None:
+    """None if `new` may close `old`, else the reason it may not."""
+    rn, ro = SOURCE_RANK[new.source], SOURCE_RANK[old.source]
+    if rn < ro:
+        return f"an inferred fact may not supersede a {old.source} fact ({old.id})"
+    if rn == ro == 0 and new.confidence < old.confidence:
+        return (f"an inferred fact with confidence {new.confidence:g} may not supersede one inferred with "
+                f"confidence {old.confidence:g} ({old.id})")
+    return None
+
+
+def decide(timeline: list[TimelineFact], new: Assertion, single_valued: bool,
+           supersede_links: set[tuple[str, str]]) -> Decision:
+    """Apply the rules to one assertion. `timeline` holds the believed (not corrected, not candidate) facts of
+    the same subject and predicate; `supersede_links` the existing (newer_id, older_id) links among them."""
+    for f in timeline:
+        if f.object_key == new.object_key and f.open_at(new.valid_from):
+            return Decision("duplicate", fact_id=f.id)
+    if not single_valued:
+        return Decision("created", fact_id=new.id, valid_to=new.valid_to)
+
+    ordered = sorted(timeline, key=lambda f: f.valid_from)
+    prev = next((f for f in reversed(ordered) if f.valid_from <= new.valid_from), None)
+    later = next((f for f in ordered if f.valid_from > new.valid_from), None)
+    prev_open = prev is not None and prev.open_at(new.valid_from)
+    if prev_open:
+        reason = may_supersede(new, prev)
+        if reason:
+            return Decision("rejected", reason=reason)
+
+    valid_to = new.valid_to
+    if later is not None and (valid_to is None or valid_to > later.valid_from):
+        valid_to = later.valid_from
+    d = Decision("history" if later is not None else ("superseded" if prev_open else "created"),
+                 fact_id=new.id, valid_to=valid_to)
+    if prev_open:
+        d.closes.append((prev.id, new.valid_from))
+        d.supersedes.append((new.id, prev.id))
+        if later is not None and (later.id, prev.id) in supersede_links:
+            d.unlinks.append((later.id, prev.id))
+    if later is not None:
+        d.supersedes.append((later.id, new.id))
+    return d

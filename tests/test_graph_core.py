@@ -1,0 +1,226 @@
+"""Episodes, entity resolution, schema, bad input, concurrency and tenant isolation on the real Neo4j."""
+from __future__ import annotations
+
+import threading
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from pydantic import ValidationError
+
+from graphmem.errors import InvalidInput, NotFound, SchemaMismatch, TenantRequired
+from graphmem.models import EntityRef, EpisodeIn, FactIn
+from graphmem.store.schema import apply_schema, schema_objects
+from tests.graph_fixture import tenant_node_count
+
+UTC = timezone.utc
+T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
+
+
+def msg(text, minutes=0, key=None, session="s1"):
+    return EpisodeIn(content=text, occurred_at=T0 + timedelta(minutes=minutes), idempotency_key=key,
+                     session_id=session, user_id="u1", role="user")
+
+
+# ---- schema ---------------------------------------------------------------------------------
+def test_schema_twice_changes_nothing(db, settings):
+    before = schema_objects(db)
+    again = apply_schema(db, settings.embedding_dimension)
+    assert schema_objects(db) == before
+    assert again["migrated"] is False
+    names = {o["name"] for o in before}
+    assert {"entity_text", "fact_text", "episode_text", "entity_embedding", "fact_embedding",
+            "alias_key_unique", "episode_idempotency_unique"} <= names
+
+
+def test_dimension_change_refused_unless_migration(db, settings):
+    with pytest.raises(SchemaMismatch) as err:
+        apply_schema(db, settings.embedding_dimension + 1)
+    assert "GRAPHMEM_ALLOW_SCHEMA_MIGRATION" in err.value.detail
+    try:
+        assert apply_schema(db, 8, migrate=True)["migrated"] is True
+        dims = {r["name"]: r for r in schema_objects(db)}
+        assert dims["fact_embedding"]["type"] == "VECTOR"
+    finally:
+        apply_schema(db, settings.embedding_dimension, migrate=True)
+
+
+# ---- episodes -------------------------------------------------------------------------------
+def test_episode_idempotent_by_key(graph, db, tenant):
+    first, created = graph.append_episode(tenant, msg("hello", key="k1"))
+    count = tenant_node_count(db, tenant)
+    again, created2 = graph.append_episode(tenant, msg("hello, different text", key="k1"))
+    assert created and not created2
+    assert again.id == first.id and again.content == "hello"
+    assert tenant_node_count(db, tenant) == count
+    assert first.token_count == 1 and first.extraction_status == "pending"
+
+
+def test_next_chain_follows_occurred_at_even_out_of_order(graph, db, tenant):
+    order = [3, 0, 5, 1, 4, 2]
+    ids = {}
+    for m in order:
+        e, _ = graph.append_episode(tenant, msg(f"turn {m}", minutes=m))
+        ids[m] = e.id
+    with db.driver.session() as s:
+        chain = s.run("MATCH (a:Episode {tenant_id:$t})-[:NEXT]->(b) RETURN a.id AS a, b.id AS b", t=tenant).data()
+    nxt = {r["a"]: r["b"] for r in chain}
+    assert len(nxt) == 5
+    assert [nxt.get(ids[m]) for m in range(5)] == [ids[m + 1] for m in range(5)]
+    assert [e.content for e in graph.session_episodes(tenant, "s1")] == [f"turn {m}" for m in range(6)]
+
+
+# ---- entity resolution ----------------------------------------------------------------------
+def test_resolution_identifiers_then_names(graph, tenant):
+    a = graph.upsert_entity(tenant, EntityRef(kind="Person", name="Dana Scully", email="Dana@FBI.gov"))
+    assert graph.upsert_entity(tenant, EntityRef(kind="Person", name="D. Scully", email="dana@fbi.gov")).id == a.id
+    assert graph.upsert_entity(tenant, EntityRef(kind="Person", name="  dana   SCULLY ")).id == a.id
+    assert graph.upsert_entity(tenant, EntityRef(kind="Person", name="Agent Scully", aliases=["Starbuck"])).id != a.id
+    alias = graph.upsert_entity(tenant, EntityRef(kind="Person", name="d. scully"))   # alias learned above
+    assert alias.id == a.id
+    other = graph.upsert_entity(tenant, EntityRef(kind="Person", name="Dana Scully", email="dana@other.org"))
+    assert other.id != a.id                     # same name, conflicting email: somebody else
+    org = graph.upsert_entity(tenant, EntityRef(kind="Organization", name="Dana Scully"))
+    assert org.id != a.id                       # names resolve within a kind
+    ext = graph.upsert_entity(tenant, EntityRef(kind="Organization", name="Globex", external_ids=["crm:42"]))
+    assert graph.upsert_entity(tenant, EntityRef(kind="Organization", name="Globex Corp",
+                                                 external_ids=["crm:42"])).id == ext.id
+    assert graph.get_entity(tenant, a.id).aliases == ["D. Scully"]
+
+
+def test_concurrent_creation_of_one_new_entity_gives_one_entity(graph, tenant):
+    ids, errors = [], []
+
+    def work():
+        try:
+            ids.append(graph.upsert_entity(tenant, EntityRef(kind="Person", name="Walter Skinner")).id)
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    assert not errors and len(set(ids)) == 1
+
+
+# ---- the concurrency guarantee --------------------------------------------------------------
+def test_parallel_writers_never_leave_two_current_values(graph, tenant):
+    e, _ = graph.append_episode(tenant, msg("org changes"))
+    person = EntityRef(kind="Person", name="Fox Mulder")
+    errors = []
+
+    def work(i):
+        try:
+            for j in range(5):
+                graph.assert_fact(tenant, FactIn(subject=person, predicate="WORKS_AT",
+                                                 object=EntityRef(kind="Organization", name=f"Org {i}-{j}"),
+                                                 valid_from=T0 + timedelta(days=i * 10 + j), episode_id=e.id))
+        except Exception as exc:  # pragma: no cover
+            errors.append(exc)
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    assert not errors
+    mulder = graph.find_entities(tenant, "Fox Mulder")[0]
+    all_facts = graph.facts_about(tenant, mulder.id, include_superseded=True, predicates=["WORKS_AT"])
+    assert len(all_facts) == 40
+    assert len([f for f in all_facts if f.valid_to is None]) == 1
+    ordered = sorted(all_facts, key=lambda f: f.valid_from)
+    assert ordered[-1].valid_to is None and ordered[-1].valid_from == T0 + timedelta(days=74)
+    for older, newer in zip(ordered, ordered[1:]):          # a gap-free, overlap-free timeline
+        assert older.valid_to == newer.valid_from
+
+
+# ---- bad input: clear errors, nothing written -----------------------------------------------
+@pytest.mark.parametrize("fact, field", [
+    (dict(predicate="LIKES_PIZZA", value="yes"), "facts[0].predicate"),
+    (dict(predicate="WORKS_AT", object=EntityRef(kind="Person", name="Bob")), "facts[0].object"),
+    (dict(predicate="HAS_TITLE", object=EntityRef(kind="Organization", name="Acme")), "facts[0].object"),
+    (dict(predicate="HAS_TITLE", value="x" * 5000), "facts[0].value"),
+])
+def test_bad_facts_are_refused_and_nothing_is_written(graph, db, tenant, fact, field):
+    e, _ = graph.append_episode(tenant, msg("context"))
+    before = tenant_node_count(db, tenant)
+    with pytest.raises(InvalidInput) as err:
+        graph.assert_facts(tenant, [FactIn(subject=EntityRef(kind="Person", name="New Person"), episode_id=e.id,
+                                           **fact)])
+    assert err.value.field == field
+    assert tenant_node_count(db, tenant) == before
+
+
+def test_a_bad_fact_late_in_a_batch_rolls_back_the_whole_batch(graph, db, tenant):
+    e, _ = graph.append_episode(tenant, msg("context"))
+    before = tenant_node_count(db, tenant)
+    good = [FactIn(subject=EntityRef(kind="Person", name=f"P{i}"), predicate="HAS_TITLE", value="CFO",
+                   episode_id=e.id) for i in range(50)]
+    bad = FactIn(subject=EntityRef(kind="Person", name="Q"), predicate="WORKS_AT",
+                 object=EntityRef(kind="Deal", name="Big deal"), episode_id=e.id)
+    with pytest.raises(InvalidInput):
+        graph.assert_facts(tenant, good + [bad])
+    assert tenant_node_count(db, tenant) == before
+
+
+def test_unknown_episode_and_entity_ids_are_not_found(graph, tenant):
+    with pytest.raises(NotFound) as err:
+        graph.assert_fact(tenant, FactIn(subject=EntityRef(kind="Person", name="A"), predicate="HAS_TITLE",
+                                         value="CEO", episode_id="nope"))
+    assert err.value.field == "facts[0].episode_id"
+    e, _ = graph.append_episode(tenant, msg("x"))
+    with pytest.raises(NotFound) as err:
+        graph.assert_fact(tenant, FactIn(subject=EntityRef(id="missing"), predicate="HAS_TITLE", value="CEO",
+                                         episode_id=e.id))
+    assert err.value.field == "facts[0].subject.id"
+
+
+def test_model_validation_errors():
+    with pytest.raises(ValidationError, match="timezone"):
+        EpisodeIn(content="x", occurred_at=datetime(2024, 1, 1))                 # naive datetime
+    with pytest.raises(ValidationError, match="name must not be empty"):
+        EntityRef(kind="Person", name="   ")
+    with pytest.raises(ValidationError, match="exactly one of object"):
+        FactIn(subject=EntityRef(kind="Person", name="A"), predicate="HAS_TITLE")
+    with pytest.raises(ValidationError, match="PascalCase"):
+        EntityRef(kind="person; DROP", name="A")
+
+
+def test_oversized_episode_refused(graph, db, tenant, settings):
+    with pytest.raises(InvalidInput) as err:
+        graph.append_episode(tenant, msg("x" * (settings.max_episode_chars + 1)))
+    assert err.value.field == "content"
+    assert tenant_node_count(db, tenant) == 0
+
+
+# ---- tenancy --------------------------------------------------------------------------------
+@pytest.mark.parametrize("bad", [None, "", "   "])
+def test_missing_tenant_raises_before_any_query(graph, bad):
+    with pytest.raises(TenantRequired):
+        graph.append_episode(bad, msg("x"))
+    with pytest.raises(TenantRequired):
+        graph.find_entities(bad, "Dana")
+    with pytest.raises(TenantRequired):
+        graph.get_fact(bad, "f1")
+
+
+def test_tenants_never_see_each_other(graph):
+    import uuid
+    a, b = f"ta-{uuid.uuid4().hex[:8]}", f"tb-{uuid.uuid4().hex[:8]}"
+    out = {}
+    for t in (a, b):
+        e, _ = graph.append_episode(t, msg("same words", key="same-key"))
+        f = graph.assert_fact(t, FactIn(subject=EntityRef(kind="Person", name="Dana", email="dana@x.com"),
+                                        predicate="WORKS_AT", object=EntityRef(kind="Organization", name="Acme"),
+                                        episode_id=e.id))
+        out[t] = (e.id, f.fact_id, graph.find_entities(t, "Dana")[0].id)
+    assert out[a][0] != out[b][0] and out[a][2] != out[b][2]
+    for me, other in ((a, b), (b, a)):
+        ep_id, fact_id, ent_id = out[other]
+        with pytest.raises(NotFound):
+            graph.get_episode(me, ep_id)
+        with pytest.raises(NotFound):
+            graph.get_fact(me, fact_id)
+        with pytest.raises(NotFound):
+            graph.get_entity(me, ent_id)
+        with pytest.raises(NotFound):
+            graph.fact_history(me, fact_id)
+        with pytest.raises(NotFound):
+            graph.facts_about(me, ent_id)
+        assert [e.id for e in graph.find_entities(me, "Dana")] == [out[me][2]]
+        assert len(graph.facts_about(me, out[me][2])) == 1

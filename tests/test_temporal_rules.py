@@ -1,0 +1,160 @@
+"""Every temporal rule of DESIGN.md, with exact expected timelines, against the real Neo4j."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from graphmem.errors import NotFound
+from graphmem.models import EntityRef, EpisodeIn, FactIn
+
+UTC = timezone.utc
+
+
+def d(y, m=1, day=1):
+    return datetime(y, m, day, tzinfo=UTC)
+
+
+def ep(graph, tenant, when, text="said something", key=None):
+    e, _ = graph.append_episode(tenant, EpisodeIn(content=text, occurred_at=when, idempotency_key=key,
+                                                  session_id="s1", user_id="u1"))
+    return e.id
+
+
+DANA = EntityRef(kind="Person", name="Dana Scully", email="dana@fbi.gov")
+
+
+def works_at(graph, tenant, org, when, **kw):
+    return graph.assert_fact(tenant, FactIn(subject=DANA, predicate="WORKS_AT",
+                                            object=EntityRef(kind="Organization", name=org),
+                                            valid_from=when, episode_id=ep(graph, tenant, when), **kw))
+
+
+def timeline(graph, tenant, fact_id):
+    return [(f.value or graph.get_entity(tenant, f.object_id).name, f.valid_from, f.valid_to, f.status)
+            for f in graph.fact_history(tenant, fact_id)]
+
+
+def test_duplicate_adds_provenance_not_a_fact(graph, tenant):
+    a = works_at(graph, tenant, "Acme", d(2020))
+    b = works_at(graph, tenant, "ACME", d(2021))       # same org by normalised name, later mention
+    assert a.action == "created" and b.action == "duplicate" and b.fact_id == a.fact_id
+    prov = graph.fact_provenance(tenant, a.fact_id)
+    assert [p.occurred_at for p in prov] == [d(2020), d(2021)]
+    assert graph.get_fact(tenant, a.fact_id).last_confirmed_at is not None
+    assert timeline(graph, tenant, a.fact_id) == [("Acme", d(2020), None, "current")]
+
+
+def test_single_valued_new_object_supersedes(graph, tenant):
+    a = works_at(graph, tenant, "Acme", d(2020))
+    b = works_at(graph, tenant, "Globex", d(2022, 3))
+    assert b.action == "superseded" and b.closed_fact_id == a.fact_id
+    assert timeline(graph, tenant, b.fact_id) == [
+        ("Acme", d(2020), d(2022, 3), "closed"), ("Globex", d(2022, 3), None, "current")]
+    hist = graph.fact_history(tenant, b.fact_id)
+    dana = graph.find_entities(tenant, "dana scully")[0]
+    current = graph.facts_about(tenant, dana.id, predicates=["WORKS_AT"])
+    assert [f.id for f in current] == [b.fact_id]
+    past = graph.facts_about(tenant, dana.id, as_of=d(2021), predicates=["WORKS_AT"])
+    assert [f.id for f in past] == [a.fact_id]
+    assert hist[0].id == a.fact_id
+
+
+def test_out_of_order_is_history_and_current_stays(graph, tenant):
+    cur = works_at(graph, tenant, "Globex", d(2022))
+    old = works_at(graph, tenant, "Initech", d(2015))
+    assert old.action == "history"
+    assert timeline(graph, tenant, cur.fact_id) == [
+        ("Initech", d(2015), d(2022), "closed"), ("Globex", d(2022), None, "current")]
+    mid = works_at(graph, tenant, "Acme", d(2018))     # lands inside Initech's interval
+    assert mid.action == "history"
+    assert timeline(graph, tenant, cur.fact_id) == [
+        ("Initech", d(2015), d(2018), "closed"), ("Acme", d(2018), d(2022), "closed"),
+        ("Globex", d(2022), None, "current")]
+
+
+def test_retraction_closes_and_keeps_history(graph, tenant):
+    pref = graph.assert_fact(tenant, FactIn(subject=DANA, predicate="PREFERS_CHANNEL", value="email",
+                                            episode_id=ep(graph, tenant, d(2023)), valid_from=d(2023)))
+    dana = graph.get_fact(tenant, pref.fact_id).subject_id
+    closed = graph.retract(tenant, dana, "PREFERS_CHANNEL", ep(graph, tenant, d(2024), "I no longer want email"),
+                           value="email")
+    assert closed == [pref.fact_id]
+    f = graph.get_fact(tenant, pref.fact_id)
+    assert (f.status, f.valid_to) == ("retracted", d(2024))
+    assert graph.facts_about(tenant, dana, predicates=["PREFERS_CHANNEL"]) == []
+    assert [p.role for p in graph.fact_provenance(tenant, pref.fact_id)] == ["assertion", "retraction"]
+    with pytest.raises(NotFound):
+        graph.retract(tenant, dana, "PREFERS_CHANNEL", ep(graph, tenant, d(2025)), value="email")
+
+
+def test_inferred_never_supersedes_explicit(graph, tenant):
+    a = works_at(graph, tenant, "Acme", d(2020))
+    b = works_at(graph, tenant, "Globex", d(2021), source="inferred", confidence=0.95)
+    assert b.action == "rejected" and "inferred" in b.reason
+    assert timeline(graph, tenant, a.fact_id) == [("Acme", d(2020), None, "current")]
+
+
+def test_low_confidence_inference_never_supersedes_higher(graph, tenant):
+    a = works_at(graph, tenant, "Acme", d(2020), source="inferred", confidence=0.9)
+    low = works_at(graph, tenant, "Globex", d(2021), source="inferred", confidence=0.5)
+    assert low.action == "rejected"
+    explicit = works_at(graph, tenant, "Globex", d(2021))     # an explicit statement beats the inference
+    assert explicit.action == "superseded" and explicit.closed_fact_id == a.fact_id
+
+
+def test_multi_valued_never_closes(graph, tenant):
+    for name in ("Fox Mulder", "Walter Skinner", "Fox Mulder"):
+        graph.assert_fact(tenant, FactIn(subject=DANA, predicate="KNOWS", object=EntityRef(kind="Person", name=name),
+                                         episode_id=ep(graph, tenant, d(2020))))
+    dana = graph.find_entities(tenant, "Dana Scully", "Person")[0]
+    knows = graph.facts_about(tenant, dana.id, predicates=["KNOWS"])
+    assert sorted(f.statement for f in knows) == ["Dana Scully knows Fox Mulder", "Dana Scully knows Walter Skinner"]
+    assert all(f.status == "current" for f in knows)
+
+
+def test_correction_is_a_supersession_and_known_at_sees_the_old_belief(graph, tenant):
+    title = graph.assert_fact(tenant, FactIn(subject=DANA, predicate="HAS_TITLE", value="Agnet",
+                                             valid_from=d(2020), episode_id=ep(graph, tenant, d(2020))))
+    before = datetime.now(UTC)
+    fix = graph.correct(tenant, title.fact_id, ep(graph, tenant, d(2020, 2), "it's Agent"), value="Agent")
+    dana = graph.get_fact(tenant, title.fact_id).subject_id
+    now_titles = graph.facts_about(tenant, dana, predicates=["HAS_TITLE"])
+    assert [(f.value, f.valid_from, f.source) for f in now_titles] == [("Agent", d(2020), "user_explicit")]
+    then_titles = graph.facts_about(tenant, dana, predicates=["HAS_TITLE"], known_at=before)
+    assert [f.value for f in then_titles] == ["Agnet"]
+    hist = graph.fact_history(tenant, fix.fact_id)
+    assert [(f.value, f.status) for f in hist] == [("Agnet", "corrected"), ("Agent", "current")]
+
+
+def test_known_at_does_not_see_a_later_closing(graph, tenant):
+    a = works_at(graph, tenant, "Acme", d(2020))
+    mid = datetime.now(UTC)
+    works_at(graph, tenant, "Globex", d(2021))
+    dana = graph.get_fact(tenant, a.fact_id).subject_id
+    # As known before Globex was recorded, Dana still worked at Acme in 2022.
+    assert [f.id for f in graph.facts_about(tenant, dana, as_of=d(2022), known_at=mid,
+                                           predicates=["WORKS_AT"])] == [a.fact_id]
+
+
+def test_sensitive_inferred_fact_is_held_as_candidate(graph, tenant):
+    out = graph.assert_fact(tenant, FactIn(subject=DANA, predicate="HAS_HEALTH_CONDITION", value="migraine",
+                                           source="inferred", confidence=0.9, episode_id=ep(graph, tenant, d(2020))))
+    assert out.action == "candidate"
+    dana = graph.find_entities(tenant, "Dana Scully")[0]
+    assert graph.facts_about(tenant, dana.id) == []
+    assert graph.get_fact(tenant, out.fact_id).status == "candidate"
+
+
+def test_bulk_applies_the_same_rules_in_order(graph, tenant):
+    e = ep(graph, tenant, d(2020))
+    orgs = ["Acme", "Globex", "Initech", "Acme"]
+    facts = [FactIn(subject=DANA, predicate="WORKS_AT", object=EntityRef(kind="Organization", name=o),
+                    valid_from=d(2020 + i), episode_id=e) for i, o in enumerate(orgs)]
+    facts.insert(2, FactIn(subject=DANA, predicate="WORKS_AT", object=EntityRef(kind="Organization", name="Globex"),
+                           valid_from=d(2021, 6), episode_id=e))         # duplicate within the batch
+    out = graph.assert_facts(tenant, facts)
+    assert [o.action for o in out] == ["created", "superseded", "duplicate", "superseded", "superseded"]
+    assert timeline(graph, tenant, out[-1].fact_id) == [
+        ("Acme", d(2020), d(2021), "closed"), ("Globex", d(2021), d(2022), "closed"),
+        ("Initech", d(2022), d(2023), "closed"), ("Acme", d(2023), None, "current")]
