@@ -20,6 +20,7 @@ import hashlib
 import json
 import math
 import os
+import random
 import threading
 import time
 from collections import OrderedDict
@@ -409,13 +410,13 @@ class OpenAIEmbedder:
         self._client = client
 
     def _wait(self, state: Any) -> float:
-        import tenacity
-
         outcome = state.outcome
         asked = _retry_after_s(outcome.exception() if outcome is not None else None)
         if asked is not None:
             return min(asked, _RETRY_AFTER_CAP_S)
-        return tenacity.wait_exponential_jitter(initial=0.5, max=8.0, jitter=0.5)(state)
+        # exponential backoff with jitter: 0.5, 1, 2, 4, 8 s (+ up to 0.5 s); tenacity's own helper
+        # renamed its parameters between versions, so computed here
+        return min(8.0, 0.5 * 2.0 ** (state.attempt_number - 1)) + random.uniform(0.0, 0.5)
 
     def _create(self, batch: list[str]) -> Any:
         import tenacity

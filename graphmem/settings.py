@@ -63,6 +63,13 @@ class Settings(BaseSettings):
     max_name_chars: int = 300
     bulk_batch_size: int = 1000
 
+    # --- HTTP service ----------------------------------------------------------------------------
+    api_host: str = "127.0.0.1"
+    api_port: int = 8080
+    max_body_bytes: int = Field(default=2_000_000, description="Largest request body accepted (bytes); 413 beyond.")
+    bootstrap_admin_key: str | None = Field(
+        default=None, description="If set, an admin key with this secret is ensured at start-up (tenant 'admin').")
+
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:

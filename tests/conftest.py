@@ -1,3 +1,4 @@
 """Shared pytest fixtures. Each group lives in its own module under tests/ and is imported here."""
 from tests.graph_fixture import db, graph, settings, tenant  # noqa: F401
+from tests.http_fixture import api_url, client_for, make_key, services  # noqa: F401
 from tests.neo4j_fixture import local_neo4j, neo4j_server  # noqa: F401

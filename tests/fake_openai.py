@@ -185,7 +185,8 @@ class FakeOpenAIServer:
 
     def start(self) -> FakeOpenAIServer:
         if self._thread is None:
-            self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-openai", daemon=True)
+            self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                            name="fake-openai", daemon=True)
             self._thread.start()
         return self
 

@@ -12,6 +12,7 @@ import pytest
 
 from graphmem.embeddings import (
     CachedEmbedder,
+    Embedder,
     EmbedderMismatch,
     EmbedderUnavailable,
     LocalMiniLMEmbedder,
@@ -65,6 +66,7 @@ def test_local_shape_norm_and_batch_invariance(local: LocalMiniLMEmbedder) -> No
              "", "word " * 400]  # empty and over-long (truncated to 256 tokens) inputs are fine
     batched = local.embed(texts)
     assert local.dimension == 384 and local.name == "local:all-MiniLM-L6-v2"
+    assert isinstance(local, Embedder) and isinstance(CachedEmbedder(local), Embedder)
     assert len(batched) == len(texts) and all(len(v) == 384 for v in batched)
     assert all(isinstance(x, float) for x in batched[0])
     np.testing.assert_allclose(np.linalg.norm(batched, axis=1), 1.0, atol=1e-5)

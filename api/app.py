@@ -1,0 +1,54 @@
+"""`create_app`: the FastAPI application, versioned under `/v1`.
+
+Routers live one per area in `api/routes/` and are listed in `api.routes.ROUTERS`. The app owns one `Services`
+(database + services) for its lifetime; shutdown closes it after in-flight requests finish (uvicorn drains
+connections before the lifespan ends).
+"""
+from __future__ import annotations
+
+import importlib
+import logging
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from api import problems
+from api.middleware import RequestContext
+from api.routes import ROUTERS
+from graphmem.services import Services
+from graphmem.settings import Settings, get_settings
+
+DESCRIPTION = """Temporal knowledge-graph memory for AI agents.
+
+Every route needs an API key (`Authorization: Bearer <key>` or `X-API-Key`). The key decides the tenant.
+Errors are `application/problem+json` and name the field at fault."""
+
+
+def create_app(services: Services | None = None, settings: Settings | None = None) -> FastAPI:
+    """Build the app. With `services` given (tests, embedding), the app uses and does not close it."""
+    settings = settings or (services.settings if services else get_settings())
+    owned = services is None
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        app.state.services = services or Services.from_settings(settings)
+        try:
+            yield
+        finally:
+            on_shutdown = getattr(app.state, "on_shutdown", [])
+            for hook in on_shutdown:
+                hook()
+            if owned:
+                app.state.services.close()
+
+    app = FastAPI(title="graphmem", version="0.1.0", description=DESCRIPTION, lifespan=lifespan,
+                  openapi_url="/v1/openapi.json", docs_url="/v1/docs", redoc_url=None)
+    if services is not None:
+        app.state.services = services
+    problems.install(app)
+    app.add_middleware(RequestContext, max_body_bytes=settings.max_body_bytes)
+    for name in ROUTERS:
+        module = importlib.import_module(f"api.routes.{name}")
+        app.include_router(module.router)
+    logging.getLogger("graphmem").setLevel(logging.INFO)
+    return app

@@ -1,0 +1,69 @@
+"""RFC 9457 problem details (`application/problem+json`) for every error the service returns.
+
+A problem names the field at fault (`field`, plus `errors` for request-validation failures) and never carries
+a stack trace.
+"""
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from graphmem.errors import GraphmemError
+
+log = logging.getLogger("graphmem.api")
+PROBLEM = "application/problem+json"
+
+
+def problem(status: int, title: str, detail: str, *, field: str | None = None, request: Request | None = None,
+            **extra) -> JSONResponse:
+    """A problem+json response. `type` is about:blank per RFC 9457 §4.2.1 unless a more specific one is known."""
+    body = {"type": "about:blank", "title": title, "status": status, "detail": detail}
+    if field:
+        body["field"] = field
+    if request is not None:
+        body["instance"] = request.url.path
+        rid = getattr(request.state, "request_id", None)
+        if rid:
+            body["request_id"] = rid
+    body.update(extra)
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse(body, status_code=status, media_type=PROBLEM, headers=headers)
+
+
+def _loc(loc) -> str:
+    parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if p.isdigit() else (f".{p}" if out else p)
+    return out or ".".join(str(p) for p in loc)
+
+
+def install(app: FastAPI) -> None:
+    """Register the exception handlers that turn every error into a problem."""
+
+    @app.exception_handler(GraphmemError)
+    async def _graphmem(request: Request, exc: GraphmemError):
+        return problem(exc.status, exc.title, exc.detail, field=exc.field, request=request)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(request: Request, exc: RequestValidationError):
+        errors = [{"field": _loc(e.get("loc", ())), "message": e.get("msg", "")} for e in exc.errors()]
+        first = errors[0] if errors else {"field": None, "message": "invalid request"}
+        return problem(422, "Invalid input", f"{first['field']}: {first['message']}", field=first["field"],
+                       request=request, errors=errors)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException):
+        titles = {401: "Unauthorized", 403: "Forbidden", 404: "Not found", 405: "Method not allowed",
+                  413: "Request body too large", 415: "Unsupported media type"}
+        return problem(exc.status_code, titles.get(exc.status_code, "Error"), str(exc.detail), request=request)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception):
+        log.exception("unhandled error", extra={"path": request.url.path})
+        return problem(500, "Internal error", "the server failed to handle this request; see its logs",
+                       request=request)

@@ -1,0 +1,58 @@
+"""Admin routes: tenants and API keys. Admin keys only. An admin manages keys of any tenant it names in the
+path: this is the one place a tenant id appears in a path, and only admins reach it."""
+from __future__ import annotations
+
+from typing import Literal
+
+from fastapi import APIRouter
+from pydantic import BaseModel, Field
+
+from api.deps import Admin, PageDep, ServicesDep
+from graphmem.keys import ApiKey
+
+router = APIRouter(prefix="/v1/admin", tags=["admin"])
+
+
+class KeyCreate(BaseModel):
+    role: Literal["agent", "analyst", "admin"] = Field(examples=["agent"])
+    name: str | None = Field(default=None, max_length=200, examples=["support-bot"])
+
+
+class KeyCreated(BaseModel):
+    key: ApiKey
+    secret: str = Field(description="The API key. Shown once; store it now.")
+
+
+class KeyList(BaseModel):
+    items: list[ApiKey]
+    offset: int
+    limit: int
+
+
+@router.get("/tenants", summary="Tenants that have keys",
+            responses={200: {"content": {"application/json": {"example": [{"tenant_id": "acme", "keys": 2, "active": 1}]}}}})
+def tenants(_: Admin, services: ServicesDep) -> list[dict]:
+    return services.keys.tenants()
+
+
+@router.post("/tenants/{tenant_id}/keys", status_code=201, response_model=KeyCreated, summary="Create a key")
+def create_key(tenant_id: str, body: KeyCreate, _: Admin, services: ServicesDep) -> KeyCreated:
+    key, secret = services.keys.create(tenant_id, body.role, body.name)
+    return KeyCreated(key=key, secret=secret)
+
+
+@router.get("/tenants/{tenant_id}/keys", response_model=KeyList, summary="List keys (secrets are never shown)")
+def list_keys(tenant_id: str, _: Admin, services: ServicesDep, page: PageDep) -> KeyList:
+    return KeyList(items=services.keys.list(tenant_id, page.offset, page.limit), offset=page.offset, limit=page.limit)
+
+
+@router.post("/tenants/{tenant_id}/keys/{key_id}/revoke", response_model=ApiKey, summary="Revoke a key")
+def revoke_key(tenant_id: str, key_id: str, _: Admin, services: ServicesDep) -> ApiKey:
+    return services.keys.revoke(tenant_id, key_id)
+
+
+@router.post("/tenants/{tenant_id}/keys/{key_id}/rotate", response_model=KeyCreated, status_code=201,
+             summary="Rotate a key: revoke it and issue a new one with the same role")
+def rotate_key(tenant_id: str, key_id: str, _: Admin, services: ServicesDep) -> KeyCreated:
+    key, secret = services.keys.rotate(tenant_id, key_id)
+    return KeyCreated(key=key, secret=secret)

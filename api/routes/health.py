@@ -1,0 +1,37 @@
+"""Liveness, readiness (checks Neo4j) and Prometheus metrics. No API key needed."""
+from __future__ import annotations
+
+from fastapi import APIRouter, Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from api.deps import ServicesDep
+from api.problems import problem
+from graphmem.errors import Unavailable
+
+router = APIRouter(tags=["operations"])
+
+
+@router.get("/healthz", summary="Liveness: the process answers",
+            responses={200: {"content": {"application/json": {"example": {"status": "ok"}}}}})
+def healthz() -> dict:
+    return {"status": "ok"}
+
+
+@router.get("/readyz", summary="Readiness: Neo4j answers",
+            responses={200: {"content": {"application/json": {"example": {"status": "ready", "neo4j": "ok"}}}},
+                       503: {"description": "Neo4j is not reachable (problem+json)"}})
+def readyz(services: ServicesDep):
+    try:
+        services.db.ping()
+    except Unavailable as exc:
+        return problem(503, exc.title, exc.detail)
+    return {"status": "ready", "neo4j": "ok"}
+
+
+@router.get("/metrics", summary="Prometheus metrics", response_class=Response,
+            responses={200: {"content": {"text/plain": {"example": "graphmem_http_request_duration_seconds_count 1"}}}})
+def metrics(services: ServicesDep) -> Response:
+    sample = getattr(services, "sample_metrics", None)
+    if callable(sample):
+        sample()
+    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,5 @@
+// Every tenant that has a key, with key counts (admin).
+// tenant-free: the admin listing of tenants; exposes only tenant ids and counts
+MATCH (k:ApiKey)
+RETURN k.tenant_id AS tenant_id, count(k) AS keys, sum(CASE WHEN k.revoked_at IS NULL THEN 1 ELSE 0 END) AS active
+ORDER BY tenant_id

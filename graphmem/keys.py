@@ -1,0 +1,97 @@
+"""API keys: each maps to one tenant and one role. Only a SHA-256 hash of the key is stored.
+
+Keys are 32 random bytes (urlsafe base64, prefixed `gm_`), so a plain SHA-256 is a sound verifier
+(no password stretching is needed for high-entropy secrets; see NIST SP 800-63B §5.1.1.2 on memorized vs.
+look-up secrets). A key is shown once, at creation; listings show only its 8-character prefix.
+"""
+from __future__ import annotations
+
+import hashlib
+import secrets
+from typing import Literal
+
+from pydantic import BaseModel
+
+from graphmem.errors import InvalidInput, NotFound
+from graphmem.models import UtcDatetime, new_id
+from graphmem.store import Database, require_tenant
+from graphmem.timeutil import utcnow
+
+Role = Literal["agent", "analyst", "admin"]
+ROLES = ("agent", "analyst", "admin")
+
+
+class ApiKey(BaseModel):
+    """A stored key (without its secret)."""
+
+    id: str
+    tenant_id: str
+    role: Role
+    name: str | None = None
+    prefix: str
+    created_at: UtcDatetime
+    revoked_at: UtcDatetime | None = None
+
+
+class Principal(BaseModel):
+    """Who is calling: the tenant and role a valid key maps to."""
+
+    key_id: str
+    tenant_id: str
+    role: Role
+
+
+def hash_key(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+class KeyStore:
+    """Create, list, revoke, rotate and check API keys."""
+
+    def __init__(self, db: Database):
+        self.db = db
+
+    def create(self, tenant_id: str, role: str, name: str | None = None) -> tuple[ApiKey, str]:
+        """A new key for `tenant_id`. Returns (stored key, secret); the secret is never retrievable again."""
+        require_tenant(tenant_id)
+        if role not in ROLES:
+            raise InvalidInput(f"role must be one of {ROLES}", field="role")
+        secret = "gm_" + secrets.token_urlsafe(32)
+        row = self.db.execute("keys/create", tenant_id=tenant_id, id=new_id(), role=role, name=name,
+                              hash=hash_key(secret), prefix=secret[:8], now=utcnow())[0]
+        return ApiKey(**row["key"]), secret
+
+    def list(self, tenant_id: str, offset: int = 0, limit: int = 100) -> list[ApiKey]:
+        require_tenant(tenant_id)
+        return [ApiKey(**r["key"]) for r in self.db.rows("keys/list", tenant_id=tenant_id, offset=offset, limit=limit)]
+
+    def revoke(self, tenant_id: str, key_id: str) -> ApiKey:
+        """Revoke a key of `tenant_id` (idempotent). `NotFound` for an unknown id or another tenant's."""
+        require_tenant(tenant_id)
+        rows = self.db.execute("keys/revoke", tenant_id=tenant_id, id=key_id, now=utcnow())
+        if not rows:
+            raise NotFound(f"no key {key_id!r}", field="key_id")
+        return ApiKey(**rows[0]["key"])
+
+    def rotate(self, tenant_id: str, key_id: str) -> tuple[ApiKey, str]:
+        """Revoke `key_id` and create a key with the same tenant, role and name. Returns (new key, secret)."""
+        old = self.revoke(tenant_id, key_id)
+        return self.create(tenant_id, old.role, old.name)
+
+    def tenants(self) -> list[dict]:
+        """[{tenant_id, keys, active}] for every tenant with a key."""
+        return self.db.rows("keys/list_tenants")
+
+    def authenticate(self, secret: str | None) -> Principal | None:
+        """The principal for `secret`, or None when it is missing, unknown or revoked."""
+        if not secret:
+            return None
+        row = self.db.one("keys/by_hash", hash=hash_key(secret))
+        if row is None or row["revoked_at"] is not None:
+            return None
+        return Principal(key_id=row["id"], tenant_id=row["tenant_id"], role=row["role"])
+
+
+def build(services) -> KeyStore:
+    """`Services` factory."""
+    return KeyStore(services.db)

@@ -1,0 +1,71 @@
+"""A real graphmem HTTP server on loopback for the whole test session, plus API-key helpers.
+
+`api_url` is the server's base URL (uvicorn in a background thread, the app built by `api.app.create_app`
+around the session's `Services`). `client_for(tenant, role)` gives an `httpx.Client` with a fresh key.
+"""
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import httpx
+import pytest
+import uvicorn
+
+from api.app import create_app
+from graphmem.services import Services
+from graphmem.settings import Settings
+from graphmem.store import Database
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def services(db: Database, settings: Settings) -> Services:
+    return Services(db, settings)
+
+
+@pytest.fixture(scope="session")
+def api_url(services: Services) -> Iterator[str]:
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(services), host="127.0.0.1", port=port, log_level="warning",
+                                           lifespan="on"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the test API server did not start")
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture
+def make_key(services: Services) -> Callable[..., str]:
+    """make_key(tenant, role="agent") -> a new API key secret for that tenant and role."""
+    def make(tenant_id: str, role: str = "agent") -> str:
+        return services.keys.create(tenant_id, role, "test")[1]
+    return make
+
+
+@pytest.fixture
+def client_for(api_url: str, make_key) -> Iterator[Callable[..., httpx.Client]]:
+    """client_for(tenant, role="agent") -> an httpx.Client on the test server, authenticated for that tenant."""
+    clients: list[httpx.Client] = []
+
+    def make(tenant_id: str, role: str = "agent") -> httpx.Client:
+        c = httpx.Client(base_url=api_url, headers={"Authorization": f"Bearer {make_key(tenant_id, role)}"},
+                         timeout=30)
+        clients.append(c)
+        return c
+    yield make
+    for c in clients:
+        c.close()

