@@ -534,3 +534,8 @@ def make_embedder(settings: Settings) -> Embedder | None:
             api_key=settings.embedding_api_key,
         ))
     raise ValueError(f"unknown GRAPHMEM_EMBEDDER={settings.embedder!r}: expected 'none', 'local' or 'openai'")
+
+
+def build(services) -> Embedder | None:
+    """`Services` factory: the configured embedder (None when GRAPHMEM_EMBEDDER=none)."""
+    return make_embedder(services.settings)

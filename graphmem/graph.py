@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from graphmem.errors import InvalidInput
+from graphmem.indexer import Indexer
 from graphmem.models import (AssertOutcome, Entity, EntityRef, Episode, EpisodeIn, Fact, FactIn, Provenance,
                              value_key)
 from graphmem.ontology import Ontology, Predicate
@@ -27,9 +28,10 @@ class TemporalGraph:
     query runs. Errors: `InvalidInput`, `NotFound` (unknown or other tenant's id), `Conflict`.
     """
 
-    def __init__(self, db: Database, settings: Settings):
+    def __init__(self, db: Database, settings: Settings, indexer: Indexer | None = None):
         self.db = db
         self.settings = settings
+        self.indexer = indexer if settings.embed_on_write else None
         self._base_ontology = Ontology.default()
         self._tokens = TokenCounter.for_model(settings.llm_model)
 
@@ -52,9 +54,12 @@ class TemporalGraph:
         """Store an episode (idempotent by `idempotency_key`). Returns (episode, created)."""
         require_tenant(tenant_id)
         tokens = self._tokens.count(episode.content)
-        return self.db.write(lambda tx: episode_store.append(
+        stored, created = self.db.write(lambda tx: episode_store.append(
             tx, tenant_id, episode, self.settings, token_count=tokens, extraction_status=extraction_status,
             agent_id=agent_id))
+        if created and self.indexer:
+            self.indexer.index_episodes(tenant_id, [stored.id])
+        return stored, created
 
     def get_episode(self, tenant_id: str, episode_id: str) -> Episode:
         require_tenant(tenant_id)
@@ -95,6 +100,8 @@ class TemporalGraph:
         for start in range(0, len(facts), size):
             chunk = facts[start:start + size]
             out += self.db.write(lambda tx: fact_store.assert_batch(tx, tenant_id, chunk, ontology, self.settings))
+        if self.indexer:
+            self.indexer.index_facts(tenant_id, [o.fact_id for o in out if o.fact_id and o.action != "duplicate"])
         return out
 
     def assert_fact(self, tenant_id: str, fact: FactIn) -> AssertOutcome:
@@ -138,7 +145,10 @@ class TemporalGraph:
                 {"fact_id": fact_id, "episode_id": episode_id, "confidence": 1.0, "source": "user_explicit",
                  "role": "correction"}])
             return AssertOutcome(action="corrected", fact_id=outcome.fact_id, closed_fact_id=fact_id)
-        return self.db.write(work)
+        result = self.db.write(work)
+        if self.indexer and result.fact_id:
+            self.indexer.index_facts(tenant_id, [result.fact_id])
+        return result
 
     def get_fact(self, tenant_id: str, fact_id: str) -> Fact:
         require_tenant(tenant_id)
@@ -172,4 +182,4 @@ class TemporalGraph:
 
 def build(services) -> TemporalGraph:
     """`Services` factory."""
-    return TemporalGraph(services.db, services.settings)
+    return TemporalGraph(services.db, services.settings, Indexer(services.db, services.embedder))

@@ -257,6 +257,7 @@ class Fact(_Record):
     closed_at: UtcDatetime | None = None
     expired_at: UtcDatetime | None = None
     last_confirmed_at: UtcDatetime | None = None
+    retain_until: UtcDatetime | None = None
     confidence: float
     source: Source
     fact_class: str

@@ -48,6 +48,8 @@ class Settings(BaseSettings):
     embedding_base_url: str | None = None
     embedding_api_key: str | None = None
     allow_schema_migration: bool = False
+    embed_on_write: bool = Field(default=True, description="Embed facts, entities and episodes right after they are "
+                                 "written; false leaves it to the worker's backfill.")
 
     # --- LLM (extraction, summaries) -----------------------------------------------------------
     llm_base_url: str | None = None

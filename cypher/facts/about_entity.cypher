@@ -1,8 +1,9 @@
 // Facts about an entity (as subject or object): valid at $as_of (valid time) as graphmem knew them at
-// $known_at (transaction time). With $include_superseded, every version known at $known_at.
+// $known_at (transaction time). Facts past their retention (retain_until) are gone at once. With $include_superseded, every version known at $known_at.
 MATCH (e:Entity {id: $entity_id})<-[:SUBJECT|OBJECT]-(f:Fact)
 WHERE e.tenant_id = $tenant_id AND f.tenant_id = $tenant_id
   AND f.status <> 'candidate'
+  AND (f.retain_until IS NULL OR f.retain_until > $now)
   AND ($predicates IS NULL OR f.predicate IN $predicates)
   AND f.recorded_at <= $known_at
   AND (f.expired_at IS NULL OR f.expired_at > $known_at)

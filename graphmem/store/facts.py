@@ -98,8 +98,9 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
         if d.action == "rejected":
             continue
         if d.action == "duplicate":
+            ttl = ontology.ttl(p)
             provenance.append({"fact_id": d.fact_id, "episode_id": f.episode_id, "confidence": f.confidence,
-                               "source": f.source, "role": "assertion"})
+                               "source": f.source, "role": "assertion", "retain_until": now + ttl if ttl else None})
             continue
         statement = f.statement or p.statement(subj.name, obj.name if obj else f.value)
         status = "candidate" if d.action == "candidate" else ("current" if d.valid_to is None else "closed")
@@ -109,7 +110,7 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
                             "statement": statement, "valid_from": valid_from, "valid_to": d.valid_to,
                             "recorded_at": now, "closed_at": now if d.valid_to else None, "last_confirmed_at": now,
                             "confidence": f.confidence, "source": f.source, "fact_class": p.fact_class,
-                            "status": status}})
+                            "status": status, "retain_until": now + ttl if (ttl := ontology.ttl(p)) else None}})
         if d.action == "candidate":
             continue
         timeline = timelines[(subj.id, p.name)]
@@ -171,7 +172,7 @@ def about(tx: Tx, tenant_id: str, entity_id: str, *, as_of: datetime | None = No
     """Facts where the entity is subject or object, valid at `as_of` and believed at `known_at` (both default now)."""
     now = utcnow()
     return [_fact(r) for r in tx.rows("facts/about_entity", tenant_id=tenant_id, entity_id=entity_id,
-                                      as_of=as_of or now, known_at=known_at or now,
+                                      as_of=as_of or now, known_at=known_at or now, now=now,
                                       include_superseded=include_superseded, predicates=predicates, limit=limit)]
 
 

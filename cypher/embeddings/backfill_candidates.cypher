@@ -1,0 +1,12 @@
+// Up to $limit facts, entities and episodes of the tenant that still lack an embedding.
+CALL () {
+  MATCH (f:Fact {tenant_id: $tenant_id}) WHERE f.embedding IS NULL AND f.status <> 'corrected'
+  RETURN 'fact' AS kind, f.id AS id, f.statement AS text LIMIT $limit
+  UNION ALL
+  MATCH (e:Entity {tenant_id: $tenant_id}) WHERE e.embedding IS NULL
+  RETURN 'entity' AS kind, e.id AS id, e.search_text AS text LIMIT $limit
+  UNION ALL
+  MATCH (e:Episode {tenant_id: $tenant_id}) WHERE e.embedding IS NULL
+  RETURN 'episode' AS kind, e.id AS id, coalesce(e.speaker + ': ', '') + e.content AS text LIMIT $limit
+}
+RETURN kind, id, text

@@ -1,0 +1,73 @@
+"""Embeds facts, entities and episodes and stores the vectors on their nodes (Neo4j vector indexes).
+
+Texts embedded: a fact's statement, an entity's name and aliases, an episode's speaker and content. The
+embedder is cached (`graphmem.embeddings.CachedEmbedder`), so a repeated text costs nothing. Embedding
+never blocks a write: failures are logged and the node is left for `backfill` (run by the worker).
+"""
+from __future__ import annotations
+
+import logging
+
+from graphmem.embeddings import Embedder
+from graphmem.store import Database, require_tenant
+
+log = logging.getLogger("graphmem.indexer")
+QUERY = {"fact": "embeddings/set_fact_vectors", "entity": "embeddings/set_entity_vectors",
+         "episode": "embeddings/set_episode_vectors"}
+
+
+class Indexer:
+    """Writes embeddings for nodes that lack them. `batch_size` texts per embedder call."""
+
+    def __init__(self, db: Database, embedder: Embedder | None, batch_size: int = 64):
+        self.db, self.embedder, self.batch_size = db, embedder, batch_size
+
+    def _store(self, tenant_id: str, items: list[tuple[str, str, str]]) -> int:
+        """items: (kind, id, text). Returns how many vectors were stored."""
+        if not self.embedder or not items:
+            return 0
+        stored = 0
+        for start in range(0, len(items), self.batch_size):
+            chunk = [it for it in items[start:start + self.batch_size] if it[2]]
+            vectors = self.embedder.embed([text for _, _, text in chunk])
+            for kind in QUERY:
+                rows = [{"id": i, "vector": v} for (k, i, _), v in zip(chunk, vectors) if k == kind]
+                if rows:
+                    self.db.execute(QUERY[kind], tenant_id=tenant_id, rows=rows)
+                    stored += len(rows)
+        return stored
+
+    def index_facts(self, tenant_id: str, fact_ids: list[str]) -> int:
+        """Embed the facts `fact_ids` and their subject/object entities, where missing."""
+        require_tenant(tenant_id)
+        if not self.embedder or not fact_ids:
+            return 0
+        items = [("fact", r["id"], r["text"]) for r in self.db.rows("embeddings/facts_missing", tenant_id=tenant_id, ids=fact_ids)]
+        items += [("entity", r["id"], r["text"]) for r in
+                  self.db.rows("embeddings/entities_missing_for_facts", tenant_id=tenant_id, ids=fact_ids)]
+        return self._safe(tenant_id, items)
+
+    def index_episodes(self, tenant_id: str, episode_ids: list[str]) -> int:
+        """Embed the episodes `episode_ids`, where missing."""
+        require_tenant(tenant_id)
+        if not self.embedder or not episode_ids:
+            return 0
+        items = [("episode", r["id"], r["text"]) for r in
+                 self.db.rows("embeddings/episodes_missing", tenant_id=tenant_id, ids=episode_ids)]
+        return self._safe(tenant_id, items)
+
+    def backfill(self, tenant_id: str, limit: int = 500) -> int:
+        """Embed up to `limit` nodes of each kind that still lack a vector. Returns how many were stored."""
+        require_tenant(tenant_id)
+        if not self.embedder:
+            return 0
+        items = [(r["kind"], r["id"], r["text"]) for r in
+                 self.db.rows("embeddings/backfill_candidates", tenant_id=tenant_id, limit=limit)]
+        return self._safe(tenant_id, items)
+
+    def _safe(self, tenant_id: str, items: list[tuple[str, str, str]]) -> int:
+        try:
+            return self._store(tenant_id, items)
+        except Exception as exc:  # degrade, don't block: backfill retries later
+            log.warning("embedding failed for %d items of tenant %s: %s", len(items), tenant_id, exc)
+            return 0

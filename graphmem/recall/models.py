@@ -1,0 +1,54 @@
+"""Shapes of search requests and results, shared by the recall service, the context assembler and the API."""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from graphmem.models import Entity, Episode, Fact, UtcDatetime
+
+Target = Literal["fact", "entity", "episode"]
+
+
+class SearchRequest(BaseModel):
+    """A search over one tenant. Times are UTC. `as_of` filters facts by valid time, `known_at` by transaction
+    time; by default only facts valid now are returned (`include_superseded` = false)."""
+
+    query: str = Field(min_length=1, max_length=2000, examples=["who does Dana report to?"])
+    k: int = Field(default=10, ge=1, le=100)
+    targets: list[Target] = Field(default_factory=lambda: ["fact", "episode", "entity"])
+    as_of: UtcDatetime | None = None
+    known_at: UtcDatetime | None = None
+    include_superseded: bool = False
+    predicates: list[str] | None = None
+    entity_kinds: list[str] | None = None
+    session_id: str | None = None
+    user_id: str | None = None
+    occurred_after: UtcDatetime | None = None
+    occurred_before: UtcDatetime | None = None
+    seed_entity_ids: list[str] = Field(default_factory=list)
+    mmr: bool = False
+    mmr_lambda: float = Field(default=0.7, ge=0.0, le=1.0)
+
+
+class SearchHit(BaseModel):
+    """One result. `score` is the fused RRF score; `reasons` says which retrievers found it and at what rank.
+    `episode_ids` are the episodes it cites: a fact's provenance, or the episode itself."""
+
+    kind: Target
+    id: str
+    text: str
+    score: float
+    reasons: list[str] = Field(default_factory=list)
+    fact: Fact | None = None
+    entity: Entity | None = None
+    episode: Episode | None = None
+    episode_ids: list[str] = Field(default_factory=list)
+    occurred_at: UtcDatetime | None = None
+
+
+class SearchResponse(BaseModel):
+    """Hits best first, plus the retrievers that were skipped or failed (e.g. "vector: no embedder configured")."""
+
+    hits: list[SearchHit]
+    degraded: list[str] = Field(default_factory=list)
