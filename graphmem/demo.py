@@ -103,7 +103,10 @@ def run(graph: TemporalGraph, console: Console | None = None) -> dict:
     for e in prov:
         p.add_row(e.episode_id[:8], _day(e.occurred_at), e.source, f"{e.confidence:.2f}", e.content or "")
     console.print(p)
+    then = graph.facts_about(TENANT, dana, as_of=_at("2022-06-01"), predicates=["REPORTS_TO"])
+    console.print("As of 2022-06-01 (valid time), Dana reported to: " +
+                  ", ".join(graph.get_entity(TENANT, f.object_id).name for f in then))
     prefs = [f for f in graph.facts_about(TENANT, dana, include_superseded=True, predicates=["PREFERS_CHANNEL"])]
     console.print("Channel preferences: " + "; ".join(
         f"{f.value} {_day(f.valid_from)}..{_day(f.valid_to)} ({f.status})" for f in prefs))
-    return {"current": current, "history": history, "provenance": prov, "preferences": prefs}
+    return {"current": current, "history": history, "provenance": prov, "preferences": prefs, "reported_to": then}
