@@ -32,20 +32,29 @@ def _check_ref(ref: EntityRef, field: str, settings: Settings) -> None:
             raise InvalidInput(f"{field}: name {n!r} has no letters or digits", field=field)
 
 
+def _ref_key(ref: EntityRef) -> tuple:
+    return (ref.id, ref.kind, name_key(ref.name) if ref.name else None, ref.email, ref.domain,
+            tuple(ref.external_ids), tuple(ref.aliases), ref.summary)
+
+
 def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Settings,
             fields: Sequence[str] | None = None) -> list[Entity]:
     """Resolve (and create or enrich) entities for `refs`; returns one `Entity` per ref, in order.
 
     `fields` names each ref's place in the request (for error messages). Raises `NotFound` for an unknown id,
-    `InvalidInput` for over-long or empty names. Runs inside the caller's write transaction.
+    `InvalidInput` for over-long or empty names. Runs inside the caller's write transaction; identical refs are
+    resolved once, so a bulk batch costs a fixed number of queries whatever its size.
     """
     fields = list(fields or [f"entities[{i}]" for i in range(len(refs))])
-    now = utcnow()
     for ref, f in zip(refs, fields):
         _check_ref(ref, f, settings)
+    first: dict[tuple, int] = {}
+    slot = [first.setdefault(_ref_key(r), i) for i, r in enumerate(refs)]
+    unique = sorted(set(slot))
+    now = utcnow()
 
-    by_id = [i for i, r in enumerate(refs) if r.id]
-    by_ref = [i for i, r in enumerate(refs) if not r.id]
+    by_id = [i for i in unique if refs[i].id]
+    by_ref = [i for i in unique if not refs[i].id]
     resolved: dict[int, str] = {}
 
     if by_id:
@@ -56,12 +65,13 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
                 raise NotFound(f"{fields[i]}: no entity {refs[i].id!r}", field=f"{fields[i]}.id")
             resolved[i] = refs[i].id
 
+    known: dict[str, dict] = {}
     if by_ref:
         rows = tx.rows("entities/resolve_batch", tenant_id=tenant_id, refs=[
             {"idx": i, "email": refs[i].email, "domain": refs[i].domain,
              "external_keys": refs[i].external_ids, "alias_key": alias_key(refs[i].kind, name_key(refs[i].name))}
             for i in by_ref])
-        to_create: dict[str, dict] = {}   # dedupe new entities within the batch by alias key / identifier
+        to_create: dict[str, dict] = {}   # dedupe new entities within the batch by identifier / alias key
         pending: dict[int, str] = {}
         for row in rows:
             i, ref = row["idx"], refs[row["idx"]]
@@ -76,10 +86,9 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
                 continue
             key = alias_key(ref.kind, name_key(ref.name))
             dedupe = ref.email or ref.domain or key
-            claim = row["by_name"] is None
             if dedupe not in to_create:
                 to_create[dedupe] = {"id": new_id(), "kind": ref.kind, "name": ref.name, "name_key": name_key(ref.name),
-                                     "alias_key": key, "claim_alias": claim, "email": ref.email,
+                                     "alias_key": key, "claim_alias": row["by_name"] is None, "email": ref.email,
                                      "domain": ref.domain, "summary": ref.summary, "search_text": ref.name}
             pending[i] = to_create[dedupe]["id"]
         if to_create:
@@ -87,22 +96,36 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
                       tx.rows("entities/create_batch", tenant_id=tenant_id, now=now, rows=list(to_create.values()))}
             for i, rid in pending.items():
                 resolved[i] = owners[rid]
+        known = {r["entity"]["id"]: r["entity"] for r in
+                 tx.rows("entities/get_many", tenant_id=tenant_id, ids=list({resolved[i] for i in by_ref}))}
 
-        enrich = []
+        enrich: dict[str, dict] = {}
         for i in by_ref:
-            ref = refs[i]
-            if ref.aliases or ref.external_ids or ref.email or ref.domain or ref.summary:
-                enrich.append({"id": resolved[i], "email": ref.email, "domain": ref.domain, "summary": ref.summary,
-                               "external_keys": ref.external_ids,
-                               "aliases": [{"name": a, "key": alias_key(ref.kind, name_key(a)), "name_key": name_key(a)}
-                                           for a in [ref.name, *ref.aliases] if name_key(a)]})
+            ref, ent = refs[i], known[resolved[i]]
+            have = {name_key(a) for a in [ent["name"], *ent["aliases"]]}
+            aliases = [a for a in [ref.name, *ref.aliases] if name_key(a) and name_key(a) not in have]
+            ext = [k for k in ref.external_ids if k not in ent["external_ids"]]
+            new_email = ref.email and not ent.get("email")
+            new_domain = ref.domain and not ent.get("domain")
+            new_summary = ref.summary and ref.summary != ent.get("summary")
+            if aliases or ext or new_email or new_domain or new_summary:
+                row = enrich.setdefault(resolved[i], {"id": resolved[i], "email": None, "domain": None,
+                                                      "summary": None, "external_keys": [], "aliases": []})
+                row["email"] = row["email"] or (ref.email if new_email else None)
+                row["domain"] = row["domain"] or (ref.domain if new_domain else None)
+                row["summary"] = ref.summary if new_summary else row["summary"]
+                row["external_keys"] += [k for k in ext if k not in row["external_keys"]]
+                row["aliases"] += [{"name": a, "key": alias_key(ref.kind, name_key(a)), "name_key": name_key(a)}
+                                   for a in aliases if a not in [x["name"] for x in row["aliases"]]]
         if enrich:
-            tx.rows("entities/enrich_batch", tenant_id=tenant_id, now=now, rows=enrich)
-
-    ids = [resolved[i] for i in range(len(refs))]
-    got = {row["entity"]["id"]: Entity(**row["entity"])
-           for row in tx.rows("entities/get_many", tenant_id=tenant_id, ids=list(set(ids)))}
-    return [got[i] for i in ids]
+            tx.rows("entities/enrich_batch", tenant_id=tenant_id, now=now, rows=list(enrich.values()))
+            known.update({r["entity"]["id"]: r["entity"] for r in
+                          tx.rows("entities/get_many", tenant_id=tenant_id, ids=list(enrich))})
+    missing = list({resolved[i] for i in unique} - set(known))
+    if missing:
+        known.update({r["entity"]["id"]: r["entity"] for r in
+                      tx.rows("entities/get_many", tenant_id=tenant_id, ids=missing)})
+    return [Entity(**known[resolved[slot[i]]]) for i in range(len(refs))]
 
 
 def get(tx: Tx, tenant_id: str, entity_id: str) -> Entity:
