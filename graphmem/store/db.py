@@ -61,6 +61,9 @@ class Database:
         self.uri = uri
         self.database = database
         driver_kwargs.setdefault("notifications_min_severity", "OFF")
+        # Concurrent writers to one subject serialise on its lock; Neo4j resolves the occasional deadlock by
+        # failing one transaction, which the driver retries. Give retries room on a loaded machine.
+        driver_kwargs.setdefault("max_transaction_retry_time", 120.0)
         self.driver = GraphDatabase.driver(uri, auth=auth, **driver_kwargs)
 
     @classmethod
