@@ -2,13 +2,15 @@
 
 Texts embedded: a fact's statement, an entity's name and aliases, an episode's speaker and content. The
 embedder is cached (`graphmem.embeddings.CachedEmbedder`), so a repeated text costs nothing. Embedding
-never blocks a write: failures are logged and the node is left for `backfill` (run by the worker).
+never blocks a write: failures are logged and the node is left for `backfill` (run by the worker). Vectors are
+only written by the embedding model recorded for the graph (`graphmem.recall.embedding_guard`).
 """
 from __future__ import annotations
 
 import logging
 
 from graphmem.embeddings import Embedder
+from graphmem.recall.embedding_guard import EmbeddingGuard
 from graphmem.store import Database, require_tenant
 
 log = logging.getLogger("graphmem.indexer")
@@ -21,10 +23,15 @@ class Indexer:
 
     def __init__(self, db: Database, embedder: Embedder | None, batch_size: int = 64):
         self.db, self.embedder, self.batch_size = db, embedder, batch_size
+        self.guard = EmbeddingGuard(db, embedder.name if embedder else None)
 
     def _store(self, tenant_id: str, items: list[tuple[str, str, str]]) -> int:
         """items: (kind, id, text). Returns how many vectors were stored."""
         if not self.embedder or not items:
+            return 0
+        problem = self.guard.problem()
+        if problem:  # never store vectors of another model next to the recorded one's
+            log.error("not storing embeddings: %s", problem)
             return 0
         stored = 0
         for start in range(0, len(items), self.batch_size):

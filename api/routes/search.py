@@ -1,0 +1,141 @@
+"""Search and multi-hop recall routes: POST /v1/search, POST /v1/recall, GET /v1/recall/introductions,
+GET /v1/recall/who-at. The tenant is the API key's; any role may read."""
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query
+from pydantic import BaseModel, Field, model_validator
+
+from api.deps import PageDep, Reader, ServicesDep
+from graphmem.models import UtcDatetime
+from graphmem.recall.models import SearchRequest, SearchResponse
+from graphmem.recall.paths import MAX_HOPS, Member, Path
+
+router = APIRouter(prefix="/v1", tags=["recall"])
+
+
+class EntitySelector(BaseModel):
+    """An entity named by `id`, or by `name` (normalised name or alias), or by free text `query` (full-text +
+    vector over entities); `kind` narrows a name or query."""
+
+    id: str | None = Field(default=None, examples=["5f0c..."])
+    name: str | None = Field(default=None, max_length=300, examples=["Dana Smith"])
+    query: str | None = Field(default=None, max_length=2000, examples=["the Globex CFO"])
+    kind: str | None = Field(default=None, examples=["Person"])
+
+    @model_validator(mode="after")
+    def _one(self) -> "EntitySelector":
+        if not (self.id or self.name or self.query):
+            raise ValueError("give an id, a name or a query")
+        return self
+
+
+class RecallRequest(BaseModel):
+    """Paths of up to `max_hops` facts around `entity` (one shortest path per reachable entity) or, with `other`,
+    between the two (up to `k` shortest), over facts valid at `as_of` as known at `known_at` (UTC)."""
+
+    entity: EntitySelector = Field(examples=[{"name": "Dana Smith"}])
+    other: EntitySelector | None = Field(default=None, examples=[{"name": "Initech", "kind": "Organization"}])
+    max_hops: int = Field(default=3, ge=1, le=MAX_HOPS)
+    k: int = Field(default=5, ge=1, le=5, description="paths between two entities")
+    limit: int = Field(default=50, ge=1, le=500, description="paths around one entity")
+    as_of: UtcDatetime | None = None
+    known_at: UtcDatetime | None = None
+    predicates: list[str] | None = Field(default=None, examples=[["KNOWS", "WORKS_AT"]])
+
+
+class RecallResponse(BaseModel):
+    paths: list[Path]
+
+
+class IntroductionResponse(BaseModel):
+    """The shortest connection (None when none within max_hops) and the introducers along it, in order."""
+
+    path: Path | None
+    introducers: list[str] = Field(description="names of the entities between from and to")
+
+
+class MembersResponse(BaseModel):
+    items: list[Member]
+    offset: int
+    limit: int
+
+
+def _resolve(services, tenant: str, sel: EntitySelector, field: str):
+    return services.recall.resolve_entity(tenant, entity_id=sel.id, name=sel.name, query=sel.query, kind=sel.kind,
+                                          field=field)
+
+
+@router.post("/search", response_model=SearchResponse, summary="Hybrid search over facts, episodes and entities",
+             responses={200: {"content": {"application/json": {"example": {"hits": [
+                 {"kind": "fact", "id": "9b1e...", "text": "Bob Lee reports to Carol Jones", "score": 0.0328,
+                  "reasons": ["fulltext rank 1 (score 2.31)", "graph rank 1 (score 1)"], "episode_ids": ["41c2..."]}],
+                 "degraded": ["vector: no embedder configured (GRAPHMEM_EMBEDDER=none)"]}}}}})
+def search(body: SearchRequest, who: Reader, services: ServicesDep) -> SearchResponse:
+    return services.recall.search(who.tenant_id, body)
+
+
+@router.post("/recall", response_model=RecallResponse, summary="Multi-hop paths around one entity or between two",
+             responses={200: {"content": {"application/json": {"example": {"paths": [
+                 {"target": {"id": "c3...", "name": "Frank Wu"}, "length": 2, "confidence": 1.0,
+                  "latest": "2023-06-30T00:00:00Z", "hops": [{"from_name": "Sam", "to_name": "Dana Smith",
+                                                              "direction": "out", "fact": {"predicate": "KNOWS"}}]}]}}}}})
+def recall(body: RecallRequest, who: Reader, services: ServicesDep) -> RecallResponse:
+    tenant = who.tenant_id
+    a = _resolve(services, tenant, body.entity, "entity")
+    if body.other is None:
+        paths = services.recall.paths_around(tenant, a.id, max_hops=body.max_hops, as_of=body.as_of,
+                                             known_at=body.known_at, predicates=body.predicates, limit=body.limit)
+    else:
+        b = _resolve(services, tenant, body.other, "other")
+        paths = services.recall.paths_between(tenant, a.id, b.id, max_hops=body.max_hops, k=body.k,
+                                              as_of=body.as_of, known_at=body.known_at, predicates=body.predicates)
+    return RecallResponse(paths=paths)
+
+
+@router.get("/recall/introductions", response_model=IntroductionResponse,
+            summary="Shortest connection between two entities: who can introduce us",
+            responses={200: {"content": {"application/json": {"example": {
+                "path": {"length": 3}, "introducers": ["Dana Smith", "Frank Wu"]}}}}})
+def introductions(who: Reader, services: ServicesDep,
+                  from_: Annotated[str, Query(alias="from", description="entity id (or name) to start from")],
+                  to: Annotated[str, Query(description="entity id (or name) to reach")],
+                  max_hops: Annotated[int, Query(ge=1, le=MAX_HOPS)] = 4,
+                  as_of: Annotated[UtcDatetime | None, Query()] = None,
+                  predicates: Annotated[list[str] | None, Query()] = None) -> IntroductionResponse:
+    tenant = who.tenant_id
+    a = _by_id_or_name(services, tenant, from_, "from")
+    b = _by_id_or_name(services, tenant, to, "to")
+    path = services.recall.introduction(tenant, a.id, b.id, max_hops=max_hops, as_of=as_of, predicates=predicates)
+    return IntroductionResponse(path=path, introducers=[h.to_name for h in path.hops[:-1]] if path else [])
+
+
+def _by_id_or_name(services, tenant: str, value: str, field: str):
+    from graphmem.errors import NotFound
+    try:
+        return services.recall.resolve_entity(tenant, entity_id=value, field=field)
+    except NotFound:
+        return services.recall.resolve_entity(tenant, name=value, field=field)
+
+
+@router.get("/recall/who-at", response_model=MembersResponse,
+            summary="Who at organisation X has property Y (e.g. reports to the CFO)",
+            responses={200: {"content": {"application/json": {"example": {"items": [
+                {"entity": {"name": "Bob Lee"}, "membership": {"predicate": "WORKS_AT"},
+                 "property": {"predicate": "REPORTS_TO"}}], "offset": 0, "limit": 50}}}}})
+def who_at(who: Reader, services: ServicesDep, page: PageDep,
+           org: Annotated[str, Query(description="organisation entity id or name", examples=["Globex"])],
+           member_predicate: Annotated[str, Query()] = "WORKS_AT",
+           predicate: Annotated[str | None, Query(examples=["REPORTS_TO"])] = None,
+           value: Annotated[str | None, Query()] = None,
+           object_id: Annotated[str | None, Query()] = None,
+           via_predicate: Annotated[str | None, Query(examples=["HAS_TITLE"])] = None,
+           via_value: Annotated[str | None, Query(examples=["CFO"])] = None,
+           as_of: Annotated[UtcDatetime | None, Query()] = None) -> MembersResponse:
+    tenant = who.tenant_id
+    o = _by_id_or_name(services, tenant, org, "org")
+    items = services.recall.who_at(tenant, o.id, member_predicate=member_predicate, predicate=predicate, value=value,
+                                   object_id=object_id, via_predicate=via_predicate, via_value=via_value,
+                                   as_of=as_of, offset=page.offset, limit=page.limit)
+    return MembersResponse(items=items, offset=page.offset, limit=page.limit)

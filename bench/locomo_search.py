@@ -1,0 +1,114 @@
+"""LoCoMo evidence recall of graphmem search (quality benchmark).
+
+Each conversation of locomo_dev7 is ingested into its own tenant (bench/locomo_common.py: turns as episodes,
+observations as OBSERVED facts derived from their turns); each question is answered by `services.recall.search`
+(facts + episodes; full-text, vector when an embedder is configured, graph proximity to the entities the question
+names; RRF); hits become ranked dia_ids (a fact expands to its source turns). Scored only by
+/work/shared/tools/locomo_recall.py, next to its BM25-over-turns baseline, for each embedder mode.
+
+usage: NEO4J_URI=bolt://127.0.0.1:17687 python bench/locomo_search.py [--embedders none,local] [--samples N]
+       [--questions N] [--neighbours] [--out bench/results/locomo_search.json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench import locomo_common as lc  # noqa: E402
+from graphmem.recall.models import SearchRequest  # noqa: E402
+from graphmem.services import Services  # noqa: E402
+from graphmem.settings import Settings  # noqa: E402
+from graphmem.store import Database  # noqa: E402
+from graphmem.store.schema import apply_schema  # noqa: E402
+
+KS = [5, 10, 25]
+CATS = ["multi_hop", "temporal", "open_domain", "single_hop", "adversarial", "all_but_5", "all"]
+
+
+def run_mode(db: Database, settings: Settings, data: list[dict], embedder: str, *, questions: int | None,
+             neighbours: bool, k: int = 50, log=print) -> tuple[Path, dict]:
+    """Ingest every sample into fresh tenants with this embedder, answer every question; returns (predictions
+    JSONL path, timings)."""
+    services = Services(db, settings.model_copy(update={"embedder": embedder}))
+    run = uuid.uuid4().hex[:8]
+    pred = Path(tempfile.mkdtemp()) / f"pred-{embedder}.jsonl"
+    t_ingest = t_search = 0.0
+    n_q = 0
+    with pred.open("w") as fh:
+        for sample in data:
+            t0 = time.perf_counter()
+            ing = lc.ingest(services.graph, f"locomo-{run}-{sample['sample_id']}", sample)
+            t_ingest += time.perf_counter() - t0
+            order = [t["dia_id"] for t in lc.turns(sample)]
+            adj = {d: [x for x in (order[i - 1] if i else None, order[i + 1] if i + 1 < len(order) else None) if x]
+                   for i, d in enumerate(order)} if neighbours else None
+            qs = lc.questions(sample)[:questions] if questions else lc.questions(sample)
+            t0 = time.perf_counter()
+            for qi, q in qs:
+                res = services.recall.search(ing.tenant_id, SearchRequest(query=q["question"], k=k,
+                                                                          targets=["fact", "episode"]))
+                ranked = lc.ranked_dia_ids(res.hits, ing.dia_of, neighbours=adj)
+                fh.write(json.dumps({"sample_id": sample["sample_id"], "qa_index": qi, "ranked": ranked}) + "\n")
+                n_q += 1
+            t_search += time.perf_counter() - t0
+            log(f"[{embedder}] {sample['sample_id']}: {len(ing.episode_of)} turns, {ing.facts} facts, {len(qs)} questions")
+    return pred, {"ingest_s": round(t_ingest, 1), "search_s": round(t_search, 1), "questions": n_q,
+                  "search_mean_ms": round(1000 * t_search / max(n_q, 1), 1)}
+
+
+def table(results: dict) -> str:
+    lines = ["| run | metric | " + " | ".join(CATS) + " |", "|---|---|" + "---|" * len(CATS)]
+    for name, res in results.items():
+        for kk in KS:
+            row = res["results"].get(f"recall@{kk}", {})
+            lines.append(f"| {name} | recall@{kk} | " + " | ".join(
+                f"{row[c]['percent']:.1f}" if c in row else "-" for c in CATS) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--embedders", default="none,local")
+    ap.add_argument("--samples", type=int, default=None, help="first N conversations only")
+    ap.add_argument("--questions", type=int, default=None, help="first N questions per conversation only")
+    ap.add_argument("--neighbours", action="store_true", help="append each hit's adjacent turns as a second tier")
+    ap.add_argument("--out", default=str(lc.ROOT / "bench/results/locomo_search.json"))
+    a = ap.parse_args()
+    data = lc.load()[: a.samples] if a.samples else lc.load()
+    subset = Path(tempfile.mkdtemp()) / "locomo_subset.json"
+    subset.write_text(json.dumps(data))
+    settings = Settings()
+    db = Database.from_settings(settings)
+    apply_schema(db, settings.embedding_dimension)
+    results, timings = {}, {}
+    tmp = Path(tempfile.mkdtemp())
+    results["bm25 baseline (scorer)"] = lc.bm25_baseline(tmp / "bm25.json", subset)
+    for emb in [e for e in a.embedders.split(",") if e]:
+        pred, timings[emb] = run_mode(db, settings, data, emb, questions=a.questions, neighbours=a.neighbours)
+        results[f"graphmem, embedder={emb}"] = lc.score(pred, tmp / f"{emb}.json", subset)
+        print(table({f"graphmem, embedder={emb}": results[f"graphmem, embedder={emb}"]}))
+    db.close()
+    meta = lc.machine()
+    out = {**meta, "benchmark": "locomo_search", "unit": "percent of evidence turns found (recall@k)",
+           "parameters": {"data": str(lc.DATA), "samples": [s["sample_id"] for s in data],
+                          "questions_per_sample": a.questions, "search_k": 50, "targets": ["fact", "episode"],
+                          "neighbours": a.neighbours, "scorer": str(lc.SCORER)},
+           "results": {name: r["results"] for name, r in results.items()},
+           "scorable": {name: r["scorable"] for name, r in results.items()},
+           "missing_predictions": {name: r["missing_predictions"] for name, r in results.items()},
+           "timings": timings}
+    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(a.out).write_text(json.dumps(out, indent=1))
+    print(table(results))
+    return out, table(results)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,173 @@
+"""Recall latency: hybrid search and 3-hop paths at growing graph sizes, 8 concurrent clients.
+
+Synthetic CRM graphs, many tenants of the same shape (per tenant: 50 people, 5 organisations, 20 episodes and
+200 facts: WORKS_AT, HAS_TITLE, REPORTS_TO, KNOWS, each derived from an episode). They are bulk-loaded by a direct
+UNWIND loader (cypher/recall/bench_load_*.cypher, the same node/edge shape as TemporalGraph.assert_facts writes,
+without the temporal-rule reads) because assert_facts is too slow for 1M facts in the time available. Sizes grow by
+adding tenants, so search competes with ever more other tenants' nodes in the shared full-text index. No embedder
+(no remote call, no query embedding) in the timed path. Runs on its own LocalNeo4j (heap 3g, page cache 2g).
+
+usage: python bench/recall.py [--sizes 10000,100000,1000000] [--seconds 20] [--clients 8]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import socket
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.locomo_common import ROOT, machine  # noqa: E402
+from graphmem.graph import TemporalGraph  # noqa: E402
+from graphmem.localneo4j import LocalNeo4j  # noqa: E402
+from graphmem.models import name_key, new_id  # noqa: E402
+from graphmem.recall.models import SearchRequest  # noqa: E402
+from graphmem.recall.service import RecallService  # noqa: E402
+from graphmem.settings import Settings  # noqa: E402
+from graphmem.store import Database  # noqa: E402
+from graphmem.store.schema import apply_schema  # noqa: E402
+
+FIRST = ["Dana", "Bob", "Carol", "Eve", "Frank", "Grace", "Heidi", "Ivan", "Judy", "Mallory", "Niaj", "Olivia",
+         "Peggy", "Rupert", "Sybil", "Trent", "Victor", "Walter", "Yara", "Zoe"]
+LAST = ["Smith", "Lee", "Jones", "Adams", "Wu", "Garcia", "Khan", "Novak", "Rossi", "Silva", "Tanaka", "Weber"]
+ORGS = ["Globex", "Initech", "Acme", "Umbrella", "Hooli", "Stark", "Wayne", "Wonka", "Cyberdyne", "Tyrell"]
+TITLES = ["CFO", "CEO", "VP Sales", "Engineer", "Buyer", "Head of Procurement", "CTO", "Analyst"]
+FACTS_PER_TENANT = 200
+T0 = datetime(2023, 1, 1, tzinfo=timezone.utc)
+
+
+def tenant_rows(rng: random.Random) -> tuple[list, list, list, list[str]]:
+    people = [{"id": new_id(), "kind": "Person", "name": f"{rng.choice(FIRST)} {rng.choice(LAST)} {i}"} for i in range(50)]
+    orgs = [{"id": new_id(), "kind": "Organization", "name": f"{o} {rng.randint(1, 999)}"} for o in rng.sample(ORGS, 5)]
+    for e in people + orgs:
+        e["name_key"] = name_key(e["name"])
+    eps = [{"id": new_id(), "key": f"k{i}", "occurred_at": T0 + timedelta(days=i),
+            "content": f"Meeting notes {i}: {rng.choice(people)['name']} discussed the {rng.choice(orgs)['name']} "
+                       f"deal with {rng.choice(people)['name']}; budget review and next steps."} for i in range(20)]
+    facts = []
+
+    def fact(pred, s, o=None, value=None):
+        stmt = {"WORKS_AT": f"{s['name']} works at {o and o['name']}", "REPORTS_TO": f"{s['name']} reports to {o and o['name']}",
+                "KNOWS": f"{s['name']} knows {o and o['name']}", "HAS_TITLE": f"{s['name']} has the title {value}"}[pred]
+        facts.append({"id": new_id(), "predicate": pred, "subject_id": s["id"], "object_id": o["id"] if o else None,
+                      "value": value, "statement": stmt, "valid_from": T0 + timedelta(days=rng.randint(0, 300)),
+                      "episode_id": rng.choice(eps)["id"]})
+    for p in people:
+        fact("WORKS_AT", p, rng.choice(orgs))
+        fact("HAS_TITLE", p, value=rng.choice(TITLES))
+    for p in people[5:]:
+        fact("REPORTS_TO", p, rng.choice(people[:5]))
+    while len(facts) < FACTS_PER_TENANT:
+        a, b = rng.sample(people, 2)
+        fact("KNOWS", a, b)
+    return people + orgs, eps, facts, [p["id"] for p in people]
+
+
+def load(db: Database, tenants: list[str], seeds: dict, rng: random.Random) -> float:
+    t0 = time.perf_counter()
+    now = datetime.now(timezone.utc)
+    for i, t in enumerate(tenants):
+        ents, eps, facts, people = tenant_rows(rng)
+        def work(tx):
+            tx.run("recall/bench_load_entities", tenant_id=t, rows=ents, now=now)
+            tx.run("recall/bench_load_episodes", tenant_id=t, rows=eps, now=now)
+            tx.run("recall/bench_load_facts", tenant_id=t, rows=facts, now=now)
+        db.write(work)
+        seeds[t] = [e for e in ents if e["kind"] == "Person"]
+        if i % 500 == 0:
+            print(f"  loaded {i}/{len(tenants)} tenants", flush=True)
+    return time.perf_counter() - t0
+
+
+def measure(fn, seconds: float, clients: int) -> dict:
+    lat: list[float] = []
+    lock = threading.Lock()
+    stop = time.monotonic() + seconds
+
+    def client(seed):
+        rng = random.Random(seed)
+        while time.monotonic() < stop:
+            t0 = time.perf_counter()
+            fn(rng)
+            dt = (time.perf_counter() - t0) * 1000
+            with lock:
+                lat.append(dt)
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    lat.sort()
+    return {"requests": len(lat), "p50_ms": round(statistics.median(lat), 1),
+            "p95_ms": round(lat[int(0.95 * (len(lat) - 1))], 1), "throughput_rps": round(len(lat) / seconds, 1)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="10000,100000,1000000")
+    ap.add_argument("--seconds", type=float, default=20)
+    ap.add_argument("--clients", type=int, default=8)
+    ap.add_argument("--out", default=str(ROOT / "bench/results/recall.json"))
+    a = ap.parse_args()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]
+    home = Path(tempfile.mkdtemp(prefix="graphmem-bench-"))
+    settings = Settings(home=home, local_neo4j_port=port, local_neo4j_heap="3g", local_neo4j_pagecache="2g",
+                        NEO4J_URI=None, NEO4J_PASSWORD=None, embedder="none")
+    server = LocalNeo4j(settings)
+    uri = server.start(timeout_s=300)
+    results = []
+    try:
+        db = Database(uri, None, max_connection_pool_size=32)
+        apply_schema(db, settings.embedding_dimension)
+        recall = RecallService(db, TemporalGraph(db, settings), embedder=None)
+        rng = random.Random(7)
+        seeds: dict[str, list] = {}
+        loaded = 0
+        for size in [int(x) for x in a.sizes.split(",")]:
+            n_new = size // FACTS_PER_TENANT - len(seeds)
+            new = [f"bench-{len(seeds) + i}" for i in range(n_new)]
+            print(f"size {size}: loading {n_new} tenants", flush=True)
+            load_s = load(db, new, seeds, rng)
+            loaded += n_new * FACTS_PER_TENANT
+            time.sleep(2)  # let the full-text indexes refresh
+            tenants = list(seeds)
+
+            def search(r):
+                t = r.choice(tenants)
+                person = r.choice(seeds[t])
+                recall.search(t, SearchRequest(query=f"who does {person['name'].rsplit(' ', 1)[0]} report to?", k=10))
+
+            def hops(r):
+                t = r.choice(tenants)
+                recall.paths_around(t, r.choice(seeds[t])["id"], max_hops=3, limit=50)
+            for _ in range(20):  # warm-up
+                search(rng); hops(rng)
+            row = {"facts": loaded, "tenants": len(tenants), "facts_per_tenant": FACTS_PER_TENANT,
+                   "entities": len(tenants) * 55, "episodes": len(tenants) * 20, "load_s": round(load_s, 1),
+                   "search": measure(search, a.seconds, a.clients), "recall_3hop": measure(hops, a.seconds, a.clients)}
+            print(json.dumps(row), flush=True)
+            results.append(row)
+            Path(a.out).write_text(json.dumps({**machine(), "benchmark": "recall",
+                                               "parameters": {"clients": a.clients, "seconds_per_measure": a.seconds,
+                                                              "loader": "direct UNWIND (cypher/recall/bench_load_*)",
+                                                              "embedder": "none", "search_k": 10,
+                                                              "recall_max_hops": 3, "recall_limit": 50,
+                                                              "neo4j": "LocalNeo4j 5.26, heap 3g, page cache 2g"},
+                                               "units": {"latency": "ms", "throughput": "requests/s", "load": "s"},
+                                               "results": results}, indent=1))
+        db.close()
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

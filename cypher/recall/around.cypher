@@ -1,0 +1,26 @@
+// Multi-hop recall around one entity: for every entity reachable in 1..$max_hops facts (at most 4), one shortest
+// path Entity<-[:SUBJECT|OBJECT]-Fact-[:SUBJECT|OBJECT]->Entity ... (Neo4j 5 quantified path pattern), walking
+// only facts valid at $as_of as known at $known_at (never candidates, never past retention at $now), optionally
+// only $predicates. Each hop returns its fact (statement, validity, confidence) and provenance episode ids.
+// Ranked by length, then weakest confidence (desc), then most recent valid_from (desc); $limit paths.
+MATCH (a:Entity {tenant_id: $tenant_id, id: $entity_id})
+MATCH p = ANY SHORTEST (a) ((x:Entity)<-[:SUBJECT|OBJECT]-(f:Fact)-[:SUBJECT|OBJECT]->(y:Entity)
+      WHERE f.tenant_id = $tenant_id AND x <> y AND f.status <> 'candidate'
+        AND ($predicates IS NULL OR f.predicate IN $predicates)
+        AND f.valid_from <= $as_of AND (f.valid_to IS NULL OR f.valid_to > $as_of)
+        AND f.recorded_at <= $known_at AND (f.expired_at IS NULL OR f.expired_at > $known_at)
+        AND (f.retain_until IS NULL OR f.retain_until > $now)){1,4} (b:Entity)
+WHERE b <> a AND size(f) <= $max_hops
+WITH b, f, x, y, size(f) AS length,
+     reduce(c = 1.0, ff IN f | CASE WHEN ff.confidence < c THEN ff.confidence ELSE c END) AS confidence,
+     reduce(t = f[0].valid_from, ff IN f | CASE WHEN ff.valid_from > t THEN ff.valid_from ELSE t END) AS latest
+ORDER BY length, confidence DESC, latest DESC
+LIMIT $limit
+WITH b, x, y, length, confidence, latest,
+     [ff IN f | ff {.*, embedding: null}] AS facts,
+     [ff IN f | head([(ff)-[:SUBJECT]->(s:Entity) | s.id])] AS subjects,
+     [ff IN f | [(ff)-[:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id | e.id]] AS provenance
+RETURN b {.*, embedding: null, search_text: null} AS target, length, confidence, latest,
+       [i IN range(0, size(facts) - 1) | {
+          fact: facts[i], subject_id: subjects[i], episode_ids: provenance[i],
+          from_id: x[i].id, from_name: x[i].name, to_id: y[i].id, to_name: y[i].name}] AS hops

@@ -1,0 +1,33 @@
+// "Who at organisation X has property Y": entities with a $member_predicate fact (default WORKS_AT) pointing at
+// $org_id valid at $as_of, that also have a $predicate fact valid at $as_of whose object is $object_id, or whose
+// literal value normalises to $value_key, or (via) whose object entity itself has a $via_predicate fact with value
+// key $via_value_key (e.g. people at Globex who REPORTS_TO someone who HAS_TITLE 'cfo'). A null condition is
+// ignored. Facts: never candidates, never corrected (as known now), never past retention ($now).
+// Returns each person with the facts that matched (membership, property, via), each with provenance ids.
+MATCH (org:Entity {tenant_id: $tenant_id, id: $org_id})<-[:OBJECT]-(m:Fact)-[:SUBJECT]->(p:Entity)
+WHERE m.tenant_id = $tenant_id AND m.predicate = $member_predicate AND m.status <> 'candidate'
+  AND m.expired_at IS NULL AND (m.retain_until IS NULL OR m.retain_until > $now)
+  AND m.valid_from <= $as_of AND (m.valid_to IS NULL OR m.valid_to > $as_of)
+OPTIONAL MATCH (p)<-[:SUBJECT]-(h:Fact)
+WHERE $predicate IS NOT NULL AND h.tenant_id = $tenant_id AND h.predicate = $predicate AND h.status <> 'candidate'
+  AND h.expired_at IS NULL AND (h.retain_until IS NULL OR h.retain_until > $now)
+  AND h.valid_from <= $as_of AND (h.valid_to IS NULL OR h.valid_to > $as_of)
+  AND ($value_key IS NULL OR h.object_key = 'v:' + $value_key)
+  AND ($object_id IS NULL OR h.object_key = 'e:' + $object_id)
+  AND ($via_predicate IS NULL OR EXISTS {
+        MATCH (h)-[:OBJECT]->(:Entity)<-[:SUBJECT]-(v:Fact)
+        WHERE v.tenant_id = $tenant_id AND v.predicate = $via_predicate AND v.status <> 'candidate'
+          AND v.expired_at IS NULL AND (v.retain_until IS NULL OR v.retain_until > $now)
+          AND v.valid_from <= $as_of AND (v.valid_to IS NULL OR v.valid_to > $as_of)
+          AND ($via_value_key IS NULL OR v.object_key = 'v:' + $via_value_key) })
+WITH p, m, h
+WHERE $predicate IS NULL OR h IS NOT NULL
+OPTIONAL MATCH (h)-[:OBJECT]->(ho:Entity)
+RETURN p {.*, embedding: null, search_text: null} AS entity,
+       m {.*, embedding: null, subject_id: p.id, object_id: $org_id} AS membership,
+       [(m)-[:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id | e.id] AS membership_episode_ids,
+       CASE WHEN h IS NULL THEN null ELSE h {.*, embedding: null, subject_id: p.id, object_id: ho.id} END AS property,
+       CASE WHEN h IS NULL THEN [] ELSE [(h)-[:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id | e.id] END
+         AS property_episode_ids
+ORDER BY entity.name, entity.id
+SKIP $offset LIMIT $limit

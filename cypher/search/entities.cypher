@@ -1,0 +1,27 @@
+// Hybrid entity retrieval: full-text (entity_text over name + aliases, Lucene BM25), vector (entity_embedding,
+// cosine) and graph proximity (entities one fact away from a seed, over facts valid at $as_of).
+// Index results span every tenant: over-fetched ($fetch), then filtered to the tenant (and $entity_kinds)
+// (created by $known_at) BEFORE each retriever keeps its top $limit. Returns one row per entity with reasons [{retriever, rank, score}].
+CALL () {
+  WITH $lucene AS q WHERE q IS NOT NULL
+  CALL db.index.fulltext.queryNodes('entity_text', q, {limit: $fetch}) YIELD node, score
+  RETURN 'fulltext' AS retriever, node AS n, score
+  UNION ALL
+  WITH $vector AS v WHERE v IS NOT NULL
+  CALL db.index.vector.queryNodes('entity_embedding', $fetch, v) YIELD node, score
+  RETURN 'vector' AS retriever, node AS n, score
+  UNION ALL
+  UNWIND $seed_ids AS seed_id
+  MATCH (s:Entity {id: seed_id})<-[:SUBJECT|OBJECT]-(f:Fact)-[:SUBJECT|OBJECT]->(n:Entity)
+  WHERE s.tenant_id = $tenant_id AND f.tenant_id = $tenant_id AND n <> s AND f.status <> 'candidate'
+    AND f.expired_at IS NULL AND f.valid_from <= $as_of AND (f.valid_to IS NULL OR f.valid_to > $as_of)
+    AND (f.retain_until IS NULL OR f.retain_until > $now)
+  RETURN 'graph' AS retriever, n, 1.0 AS score
+}
+WITH retriever, n, sum(score) AS score
+WHERE n.tenant_id = $tenant_id AND n.created_at <= $known_at AND ($entity_kinds IS NULL OR n.kind IN $entity_kinds)
+WITH retriever, n, score ORDER BY score DESC, n.updated_at DESC
+WITH retriever, collect({n: n, score: score})[..$limit] AS top
+UNWIND range(0, size(top) - 1) AS i
+WITH top[i].n AS n, collect({retriever: retriever, rank: i + 1, score: top[i].score}) AS reasons
+RETURN reasons, n {.*, embedding: null, search_text: null} AS entity

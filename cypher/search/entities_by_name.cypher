@@ -1,0 +1,19 @@
+// Entity lookup for the analyst: by full-text over name and aliases ($lucene) when given, else every entity
+// of the tenant (optionally of one kind) by name. Paginated with $offset/$limit; full-text results span every
+// tenant, so they are filtered to the tenant before SKIP/LIMIT (over-fetch: $fetch).
+CALL () {
+  WITH $lucene AS q WHERE q IS NOT NULL
+  CALL db.index.fulltext.queryNodes('entity_text', q, {limit: $fetch}) YIELD node, score
+  WHERE node.tenant_id = $tenant_id
+  RETURN node AS n, score
+  UNION ALL
+  WITH $lucene AS q WHERE q IS NULL
+  MATCH (node:Entity)
+  WHERE node.tenant_id = $tenant_id AND node.kind IS NOT NULL
+  RETURN node AS n, 0.0 AS score
+}
+WITH n, score
+WHERE $kind IS NULL OR n.kind = $kind
+RETURN n {.*, embedding: null, search_text: null} AS entity, score
+ORDER BY score DESC, entity.name, entity.id
+SKIP $offset LIMIT $limit

@@ -1,0 +1,39 @@
+// Hybrid episode retrieval: full-text (episode_text, Lucene BM25), vector (episode_embedding, cosine) and graph
+// proximity (episodes that mention a seed entity, and the provenance episodes of the seeds' facts).
+// Index results span every tenant: over-fetched ($fetch), then the tenant, retention ($now), transaction time
+// ($known_at vs ingested_at), valid time ($as_of: nothing that had not happened yet) and scope filters apply
+// BEFORE each retriever keeps its top $limit. Returns one row per episode with reasons [{retriever, rank, score}].
+CALL () {
+  WITH $lucene AS q WHERE q IS NOT NULL
+  CALL db.index.fulltext.queryNodes('episode_text', q, {limit: $fetch}) YIELD node, score
+  RETURN 'fulltext' AS retriever, node AS e, score
+  UNION ALL
+  WITH $vector AS v WHERE v IS NOT NULL
+  CALL db.index.vector.queryNodes('episode_embedding', $fetch, v) YIELD node, score
+  RETURN 'vector' AS retriever, node AS e, score
+  UNION ALL
+  UNWIND $seed_ids AS seed_id
+  MATCH (s:Entity {id: seed_id})<-[:MENTIONS]-(e:Episode)
+  WHERE s.tenant_id = $tenant_id
+  RETURN 'graph' AS retriever, e, 1.0 AS score
+  UNION ALL
+  UNWIND $seed_ids AS seed_id
+  MATCH (s:Entity {id: seed_id})<-[:SUBJECT|OBJECT]-(:Fact)-[:DERIVED_FROM]->(e:Episode)
+  WHERE s.tenant_id = $tenant_id
+  WITH e LIMIT $fetch
+  RETURN 'graph' AS retriever, e, 0.5 AS score
+}
+WITH retriever, e, sum(score) AS score
+WHERE e.tenant_id = $tenant_id
+  AND (e.retain_until IS NULL OR e.retain_until > $now)
+  AND e.ingested_at <= $known_at
+  AND e.occurred_at <= $as_of
+  AND ($session_id IS NULL OR e.session_id = $session_id)
+  AND ($user_id IS NULL OR e.user_id = $user_id)
+  AND ($occurred_after IS NULL OR e.occurred_at >= $occurred_after)
+  AND ($occurred_before IS NULL OR e.occurred_at < $occurred_before)
+WITH retriever, e, score ORDER BY score DESC, e.occurred_at DESC
+WITH retriever, collect({e: e, score: score})[..$limit] AS top
+UNWIND range(0, size(top) - 1) AS i
+WITH top[i].e AS e, collect({retriever: retriever, rank: i + 1, score: top[i].score}) AS reasons
+RETURN reasons, e {.*, embedding: null} AS episode

@@ -1,0 +1,52 @@
+// Hybrid fact retrieval: full-text (fact_text, Lucene BM25), vector (fact_embedding, cosine) and graph proximity
+// to the seed entities, each ranked within itself, then filtered and hydrated once per fact.
+// The index procedures return nodes of every tenant: candidates are over-fetched ($fetch) and the tenant and
+// temporal filters are applied to the whole candidate list BEFORE each retriever keeps its top $limit.
+// Filters: valid at $as_of (unless $include_superseded) as known at $known_at, never candidates, never past
+// retention ($now), optional predicates, entity kinds, and scope through provenance (session, user, occurred_at).
+// Returns one row per fact: reasons [{retriever, rank, score}], the fact, subject/object names, provenance ids.
+CALL () {
+  WITH $lucene AS q WHERE q IS NOT NULL
+  CALL db.index.fulltext.queryNodes('fact_text', q, {limit: $fetch}) YIELD node, score
+  RETURN 'fulltext' AS retriever, node AS f, score
+  UNION ALL
+  WITH $vector AS v WHERE v IS NOT NULL
+  CALL db.index.vector.queryNodes('fact_embedding', $fetch, v) YIELD node, score
+  RETURN 'vector' AS retriever, node AS f, score
+  UNION ALL
+  UNWIND $seed_ids AS seed_id
+  MATCH (s:Entity {id: seed_id})<-[:SUBJECT|OBJECT]-(f:Fact)
+  WHERE s.tenant_id = $tenant_id
+  RETURN 'graph' AS retriever, f, 1.0 AS score
+  UNION ALL
+  UNWIND $seed_ids AS seed_id
+  MATCH (s:Entity {id: seed_id})<-[:SUBJECT|OBJECT]-(:Fact)-[:SUBJECT|OBJECT]->(n:Entity)<-[:SUBJECT|OBJECT]-(f:Fact)
+  WHERE s.tenant_id = $tenant_id AND n <> s
+  WITH f LIMIT $fetch
+  RETURN 'graph' AS retriever, f, 0.5 AS score
+}
+WITH retriever, f, sum(score) AS score
+WHERE f.tenant_id = $tenant_id
+  AND f.status <> 'candidate'
+  AND (f.retain_until IS NULL OR f.retain_until > $now)
+  AND ($predicates IS NULL OR f.predicate IN $predicates)
+  AND f.recorded_at <= $known_at
+  AND (f.expired_at IS NULL OR f.expired_at > $known_at)
+  AND ($include_superseded OR (f.valid_from <= $as_of
+       AND (f.valid_to IS NULL OR f.valid_to > $as_of OR f.closed_at > $known_at)))
+  AND ($entity_kinds IS NULL OR EXISTS { MATCH (f)-[:SUBJECT|OBJECT]->(x:Entity) WHERE x.kind IN $entity_kinds })
+  AND (NOT $scoped OR EXISTS {
+        MATCH (f)-[:DERIVED_FROM]->(e:Episode)
+        WHERE ($session_id IS NULL OR e.session_id = $session_id) AND ($user_id IS NULL OR e.user_id = $user_id)
+          AND ($occurred_after IS NULL OR e.occurred_at >= $occurred_after)
+          AND ($occurred_before IS NULL OR e.occurred_at < $occurred_before) })
+WITH retriever, f, score ORDER BY score DESC, f.valid_from DESC
+WITH retriever, collect({f: f, score: score})[..$limit] AS top
+UNWIND range(0, size(top) - 1) AS i
+WITH top[i].f AS f, collect({retriever: retriever, rank: i + 1, score: top[i].score}) AS reasons
+MATCH (f)-[:SUBJECT]->(s:Entity)
+OPTIONAL MATCH (f)-[:OBJECT]->(o:Entity)
+RETURN reasons, f {.*, embedding: null, subject_id: s.id, object_id: o.id} AS fact,
+       s.name AS subject_name, o.name AS object_name,
+       [(f)-[:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id | e.id] AS episode_ids,
+       [(f)-[:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id | e.occurred_at] AS episode_times

@@ -1,0 +1,79 @@
+"""Multi-hop recall: paths over reified facts, Entity <-[:SUBJECT|OBJECT]- Fact -[:SUBJECT|OBJECT]-> Entity.
+
+Queries use Neo4j 5 quantified path patterns (`cypher/recall/around`, `between`) with per-hop filters: only facts
+valid at `as_of` (valid time) as known at `known_at` (transaction time), never candidates, never past retention.
+Paths are ranked by length (fewer hops first), then by their weakest hop's confidence, then by the most recent
+hop `valid_from`. The pattern's upper bound is the literal 4 (`MAX_HOPS`): Cypher does not accept a parameter
+there, and longer chains are rarely meaningful for relationship questions.
+"""
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+from graphmem.models import Entity, Fact, UtcDatetime
+
+MAX_HOPS = 4
+
+
+class Hop(BaseModel):
+    """One step of a path: from entity `from_id` over `fact` to `to_id`. `direction` is "out" when `from_id` is
+    the fact's subject, "in" when it is the object. `episode_ids` are the fact's provenance."""
+
+    from_id: str
+    from_name: str
+    to_id: str
+    to_name: str
+    direction: str
+    fact: Fact
+    episode_ids: list[str] = Field(default_factory=list)
+
+
+class Path(BaseModel):
+    """A path of `length` hops ending at `target`. `confidence` is the weakest hop's; `latest` the most recent
+    `valid_from` (UTC) along it."""
+
+    target: Entity
+    length: int
+    confidence: float
+    latest: UtcDatetime
+    hops: list[Hop]
+
+
+class Neighbour(BaseModel):
+    """A fact one hop from the entity; `neighbour` is the entity at the other end (None for literal values)."""
+
+    direction: str
+    fact: Fact
+    neighbour: Entity | None = None
+    episode_ids: list[str] = Field(default_factory=list)
+
+
+class Member(BaseModel):
+    """A result of "who at organisation X has property Y": the entity, its membership fact and the matching
+    property fact (None when no property was asked), each with provenance episode ids."""
+
+    entity: Entity
+    membership: Fact
+    membership_episode_ids: list[str]
+    property: Fact | None = None
+    property_episode_ids: list[str] = Field(default_factory=list)
+
+
+def to_path(row: dict) -> Path:
+    """A row of `recall/around` or `recall/between` -> `Path` (hop facts get subject/object ids filled in)."""
+    hops = []
+    for h in row["hops"]:
+        subj = h["subject_id"]
+        direction = "out" if subj == h["from_id"] else "in"
+        obj = h["to_id"] if direction == "out" else h["from_id"]
+        fact = Fact(**{**h["fact"], "subject_id": subj, "object_id": obj})
+        hops.append(Hop(from_id=h["from_id"], from_name=h["from_name"], to_id=h["to_id"], to_name=h["to_name"],
+                        direction=direction, fact=fact, episode_ids=h["episode_ids"]))
+    return Path(target=Entity(**row["target"]), length=row["length"], confidence=row["confidence"],
+                latest=row["latest"], hops=hops)
+
+
+def as_of_or_now(value: datetime | None, now: datetime) -> datetime:
+    return value or now

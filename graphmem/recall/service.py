@@ -1,0 +1,178 @@
+"""`RecallService`: hybrid search and multi-hop recall for one process (`services.recall`).
+
+Search: `graphmem.recall.search.HybridSearch` (full-text + vector + graph proximity, RRF, optional MMR).
+Multi-hop: `graphmem.recall.paths` shapes over the `cypher/recall/*` quantified-path-pattern queries.
+Entities used as seeds are found from ids, names (normalised name or alias) or free text (full-text + vector
+over entities). Every method takes `tenant_id` first and raises `TenantRequired` before any query when it is
+missing; unknown (or other tenants') ids raise `NotFound` naming the field.
+"""
+from __future__ import annotations
+
+from datetime import datetime
+
+from graphmem.errors import InvalidInput, NotFound
+from graphmem.models import Entity, value_key
+from graphmem.recall.lucene import build_query
+from graphmem.recall.models import SearchRequest, SearchResponse
+from graphmem.recall.paths import MAX_HOPS, Member, Neighbour, Path, to_path
+from graphmem.recall.search import HybridSearch, SearchTuning
+from graphmem.store import Database, require_tenant
+from graphmem.timeutil import to_utc, utcnow
+
+
+class RecallService:
+    """Search and multi-hop recall over one shared `Database` (thread-safe)."""
+
+    def __init__(self, db: Database, graph, embedder=None, tuning: SearchTuning | None = None):
+        self.db, self.graph = db, graph
+        self.hybrid = HybridSearch(db, embedder, tuning)
+
+    # ---- search -------------------------------------------------------------------------------
+    def search(self, tenant_id: str, req: SearchRequest) -> SearchResponse:
+        """Hybrid search; see `graphmem.recall.search`."""
+        return self.hybrid.search(tenant_id, req)
+
+    # ---- entities ------------------------------------------------------------------------------
+    def get_entity(self, tenant_id: str, entity_id: str) -> Entity:
+        """The entity `entity_id` of this tenant; `NotFound` otherwise."""
+        return self.graph.get_entity(tenant_id, entity_id)
+
+    def find_entities(self, tenant_id: str, name: str | None = None, kind: str | None = None,
+                      offset: int = 0, limit: int = 50) -> list[Entity]:
+        """Entities whose name or alias matches `name` (exact normalised matches first, then full-text), or all
+        entities (of `kind`) by name when `name` is None. Paginated by `offset`/`limit`."""
+        require_tenant(tenant_id)
+        if name is not None and not name.strip():
+            raise InvalidInput("name must not be empty", field="name")
+        lucene = build_query(name, expand=False) if name else None
+        if name and lucene is None:
+            raise InvalidInput("name has no letters or digits", field="name")
+        exact = self.graph.find_entities(tenant_id, name, kind, limit=offset + limit) if name else []
+        rows = self.db.rows("search/entities_by_name", tenant_id=tenant_id, lucene=lucene, kind=kind, offset=0,
+                            limit=offset + limit + len(exact), fetch=max(1000, 20 * (offset + limit)))
+        seen, out = set(), []
+        for e in exact + [Entity(**r["entity"]) for r in rows]:
+            if e.id not in seen:
+                seen.add(e.id)
+                out.append(e)
+        return out[offset:offset + limit]
+
+    def resolve_entity(self, tenant_id: str, *, entity_id: str | None = None, name: str | None = None,
+                       query: str | None = None, kind: str | None = None, field: str = "entity") -> Entity:
+        """One seed entity from an id, a name (normalised name/alias, then full-text) or free text (full-text +
+        vector over entities, best fused hit). Raises `InvalidInput` when none is given, `NotFound` when nothing
+        matches; errors name `field` (e.g. "from")."""
+        require_tenant(tenant_id)
+        if entity_id:
+            try:
+                return self.graph.get_entity(tenant_id, entity_id)
+            except NotFound as exc:
+                raise NotFound(f"{field}: no entity {entity_id!r}", field=f"{field}_id") from exc
+        if name:
+            found = self.find_entities(tenant_id, name, kind, limit=1)
+            if found:
+                return found[0]
+            raise NotFound(f"{field}: no entity named {name!r}", field=f"{field}_name")
+        if query:
+            res = self.search(tenant_id, SearchRequest(query=query, k=1, targets=["entity"],
+                                                       entity_kinds=[kind] if kind else None))
+            if res.hits:
+                return res.hits[0].entity
+            raise NotFound(f"{field}: no entity matches {query!r}", field=f"{field}_query")
+        raise InvalidInput(f"{field}: give an id, a name or a query", field=f"{field}_id")
+
+    # ---- multi-hop -----------------------------------------------------------------------------
+    @staticmethod
+    def _times(as_of: datetime | None, known_at: datetime | None) -> tuple[datetime, datetime, datetime]:
+        now = utcnow()
+        return (now, to_utc(as_of, "as_of") if as_of else now, to_utc(known_at, "known_at") if known_at else now)
+
+    @staticmethod
+    def _hops(max_hops: int) -> int:
+        if not 1 <= max_hops <= MAX_HOPS:
+            raise InvalidInput(f"max_hops must be between 1 and {MAX_HOPS}", field="max_hops")
+        return max_hops
+
+    def paths_around(self, tenant_id: str, entity_id: str, *, max_hops: int = 3, as_of: datetime | None = None,
+                     known_at: datetime | None = None, predicates: list[str] | None = None,
+                     limit: int = 50) -> list[Path]:
+        """One shortest path to every entity within `max_hops` facts of `entity_id` (1..4, default 3), best
+        `limit` by (length, confidence, recency). `NotFound` (field entity_id) for an unknown entity."""
+        require_tenant(tenant_id)
+        self.graph.get_entity(tenant_id, entity_id)
+        now, as_of, known_at = self._times(as_of, known_at)
+        rows = self.db.rows("recall/around", tenant_id=tenant_id, entity_id=entity_id, max_hops=self._hops(max_hops),
+                            as_of=as_of, known_at=known_at, now=now, limit=limit,
+                            predicates=[p.upper() for p in predicates] if predicates else None)
+        return [to_path(r) for r in rows]
+
+    def paths_between(self, tenant_id: str, from_id: str, to_id: str, *, max_hops: int = 3, k: int = 5,
+                      as_of: datetime | None = None, known_at: datetime | None = None,
+                      predicates: list[str] | None = None) -> list[Path]:
+        """Up to `k` (1..5) shortest paths of at most `max_hops` facts from `from_id` to `to_id`, ranked by
+        (length, confidence, recency). Empty when they are not connected that closely."""
+        require_tenant(tenant_id)
+        if from_id == to_id:
+            raise InvalidInput("from and to are the same entity", field="to_id")
+        if not 1 <= k <= 5:
+            raise InvalidInput("k must be between 1 and 5", field="k")
+        for eid, fld in ((from_id, "from"), (to_id, "to")):
+            self.resolve_entity(tenant_id, entity_id=eid, field=fld)
+        now, as_of, known_at = self._times(as_of, known_at)
+        rows = self.db.rows("recall/between", tenant_id=tenant_id, from_id=from_id, to_id=to_id, k=k,
+                            max_hops=self._hops(max_hops), as_of=as_of, known_at=known_at, now=now,
+                            predicates=[p.upper() for p in predicates] if predicates else None)
+        return [to_path(r) for r in rows]
+
+    def introduction(self, tenant_id: str, from_id: str, to_id: str, *, max_hops: int = 4,
+                     as_of: datetime | None = None, predicates: list[str] | None = None) -> Path | None:
+        """The shortest connection from `from_id` to `to_id` ("who can introduce us"): the intermediate entities
+        of the returned path are the introducers. None when not connected within `max_hops`."""
+        paths = self.paths_between(tenant_id, from_id, to_id, max_hops=max_hops, k=1, as_of=as_of,
+                                   predicates=predicates)
+        return paths[0] if paths else None
+
+    def neighbours(self, tenant_id: str, entity_id: str, *, predicates: list[str] | None = None,
+                   direction: str = "both", as_of: datetime | None = None, known_at: datetime | None = None,
+                   include_superseded: bool = False, offset: int = 0, limit: int = 50) -> list[Neighbour]:
+        """Facts one hop from `entity_id` (as subject: "out", as object: "in", or "both"), valid at `as_of`."""
+        require_tenant(tenant_id)
+        if direction not in ("in", "out", "both"):
+            raise InvalidInput("direction must be in, out or both", field="direction")
+        self.graph.get_entity(tenant_id, entity_id)
+        now, as_of, known_at = self._times(as_of, known_at)
+        rows = self.db.rows("recall/neighbours", tenant_id=tenant_id, entity_id=entity_id, direction=direction,
+                            predicates=[p.upper() for p in predicates] if predicates else None, as_of=as_of,
+                            known_at=known_at, now=now, include_superseded=include_superseded,
+                            offset=offset, limit=limit)
+        return [Neighbour(direction=r["direction"], fact=r["fact"], neighbour=r["neighbour"],
+                          episode_ids=r["episode_ids"]) for r in rows]
+
+    def who_at(self, tenant_id: str, org_id: str, *, member_predicate: str = "WORKS_AT",
+               predicate: str | None = None, value: str | None = None, object_id: str | None = None,
+               via_predicate: str | None = None, via_value: str | None = None, as_of: datetime | None = None,
+               offset: int = 0, limit: int = 50) -> list[Member]:
+        """"Who at organisation X has property Y": entities with a `member_predicate` fact to `org_id` valid at
+        `as_of`, and (when `predicate` is given) a `predicate` fact whose literal value is `value`, or whose object
+        is `object_id`, or whose object has a `via_predicate` fact with value `via_value`. Example: people
+        currently WORKS_AT Globex who REPORTS_TO the person who HAS_TITLE CFO:
+        `who_at(t, globex, predicate="REPORTS_TO", via_predicate="HAS_TITLE", via_value="CFO")`."""
+        require_tenant(tenant_id)
+        if (value or object_id or via_predicate) and not predicate:
+            raise InvalidInput("value, object_id and via_predicate need a predicate", field="predicate")
+        if via_value and not via_predicate:
+            raise InvalidInput("via_value needs via_predicate", field="via_predicate")
+        self.resolve_entity(tenant_id, entity_id=org_id, field="org")
+        now, as_of, _ = self._times(as_of, None)
+        rows = self.db.rows("recall/who_at", tenant_id=tenant_id, org_id=org_id, now=now, as_of=as_of,
+                            member_predicate=member_predicate.upper(),
+                            predicate=predicate.upper() if predicate else None,
+                            value_key=value_key(value) if value else None, object_id=object_id,
+                            via_predicate=via_predicate.upper() if via_predicate else None,
+                            via_value_key=value_key(via_value) if via_value else None, offset=offset, limit=limit)
+        return [Member(**r) for r in rows]
+
+
+def build(services) -> RecallService:
+    """`Services` factory: `services.recall`."""
+    return RecallService(services.db, services.graph, services.embedder)

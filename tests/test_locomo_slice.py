@@ -1,0 +1,37 @@
+"""LoCoMo regression slice: one conversation (conv-30) ingested into a fresh tenant, its first 60 questions answered
+by search without an embedder, scored by /work/shared/tools/locomo_recall.py. Fails when recall@10 on "all but 5"
+drops more than 3 points below the value recorded in tests/data/locomo_slice.json (update that file, with the
+reason, when a change is meant to move it)."""
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+
+from bench import locomo_common as lc
+from graphmem.recall.models import SearchRequest
+from graphmem.recall.service import RecallService
+
+RECORD = Path(__file__).parent / "data" / "locomo_slice.json"
+SAMPLE, QUESTIONS = "conv-30", 60
+
+
+@pytest.mark.skipif(not lc.DATA.exists() or not lc.SCORER.exists(), reason="LoCoMo data or scorer not present")
+def test_locomo_slice_recall_at_10(db, graph, tmp_path):
+    sample = next(s for s in lc.load() if s["sample_id"] == SAMPLE)
+    sample = {**sample, "qa": sample["qa"][:QUESTIONS]}
+    data = tmp_path / "slice.json"
+    data.write_text(json.dumps([sample]))
+    ing = lc.ingest(graph, f"t-locomo-{uuid.uuid4().hex[:8]}", sample)
+    recall = RecallService(db, graph, embedder=None)
+    pred = tmp_path / "pred.jsonl"
+    with pred.open("w") as fh:
+        for qi, q in lc.questions(sample):
+            res = recall.search(ing.tenant_id, SearchRequest(query=q["question"], k=50, targets=["fact", "episode"]))
+            fh.write(json.dumps({"sample_id": SAMPLE, "qa_index": qi,
+                                 "ranked": lc.ranked_dia_ids(res.hits, ing.dia_of)}) + "\n")
+    got = lc.score(pred, tmp_path / "score.json", data)["results"]["recall@10"]["all_but_5"]["percent"]
+    recorded = json.loads(RECORD.read_text())["recall@10_all_but_5"]
+    assert got >= recorded - 3.0, f"LoCoMo slice recall@10 fell to {got} (recorded {recorded})"

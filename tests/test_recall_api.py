@@ -1,0 +1,75 @@
+"""The recall and entity routes over real HTTP: search, multi-hop, introductions, who-at, entity lookup and
+neighbourhood, problem+json errors and tenant isolation."""
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from tests.test_recall_service import build_crm
+
+
+@pytest.fixture(scope="module")
+def crm_api(graph):
+    tenant = f"t-{uuid.uuid4().hex[:12]}"
+    return tenant, build_crm(graph, tenant)
+
+
+def test_search_over_http(client_for, crm_api):
+    tenant, ids = crm_api
+    c = client_for(tenant, "analyst")
+    r = c.post("/v1/search", json={"query": "who reports to Carol", "targets": ["fact"]})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["hits"][0]["fact"]["predicate"] == "REPORTS_TO" and body["hits"][0]["episode_ids"]
+    assert body["hits"][0]["reasons"]
+    r = c.post("/v1/search", json={"query": "", "tenant_id": "other"})
+    assert r.status_code == 422 and r.headers["content-type"].startswith("application/problem+json")
+    assert "query" in r.text
+
+
+def test_recall_around_and_between(client_for, crm_api):
+    tenant, ids = crm_api
+    c = client_for(tenant)
+    r = c.post("/v1/recall", json={"entity": {"name": "Sam Me"}, "max_hops": 2})
+    assert r.status_code == 200, r.text
+    targets = {p["target"]["name"]: p["length"] for p in r.json()["paths"]}
+    assert targets["Dana Smith"] == 1 and targets["Frank Wu"] == 2 and "Initech" not in targets
+    r = c.post("/v1/recall", json={"entity": {"id": ids["Bob Lee"]}, "other": {"query": "Eve"}})
+    assert r.status_code == 200 and r.json()["paths"][0]["length"] == 2
+    r = c.post("/v1/recall", json={"entity": {}})
+    assert r.status_code == 422 and "entity" in r.json().get("field", "") + r.text
+    r = c.post("/v1/recall", json={"entity": {"name": "Nobody"}})
+    assert r.status_code == 404 and r.json()["field"] == "entity_name"
+
+
+def test_introductions_and_who_at(client_for, crm_api):
+    tenant, ids = crm_api
+    c = client_for(tenant)
+    r = c.get("/v1/recall/introductions", params={"from": ids["Sam Me"], "to": "Initech"})
+    assert r.status_code == 200, r.text
+    assert r.json()["introducers"] == ["Dana Smith", "Frank Wu"]
+    r = c.get("/v1/recall/who-at", params={"org": "Globex", "predicate": "REPORTS_TO", "via_predicate": "HAS_TITLE",
+                                           "via_value": "CFO"})
+    assert r.status_code == 200 and [m["entity"]["name"] for m in r.json()["items"]] == ["Bob Lee"]
+
+
+def test_entities_routes(client_for, crm_api, tenant):
+    t, ids = crm_api
+    c = client_for(t, "analyst")
+    r = c.get("/v1/entities", params={"name": "Dana"})
+    assert r.status_code == 200 and r.json()["items"][0]["id"] == ids["Dana Smith"]
+    r = c.get("/v1/entities", params={"kind": "Organization", "limit": 2})
+    assert len(r.json()["items"]) == 2
+    r = c.get("/v1/entities", params={"kind": "not a kind"})
+    assert r.status_code == 422 and r.json()["field"] == "kind"
+    r = c.get(f"/v1/entities/{ids['Carol Jones']}")
+    assert r.status_code == 200 and r.json()["name"] == "Carol Jones"
+    r = c.get(f"/v1/entities/{ids['Carol Jones']}/neighbourhood", params={"predicate": "REPORTS_TO"})
+    assert [n["neighbour"]["name"] for n in r.json()["items"]] == ["Bob Lee"]
+    r = c.get(f"/v1/entities/{ids['Bob Lee']}/paths/{ids['Eve Adams']}")
+    assert r.status_code == 200 and r.json()["paths"][0]["length"] == 2
+    # another tenant sees nothing of it
+    other = client_for(tenant)
+    assert other.get(f"/v1/entities/{ids['Carol Jones']}").status_code == 404
+    assert other.post("/v1/search", json={"query": "Carol"}).json()["hits"] == []

@@ -1,0 +1,82 @@
+"""PROFILE the hot recall queries on a populated graph (several tenants): no plan may scan all nodes
+(AllNodesScan) or a whole label (NodeByLabelScan); tenant-scoped starts must come from an index seek
+(unique/range index on id or tenant_id, or a full-text/vector index procedure followed by the tenant filter)."""
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+import pytest
+
+import cypher
+from graphmem.recall.lucene import build_query
+from graphmem.timeutil import utcnow
+from tests.test_recall_service import T0, build_crm
+
+BAD = ("AllNodesScan", "NodeByLabelScan", "NodeByLabelScanPartial", "AllNodesScanPartial")
+
+
+def operators(plan) -> list[str]:
+    """Operator types of a ResultSummary.profile tree, depth first."""
+    out = [plan["operatorType"].split("@")[0]]
+    for child in plan.get("children", []):
+        out += operators(child)
+    return out
+
+
+@pytest.fixture(scope="module")
+def populated(graph):
+    tenants = [f"t-{uuid.uuid4().hex[:12]}" for _ in range(3)]
+    data = [build_crm(graph, t) for t in tenants]
+    return tenants[0], data[0]
+
+
+def profile(db, name: str, **params) -> list[str]:
+    with db.driver.session(database=db.database) as s:
+        result = s.run("PROFILE " + cypher.query(name), params)
+        result.consume()
+        summary = result.consume()
+    assert summary.profile, f"{name}: no profile returned"
+    return operators(summary.profile)
+
+
+def cases(tenant: str, ids: dict) -> dict[str, dict]:
+    now = utcnow()
+    common = {"tenant_id": tenant, "now": now, "as_of": now, "known_at": now}
+    scope = {"session_id": None, "user_id": None, "occurred_after": None, "occurred_before": None}
+    retr = {"lucene": build_query("who reports to Carol at Globex"), "vector": [0.05] * 384, "limit": 50,
+            "fetch": 1000, "entity_kinds": None, "seed_ids": [ids["Dana Smith"], ids["Globex"]]}
+    return {
+        "search/facts": {**common, **scope, **retr, "include_superseded": False, "predicates": None, "scoped": True},
+        "search/episodes": {**common, **scope, **retr},
+        "search/entities": {**common, **retr},
+        "search/entities_by_name": {"tenant_id": tenant, "lucene": None, "kind": "Person", "offset": 0, "limit": 10,
+                                    "fetch": 100},
+        "recall/around": {**common, "entity_id": ids["Sam Me"], "max_hops": 3, "limit": 50, "predicates": None},
+        "recall/between": {**common, "from_id": ids["Sam Me"], "to_id": ids["Initech"], "k": 5, "max_hops": 3,
+                           "predicates": None},
+        "recall/neighbours": {**common, "entity_id": ids["Dana Smith"], "direction": "both", "predicates": None,
+                              "include_superseded": False, "offset": 0, "limit": 50},
+        "recall/who_at": {"tenant_id": tenant, "now": now, "as_of": now, "org_id": ids["Globex"],
+                          "member_predicate": "WORKS_AT", "predicate": "REPORTS_TO", "value_key": None,
+                          "object_id": None, "via_predicate": "HAS_TITLE", "via_value_key": "cfo", "offset": 0,
+                          "limit": 50},
+    }
+
+
+@pytest.mark.parametrize("name", list(cases("t", {k: "x" for k in
+                                                  ["Dana Smith", "Globex", "Sam Me", "Initech"]})))
+def test_hot_query_plans_use_indexes(db, populated, name):
+    tenant, ids = populated
+    ops = profile(db, name, **cases(tenant, ids)[name])
+    bad = [o for o in ops if o in BAD]
+    assert not bad, f"{name} plan scans: {bad} in {ops}"
+    assert any("Seek" in o or o == "ProcedureCall" for o in ops), f"{name}: no index seek in {ops}"
+
+
+def test_profile_detects_a_label_scan(db, populated):
+    """The check itself can fail: a tenant-only entity listing without kind IS NOT NULL would scan the label."""
+    with db.driver.session(database=db.database) as s:
+        result = s.run("PROFILE MATCH (n:Episode) WHERE n.content CONTAINS $x RETURN count(n)", x="zzz")
+        summary = result.consume()
+    assert "NodeByLabelScan" in operators(summary.profile)

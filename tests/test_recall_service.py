@@ -1,0 +1,242 @@
+"""Recall on a small CRM graph in the real Neo4j: hybrid search with its filters, multi-hop paths, introductions,
+neighbours and "who at X has Y", tenant isolation and bad input."""
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from graphmem.errors import InvalidInput, NotFound, TenantRequired
+from graphmem.models import EntityRef, EpisodeIn, FactIn
+from graphmem.recall.models import SearchRequest
+from graphmem.recall.service import RecallService
+
+UTC = timezone.utc
+T0 = datetime(2023, 1, 1, tzinfo=UTC)
+
+
+def P(name):
+    return EntityRef(kind="Person", name=name)
+
+
+def O(name):
+    return EntityRef(kind="Organization", name=name)
+
+
+def build_crm(graph, tenant: str) -> dict:
+    """A small CRM story. Returns {name: entity id, "episodes": {key: episode id}}."""
+    eps = {}
+
+    def ep(key, text, days, session="s1"):
+        e, _ = graph.append_episode(tenant, EpisodeIn(content=text, occurred_at=T0 + timedelta(days=days),
+                                                      idempotency_key=key, session_id=session, user_id="u1",
+                                                      role="user", speaker="Sam"))
+        eps[key] = e.id
+        return e.id
+
+    e1 = ep("e1", "Dana Smith works at Acme as an engineer.", 0)
+    e2 = ep("e2", "Dana moved to Globex in June; Carol Jones is Globex's CFO.", 160)
+    e3 = ep("e3", "Bob Lee at Globex reports to Carol. Eve reports to Dana.", 170)
+    e4 = ep("e4", "I know Dana well. Dana knows Frank Wu, head of procurement at Initech.", 180, session="s2")
+    e5 = ep("e5", "Dana prefers to be contacted by email, not phone.", 190, session="s2")
+    facts = [
+        FactIn(subject=P("Dana Smith"), predicate="WORKS_AT", object=O("Acme"), episode_id=e1),
+        FactIn(subject=P("Dana Smith"), predicate="WORKS_AT", object=O("Globex"), episode_id=e2),
+        FactIn(subject=P("Carol Jones"), predicate="WORKS_AT", object=O("Globex"), episode_id=e2),
+        FactIn(subject=P("Carol Jones"), predicate="HAS_TITLE", value="CFO", episode_id=e2),
+        FactIn(subject=P("Bob Lee"), predicate="WORKS_AT", object=O("Globex"), episode_id=e3),
+        FactIn(subject=P("Bob Lee"), predicate="REPORTS_TO", object=P("Carol Jones"), episode_id=e3),
+        FactIn(subject=P("Eve Adams"), predicate="WORKS_AT", object=O("Globex"), episode_id=e3),
+        FactIn(subject=P("Eve Adams"), predicate="REPORTS_TO", object=P("Dana Smith"), episode_id=e3),
+        FactIn(subject=P("Sam Me"), predicate="KNOWS", object=P("Dana Smith"), episode_id=e4),
+        FactIn(subject=P("Dana Smith"), predicate="KNOWS", object=P("Frank Wu"), episode_id=e4),
+        FactIn(subject=P("Frank Wu"), predicate="WORKS_AT", object=O("Initech"), episode_id=e4),
+        FactIn(subject=P("Frank Wu"), predicate="HAS_TITLE", value="Head of Procurement", episode_id=e4),
+        FactIn(subject=P("Dana Smith"), predicate="PREFERS_CHANNEL", value="email", episode_id=e5),
+    ]
+    out = graph.assert_facts(tenant, facts)
+    assert all(o.action in ("created", "superseded") for o in out), out
+    ids = {n: graph.find_entities(tenant, n)[0].id for n in
+           ["Dana Smith", "Carol Jones", "Bob Lee", "Eve Adams", "Sam Me", "Frank Wu", "Acme", "Globex", "Initech"]}
+    ids["episodes"] = eps
+    return ids
+
+
+@pytest.fixture(scope="module")
+def crm(graph):
+    tenant = f"t-{uuid.uuid4().hex[:12]}"
+    return tenant, build_crm(graph, tenant)
+
+
+@pytest.fixture(scope="module")
+def recall(db, graph):
+    return RecallService(db, graph, embedder=None)
+
+
+# ---- search ---------------------------------------------------------------------------------------
+def test_search_finds_fact_with_provenance_and_reasons(recall, crm):
+    tenant, ids = crm
+    res = recall.search(tenant, SearchRequest(query="who does Bob report to?", targets=["fact"]))
+    assert "vector: no embedder configured (GRAPHMEM_EMBEDDER=none)" in res.degraded
+    top = res.hits[0]
+    assert top.kind == "fact" and top.fact.predicate == "REPORTS_TO" and top.fact.subject_id == ids["Bob Lee"]
+    assert top.episode_ids == [ids["episodes"]["e3"]]
+    assert any(r.startswith("fulltext rank") for r in top.reasons)
+    assert [h.score for h in res.hits] == sorted((h.score for h in res.hits), reverse=True)
+
+
+def test_search_default_is_current_facts_only_and_as_of_goes_back(recall, crm):
+    tenant, ids = crm
+    now = recall.search(tenant, SearchRequest(query="Dana works at", targets=["fact"], predicates=["WORKS_AT"]))
+    objs = {h.fact.object_id for h in now.hits if h.fact.subject_id == ids["Dana Smith"]}
+    assert objs == {ids["Globex"]}
+    then = recall.search(tenant, SearchRequest(query="Dana works at", targets=["fact"], predicates=["WORKS_AT"],
+                                               as_of=T0 + timedelta(days=30)))
+    assert {h.fact.object_id for h in then.hits if h.fact.subject_id == ids["Dana Smith"]} == {ids["Acme"]}
+    both = recall.search(tenant, SearchRequest(query="Dana works at", targets=["fact"], predicates=["WORKS_AT"],
+                                               include_superseded=True))
+    assert {h.fact.object_id for h in both.hits if h.fact.subject_id == ids["Dana Smith"]} == {ids["Acme"], ids["Globex"]}
+
+
+def test_search_known_at_hides_what_was_not_yet_recorded(recall, crm):
+    tenant, _ = crm
+    res = recall.search(tenant, SearchRequest(query="Dana email", known_at=datetime(2020, 1, 1, tzinfo=UTC)))
+    assert res.hits == []
+
+
+def test_search_episodes_scope_and_time_range(recall, crm):
+    tenant, ids = crm
+    res = recall.search(tenant, SearchRequest(query="Dana", targets=["episode"], session_id="s2"))
+    assert {h.id for h in res.hits} == {ids["episodes"]["e4"], ids["episodes"]["e5"]}
+    res = recall.search(tenant, SearchRequest(query="Dana", targets=["episode"],
+                                              occurred_before=T0 + timedelta(days=100)))
+    assert [h.id for h in res.hits] == [ids["episodes"]["e1"]]
+    assert res.hits[0].text.startswith("Sam: ")
+
+
+def test_search_facts_scoped_by_session_through_provenance(recall, crm):
+    tenant, ids = crm
+    res = recall.search(tenant, SearchRequest(query="Dana", targets=["fact"], session_id="s2"))
+    assert res.hits and all(set(h.episode_ids) & {ids["episodes"]["e4"], ids["episodes"]["e5"]} for h in res.hits)
+
+
+def test_search_entities_and_kind_filter(recall, crm):
+    tenant, ids = crm
+    res = recall.search(tenant, SearchRequest(query="Globex", targets=["entity"]))
+    assert res.hits[0].id == ids["Globex"]
+    res = recall.search(tenant, SearchRequest(query="Globex", targets=["entity"], entity_kinds=["Person"]))
+    assert ids["Globex"] not in {h.id for h in res.hits}
+    assert {h.entity.kind for h in res.hits} <= {"Person"}
+
+
+def test_search_graph_proximity_from_seed(recall, crm):
+    tenant, ids = crm
+    res = recall.search(tenant, SearchRequest(query="preferred channel", targets=["fact"],
+                                              seed_entity_ids=[ids["Dana Smith"]]))
+    assert any(r.startswith("graph rank") for h in res.hits for r in h.reasons)
+    assert res.hits[0].fact.predicate == "PREFERS_CHANNEL"
+
+
+def test_search_never_crosses_tenants(recall, crm, graph, tenant):
+    _, ids = crm
+    res = recall.search(tenant, SearchRequest(query="Dana Globex Carol CFO"))
+    assert res.hits == []
+    with pytest.raises(NotFound) as err:
+        recall.search(tenant, SearchRequest(query="Dana", seed_entity_ids=[ids["Dana Smith"]]))
+    assert err.value.field == "seed_entity_ids"
+
+
+def test_search_bad_input(recall, crm):
+    tenant, _ = crm
+    with pytest.raises(TenantRequired):
+        recall.search("", SearchRequest(query="x"))
+    with pytest.raises(InvalidInput) as err:
+        recall.search(tenant, SearchRequest(query="x", occurred_after=T0, occurred_before=T0))
+    assert err.value.field == "occurred_after"
+    res = recall.search(tenant, SearchRequest(query='Dana AND (OR "unbalanced [ ~ \\ title:*'))
+    assert res.hits  # Lucene syntax in user text is escaped, not parsed
+
+
+def test_search_mmr_diversifies(recall, crm):
+    tenant, _ = crm
+    plain = recall.search(tenant, SearchRequest(query="Globex", k=5))
+    diverse = recall.search(tenant, SearchRequest(query="Globex", k=5, mmr=True, mmr_lambda=0.3))
+    assert {h.id for h in diverse.hits} <= {h.id for h in recall.search(tenant, SearchRequest(query="Globex", k=50)).hits}
+    assert len(diverse.hits) == len(plain.hits) == 5
+
+
+# ---- multi-hop ------------------------------------------------------------------------------------
+def test_paths_around_carry_facts_and_provenance(recall, crm):
+    tenant, ids = crm
+    paths = recall.paths_around(tenant, ids["Sam Me"], max_hops=3)
+    by_target = {p.target.id: p for p in paths}
+    assert by_target[ids["Dana Smith"]].length == 1
+    assert by_target[ids["Frank Wu"]].length == 2
+    assert by_target[ids["Initech"]].length == 3
+    assert ids["Acme"] not in by_target  # Dana left Acme: that fact is not valid now
+    hop = by_target[ids["Frank Wu"]].hops[1]
+    assert hop.fact.predicate == "KNOWS" and hop.from_id == ids["Dana Smith"] and hop.direction == "out"
+    assert hop.episode_ids == [ids["episodes"]["e4"]] and hop.fact.statement
+    assert [p.length for p in paths] == sorted(p.length for p in paths)
+    one = recall.paths_around(tenant, ids["Sam Me"], max_hops=1)
+    assert {p.target.id for p in one} == {ids["Dana Smith"]}
+
+
+def test_paths_around_as_of_uses_the_past_graph(recall, crm):
+    tenant, ids = crm
+    past = recall.paths_around(tenant, ids["Dana Smith"], max_hops=1, as_of=T0 + timedelta(days=30))
+    assert {p.target.id for p in past} == {ids["Acme"]}
+
+
+def test_introduction_path(recall, crm):
+    tenant, ids = crm
+    path = recall.introduction(tenant, ids["Sam Me"], ids["Initech"])
+    assert [h.to_id for h in path.hops] == [ids["Dana Smith"], ids["Frank Wu"], ids["Initech"]]
+    assert recall.introduction(tenant, ids["Sam Me"], ids["Initech"], max_hops=2) is None
+    paths = recall.paths_between(tenant, ids["Bob Lee"], ids["Eve Adams"], max_hops=4)
+    assert paths and paths[0].length == 2  # both at Globex
+    assert [p.length for p in paths] == sorted(p.length for p in paths)
+
+
+def test_neighbours_by_predicate(recall, crm):
+    tenant, ids = crm
+    ns = recall.neighbours(tenant, ids["Carol Jones"], predicates=["REPORTS_TO"])
+    assert [(n.direction, n.neighbour.id) for n in ns] == [("in", ids["Bob Lee"])]
+    out = recall.neighbours(tenant, ids["Dana Smith"], direction="out", predicates=["WORKS_AT"],
+                            include_superseded=True)
+    assert {n.neighbour.id for n in out} == {ids["Acme"], ids["Globex"]}
+
+
+def test_who_at_org_reports_to_cfo(recall, crm):
+    tenant, ids = crm
+    members = recall.who_at(tenant, ids["Globex"], predicate="REPORTS_TO", via_predicate="HAS_TITLE", via_value="cfo")
+    assert [m.entity.id for m in members] == [ids["Bob Lee"]]
+    assert members[0].property.object_id == ids["Carol Jones"] and members[0].membership_episode_ids
+    everyone = recall.who_at(tenant, ids["Globex"])
+    assert {m.entity.id for m in everyone} == {ids["Dana Smith"], ids["Carol Jones"], ids["Bob Lee"], ids["Eve Adams"]}
+    cfo = recall.who_at(tenant, ids["Globex"], predicate="HAS_TITLE", value="CFO")
+    assert [m.entity.id for m in cfo] == [ids["Carol Jones"]]
+
+
+def test_multihop_bad_input_and_isolation(recall, crm, tenant):
+    t, ids = crm
+    with pytest.raises(InvalidInput) as err:
+        recall.paths_around(t, ids["Sam Me"], max_hops=9)
+    assert err.value.field == "max_hops"
+    with pytest.raises(NotFound):
+        recall.paths_around(tenant, ids["Sam Me"])
+    with pytest.raises(NotFound) as err:
+        recall.paths_between(tenant, ids["Sam Me"], ids["Initech"])
+    assert err.value.field == "from_id"
+
+
+def test_resolve_entity_by_name_and_text(recall, crm):
+    tenant, ids = crm
+    assert recall.resolve_entity(tenant, name="dana smith").id == ids["Dana Smith"]
+    assert recall.resolve_entity(tenant, query="the Initech company").id == ids["Initech"]
+    with pytest.raises(NotFound):
+        recall.resolve_entity(tenant, name="Nobody Here")
+    page = recall.find_entities(tenant, kind="Organization", limit=2)
+    rest = recall.find_entities(tenant, kind="Organization", offset=2, limit=2)
+    assert len(page) == 2 and len(rest) == 1 and not {e.id for e in page} & {e.id for e in rest}
