@@ -59,11 +59,45 @@ class Settings(BaseSettings):
     llm_max_retries: int = 4
     llm_max_concurrency: int = 4
 
+    # --- ingestion: write policy, extraction jobs, worker (issue 3) ------------------------------
+    extraction_min_confidence: float = Field(default=0.6, ge=0.0, le=1.0,
+                                             description="Inferred facts below this confidence are refused.")
+    extraction_prompt: str = Field(default="extract_v1", description="Prompt file in graphmem/prompts/ (no .md).")
+    extraction_chatter_gate: bool = Field(default=True, description="Skip extraction for chatter ('ok thanks').")
+    job_max_attempts: int = Field(default=5, ge=1, description="Attempts before a job is dead-lettered.")
+    job_lease_s: float = Field(default=120.0, gt=0, description="Seconds a claimed job stays claimed unless renewed.")
+    job_backoff_s: float = Field(default=2.0, ge=0, description="First retry delay (seconds); doubles per attempt.")
+    job_backoff_max_s: float = Field(default=300.0, ge=0)
+    worker_poll_s: float = Field(default=0.5, gt=0, description="Idle worker poll interval (seconds).")
+    worker_batch: int = Field(default=8, ge=1, le=500, description="Jobs claimed per claim query.")
+    llm_cost_prompt_usd_per_1m: float = Field(default=0.15, ge=0,
+                                              description="USD per 1M prompt tokens (gpt-4o-mini list price).")
+    llm_cost_completion_usd_per_1m: float = Field(default=0.60, ge=0,
+                                                  description="USD per 1M completion tokens (gpt-4o-mini list price).")
+    crm_mapping_path: Path | None = Field(default=None, description="Declarative JSON mapping; default ships in "
+                                          "graphmem/data/crm_mapping.json.")
+
     # --- limits --------------------------------------------------------------------------------
     max_value_chars: int = Field(default=4000, description="Longest fact value / statement accepted (characters).")
     max_episode_chars: int = Field(default=100_000, description="Longest episode content accepted (characters).")
     max_name_chars: int = 300
     bulk_batch_size: int = 1000
+
+    # --- context: sessions, assembly, compaction (issue 5, graphmem/context/) ---------------------
+    session_ttl_s: float = Field(default=86_400.0, gt=0, description="Idle time after which a session's window "
+                                 "starts empty of its old turns (seconds).")
+    context_latency_budget_s: float = Field(default=1.0, gt=0, description="Wall-clock budget for one window "
+                                            "assembly (seconds); slower optional sources are cut off.")
+    context_search_timeout_s: float = Field(default=0.3, gt=0, description="Per-source timeout for recall search "
+                                            "in assembly (seconds); past it the source is marked degraded.")
+    context_retrieval_k: int = Field(default=8, ge=0, le=100, description="Facts/episodes asked of recall per turn.")
+    context_tail_max_episodes: int = Field(default=200, ge=1, description="Most raw turns read for the tail.")
+    context_document_snippet_tokens: int = Field(default=150, ge=8, description="Longest document snippet (tokens).")
+    compaction_threshold_tokens: int = Field(default=3000, ge=1, description="Raw (uncompacted) tail size that "
+                                             "triggers compaction after a turn (tokens).")
+    compaction_keep_tokens: int = Field(default=1000, ge=0, description="Newest raw turns left uncompacted (tokens).")
+    summary_max_tokens: int = Field(default=600, ge=32, description="Longest summary revision (tokens).")
+    compaction_workers: int = Field(default=1, ge=1, le=16, description="Background compaction threads per process.")
 
     # --- HTTP service ----------------------------------------------------------------------------
     api_host: str = "127.0.0.1"
@@ -71,6 +105,11 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(default=2_000_000, description="Largest request body accepted (bytes); 413 beyond.")
     bootstrap_admin_key: str | None = Field(
         default=None, description="If set, an admin key with this secret is ensured at start-up (tenant 'admin').")
+
+    # --- governance (issue 7): sweeper --------------------------------------------------------------
+    sweep_interval_s: float = Field(default=3600.0, gt=0, description="Seconds between the worker's sweeper runs.")
+    sweep_batch_size: int = Field(default=500, ge=1, le=10_000,
+                                  description="Expired episodes, facts or sessions removed per sweeper transaction.")
 
 
 @lru_cache(maxsize=1)

@@ -1,0 +1,224 @@
+"""The LLM extractor: one episode in, entities and facts out, through `graphmem.ingest.llm.ChatClient`.
+
+The prompt is a versioned file (`graphmem/prompts/<version>.md`, repair instructions in `<version>.repair.md`),
+filled with the tenant's ontology, the episode and its reference time. The reply must parse into `Extraction`
+(pydantic; unknown top-level keys are refused, which catches a model echoing the JSON schema back). A reply that
+does not parse gets exactly one repair call; if that fails too, `ExtractionMalformed` (a permanent job failure).
+Relative dates are resolved against the episode's `occurred_at` (`resolve_time`). Facts come out as `FactIn` with
+source "inferred"; the write policy and the core's resolver and temporal rules take it from there.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timezone
+from pathlib import Path
+from string import Template
+from typing import Annotated, Any
+
+import dateparser
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+
+from graphmem.ingest.llm import ChatClient, Usage
+from graphmem.ingest.policy import PolicyRefusal
+from graphmem.models import KIND_RE, EntityRef, Episode, FactIn
+from graphmem.ontology import Ontology
+
+PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
+UTC = timezone.utc
+
+
+class ExtractionMalformed(Exception):
+    """The LLM's output did not parse, even after one repair attempt. Permanent for this job."""
+
+
+def _text(v: Any) -> Any:
+    return str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+
+
+class XEntity(BaseModel):
+    """An entity as the LLM returns it."""
+
+    model_config = ConfigDict(extra="ignore")
+    ref: str = Field(min_length=1, max_length=40)
+    kind: str
+    name: str = Field(min_length=1)
+    email: str | None = None
+    domain: str | None = None
+    aliases: list[str] = Field(default_factory=list)
+
+
+class XFact(BaseModel):
+    """A fact as the LLM returns it; `subject`/`object` are entity refs; times are strings resolved later."""
+
+    model_config = ConfigDict(extra="ignore")
+    subject: str
+    predicate: str
+    object: str | None = None
+    value: Annotated[str | None, BeforeValidator(_text)] = None
+    valid_from: Annotated[str | None, BeforeValidator(_text)] = None
+    valid_to: Annotated[str | None, BeforeValidator(_text)] = None
+    confidence: float = Field(default=0.8, ge=0.0, le=1.0)
+
+
+class Extraction(BaseModel):
+    """The whole reply: exactly `entities` and `facts` (extra keys, e.g. an echoed schema, are an error)."""
+
+    model_config = ConfigDict(extra="forbid")
+    entities: list[XEntity]
+    facts: list[XFact]
+
+    @model_validator(mode="after")
+    def _refs(self) -> "Extraction":
+        refs = {e.ref for e in self.entities}
+        for i, f in enumerate(self.facts):
+            for side in ("subject", "object"):
+                r = getattr(f, side)
+                if r is not None and r not in refs:
+                    raise ValueError(f"facts[{i}].{side} refers to {r!r}, which is not in entities")
+        return self
+
+
+def resolve_time(text: str | None, reference: datetime) -> datetime | None:
+    """An ISO 8601 date/date-time or a relative phrase ("last Tuesday", "since March") as an aware UTC datetime,
+    resolved against `reference` (the episode's occurred_at). A date means midnight UTC; a date-time without an
+    offset is taken as UTC (the prompt asks for UTC). None for None/"null"; `ValueError` if unparseable."""
+    if text is None or not text.strip() or text.strip().lower() in ("null", "none", "now", "present"):
+        return None
+    s = text.strip()
+    try:
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", s):
+            return datetime.combine(date.fromisoformat(s), time(0), UTC)
+        d = datetime.fromisoformat(s.replace("Z", "+00:00"))
+        return (d if d.tzinfo else d.replace(tzinfo=UTC)).astimezone(UTC)
+    except ValueError:
+        pass
+    phrase = re.sub(r"(?i)^(since|from|as of|starting|until|till|to)\s+", "", s)
+    got = dateparser.parse(phrase, settings={
+        "RELATIVE_BASE": reference.astimezone(UTC).replace(tzinfo=None), "PREFER_DATES_FROM": "past",
+        "TIMEZONE": "UTC", "TO_TIMEZONE": "UTC", "RETURN_AS_TIMEZONE_AWARE": True, "PREFER_DAY_OF_MONTH": "first"})
+    if got is None:
+        raise ValueError(f"cannot read {s!r} as a date")
+    return got.astimezone(UTC)
+
+
+def _predicate_lines(ontology: Ontology) -> str:
+    lines = []
+    for p in sorted(ontology.predicates.values(), key=lambda p: p.name):
+        lines.append(f"- {p.name}: {', '.join(p.subject_kinds)} -> {', '.join(p.object_kinds)} ({p.cardinality})")
+    return "\n".join(lines)
+
+
+@dataclass
+class Extracted:
+    """What an extractor produced for one episode."""
+
+    facts: list[FactIn] = field(default_factory=list)
+    entities: list[EntityRef] = field(default_factory=list)   # to create/enrich even without a fact
+    refusals: list[PolicyRefusal] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    extractor: str = "llm"
+    prompt_version: str | None = None
+
+
+class LLMExtractor:
+    """Extracts facts from text episodes with one LLM call (plus at most one repair call)."""
+
+    def __init__(self, client: ChatClient, prompt_version: str = "extract_v1"):
+        self.client = client
+        self.prompt_version = prompt_version
+        self._prompt = Template((PROMPTS / f"{prompt_version}.md").read_text())
+        self._repair = Template((PROMPTS / f"{prompt_version}.repair.md").read_text())
+
+    def messages(self, episode: Episode, ontology: Ontology) -> list[dict]:
+        """The chat messages for `episode` (one user message built from the prompt file)."""
+        text = self._prompt.safe_substitute(
+            reference_time=episode.occurred_at.isoformat().replace("+00:00", "Z"), predicates=_predicate_lines(ontology),
+            episode_kind=episode.kind, speaker=episode.speaker or episode.role or "unknown", content=episode.content)
+        return [{"role": "user", "content": text}]
+
+    def extract(self, tenant_id: str, episode: Episode, ontology: Ontology, out: Extracted | None = None) -> Extracted:
+        """Call the LLM and turn its reply into facts, filling `out` (so its `usage` counts the calls made even when
+        this raises). Raises `ExtractionMalformed`, `LLMUnavailable`, `LLMRejected`."""
+        out = out or Extracted()
+        out.extractor, out.prompt_version = "llm", self.prompt_version
+        messages = self.messages(episode, ontology)
+        reply = self.client.complete(tenant_id, messages, out.usage)
+        try:
+            parsed = _parse(reply)
+        except ValueError as first:
+            messages += [{"role": "assistant", "content": reply[:4000]},
+                         {"role": "user", "content": self._repair.safe_substitute(error=str(first)[:500])}]
+            reply = self.client.complete(tenant_id, messages, out.usage)
+            try:
+                parsed = _parse(reply)
+            except ValueError as second:
+                raise ExtractionMalformed(f"malformed LLM output after one repair attempt: {second}"[:500]) from second
+        self._to_facts(parsed, episode, ontology, out)
+        return out
+
+    @staticmethod
+    def _to_facts(x: Extraction, episode: Episode, ontology: Ontology, out: Extracted) -> None:
+        refs: dict[str, EntityRef | None] = {}
+        for e in x.entities:
+            try:
+                refs[e.ref] = EntityRef(kind=e.kind, name=e.name, email=e.email, domain=e.domain,
+                                        aliases=[a for a in e.aliases if a and a.strip()])
+            except ValidationError:
+                try:  # keep the entity without a malformed identifier
+                    refs[e.ref] = EntityRef(kind=e.kind, name=e.name)
+                except ValidationError:
+                    refs[e.ref] = None
+        kinds = {e.ref: e.kind for e in x.entities}
+        for i, f in enumerate(x.facts):
+            fld = f"extraction.facts[{i}]"
+            pred = f.predicate.strip().upper()
+
+            def refuse(reason: str, where: str, detail: str) -> None:
+                out.refusals.append(PolicyRefusal(reason, f"{fld}.{where}", detail, episode.id, pred[:64]))
+            p = ontology.predicates.get(pred)
+            if p is None:
+                refuse("unknown_predicate", "predicate", f"predicate {pred[:64]} is not in the tenant's ontology")
+                continue
+            subj, obj = refs.get(f.subject), refs.get(f.object) if f.object else None
+            if subj is None or (f.object and obj is None) or (obj is None) == (f.value is None):
+                refuse("invalid_fact", "object", "needs a valid subject and exactly one of object or value")
+                continue
+            if not p.accepts_subject(kinds[f.subject]) or not p.accepts_object(kinds[f.object] if obj else None):
+                refuse("invalid_fact", "subject", f"{p.name} does not take these kinds")
+                continue
+            try:
+                vf = resolve_time(f.valid_from, episode.occurred_at)
+                vt = resolve_time(f.valid_to, episode.occurred_at)
+            except ValueError:
+                refuse("invalid_date", "valid_from", "a date could not be read")
+                continue
+            if vt is not None and vt <= (vf or episode.occurred_at):
+                refuse("invalid_date", "valid_to", "valid_to is not after valid_from")
+                continue
+            try:
+                out.facts.append(FactIn(subject=subj, predicate=pred, object=obj, value=f.value, valid_from=vf,
+                                        valid_to=vt, confidence=f.confidence, source="inferred",
+                                        episode_id=episode.id))
+            except ValidationError:
+                refuse("invalid_fact", "value", "the fact does not validate")
+
+
+def _parse(reply: str) -> Extraction:
+    text = reply.strip()
+    fence = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", text, re.S)
+    if fence:
+        text = fence.group(1)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not valid JSON ({exc.msg} at character {exc.pos})") from exc
+    if not isinstance(data, dict):
+        raise ValueError("the reply must be a JSON object")
+    try:
+        return Extraction.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise ValueError(f"{loc}: {first['msg']}" + (f" ({exc.error_count()} errors)" if exc.error_count() > 1 else ""))

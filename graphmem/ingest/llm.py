@@ -1,0 +1,119 @@
+"""A chat-completions client for extraction: the `openai` package against any OpenAI-compatible endpoint.
+
+- One `openai.OpenAI(base_url, api_key, timeout=settings.llm_timeout_s, max_retries=0)`; retries are tenacity's:
+  429, 5xx, timeouts and connection errors are retried up to `settings.llm_max_retries` times (so at most
+  `llm_max_retries + 1` calls), waiting what `Retry-After`/`Retry-After-Ms` asks (capped at 60 s), else
+  exponential backoff with jitter (0.5 s, 1 s, 2 s, ... capped at 8 s, plus up to 0.5 s).
+- Bounded concurrency per endpoint: at most `settings.llm_max_concurrency` requests in flight per base URL in this
+  process (a semaphore shared by every client of that URL).
+- Usage: every call's tokens go to `graphmem.metrics.LLM_TOKENS` / `LLM_CALLS` (per tenant) and to the `Usage`
+  the caller passes (per job); cost in USD from `settings.llm_cost_*_usd_per_1m`.
+Errors: `LLMUnavailable` (transient, after the retries) and `LLMRejected` (a 4xx other than 429: permanent).
+"""
+from __future__ import annotations
+
+import random
+import threading
+from dataclasses import dataclass
+
+import tenacity
+
+from graphmem.embeddings import _is_retryable, _retry_after_s
+from graphmem.metrics import LLM_CALLS, LLM_TOKENS
+from graphmem.settings import Settings
+
+RETRY_AFTER_CAP_S = 60.0
+_SEMAPHORES: dict[str, threading.BoundedSemaphore] = {}
+_SEM_LOCK = threading.Lock()
+
+
+class LLMUnavailable(Exception):
+    """The endpoint failed (429/5xx/timeout/connection) on every attempt. Transient: the job is retried later."""
+
+
+class LLMRejected(Exception):
+    """The endpoint refused the request (4xx other than 429). Permanent for this job."""
+
+
+@dataclass
+class Usage:
+    """LLM usage of one job: calls, prompt and completion tokens, cost (USD)."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+def endpoint_semaphore(base_url: str, size: int) -> threading.BoundedSemaphore:
+    """The process-wide semaphore bounding concurrent requests to `base_url`."""
+    with _SEM_LOCK:
+        if base_url not in _SEMAPHORES:
+            _SEMAPHORES[base_url] = threading.BoundedSemaphore(max(1, size))
+        return _SEMAPHORES[base_url]
+
+
+def _wait(state: tenacity.RetryCallState) -> float:
+    asked = _retry_after_s(state.outcome.exception() if state.outcome else None)
+    if asked is not None:
+        return min(asked, RETRY_AFTER_CAP_S)
+    return min(8.0, 0.5 * 2.0 ** (state.attempt_number - 1)) + random.uniform(0.0, 0.5)
+
+
+class ChatClient:
+    """Chat completions with retries, a per-endpoint concurrency bound and usage accounting."""
+
+    def __init__(self, settings: Settings, client=None):
+        import openai
+        if not settings.llm_base_url and not settings.llm_api_key and client is None:
+            raise LLMRejected("no LLM configured (GRAPHMEM_LLM_BASE_URL / GRAPHMEM_LLM_API_KEY)")
+        self.settings = settings
+        self.model = settings.llm_model
+        self.base_url = settings.llm_base_url or "https://api.openai.com/v1"
+        self._client = client or openai.OpenAI(base_url=settings.llm_base_url, api_key=settings.llm_api_key or "unused",
+                                               timeout=settings.llm_timeout_s, max_retries=0)
+        self._sem = endpoint_semaphore(self.base_url, settings.llm_max_concurrency)
+
+    def _once(self, tenant_id: str, messages: list[dict], usage: Usage):
+        with self._sem:
+            usage.calls += 1
+            try:
+                resp = self._client.chat.completions.create(model=self.model, messages=messages, temperature=0,
+                                                            response_format={"type": "json_object"})
+            except Exception as exc:
+                LLM_CALLS.labels(tenant_id, "error").inc()
+                raise exc
+        LLM_CALLS.labels(tenant_id, "ok").inc()
+        u = getattr(resp, "usage", None)
+        if u is not None:
+            p, c = int(u.prompt_tokens or 0), int(u.completion_tokens or 0)
+            usage.prompt_tokens += p
+            usage.completion_tokens += c
+            usage.cost_usd += (p * self.settings.llm_cost_prompt_usd_per_1m
+                               + c * self.settings.llm_cost_completion_usd_per_1m) / 1e6
+            LLM_TOKENS.labels(tenant_id, "prompt").inc(p)
+            LLM_TOKENS.labels(tenant_id, "completion").inc(c)
+        return resp
+
+    def complete(self, tenant_id: str, messages: list[dict], usage: Usage) -> str:
+        """The assistant's reply text for `messages`. Raises `LLMUnavailable` or `LLMRejected`."""
+        retrying = tenacity.Retrying(stop=tenacity.stop_after_attempt(self.settings.llm_max_retries + 1),
+                                     wait=_wait, retry=tenacity.retry_if_exception(_is_retryable), reraise=True)
+        try:
+            resp = retrying(self._once, tenant_id, messages, usage)
+        except Exception as exc:
+            if _is_retryable(exc):
+                raise LLMUnavailable(f"LLM unavailable after {usage.calls} calls: {type(exc).__name__}: "
+                                     f"{_short(exc)}") from exc
+            import openai
+            if isinstance(exc, openai.APIStatusError):
+                raise LLMRejected(f"LLM rejected the request: HTTP {exc.status_code}: {_short(exc)}") from exc
+            raise
+        if not resp.choices:
+            return ""
+        return resp.choices[0].message.content or ""
+
+
+def _short(exc: Exception, n: int = 300) -> str:
+    s = str(exc)
+    return s if len(s) <= n else s[:n] + "..."

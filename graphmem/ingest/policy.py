@@ -1,0 +1,124 @@
+"""The write policy: what may be stored, decided before anything is written (DESIGN.md "Write policy").
+
+- Episodes: secrets are redacted from `content` and `speaker` (`graphmem.ingest.secrets`); chatter is gated out of
+  extraction (`is_chatter`).
+- Facts: a fact whose value, statement or entity names contain a secret (or a redaction mark) is refused; an inferred fact below
+  `settings.extraction_min_confidence` is refused; a value or statement over `settings.max_value_chars`
+  characters is refused; an unknown predicate is refused (extracted facts only; explicit callers get 422).
+  Sensitive classes (health, finance, legal) that are only inferred are held as candidates by the core
+  (`AssertOutcome.action == "candidate"`).
+Each refusal becomes a `Refusal` (reason and field, never the refused content) recorded by `graphmem.ingest.refusals`.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from graphmem.ingest.secrets import contains_secret, redact
+from graphmem.models import EntityRef, EpisodeIn, FactIn
+from graphmem.ontology import Ontology
+from graphmem.settings import Settings
+
+# Short acknowledgements and greetings that carry no facts. A message is chatter when every word is in this list
+# and it has at most CHATTER_MAX_WORDS words.
+CHATTER_WORDS = frozenset("""
+ok okay k kk okey alright allright right sure yes yeah yep yup no nope nah thanks thank you thx ty cheers cool great
+nice good perfect awesome fine got it noted understood hi hello hey bye goodbye see ya later lol haha hm hmm mhm uh
+um oh ah wow welcome np sounds will do done please pls much very so a the that works
+""".split())
+CHATTER_MAX_WORDS = 6
+TEXT_KINDS = ("message", "text", "tool_result")
+
+
+def is_chatter(content: str) -> bool:
+    """True for short acknowledgements ("ok thanks", "👍", "great, will do!") that extraction would waste a call on."""
+    text = unicodedata.normalize("NFKC", content).casefold()
+    words = re.findall(r"[^\W\d_]+|\d+", text)
+    if not words:  # only emoji / punctuation
+        return len(text.strip()) <= 16
+    return len(words) <= CHATTER_MAX_WORDS and all(w in CHATTER_WORDS for w in words)
+
+
+@dataclass(frozen=True)
+class PolicyRefusal:
+    """Why one item was refused. `reason` is a short code; `detail` a sentence without the refused content."""
+
+    reason: str
+    field: str
+    detail: str
+    episode_id: str | None = None
+    predicate: str | None = None
+
+
+def redact_episode(ep: EpisodeIn) -> tuple[EpisodeIn, tuple[str, ...]]:
+    """The episode with secrets removed from `content` and `speaker`; and the kinds of secret removed."""
+    content = redact(ep.content)
+    speaker = redact(ep.speaker) if ep.speaker else None
+    kinds = content.kinds + (speaker.kinds if speaker else ())
+    if not kinds:
+        return ep, ()
+    return ep.model_copy(update={"content": content.text, "speaker": speaker.text if speaker else None}), kinds
+
+
+def initial_status(ep: EpisodeIn, settings: Settings) -> tuple[str, str | None]:
+    """(extraction_status, reason) for a new episode: "skipped"/"chatter" for gated chatter, else "pending"."""
+    if settings.extraction_chatter_gate and ep.kind in TEXT_KINDS and is_chatter(ep.content):
+        return "skipped", "chatter"
+    return "pending", None
+
+
+def _texts(f: FactIn) -> list[tuple[str, str | None]]:
+    out = [("value", f.value), ("statement", f.statement)]
+    for side, ref in (("subject", f.subject), ("object", f.object)):
+        if ref is not None:
+            out += [(f"{side}.name", ref.name), (f"{side}.summary", ref.summary)]
+            out += [(f"{side}.aliases", a) for a in ref.aliases]
+    return out
+
+
+def check_fact(f: FactIn, field: str, settings: Settings, ontology: Ontology | None = None) -> PolicyRefusal | None:
+    """The first policy rule `f` breaks, or None if it may be asserted. `field` is its place, e.g. "facts[2]"."""
+    ep = f.episode_id
+    for name, text in _texts(f):
+        if text and ("[REDACTED:" in text or contains_secret(text)):
+            return PolicyRefusal("secret", f"{field}.{name}", "the fact contains a secret and is never stored",
+                                 ep, f.predicate)
+    for name in ("value", "statement"):
+        text = getattr(f, name)
+        if text is not None and len(text) > settings.max_value_chars:
+            return PolicyRefusal("oversized", f"{field}.{name}",
+                                 f"{name} is {len(text)} characters; the limit is {settings.max_value_chars}",
+                                 ep, f.predicate)
+    if f.source == "inferred" and f.confidence < settings.extraction_min_confidence:
+        return PolicyRefusal("low_confidence", f"{field}.confidence",
+                             f"inferred with confidence {f.confidence:.2f}, below the threshold "
+                             f"{settings.extraction_min_confidence:.2f}", ep, f.predicate)
+    if ontology is not None and f.predicate not in ontology.predicates:
+        return PolicyRefusal("unknown_predicate", f"{field}.predicate",
+                             f"predicate {f.predicate} is not in the tenant's ontology", ep, f.predicate)
+    return None
+
+
+def screen_facts(facts: list[FactIn], settings: Settings, ontology: Ontology | None = None,
+                 prefix: str = "facts") -> tuple[list[int], list[tuple[int, PolicyRefusal]]]:
+    """Split `facts` into the indexes that pass and (index, refusal) pairs for those that do not."""
+    ok, refused = [], []
+    for i, f in enumerate(facts):
+        r = check_fact(f, f"{prefix}[{i}]", settings, ontology)
+        (refused.append((i, r)) if r else ok.append(i))
+    return ok, refused
+
+
+def screen_entities(refs: list[EntityRef], episode_id: str | None,
+                    prefix: str = "entities") -> tuple[list[EntityRef], list[PolicyRefusal]]:
+    """Drop entity references whose name, aliases or summary hold a secret (or a redaction mark)."""
+    ok, refused = [], []
+    for i, ref in enumerate(refs):
+        texts = [ref.name, ref.summary, *ref.aliases]
+        if any(t and ("[REDACTED:" in t or contains_secret(t)) for t in texts):
+            refused.append(PolicyRefusal("secret", f"{prefix}[{i}].name", "the entity name contains a secret",
+                                         episode_id))
+        else:
+            ok.append(ref)
+    return ok, refused

@@ -1,0 +1,88 @@
+"""Secret detection and redaction: API keys, passwords, bearer tokens, private keys, card numbers.
+
+`redact(text)` returns the text with each secret replaced by `[REDACTED:<kind>]` plus the kinds found; it never
+returns or logs the secret itself. Patterns (sources):
+- private keys: PEM armour, RFC 7468 section 2 ("-----BEGIN ... PRIVATE KEY-----");
+- bearer tokens: the `b64token` syntax of RFC 6750 section 2.1 after "Bearer";
+- JSON Web Tokens: three base64url segments, the first two starting with `eyJ` (RFC 7519, a JSON object header);
+- vendor API keys by their documented prefixes: OpenAI `sk-`, Stripe `sk_live_`/`rk_live_`, AWS access key ids
+  `AKIA`/`ASIA` + 16 (AWS IAM docs), GitHub `ghp_`/`gho_`/`ghu_`/`ghs_`/`ghr_`/`github_pat_`, Slack `xox?-`,
+  Google `AIza` + 35;
+- labelled secrets: "password: x", "api_key=x", "token is x" (the label stays, the value goes);
+- payment card numbers: 13-19 digits (ISO/IEC 7812) that pass the Luhn check (ISO/IEC 7812-1 Annex B).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_PEM = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+                  re.S)
+_BEARER = re.compile(r"(?i)\bbearer\s+[A-Za-z0-9\-._~+/]{8,}=*")
+_JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}")
+_VENDOR = re.compile(
+    r"\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}|(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}|(?:AKIA|ASIA)[0-9A-Z]{16}"
+    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35})")
+_LABELLED = re.compile(
+    r"(?i)(\b(?:password|passwd|pwd|passphrase|passcode|pin code|api[ _-]?key|apikey|secret(?:[ _-]?key)?|"
+    r"access[ _-]?token|auth[ _-]?token|refresh[ _-]?token|client[ _-]?secret|private[ _-]?key|token)\b"
+    r"[\"']?\s*(?:is|was|=|:|:=)\s*[\"']?)([^\s\"',;]{3,})")
+_CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
+
+
+def luhn_ok(digits: str) -> bool:
+    """The Luhn (mod 10) check of ISO/IEC 7812-1 Annex B over a string of digits."""
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch)
+        if i % 2 == 1:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+@dataclass(frozen=True)
+class Redaction:
+    """Redacted text and the kinds of secret removed (e.g. ["api_key", "card_number"]); empty if none."""
+
+    text: str
+    kinds: tuple[str, ...]
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.kinds)
+
+
+def redact(text: str) -> Redaction:
+    """Replace every secret in `text` with `[REDACTED:<kind>]`. Idempotent: redacting twice changes nothing more."""
+    kinds: list[str] = []
+
+    def sub(pattern: re.Pattern, kind: str, s: str, group: int | None = None) -> str:
+        def repl(m: re.Match) -> str:
+            if group is not None and m.group(group).startswith("[REDACTED"):
+                return m.group(0)
+            kinds.append(kind)
+            if group is None:
+                return f"[REDACTED:{kind}]"
+            return m.group(0)[: m.start(group) - m.start(0)] + f"[REDACTED:{kind}]"
+        return pattern.sub(repl, s)
+
+    out = sub(_PEM, "private_key", text)
+    out = sub(_BEARER, "bearer_token", out)
+    out = sub(_JWT, "token", out)
+    out = sub(_VENDOR, "api_key", out)
+    out = sub(_LABELLED, "labelled_secret", out, group=2)
+
+    def card(m: re.Match) -> str:
+        digits = re.sub(r"\D", "", m.group(0))
+        if 13 <= len(digits) <= 19 and luhn_ok(digits):
+            kinds.append("card_number")
+            return "[REDACTED:card_number]"
+        return m.group(0)
+    out = _CARD.sub(card, out)
+    return Redaction(out, tuple(dict.fromkeys(kinds)))
+
+
+def contains_secret(text: str | None) -> bool:
+    """True if `redact` would change `text`."""
+    return bool(text) and redact(text).changed

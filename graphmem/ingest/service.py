@@ -1,0 +1,138 @@
+"""`IngestService`: episode intake under the write policy, explicit facts, refusals and job inspection.
+
+Built by `build(services)` (registered as `services.ingest`). The turn API and the HTTP episode routes call
+`append_episodes`; the `Worker` (graphmem/ingest/worker.py) does the extraction.
+"""
+from __future__ import annotations
+
+from graphmem.errors import InvalidInput
+from graphmem.ingest import jobs, refusals
+from graphmem.ingest.extract_llm import LLMExtractor
+from graphmem.ingest.llm import ChatClient
+from graphmem.ingest.mapping import Mapping
+from graphmem.ingest.policy import PolicyRefusal, initial_status, redact_episode, screen_facts
+from graphmem.models import AssertOutcome, Episode, EpisodeIn, FactIn
+from graphmem.store import require_tenant
+
+
+class IngestService:
+    """Episode intake and explicit facts. Every method takes `tenant_id` first (`TenantRequired` if missing)."""
+
+    def __init__(self, services):
+        self.services = services
+        self.settings = services.settings
+        self.db = services.db
+        self.mapping = Mapping.load(self.settings.crm_mapping_path)
+        self._extractor: LLMExtractor | None = None
+
+    @property
+    def graph(self):
+        return self.services.graph
+
+    @property
+    def llm_configured(self) -> bool:
+        """True when an LLM endpoint or key is configured (`GRAPHMEM_LLM_BASE_URL` / `GRAPHMEM_LLM_API_KEY`)."""
+        return bool(self.settings.llm_base_url or self.settings.llm_api_key)
+
+    def extractor(self) -> LLMExtractor | None:
+        """The LLM extractor (built once), or None when no LLM is configured."""
+        if self._extractor is None and self.llm_configured:
+            self._extractor = LLMExtractor(ChatClient(self.settings), self.settings.extraction_prompt)
+        return self._extractor
+
+    # ---- episodes ------------------------------------------------------------------------------
+    def append_episodes(self, tenant_id: str, episodes: list[EpisodeIn], *,
+                        agent_id: str | None = None) -> list[tuple[Episode, bool]]:
+        """Store episodes (secrets redacted first), each with a durable extraction job; returns (episode, created)
+        per input, in order. Idempotent by `idempotency_key` (a replay returns the stored episode, created False).
+
+        Returns after every episode is committed. Status: "pending" (the job), or "skipped" with reason
+        "chatter" when the chatter gate applies. Raises `TenantRequired`; `InvalidInput` naming
+        `episodes[i].content` when content is over `settings.max_episode_chars` (checked for all before any write).
+        """
+        require_tenant(tenant_id)
+        limit = self.settings.max_episode_chars
+        for i, ep in enumerate(episodes):
+            if len(ep.content) > limit:
+                raise InvalidInput(f"episodes[{i}].content is {len(ep.content)} characters; the limit is {limit}",
+                                   field=f"episodes[{i}].content")
+        out: list[tuple[Episode, bool]] = []
+        redacted: list[PolicyRefusal] = []
+        reasons: dict[str, str] = {}
+        for ep in episodes:
+            clean, kinds = redact_episode(ep)
+            status, reason = initial_status(clean, self.settings)
+            stored, created = self.graph.append_episode(tenant_id, clean, extraction_status=status, agent_id=agent_id)
+            out.append((stored, created))
+            if created and kinds:
+                redacted.append(PolicyRefusal("secret_redacted", "content",
+                                              f"secrets redacted before storing: {', '.join(kinds)}", stored.id))
+            if created and reason:
+                reasons[stored.id] = reason
+        jobs.annotate(self.db, tenant_id, reasons)
+        refusals.record(self.db, tenant_id, redacted)
+        return out
+
+    def append_episode(self, tenant_id: str, episode: EpisodeIn, *, agent_id: str | None = None) -> tuple[Episode, bool]:
+        """One episode; see `append_episodes`."""
+        return self.append_episodes(tenant_id, [episode], agent_id=agent_id)[0]
+
+    # ---- explicit facts --------------------------------------------------------------------------
+    def assert_facts(self, tenant_id: str, facts: list[FactIn]) -> list[AssertOutcome]:
+        """Assert caller-sent facts (each with its `episode_id`) under the write policy, one outcome per fact.
+
+        Refused facts (secret, oversized, inferred below the confidence threshold) come back as action "rejected"
+        with the reason, are recorded as refusals and are not stored; the rest go to the core in one batch
+        (sensitive inferred facts come back "candidate"). Raises `InvalidInput` (missing episode_id, unknown
+        predicate, wrong kinds) or `NotFound` (unknown episode or entity) naming `facts[i]...`, writing nothing.
+        """
+        require_tenant(tenant_id)
+        for i, f in enumerate(facts):
+            if not f.episode_id:
+                raise InvalidInput(f"facts[{i}].episode_id: every fact needs the episode it came from",
+                                   field=f"facts[{i}].episode_id")
+        ok, refused = screen_facts(facts, self.settings)
+        stored = self.graph.assert_facts(tenant_id, [facts[i] for i in ok]) if ok else []
+        refusals.record(self.db, tenant_id, [r for _, r in refused], scope="explicit")
+        out: list[AssertOutcome | None] = [None] * len(facts)
+        for i, o in zip(ok, stored):
+            out[i] = o
+        for i, r in refused:
+            out[i] = AssertOutcome(action="rejected", reason=f"{r.reason}: {r.detail}")
+        return out  # type: ignore[return-value]
+
+    # ---- refusals and jobs -----------------------------------------------------------------------
+    def list_refusals(self, tenant_id: str, offset: int = 0, limit: int = 50) -> list[refusals.Refusal]:
+        """The tenant's write-policy refusals, newest first."""
+        require_tenant(tenant_id)
+        return refusals.list_(self.db, tenant_id, offset, limit)
+
+    def job_status(self, tenant_id: str, episode_id: str) -> jobs.Job:
+        """The extraction job of an episode (`NotFound` if the tenant has no such episode)."""
+        require_tenant(tenant_id)
+        return jobs.get(self.db, tenant_id, episode_id)
+
+    def failed_jobs(self, tenant_id: str, offset: int = 0, limit: int = 50) -> list[jobs.Job]:
+        """Failed and dead-lettered jobs, with their reasons, most recent first."""
+        require_tenant(tenant_id)
+        return jobs.failed(self.db, tenant_id, offset, limit)
+
+    def retry_job(self, tenant_id: str, episode_id: str) -> jobs.Job:
+        """Re-queue a failed, dead or skipped job (`NotFound`; `Conflict` if pending, running or done)."""
+        require_tenant(tenant_id)
+        return jobs.retry(self.db, tenant_id, episode_id)
+
+    def job_counts(self, tenant_id: str) -> dict[str, int]:
+        """Jobs per status."""
+        require_tenant(tenant_id)
+        return jobs.counts(self.db, tenant_id)
+
+    def llm_usage(self, tenant_id: str) -> dict[str, float]:
+        """The tenant's extraction LLM usage (calls, tokens, cost in USD), summed over its jobs."""
+        require_tenant(tenant_id)
+        return jobs.usage(self.db, tenant_id)
+
+
+def build(services) -> IngestService:
+    """`Services` factory."""
+    return IngestService(services)

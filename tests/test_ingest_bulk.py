@@ -1,0 +1,93 @@
+"""Bulk JSONL import: resumes from its checkpoint after a crash, replays idempotently without one, names a bad
+line, imports facts, and runs as the `ingest` command."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from graphmem.errors import InvalidInput
+from graphmem.ingest.bulk import import_jsonl
+from tests.ingest_fixture import ROOT
+
+
+def write(path, n, bad_line=None):
+    with path.open("w") as fh:
+        for i in range(1, n + 1):
+            if i == bad_line:
+                fh.write('{"content": "no time"}\n')
+                continue
+            fh.write(json.dumps({"kind": "message", "content": f"note {i} about Dana",
+                                 "occurred_at": f"2024-05-01T09:{i:02d}:00Z", "session_id": "bulk"}) + "\n")
+    return path
+
+
+class CrashAfter:
+    """The real IngestService, but the process 'dies' (raises) on the n-th batch."""
+
+    def __init__(self, ingest, n):
+        self.ingest, self.n = ingest, n
+
+    def append_episodes(self, *a, **kw):
+        self.n -= 1
+        if self.n == 0:
+            raise KeyboardInterrupt("simulated crash")
+        return self.ingest.append_episodes(*a, **kw)
+
+
+def count(services, tenant):
+    return len(services.graph.session_episodes(tenant, "bulk", 0, 1000))
+
+
+def test_resume_after_crash_from_checkpoint(make_services, tenant, tmp_path):
+    s = make_services()
+    f = write(tmp_path / "eps.jsonl", 30)
+    with pytest.raises(KeyboardInterrupt):
+        import_jsonl(CrashAfter(s.ingest, 3), tenant, f, batch=10, progress=False)
+    assert count(s, tenant) == 20
+    assert json.loads((tmp_path / "eps.jsonl.checkpoint.json").read_text())["line"] == 20
+    report = import_jsonl(s.ingest, tenant, f, batch=10, progress=False)
+    assert (report.resumed_from_line, report.lines, report.created, report.replayed) == (20, 10, 10, 0)
+    assert count(s, tenant) == 30 and report.done
+    assert not (tmp_path / "eps.jsonl.checkpoint.json").exists()
+    again = import_jsonl(s.ingest, tenant, f, batch=10, progress=False)       # no checkpoint: idempotent replay
+    assert (again.created, again.replayed) == (0, 30) and count(s, tenant) == 30
+
+
+def test_bad_line_is_named_and_its_batch_not_written(make_services, tenant, tmp_path):
+    s = make_services()
+    f = write(tmp_path / "bad.jsonl", 25, bad_line=17)
+    with pytest.raises(InvalidInput) as err:
+        import_jsonl(s.ingest, tenant, f, batch=10, progress=False)
+    assert "line 17" in err.value.detail and "occurred_at" in err.value.detail
+    assert count(s, tenant) == 10
+
+
+def test_fact_lines(make_services, tenant, tmp_path):
+    s = make_services()
+    from datetime import datetime, timezone
+    from graphmem.models import EpisodeIn
+    ep, _ = s.ingest.append_episodes(tenant, [EpisodeIn(content="import", occurred_at=datetime(2024, 1, 1,
+                                                                                             tzinfo=timezone.utc))])[0]
+    f = tmp_path / "facts.jsonl"
+    f.write_text("\n".join(json.dumps({"subject": {"kind": "Person", "name": f"P{i}"}, "predicate": "HAS_TITLE",
+                                       "value": "Engineer", "episode_id": ep.id}) for i in range(12)) + "\n")
+    report = import_jsonl(s.ingest, tenant, f, kind="facts", batch=5, progress=False)
+    assert report.facts == {"created": 12}
+    assert import_jsonl(s.ingest, tenant, f, kind="facts", progress=False).facts == {"duplicate": 12}
+
+
+def test_ingest_command(settings, make_services, tenant, tmp_path):
+    f = write(tmp_path / "cli.jsonl", 7)
+    out = subprocess.run([sys.executable, "-m", "graphmem.ingest.cli", "ingest", str(f), "--tenant", tenant,
+                          "--batch", "3"], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.strip().splitlines()[-1])["created"] == 7
+    assert count(make_services(), tenant) == 7
+    missing = subprocess.run([sys.executable, "-m", "graphmem.ingest.cli", "ingest", str(f)], cwd=ROOT,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=60)
+    assert missing.returncode != 0 and "--tenant" in missing.stderr

@@ -1,0 +1,150 @@
+"""Durable extraction jobs on the real Neo4j: atomic claims (threads and processes), crash-resume after SIGKILL,
+graceful release, a lost lease writes nothing, and job inspection."""
+from __future__ import annotations
+
+import json
+import signal
+import threading
+import time
+from collections import Counter
+from datetime import datetime, timedelta, timezone
+
+from graphmem.ingest import jobs
+from graphmem.ingest.worker import Worker
+from graphmem.models import EpisodeIn
+from tests.fake_openai import Reply, chat_completion_body
+from tests.ingest_fixture import worker_process, worker_summary
+
+UTC = timezone.utc
+T0 = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+def contacts(services, tenant, n, prefix="c"):
+    """n CRM contact records (2 facts each: WORKS_AT, HAS_TITLE) as pending json episodes."""
+    eps = [EpisodeIn(kind="json", occurred_at=T0 + timedelta(minutes=i), idempotency_key=f"{prefix}-{i}",
+                     content=json.dumps({"object": "contact", "id": f"{prefix}-{i}", "name": f"Person {prefix} {i}",
+                                         "email": f"p{i}@{prefix}.example.com", "company": f"Org {i % 7}",
+                                         "title": "Engineer", "changed_at": (T0 + timedelta(minutes=i)).isoformat()}))
+           for i in range(n)]
+    return [e for e, _ in services.ingest.append_episodes(tenant, eps)]
+
+
+def counts(db, tenant):
+    with db.driver.session() as s:
+        return s.run("MATCH (f:Fact {tenant_id: $t}) OPTIONAL MATCH (f)-[d:DERIVED_FROM]->() "
+                     "RETURN count(DISTINCT f) AS facts, count(d) AS prov", t=tenant).single().data()
+
+
+def test_concurrent_claims_never_share_a_job(make_services, tenant):
+    services = make_services()
+    eps = contacts(services, tenant, 60)
+    claimed: list[list[str]] = []
+    barrier = threading.Barrier(6)
+
+    def claimer(i):
+        barrier.wait()
+        mine = []
+        while True:
+            got = jobs.claim(services.db, tenant, f"w{i}", 4, 60)
+            if not got:
+                break
+            mine += [c.episode.id for c in got]
+        claimed.append(mine)
+    threads = [threading.Thread(target=claimer, args=(i,)) for i in range(6)]
+    [t.start() for t in threads]
+    [t.join(60) for t in threads]
+    every = [e for mine in claimed for e in mine]
+    assert Counter(every).most_common(1)[0][1] == 1           # no job claimed twice
+    assert sorted(every) == sorted(e.id for e in eps)          # and none missed
+    assert sum(1 for mine in claimed if mine) >= 2             # the claimers really competed
+
+
+def test_two_worker_processes_process_every_job_exactly_once(make_services, db, tenant):
+    services = make_services()
+    eps = contacts(services, tenant, 80)
+    procs = [worker_process(tenant, "--until-idle", "--batch", "2", "--poll-s", "0.05") for _ in range(2)]
+    summaries = [worker_summary(p) for p in procs]
+    done = [j["episode_id"] for s in summaries for j in s["jobs"]]
+    assert sorted(done) == sorted(e.id for e in eps)           # every job once, across both processes
+    assert all(s["processed"] > 0 for s in summaries), summaries
+    statuses = {services.ingest.job_status(tenant, e.id).status for e in eps}
+    assert statuses == {"done"}
+    assert {services.ingest.job_status(tenant, e.id).attempts for e in eps} == {1}
+    assert counts(db, tenant) == {"facts": 160, "prov": 160}
+
+
+def test_crash_mid_job_resumes_once_without_duplicates(make_services, fake_llm, db, tenant):
+    reply = json.dumps({"entities": [{"ref": "a", "kind": "Person", "name": "Ana Lima"},
+                                     {"ref": "b", "kind": "Organization", "name": "Initech"}],
+                        "facts": [{"subject": "a", "predicate": "WORKS_AT", "object": "b", "confidence": 0.9},
+                                  {"subject": "a", "predicate": "HAS_TITLE", "value": "CFO", "confidence": 0.9}]})
+    fake_llm.script("/v1/chat/completions", Reply(200, chat_completion_body(reply), delay_s=60))  # hangs: crash here
+    fake_llm.set_default("/v1/chat/completions", lambda req: Reply(200, chat_completion_body(reply)))
+    services = make_services(llm_base_url=fake_llm.base_url, llm_api_key="test")
+    ep, _ = services.ingest.append_episodes(tenant, [EpisodeIn(content="Ana Lima is the CFO of Initech.",
+                                                               occurred_at=T0, idempotency_key="crash")])[0]
+    env = {"GRAPHMEM_LLM_BASE_URL": fake_llm.base_url, "GRAPHMEM_LLM_API_KEY": "test", "GRAPHMEM_LLM_TIMEOUT_S": "120"}
+    proc = worker_process(tenant, "--lease-s", "2", "--poll-s", "0.05", env=env)
+    deadline = time.monotonic() + 60
+    while not fake_llm.requests_for("/v1/chat/completions"):
+        assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read() if proc.poll() else "no call"
+        time.sleep(0.05)
+    job = services.ingest.job_status(tenant, ep.id)
+    assert job.status == "running" and job.claimed_by
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(10)
+    assert services.ingest.job_status(tenant, ep.id).status == "running"   # orphaned, lease still counting down
+
+    restarted = worker_process(tenant, "--until-idle", "--poll-s", "0.05", env=env)
+    time.sleep(2.2)                                                         # let the dead worker's lease expire
+    summary = worker_summary(restarted)
+    while services.ingest.job_status(tenant, ep.id).status == "running":   # it may have polled before expiry
+        summary = worker_summary(worker_process(tenant, "--until-idle", env=env))
+    job = services.ingest.job_status(tenant, ep.id)
+    assert job.status == "done" and job.attempts == 2 and job.recovered_from_crash
+    assert counts(db, tenant) == {"facts": 2, "prov": 2}
+    # run the queue again: nothing left to do, nothing duplicated
+    assert worker_summary(worker_process(tenant, "--until-idle", env=env))["processed"] == 0
+    assert counts(db, tenant) == {"facts": 2, "prov": 2}
+    assert summary is not None
+
+
+def test_lost_lease_writes_nothing(make_services, db, tenant):
+    services = make_services()
+    [ep] = contacts(services, tenant, 1)
+    [stale] = jobs.claim(services.db, tenant, "slow-worker", 1, lease_s=0.2)
+    time.sleep(0.3)
+    [fresh] = jobs.claim(services.db, tenant, "other-worker", 1, lease_s=60)
+    assert fresh.episode.id == ep.id and fresh.recovered
+    slow = Worker(services, tenants=[tenant])
+    assert slow.process(stale) == "lost"
+    assert counts(db, tenant)["facts"] == 0
+    assert Worker(services, tenants=[tenant]).process(fresh) == "done"
+    assert counts(db, tenant) == {"facts": 2, "prov": 2}
+
+
+def test_graceful_stop_releases_claimed_jobs(make_services, tenant):
+    services = make_services()
+    eps = contacts(services, tenant, 5)
+    w = Worker(services, tenants=[tenant], batch=5)
+    claims = w._claim()                       # claimed, not yet processed (as if stop came mid-batch)
+    assert len(claims) == 5
+    assert w.stop(grace_s=0) == 5
+    for e in eps:
+        job = services.ingest.job_status(tenant, e.id)
+        assert job.status == "pending" and job.attempts == 0 and job.claimed_by is None
+
+
+def test_job_inspection_errors(make_services, tenant):
+    services = make_services()
+    [ep] = contacts(services, tenant, 1)
+    import pytest
+    from graphmem.errors import Conflict, NotFound, TenantRequired
+    with pytest.raises(Conflict):
+        services.ingest.retry_job(tenant, ep.id)              # pending jobs are not retried
+    with pytest.raises(NotFound):
+        services.ingest.job_status(tenant, "nope")
+    with pytest.raises(NotFound):
+        services.ingest.job_status("t-other-" + tenant, ep.id)   # another tenant sees nothing
+    with pytest.raises(TenantRequired):
+        services.ingest.failed_jobs("", 0, 10)

@@ -1,0 +1,176 @@
+"""The LLM extractor through the real `openai` client against the scripted OpenAI-compatible server, end to end:
+episode appended -> worker -> facts in Neo4j. Covers 429 + Retry-After, 500, timeouts, malformed output with one
+repair, schema echoes, dead-lettering, usage and cost accounting, and the no-LLM path."""
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime, timezone
+
+from graphmem.ingest.extract_llm import Extraction, resolve_time
+from graphmem.ingest.worker import Worker
+from graphmem.metrics import LLM_TOKENS
+from graphmem.models import EpisodeIn
+from tests.fake_openai import Reply, chat_completion_body, error_body
+
+UTC = timezone.utc
+WED = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)   # a Wednesday; "last Tuesday" is 2024-04-30
+PATH = "/v1/chat/completions"
+
+GOOD = {
+    "entities": [{"ref": "e1", "kind": "Person", "name": "Dana Reyes", "email": "dana@reyes.io"},
+                 {"ref": "e2", "kind": "Organization", "name": "Globex", "domain": "globex.com"}],
+    "facts": [
+        {"subject": "e1", "predicate": "WORKS_AT", "object": "e2", "valid_from": "last Tuesday", "confidence": 0.95},
+        {"subject": "e1", "predicate": "HAS_TITLE", "value": "Head of Procurement", "valid_from": "2024-04-30",
+         "confidence": 0.9},
+        {"subject": "e1", "predicate": "PREFERS_CHANNEL", "value": "carrier pigeon", "confidence": 0.3},
+        {"subject": "e1", "predicate": "LIKES_GOLF", "value": "yes", "confidence": 0.9},
+    ],
+}
+
+
+def ok(content, **kw) -> Reply:
+    return Reply(200, chat_completion_body(content if isinstance(content, str) else json.dumps(content),
+                                           prompt_tokens=kw.get("p", 120), completion_tokens=kw.get("c", 40)))
+
+
+def append(services, tenant, text="I moved to Globex last Tuesday as Head of Procurement.", key="k1"):
+    ep, created = services.ingest.append_episodes(tenant, [EpisodeIn(
+        content=text, occurred_at=WED, session_id="s1", user_id="u1", role="user", speaker="Dana Reyes",
+        idempotency_key=key)])[0]
+    assert created and ep.extraction_status == "pending"
+    return ep
+
+
+def run(services, tenant, until=None, timeout=30):
+    w = Worker(services, tenants=[tenant], poll_s=0.05)
+    deadline = time.monotonic() + timeout
+    while True:
+        w.run(until_idle=True)
+        if until is None or until() or time.monotonic() > deadline:
+            return w
+        time.sleep(0.05)
+
+
+def current(services, tenant, name="Dana Reyes"):
+    ents = services.graph.find_entities(tenant, name, "Person")
+    assert len(ents) == 1
+    return {f.predicate: f for f in services.graph.facts_about(tenant, ents[0].id)}
+
+
+def test_relative_dates_resolve_against_occurred_at():
+    assert resolve_time("last Tuesday", WED) == datetime(2024, 4, 30, tzinfo=UTC)
+    assert resolve_time("since March", WED) == datetime(2024, 3, 1, tzinfo=UTC)
+    assert resolve_time("2023-06-02", WED) == datetime(2023, 6, 2, tzinfo=UTC)
+    assert resolve_time("2023-06-02T10:00:00+02:00", WED) == datetime(2023, 6, 2, 8, tzinfo=UTC)
+    assert resolve_time(None, WED) is None
+
+
+def test_extraction_end_to_end_with_policy_and_usage(llm_services, fake_llm, tenant):
+    fake_llm.script(PATH, ok(GOOD))
+    ep = append(llm_services, tenant)
+    before = LLM_TOKENS.labels(tenant, "prompt")._value.get()
+    run(llm_services, tenant)
+
+    job = llm_services.ingest.job_status(tenant, ep.id)
+    assert job.status == "done" and job.attempts == 1 and job.extractor == "llm"
+    assert job.prompt_version == "extract_v1"
+    assert (job.llm_calls, job.prompt_tokens, job.completion_tokens) == (1, 120, 40)
+    assert abs(job.cost_usd - (120 * 0.15 + 40 * 0.60) / 1e6) < 1e-12
+    assert job.facts_asserted == 2 and job.facts_refused == 2
+    assert LLM_TOKENS.labels(tenant, "prompt")._value.get() - before == 120
+    assert llm_services.ingest.llm_usage(tenant)["llm_calls"] == 1
+
+    facts = current(llm_services, tenant)
+    assert set(facts) == {"WORKS_AT", "HAS_TITLE"}
+    assert facts["WORKS_AT"].valid_from == datetime(2024, 4, 30, tzinfo=UTC)
+    assert facts["WORKS_AT"].source == "inferred" and facts["WORKS_AT"].confidence == 0.95
+    assert facts["HAS_TITLE"].value == "Head of Procurement"
+    reasons = {r.reason for r in llm_services.ingest.list_refusals(tenant)}
+    assert reasons == {"low_confidence", "unknown_predicate"}
+
+    prompt = fake_llm.requests_for(PATH)[0].json()["messages"][0]["content"]
+    assert "2024-05-01T09:00:00Z" in prompt and "WORKS_AT: Person -> Organization (single)" in prompt
+    assert "I moved to Globex" in prompt
+
+
+def test_429_retry_after_is_honoured(llm_services, fake_llm, tenant):
+    fake_llm.script(PATH, Reply(429, error_body("slow down", "rate_limit_exceeded"), headers={"Retry-After": "1"}),
+                    ok(GOOD))
+    ep = append(llm_services, tenant)
+    run(llm_services, tenant)
+    reqs = fake_llm.requests_for(PATH)
+    assert len(reqs) == 2 and reqs[1].received_at - reqs[0].received_at >= 0.95
+    job = llm_services.ingest.job_status(tenant, ep.id)
+    assert job.status == "done" and job.llm_calls == 2 and job.attempts == 1
+
+
+def test_500_and_timeout_are_retried(llm_services, fake_llm, tenant):
+    fake_llm.script(PATH, Reply(500, error_body("boom")), Reply(200, chat_completion_body("{}"), delay_s=2.5),
+                    ok(GOOD))
+    ep = append(llm_services, tenant)
+    run(llm_services, tenant)
+    job = llm_services.ingest.job_status(tenant, ep.id)
+    assert job.status == "done" and job.llm_calls == 3
+    assert "WORKS_AT" in current(llm_services, tenant)
+
+
+def test_malformed_output_gets_one_repair(llm_services, fake_llm, tenant):
+    fake_llm.script(PATH, ok('{"entities": [{"ref": "e1", "kind": "Person", "name": "Dana Reyes"}], "facts": [trunc'),
+                    ok(GOOD))
+    ep = append(llm_services, tenant)
+    run(llm_services, tenant)
+    job = llm_services.ingest.job_status(tenant, ep.id)
+    assert job.status == "done" and job.llm_calls == 2
+    repair = fake_llm.requests_for(PATH)[1].json()["messages"]
+    assert [m["role"] for m in repair] == ["user", "assistant", "user"]
+    assert "not valid JSON" in repair[2]["content"]
+
+
+def test_schema_echo_twice_fails_the_job_with_reason(llm_services, fake_llm, tenant):
+    echo = json.dumps(Extraction.model_json_schema())
+    fake_llm.script(PATH, ok(echo), ok(echo))
+    ep = append(llm_services, tenant)
+    run(llm_services, tenant)
+    job = llm_services.ingest.job_status(tenant, ep.id)
+    assert job.status == "failed" and job.llm_calls == 2
+    assert "malformed LLM output after one repair attempt" in job.reason
+    assert [j.episode_id for j in llm_services.ingest.failed_jobs(tenant)] == [ep.id]
+    assert len(fake_llm.requests_for(PATH)) == 2          # no retries of a permanent failure
+
+
+def test_unavailable_llm_dead_letters_after_n_attempts_then_retry(make_services, fake_llm, tenant):
+    services = make_services(llm_base_url=fake_llm.base_url, llm_api_key="test", llm_timeout_s=1.0,
+                             llm_max_retries=1, job_max_attempts=2)
+    fake_llm.set_default(PATH, lambda req: Reply(503, error_body("overloaded"), headers={"Retry-After": "0"}))
+    ep = append(services, tenant)
+    run(services, tenant, until=lambda: services.ingest.job_status(tenant, ep.id).status == "dead")
+    job = services.ingest.job_status(tenant, ep.id)
+    assert job.status == "dead" and job.attempts == 2 and job.llm_calls == 4   # 2 attempts x (1 call + 1 retry)
+    assert "LLMUnavailable" in job.reason and "503" in job.reason
+    assert [j.status for j in services.ingest.failed_jobs(tenant)] == ["dead"]
+
+    fake_llm.reset()
+    fake_llm.script(PATH, ok(GOOD))
+    assert services.ingest.retry_job(tenant, ep.id).status == "pending"
+    run(services, tenant)
+    assert services.ingest.job_status(tenant, ep.id).status == "done"
+    assert "WORKS_AT" in current(services, tenant)
+
+
+def test_no_llm_configured_skips_messages_but_maps_json(make_services, tenant):
+    services = make_services(llm_base_url=None, llm_api_key=None)
+    ep = append(services, tenant)
+    run(services, tenant)
+    job = services.ingest.job_status(tenant, ep.id)
+    assert job.status == "skipped" and job.reason == "no LLM configured"
+    assert services.ingest.failed_jobs(tenant) == []
+
+
+def test_chatter_is_gated_without_an_llm_call(llm_services, fake_llm, tenant):
+    ep, created = llm_services.ingest.append_episodes(tenant, [EpisodeIn(content="ok thanks!", occurred_at=WED)])[0]
+    assert created and ep.extraction_status == "skipped"
+    run(llm_services, tenant)
+    assert llm_services.ingest.job_status(tenant, ep.id).reason == "chatter"
+    assert fake_llm.requests_for(PATH) == []
