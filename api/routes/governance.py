@@ -1,0 +1,138 @@
+"""Governance routes: forget (erasure cascade), retention settings, legal holds, the sweeper and the audit log.
+
+`POST /v1/forget` is for agent and admin keys and works in the key's tenant. The admin routes name the tenant in
+the path (as the key routes do) and need an admin key.
+"""
+from __future__ import annotations
+
+from fastapi import APIRouter
+from pydantic import BaseModel, Field, model_validator
+
+from api.deps import Admin, PageDep, ServicesDep, Writer
+from graphmem.errors import InvalidInput
+from graphmem.governance.models import AuditRecord, Hold, Receipt, RetentionSettings, RetentionView, SweepReceipt
+
+router = APIRouter(tags=["governance"])
+
+RECEIPT_EXAMPLE = {"action": "forget", "target_kind": "user", "at": "2024-05-01T09:00:00Z", "audit_id": "9f1c...",
+                   "counts": {"episodes": 12, "facts": 7, "facts_kept": 1, "entities": 3, "summaries": 1, "pins": 2,
+                              "sessions": 2, "refusals": 0}}
+
+
+class ForgetRequest(BaseModel):
+    """Exactly one target."""
+
+    user_id: str | None = Field(default=None, min_length=1, max_length=200, examples=["user-42"])
+    session_id: str | None = Field(default=None, min_length=1, max_length=200)
+    episode_id: str | None = Field(default=None, min_length=1, max_length=200)
+    fact_id: str | None = Field(default=None, min_length=1, max_length=200)
+
+    @model_validator(mode="after")
+    def _one(self) -> "ForgetRequest":
+        if sum(v is not None for v in (self.user_id, self.session_id, self.episode_id, self.fact_id)) != 1:
+            raise InvalidInput("give exactly one of user_id, session_id, episode_id or fact_id", field="user_id")
+        return self
+
+
+@router.post("/v1/forget", response_model=Receipt, summary="Forget a user, a session, an episode or a fact",
+             description="Erases the target and everything derived only from it (see docs/governance.md). "
+                         "Refused (422, field named) while a legal hold covers it.",
+             responses={200: {"content": {"application/json": {"example": RECEIPT_EXAMPLE}}}})
+def forget(body: ForgetRequest, who: Writer, services: ServicesDep) -> Receipt:
+    return services.governance.forget(who.tenant_id, user_id=body.user_id, session_id=body.session_id,
+                                      episode_id=body.episode_id, fact_id=body.fact_id, actor=who.key_id)
+
+
+@router.get("/v1/admin/tenants/{tenant_id}/retention", response_model=RetentionView,
+            summary="A tenant's retention settings and effective fact-class TTLs",
+            responses={200: {"content": {"application/json": {"example": {
+                "tenant_id": "acme", "episode_retention_days": 30, "session_ttl_days": 90,
+                "fact_class_ttl_days": {"activity": 14}, "version": 2,
+                "effective_fact_class_ttl_days": {"activity": 14, "preference": 365, "employment": None}}}}}})
+def get_retention(tenant_id: str, _: Admin, services: ServicesDep) -> RetentionView:
+    return services.governance.retention.settings(tenant_id)
+
+
+@router.put("/v1/admin/tenants/{tenant_id}/retention", response_model=RetentionView,
+            summary="Replace a tenant's retention settings (recomputes retain_until of its facts and episodes)")
+def put_retention(tenant_id: str, body: RetentionSettings, _: Admin, services: ServicesDep) -> RetentionView:
+    return services.governance.retention.update(tenant_id, body)
+
+
+class HoldRequest(BaseModel):
+    """Exactly one target, and the reason (e.g. a case reference)."""
+
+    user_id: str | None = Field(default=None, min_length=1, max_length=200, examples=["user-42"])
+    session_id: str | None = Field(default=None, min_length=1, max_length=200)
+    episode_id: str | None = Field(default=None, min_length=1, max_length=200)
+    reason: str = Field(min_length=1, max_length=1000, examples=["litigation hold, case 2024-17"])
+
+    @model_validator(mode="after")
+    def _one(self) -> "HoldRequest":
+        if sum(v is not None for v in (self.user_id, self.session_id, self.episode_id)) != 1:
+            raise InvalidInput("give exactly one of user_id, session_id or episode_id", field="user_id")
+        return self
+
+
+class HoldList(BaseModel):
+    items: list[Hold]
+    offset: int
+    limit: int
+
+
+@router.post("/v1/admin/tenants/{tenant_id}/holds", response_model=Hold, status_code=201,
+             summary="Place a legal hold on a user, a session or an episode (blocks erasure and expiry)",
+             responses={201: {"content": {"application/json": {"example": {
+                 "id": "4b2e...", "tenant_id": "acme", "target_kind": "user", "target_id": "user-42",
+                 "reason": "litigation hold, case 2024-17", "created_at": "2024-05-01T09:00:00Z"}}}}})
+def place_hold(tenant_id: str, body: HoldRequest, who: Admin, services: ServicesDep) -> Hold:
+    kind = "user" if body.user_id else ("session" if body.session_id else "episode")
+    target = body.user_id or body.session_id or body.episode_id
+    return services.governance.holds.place(tenant_id, kind, target, body.reason, actor=who.key_id)[0]
+
+
+@router.get("/v1/admin/tenants/{tenant_id}/holds", response_model=HoldList, summary="A tenant's legal holds")
+def list_holds(tenant_id: str, _: Admin, services: ServicesDep, page: PageDep) -> HoldList:
+    return HoldList(items=services.governance.holds.list(tenant_id, page.offset, page.limit),
+                    offset=page.offset, limit=page.limit)
+
+
+@router.delete("/v1/admin/tenants/{tenant_id}/holds/{hold_id}", response_model=Hold,
+               summary="Release a legal hold (retention applies again)")
+def release_hold(tenant_id: str, hold_id: str, who: Admin, services: ServicesDep) -> Hold:
+    return services.governance.holds.release(tenant_id, hold_id, actor=who.key_id)
+
+
+class SweepRequest(BaseModel):
+    """Name one tenant, or ask for every tenant explicitly."""
+
+    tenant_id: str | None = Field(default=None, min_length=1, max_length=200, examples=["acme"])
+    all_tenants: bool = False
+
+    @model_validator(mode="after")
+    def _one(self) -> "SweepRequest":
+        if (self.tenant_id is None) == (not self.all_tenants):
+            raise InvalidInput("give tenant_id, or all_tenants: true (not both)", field="tenant_id")
+        return self
+
+
+@router.post("/v1/admin/sweep", response_model=SweepReceipt, summary="Run the sweeper now (removes expired data)",
+             responses={200: {"content": {"application/json": {"example": {
+                 "at": "2024-05-01T09:00:00Z", "totals": {"episodes": 40, "facts": 3},
+                 "tenants": {"acme": {"action": "sweep", "target_kind": "tenant", "at": "2024-05-01T09:00:00Z",
+                                      "counts": {"episodes": 40, "facts": 3}}}}}}}})
+def sweep(body: SweepRequest, _: Admin, services: ServicesDep) -> SweepReceipt:
+    return services.governance.sweep(body.tenant_id)
+
+
+class AuditList(BaseModel):
+    items: list[AuditRecord]
+    offset: int
+    limit: int
+
+
+@router.get("/v1/admin/tenants/{tenant_id}/audit", response_model=AuditList,
+            summary="A tenant's governance audit records, newest first (no erased content)")
+def audit_log(tenant_id: str, _: Admin, services: ServicesDep, page: PageDep) -> AuditList:
+    return AuditList(items=services.governance.audit_records(tenant_id, page.offset, page.limit),
+                     offset=page.offset, limit=page.limit)

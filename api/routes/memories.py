@@ -1,0 +1,91 @@
+"""User-visible memory: list, export, correct and delete a user's facts, and confirm or reject held candidates.
+The tenant comes from the key; `user_id` says whose memory (docs/governance.md says which facts are a user's)."""
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from pydantic import BaseModel, Field
+
+from api.deps import PageDep, Reader, ServicesDep, Writer
+from graphmem.governance.models import MemoryPage, Receipt
+from graphmem.models import AssertOutcome, EntityRef
+
+router = APIRouter(prefix="/v1/memories", tags=["memories"])
+
+UserQ = Annotated[str, Query(min_length=1, max_length=200, description="whose memory", examples=["user-42"])]
+MEMORY_EXAMPLE = {"items": [{"fact": {"id": "f1", "predicate": "PREFERS_CHANNEL", "statement": "Dana prefers email",
+                                      "value": "email", "status": "current", "source": "user_explicit"},
+                             "subject_name": "Dana", "provenance": [{
+                                 "episode_id": "e1", "occurred_at": "2024-05-01T09:00:00Z", "source": "user_explicit",
+                                 "confidence": 1.0, "text": "learned on 2024-05-01 from episode e1, source "
+                                                            "user_explicit, confidence 1"}],
+                             "other_sources": 0, "expired_sources": 0}], "total": 1, "offset": 0, "limit": 50}
+
+
+class UserBody(BaseModel):
+    user_id: str = Field(min_length=1, max_length=200, examples=["user-42"])
+
+
+class Correction(UserBody):
+    """The right value: a literal `value` or an `object` entity (exactly one)."""
+
+    value: str | None = Field(default=None, min_length=1, examples=["phone"])
+    object: EntityRef | None = None
+
+
+class CandidateList(BaseModel):
+    candidates: MemoryPage
+    refusals: list[dict[str, Any]] = Field(description="write-policy refusals recorded for the user's episodes")
+
+
+@router.get("", response_model=MemoryPage, summary="A user's memories with provenance (newest first)",
+            responses={200: {"content": {"application/json": {"example": MEMORY_EXAMPLE}}}})
+def list_memories(user_id: UserQ, who: Reader, services: ServicesDep, page: PageDep) -> MemoryPage:
+    return services.governance.memories.list(who.tenant_id, user_id, page.offset, page.limit)
+
+
+@router.get("/export", summary="Everything stored about a user, as one JSON document",
+            responses={200: {"content": {"application/json": {"example": {
+                "user_id": "user-42", "tenant_id": "acme", "exported_at": "2024-05-01T09:00:00Z", "facts": [],
+                "candidates": [], "episodes": [], "sessions": [], "pins": [], "summaries": [], "refusals": []}}}}})
+def export(user_id: UserQ, who: Reader, services: ServicesDep) -> dict:
+    return services.governance.memories.export(who.tenant_id, user_id)
+
+
+@router.get("/candidates", response_model=CandidateList,
+            summary="A user's held candidates and write-policy refusals, for confirmation or rejection")
+def candidates(user_id: UserQ, who: Reader, services: ServicesDep, page: PageDep) -> CandidateList:
+    mem = services.governance.memories
+    return CandidateList(candidates=mem.candidates(who.tenant_id, user_id, page.offset, page.limit),
+                         refusals=mem.refusals(who.tenant_id, user_id)[page.offset:page.offset + page.limit])
+
+
+@router.post("/candidates/{fact_id}/confirm", response_model=AssertOutcome,
+             summary="Confirm a candidate: it becomes a user_confirmed fact under the normal assertion rules",
+             responses={200: {"content": {"application/json": {"example": {"action": "created", "fact_id": "f9"}}}}})
+def confirm(fact_id: str, body: UserBody, who: Writer, services: ServicesDep) -> AssertOutcome:
+    return services.governance.memories.confirm(who.tenant_id, body.user_id, fact_id)
+
+
+@router.post("/candidates/{fact_id}/reject", response_model=Receipt, summary="Reject a candidate (it is erased)",
+             responses={200: {"content": {"application/json": {"example": {
+                 "action": "reject", "target_kind": "fact", "at": "2024-05-01T09:00:00Z", "counts": {"facts": 1}}}}}})
+def reject(fact_id: str, body: UserBody, who: Writer, services: ServicesDep) -> Receipt:
+    return services.governance.memories.reject(who.tenant_id, body.user_id, fact_id, actor=who.key_id)
+
+
+@router.patch("/{fact_id}", response_model=AssertOutcome,
+              summary="Correct a memory (a supersession with source user_explicit)",
+              responses={200: {"content": {"application/json": {"example": {
+                  "action": "corrected", "fact_id": "f10", "closed_fact_id": "f1"}}}}})
+def correct(fact_id: str, body: Correction, who: Writer, services: ServicesDep) -> AssertOutcome:
+    return services.governance.memories.correct(who.tenant_id, body.user_id, fact_id, value=body.value,
+                                                object=body.object)
+
+
+@router.delete("/{fact_id}", response_model=Receipt, summary="Delete a memory (erasure of that fact)",
+               responses={200: {"content": {"application/json": {"example": {
+                   "action": "forget", "target_kind": "fact", "at": "2024-05-01T09:00:00Z", "counts": {"facts": 1}}}}}})
+def delete(fact_id: str, user_id: UserQ, who: Writer, services: ServicesDep) -> Receipt:
+    return services.governance.memories.delete(who.tenant_id, user_id, fact_id, actor=who.key_id)

@@ -1,0 +1,9 @@
+// Supersession repair after an erasure: set a surviving fact's validity end ($rows: [{id, valid_to}]; a null
+// valid_to re-opens it as current; otherwise it is closed, closed_at = $now).
+UNWIND $rows AS r
+MATCH (f:Fact {id: r.id})
+WHERE f.tenant_id = $tenant_id
+SET f.valid_to = r.valid_to,
+    f.status = CASE WHEN r.valid_to IS NULL THEN 'current' ELSE 'closed' END,
+    f.closed_at = CASE WHEN r.valid_to IS NULL THEN null ELSE $now END
+RETURN count(f) AS repaired

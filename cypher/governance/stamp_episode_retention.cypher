@@ -1,0 +1,7 @@
+// Set episodes' retain_until = ingested_at + $days (null when $days is null or the episode is held: a legal hold
+// blocks expiry). With $only_missing, only unheld episodes that have no retain_until yet (the sweeper's pass).
+MATCH (e:Episode {tenant_id: $tenant_id})
+WHERE NOT $only_missing OR (e.retain_until IS NULL AND NOT coalesce(e.legal_hold, false))
+SET e.retain_until = CASE WHEN coalesce(e.legal_hold, false) OR $days IS NULL THEN null
+                          ELSE e.ingested_at + duration({days: $days}) END
+RETURN count(e) AS stamped

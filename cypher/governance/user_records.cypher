@@ -1,0 +1,31 @@
+// For a user's export: the user's sessions $session_ids and episodes $episode_ids, with the pins and summaries
+// of those sessions and the write-policy refusals of those episodes (maps without embeddings).
+CALL () {
+  UNWIND $episode_ids AS eid
+  MATCH (e:Episode {id: eid})
+  WHERE e.tenant_id = $tenant_id
+  WITH e ORDER BY e.occurred_at, e.seq
+  RETURN collect(e {.*, embedding: null}) AS episodes
+}
+CALL () {
+  OPTIONAL MATCH (s:Session {tenant_id: $tenant_id})
+  WHERE s.id IN $session_ids
+  RETURN collect(s {.*}) AS sessions
+}
+CALL () {
+  OPTIONAL MATCH (p:Pin {tenant_id: $tenant_id})
+  WHERE p.session_id IN $session_ids
+  RETURN collect(p {.*, embedding: null}) AS pins
+}
+CALL () {
+  OPTIONAL MATCH (m:Summary {tenant_id: $tenant_id})
+  WHERE m.session_id IN $session_ids
+  RETURN collect(m {.*, embedding: null}) AS summaries
+}
+CALL () {
+  OPTIONAL MATCH (r:Refusal {tenant_id: $tenant_id})
+  WHERE r.episode_id IN $episode_ids
+     OR EXISTS { MATCH (r)--(e:Episode) WHERE e.tenant_id = $tenant_id AND e.id IN $episode_ids }
+  RETURN collect(r {.*, embedding: null}) AS refusals
+}
+RETURN episodes, sessions, pins, summaries, refusals

@@ -1,0 +1,214 @@
+"""The erasure cascade: forget a user, a session, an episode or a fact, following provenance.
+
+One forget call is one transaction (all or nothing). For the episodes it erases:
+- a fact derived only from erased episodes is deleted (node, edges, embedding); a fact another surviving
+  episode also supports (an assertion or confirmation edge) stays, without the erased provenance edges;
+- supersession is repaired as if the erased facts had never been asserted (`plan_repairs`);
+- summaries covering erased episodes, and every later revision of them, are deleted (not recomputed);
+- pins of erased sessions and pins set by erased episodes, Refusal records of erased episodes, turn receipts
+  of erased sessions (or naming an erased episode), and the Session nodes of erased sessions are deleted; NEXT chains of surviving sessions are relinked;
+- entities left with no facts and no mentions are deleted with their Alias and ExternalId nodes.
+Forgetting a user also deletes the user's own entity (external id "user:<user_id>") and every fact about it,
+and the user's Consent record.
+
+The sweeper uses the same cascade in "expire" mode: expired episodes go, but the facts they support live on
+under their own TTL (their provenance edges go; `expired_source_count` records how many), and an expired fact
+is deleted without re-opening what it superseded. See docs/governance.md.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Literal
+
+from graphmem.errors import InvalidInput, NotFound, Refused
+from graphmem.governance import audit
+from graphmem.governance.models import Receipt, TargetKind
+from graphmem.store import Database, require_tenant
+from graphmem.store.db import Tx
+from graphmem.timeutil import to_utc, utcnow
+
+USER_KEY = "user:{}"
+"""External-id key that marks a user's own entity (EntityRef.external_ids=["user:<user_id>"])."""
+
+Mode = Literal["erase", "expire"]
+MAIN_KINDS = ("episodes", "facts", "facts_kept", "entities", "summaries", "pins", "sessions", "refusals")
+"""Kinds every erasure receipt lists, zero or not."""
+
+
+def _native(v):
+    return v.to_native() if hasattr(v, "to_native") else v
+
+
+def plan_repairs(deleted: set[str], around: list[dict]) -> tuple[dict[str, datetime | None], set[tuple[str, str]]]:
+    """Supersession repair when the facts `deleted` are erased: make each timeline what it would have been had
+    they never been asserted.
+
+    `around`: one dict per deleted fact {id, valid_from, valid_to, status, newers: [ids superseding it],
+    olders: [{id, valid_from, valid_to, status, superseders: [ids]}]} (cypher governance/supersession_around).
+    A surviving older fact O that a deleted fact D closed (O.status 'closed', O.valid_to == D.valid_from) and
+    that nothing surviving supersedes inherits the end of the erased run: walking up from D through deleted
+    superseders to the last one T, O.valid_to := T.valid_to (None re-opens O as current) and the first surviving
+    fact N that superseded T now supersedes O. Retracted and corrected facts are never re-opened (a correction
+    said the value was wrong; a retraction ended it), nor are facts with an end of their own.
+
+    Returns ({older_id: new valid_to}, {(newer_id, older_id) links to add}).
+    """
+    info = {d["id"]: d for d in around}
+    ends: dict[str, datetime | None] = {}
+    links: set[tuple[str, str]] = set()
+    for d in around:
+        for o in d["olders"]:
+            if o["id"] in deleted or any(n not in deleted for n in o["superseders"]):
+                continue
+            if o["status"] != "closed" or _native(o["valid_to"]) != _native(d["valid_from"]):
+                continue
+            top, newer, seen = d, None, {d["id"]}
+            while True:
+                alive = [n for n in top["newers"] if n not in deleted]
+                if alive:
+                    newer = sorted(alive)[0]
+                    break
+                dead = [n for n in top["newers"] if n in info and n not in seen]
+                if not dead:
+                    break
+                seen.add(dead[0])
+                top = info[dead[0]]
+            ends[o["id"]] = _native(top["valid_to"])
+            if newer:
+                links.add((newer, o["id"]))
+    return ends, links
+
+
+class Eraser:
+    """Runs the cascade. `forget` is the user-facing erasure; `expire` is the sweeper's variant."""
+
+    def __init__(self, db: Database):
+        self.db = db
+
+    # ---- public -----------------------------------------------------------------------------
+    def forget(self, tenant_id: str, *, user_id: str | None = None, session_id: str | None = None,
+               episode_id: str | None = None, fact_id: str | None = None, actor: str | None = None,
+               now: datetime | None = None, action: Literal["forget", "reject"] = "forget") -> Receipt:
+        """Erase exactly one target and everything derived only from it; write an audit record.
+
+        Raises `InvalidInput` (not exactly one target, empty id), `NotFound` (no such session, episode or fact;
+        a user with nothing stored is not an error: the receipt counts zeros), `Refused` naming the field when a
+        legal hold covers the target or something the cascade would delete.
+        """
+        require_tenant(tenant_id)
+        given = {k: v for k, v in (("user_id", user_id), ("session_id", session_id), ("episode_id", episode_id),
+                                   ("fact_id", fact_id)) if v is not None}
+        if len(given) != 1:
+            raise InvalidInput("give exactly one of user_id, session_id, episode_id or fact_id",
+                               field=next(iter(given), "user_id"))
+        field, target = next(iter(given.items()))
+        if not isinstance(target, str) or not target.strip():
+            raise InvalidInput(f"{field} must not be empty", field=field)
+        kind: TargetKind = field.removesuffix("_id")  # type: ignore[assignment]
+        now = to_utc(now, "now") if now else utcnow()
+
+        def work(tx: Tx) -> Receipt:
+            counts = self._forget_tx(tx, tenant_id, kind, target, field, now)
+            rec = audit.write(tx, tenant_id, action, kind, target, counts, now, actor)
+            return Receipt(action=action, target_kind=kind, counts=counts, at=now, audit_id=rec.id)
+        return self.db.write(work)
+
+    def expire(self, tx: Tx, tenant_id: str, *, episode_ids: Iterable[str] = (), session_ids: Iterable[str] = (),
+               fact_ids: Iterable[str] = (), now: datetime) -> Counter:
+        """The sweeper's cascade inside `tx` (callers select only unheld, expired records). Returns counts."""
+        return self._cascade(tx, tenant_id, "expire", list(episode_ids), list(session_ids), list(fact_ids), [], now)
+
+    # ---- the cascade ------------------------------------------------------------------------
+    def _forget_tx(self, tx: Tx, tenant_id: str, kind: str, target: str, field: str, now: datetime) -> dict[str, int]:
+        entity_ids: list[str] = []
+        fact_ids: list[str] = []
+        if kind == "fact":
+            if tx.one("facts/get", tenant_id=tenant_id, id=target) is None:
+                raise NotFound(f"no fact {target!r}", field=field)
+            if tx.rows("governance/held_facts", tenant_id=tenant_id, ids=[target]):
+                raise Refused(f"fact {target} is supported by an episode under legal hold", field=field)
+            sessions, episodes, fact_ids = [], [], [target]
+        else:
+            row = tx.one("governance/target_episodes", tenant_id=tenant_id,
+                         user_id=target if kind == "user" else None,
+                         session_id=target if kind == "session" else None,
+                         episode_ids=[target] if kind == "episode" else [])
+            sessions, episodes = row["sessions"], row["episodes"]
+            if kind == "episode" and not episodes:
+                raise NotFound(f"no episode {target!r}", field=field)
+            if kind == "session" and not sessions and not episodes:
+                raise NotFound(f"no session {target!r}", field=field)
+            if kind == "user":
+                entity_ids = [r["id"] for r in tx.rows("governance/user_entities", tenant_id=tenant_id,
+                                                        key=USER_KEY.format(target))]
+                fact_ids = [r["id"] for r in tx.rows("governance/facts_of_entities", tenant_id=tenant_id,
+                                                      entity_ids=entity_ids)]
+            held = tx.rows("governance/holds_on", tenant_id=tenant_id, user_ids=[target] if kind == "user" else [],
+                           session_ids=sessions, episode_ids=episodes)
+            if held:
+                raise Refused(f"{kind} {target} is under legal hold ({held[0]['target_kind']} hold); release the hold "
+                              f"before erasing", field=field)
+        counts = self._cascade(tx, tenant_id, "erase", episodes, sessions, fact_ids, entity_ids, now, field=field)
+        if kind == "user":
+            counts["consents"] = tx.one("governance/delete_user_consent", tenant_id=tenant_id,
+                                        subject=USER_KEY.format(target))["deleted"]
+        return {k: counts.get(k, 0) for k in sorted(set(MAIN_KINDS) | set(counts))}
+
+    def _cascade(self, tx: Tx, tenant_id: str, mode: Mode, episodes: list[str], sessions: list[str],
+                 forced_facts: list[str], forced_entities: list[str], now: datetime, field: str = "") -> Counter:
+        counts: Counter = Counter()
+        t = {"tenant_id": tenant_id}
+        derived = tx.rows("governance/facts_of_episodes", **t, episode_ids=episodes) if episodes else []
+        delete = set(forced_facts)
+        if mode == "erase":
+            delete |= {r["id"] for r in derived if not r["supported"]}
+            counts["facts_kept"] = sum(1 for r in derived if r["supported"] and r["id"] not in delete)
+            if delete:
+                held = tx.rows("governance/held_facts", **t, ids=sorted(delete))
+                if held:
+                    raise Refused(f"fact {held[0]['id']} that this erasure would delete is supported by an episode "
+                                  f"under legal hold", field=field or "fact_id")
+        elif episodes:
+            counts["facts_kept"] = tx.one("governance/note_expired_provenance", **t, episode_ids=episodes)["noted"]
+        delete_ids = sorted(delete)
+
+        candidates = tx.one("governance/mentioned_entities", **t, episode_ids=episodes, fact_ids=delete_ids)["ids"]
+        ends, links = {}, set()
+        if mode == "erase" and delete_ids:
+            around = tx.rows("governance/supersession_around", **t, ids=delete_ids)
+            ends, links = plan_repairs(delete, around)
+        surviving_sessions = []
+        if episodes:
+            touched = tx.one("governance/sessions_of_episodes", **t, ids=episodes)["sessions"]
+            surviving_sessions = sorted(set(touched) - set(sessions))
+            counts["summaries"] = tx.one("governance/delete_summaries", **t, episode_ids=episodes,
+                                         session_ids=sessions)["deleted"]
+            counts["refusals"] = tx.one("governance/delete_refusals", **t, episode_ids=episodes)["deleted"]
+        if episodes or sessions:
+            counts["turn_receipts"] = tx.one("governance/delete_turn_receipts", **t, session_ids=sessions,
+                                             touched_sessions=surviving_sessions, episode_ids=episodes)["deleted"]
+        if episodes or sessions:
+            counts["pins"] = tx.one("governance/delete_pins", **t, session_ids=sessions, episode_ids=episodes)["deleted"]
+        if delete_ids:
+            counts["facts"] = tx.one("governance/delete_facts", **t, ids=delete_ids)["deleted"]
+        if ends:
+            tx.run("governance/repair_facts", **t, now=now, rows=[{"id": k, "valid_to": v} for k, v in ends.items()])
+            counts["facts_reopened"] = sum(1 for v in ends.values() if v is None)
+            counts["facts_extended"] = sum(1 for v in ends.values() if v is not None)
+        if links:
+            tx.run("facts/link_supersedes", **t, now=now, rows=[{"newer": n, "older": o} for n, o in sorted(links)])
+            counts["links_repaired"] = len(links)
+        if episodes:
+            counts["episodes"] = tx.one("governance/delete_episodes", **t, ids=episodes)["deleted"]
+        if sessions:
+            counts["sessions"] = tx.one("governance/delete_sessions", **t, ids=sessions)["deleted"]
+        if surviving_sessions:
+            tx.run("governance/relink_sessions", **t, session_ids=surviving_sessions)
+        for ids, force in ((forced_entities, True), (sorted(set(candidates) - set(forced_entities)), False)):
+            if ids:
+                r = tx.one("governance/delete_entities", **t, ids=ids, force=force)
+                for k in ("entities", "aliases", "external_ids"):
+                    counts[k] += r[k]
+        return Counter({k: v for k, v in counts.items() if v})

