@@ -5,6 +5,7 @@ and runs each operation as one transaction through `graphmem.store`. Times are U
 """
 from __future__ import annotations
 
+import json
 from datetime import datetime
 
 from graphmem.errors import InvalidInput
@@ -37,10 +38,14 @@ class TemporalGraph:
 
     # ---- ontology ---------------------------------------------------------------------------
     def ontology(self, tenant_id: str) -> Ontology:
-        """The shipped ontology extended with the tenant's own predicates."""
+        """The shipped ontology extended with the tenant's own predicates and its fact-class TTL overrides."""
         require_tenant(tenant_id)
         extra = [Predicate(**r["predicate"]) for r in self.db.rows("ontology/list_predicates", tenant_id=tenant_id)]
-        return self._base_ontology.extended(extra) if extra else self._base_ontology
+        onto = self._base_ontology.extended(extra) if extra else self._base_ontology
+        overrides = self.db.one("episodes/retention_for", tenant_id=tenant_id, user_id=None, session_id=None)
+        if overrides and overrides["fact_class_ttl_json"]:   # the tenant's retention settings (governance)
+            onto = onto.with_class_ttls(json.loads(overrides["fact_class_ttl_json"]))
+        return onto
 
     def add_predicate(self, tenant_id: str, predicate: Predicate) -> Predicate:
         """Extend the tenant's ontology with `predicate` (replacing a tenant predicate of the same name)."""

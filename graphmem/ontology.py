@@ -89,6 +89,10 @@ class Ontology:
         preds.update({p.name: p for p in extra})
         return Ontology(preds, self.class_ttl_days)
 
+    def with_class_ttls(self, overrides: dict[str, int | None]) -> "Ontology":
+        """A copy whose fact-class TTLs (days; None = keep) are overridden by a tenant's retention settings."""
+        return Ontology(self.predicates, {**self.class_ttl_days, **overrides})
+
     def get(self, name: str, field: str = "predicate") -> Predicate:
         """The predicate called `name`; raises `InvalidInput` naming `field` when it is not in the ontology."""
         try:

@@ -4,6 +4,7 @@ MATCH (f:Fact {id: $id})-[:SUBJECT]->(s:Entity)
 WHERE f.tenant_id = $tenant_id
 MATCH (s)<-[:SUBJECT]-(h:Fact {predicate: f.predicate})
 WHERE h.tenant_id = $tenant_id AND h.status <> 'candidate' AND ($single_valued OR h.object_key = f.object_key)
+  AND (h.retain_until IS NULL OR h.retain_until > $now)
 OPTIONAL MATCH (h)-[:OBJECT]->(o:Entity)
 OPTIONAL MATCH (h)-[:SUPERSEDES]->(older:Fact)
 WITH h, s, o, collect(older.id) AS supersedes

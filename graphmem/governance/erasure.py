@@ -125,7 +125,7 @@ class Eraser:
         entity_ids: list[str] = []
         fact_ids: list[str] = []
         if kind == "fact":
-            if tx.one("facts/get", tenant_id=tenant_id, id=target) is None:
+            if tx.one("facts/get", tenant_id=tenant_id, id=target, now=None) is None:
                 raise NotFound(f"no fact {target!r}", field=field)
             if tx.rows("governance/held_facts", tenant_id=tenant_id, ids=[target]):
                 raise Refused(f"fact {target} is supported by an episode under legal hold", field=field)

@@ -2,9 +2,13 @@
 
 Appending is idempotent by a client key (the same key twice returns the first episode and creates nothing).
 Episodes of a session are chained by `NEXT` in (`occurred_at`, arrival) order, even when they arrive out of
-order; the session node is locked for the append so concurrent appends to one session serialise.
+order; the session node is locked for the append so concurrent appends to one session serialise. An episode gets
+`retain_until` = ingestion time + the tenant's episode retention (governance), unless a legal hold covers its user
+or session.
 """
 from __future__ import annotations
+
+from datetime import timedelta
 
 from graphmem.errors import InvalidInput, NotFound
 from graphmem.models import Episode, EpisodeIn, new_id
@@ -35,10 +39,13 @@ def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_c
         if lock["user_id"] and ep.user_id and lock["user_id"] != ep.user_id:
             raise InvalidInput(f"session {ep.session_id!r} belongs to another user", field="user_id")
         seq = lock["seq"]
+    retention = tx.one("episodes/retention_for", tenant_id=tenant_id, user_id=ep.user_id, session_id=ep.session_id)
     props = ep.model_dump(exclude_none=True)
     props.update(id=eid, tenant_id=tenant_id, ingested_at=now, seq=seq, token_count=token_count,
                  extraction_status=extraction_status, legal_hold=False,
                  idempotency_key=ep.idempotency_key or eid)
+    if retention["days"] and not retention["held"]:
+        props["retain_until"] = now + timedelta(days=retention["days"])
     row = tx.one("episodes/append", tenant_id=tenant_id, episode=props, call_id=eid)
     episode, created = Episode(**row["episode"]), row["created"]
     if created and ep.session_id:
@@ -48,7 +55,7 @@ def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_c
 
 def get(tx: Tx, tenant_id: str, episode_id: str) -> Episode:
     """The episode `episode_id` of this tenant; `NotFound` otherwise."""
-    row = tx.one("episodes/get", tenant_id=tenant_id, id=episode_id)
+    row = tx.one("episodes/get", tenant_id=tenant_id, id=episode_id, now=utcnow())
     if row is None:
         raise NotFound(f"no episode {episode_id!r}", field="episode_id")
     return Episode(**row["episode"])
@@ -57,4 +64,5 @@ def get(tx: Tx, tenant_id: str, episode_id: str) -> Episode:
 def list_session(tx: Tx, tenant_id: str, session_id: str, offset: int = 0, limit: int = 100) -> list[Episode]:
     """A session's episodes in chain order."""
     return [Episode(**r["episode"]) for r in tx.rows("episodes/list_session", tenant_id=tenant_id,
-                                                     session_id=session_id, offset=offset, limit=limit)]
+                                                     session_id=session_id, offset=offset, limit=limit,
+                                                     now=utcnow())]

@@ -106,7 +106,7 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
         status = "candidate" if d.action == "candidate" else ("current" if d.valid_to is None else "closed")
         creates.append({"subject_id": subj.id, "object_id": obj.id if obj else None, "episode_id": f.episode_id,
                         "role": "assertion", "props": {
-                            "id": new.id, "predicate": p.name, "value": f.value, "object_key": okey,
+                            "id": new.id, "tenant_id": tenant_id, "predicate": p.name, "value": f.value, "object_key": okey,
                             "statement": statement, "valid_from": valid_from, "valid_to": d.valid_to,
                             "recorded_at": now, "closed_at": now if d.valid_to else None, "last_confirmed_at": now,
                             "confidence": f.confidence, "source": f.source, "fact_class": p.fact_class,
@@ -160,7 +160,7 @@ def retract(tx: Tx, tenant_id: str, subject_id: str, predicate: str, at: datetim
 
 def get(tx: Tx, tenant_id: str, fact_id: str) -> Fact:
     """The fact `fact_id` of this tenant; `NotFound` otherwise."""
-    row = tx.one("facts/get", tenant_id=tenant_id, id=fact_id)
+    row = tx.one("facts/get", tenant_id=tenant_id, id=fact_id, now=utcnow())
     if row is None:
         raise NotFound(f"no fact {fact_id!r}", field="fact_id")
     return _fact(row)
@@ -180,10 +180,11 @@ def history(tx: Tx, tenant_id: str, fact_id: str, ontology: Ontology) -> list[Fa
     """The supersession timeline `fact_id` belongs to, oldest `valid_from` first (corrections included)."""
     fact = get(tx, tenant_id, fact_id)
     single = ontology.predicates[fact.predicate].single_valued if fact.predicate in ontology.predicates else False
-    return [_fact(r) for r in tx.rows("facts/history", tenant_id=tenant_id, id=fact_id, single_valued=single)]
+    return [_fact(r) for r in tx.rows("facts/history", tenant_id=tenant_id, id=fact_id, single_valued=single,
+                                      now=utcnow())]
 
 
 def provenance(tx: Tx, tenant_id: str, fact_id: str) -> list[Provenance]:
     """The episodes behind `fact_id` (`NotFound` if the fact is not in this tenant)."""
     get(tx, tenant_id, fact_id)
-    return [Provenance(**r) for r in tx.rows("facts/provenance", tenant_id=tenant_id, id=fact_id)]
+    return [Provenance(**r) for r in tx.rows("facts/provenance", tenant_id=tenant_id, id=fact_id, now=utcnow())]
