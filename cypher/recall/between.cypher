@@ -19,7 +19,7 @@ LIMIT $k
 WITH b, x, y, length, confidence, latest,
      [ff IN f | ff {.*, embedding: null}] AS facts,
      [ff IN f | head([(ff)-[:SUBJECT]->(s:Entity) | s.id])] AS subjects,
-     [ff IN f | [(ff)-[:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id | e.id]] AS provenance
+     [ff IN f | [(ff)-[:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > $now) | e.id]] AS provenance
 RETURN b {.*, embedding: null, search_text: null} AS target, length, confidence, latest,
        [i IN range(0, size(facts) - 1) | {
           fact: facts[i], subject_id: subjects[i], episode_ids: provenance[i],

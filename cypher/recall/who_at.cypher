@@ -25,9 +25,9 @@ WHERE $predicate IS NULL OR h IS NOT NULL
 OPTIONAL MATCH (h)-[:OBJECT]->(ho:Entity)
 RETURN p {.*, embedding: null, search_text: null} AS entity,
        m {.*, embedding: null, subject_id: p.id, object_id: $org_id} AS membership,
-       [(m)-[:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id | e.id] AS membership_episode_ids,
+       [(m)-[:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > $now) | e.id] AS membership_episode_ids,
        CASE WHEN h IS NULL THEN null ELSE h {.*, embedding: null, subject_id: p.id, object_id: ho.id} END AS property,
-       CASE WHEN h IS NULL THEN [] ELSE [(h)-[:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id | e.id] END
+       CASE WHEN h IS NULL THEN [] ELSE [(h)-[:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > $now) | e.id] END
          AS property_episode_ids
 ORDER BY entity.name, entity.id
 SKIP $offset LIMIT $limit

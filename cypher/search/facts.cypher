@@ -48,5 +48,5 @@ MATCH (f)-[:SUBJECT]->(s:Entity)
 OPTIONAL MATCH (f)-[:OBJECT]->(o:Entity)
 RETURN reasons, f {.*, embedding: null, subject_id: s.id, object_id: o.id} AS fact,
        s.name AS subject_name, o.name AS object_name,
-       [(f)-[:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id | e.id] AS episode_ids,
-       [(f)-[:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id | e.occurred_at] AS episode_times
+       [(f)-[:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > $now) | e.id] AS episode_ids,
+       [(f)-[:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > $now) | e.occurred_at] AS episode_times
