@@ -25,12 +25,17 @@ def _services():
 @click.option("--lease-s", type=float, default=None, help="Claim lease in seconds (default GRAPHMEM_JOB_LEASE_S).")
 @click.option("--poll-s", type=float, default=None, help="Idle poll interval in seconds.")
 @click.option("--until-idle", is_flag=True, help="Exit when no job is left, printing a JSON summary.")
+@click.option("--sweep/--no-sweep", default=True, show_default=True,
+              help="Also run the retention sweeper every GRAPHMEM_SWEEP_INTERVAL_S seconds (not with --until-idle).")
 def worker(tenants: tuple[str, ...], concurrency: int, batch: int | None, lease_s: float | None,
-           poll_s: float | None, until_idle: bool) -> None:
-    """Run an extraction worker: claim pending jobs, extract facts, retry, dead-letter. SIGTERM/Ctrl-C stop it
-    gracefully (jobs it holds are released)."""
+           poll_s: float | None, until_idle: bool, sweep: bool) -> None:
+    """Run an extraction worker: claim pending jobs, extract facts, retry, dead-letter; and the retention sweeper.
+    SIGTERM/Ctrl-C stop it gracefully (jobs it holds are released)."""
+    import threading
+
     from graphmem.ingest.worker import Worker
     services = _services()
+    stop_sweeper = threading.Event()
     w = Worker(services, tenants=list(tenants) or None, concurrency=concurrency, batch=batch, lease_s=lease_s,
                poll_s=poll_s)
     click.echo(f"worker {w.worker_id} started" + (f" for tenants {', '.join(tenants)}" if tenants else ""), err=True)
@@ -43,8 +48,12 @@ def worker(tenants: tuple[str, ...], concurrency: int, batch: int | None, lease_
             signal.signal(signal.SIGTERM, lambda signum, frame: w.request_stop())
             signal.signal(signal.SIGINT, lambda signum, frame: w.request_stop())
             w.start()
+            if sweep:
+                threading.Thread(target=services.governance.sweeper.run_periodically, args=(stop_sweeper,),
+                                 name="sweeper", daemon=True).start()
             while not w.stopping:
                 time.sleep(0.2)
+            stop_sweeper.set()
             released = w.stop()
             click.echo(f"worker {w.worker_id} stopped; {w.processed} jobs processed, {released} released", err=True)
     finally:
