@@ -1,0 +1,96 @@
+"""Session routes: create, get and list sessions, their summary revisions (list, rollback, compact now), and the
+consent flag that lets preferences cross sessions of a user. The tenant is the API key's."""
+from __future__ import annotations
+
+from fastapi import APIRouter, Query, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from api.deps import PageDep, Reader, ServicesDep, Writer
+from graphmem.context.models import CompactionResult, Summary
+from graphmem.context.sessions import Consent, SessionInfo
+
+router = APIRouter(tags=["sessions"])
+
+
+class SessionCreate(BaseModel):
+    """A new session for a user (two browser tabs are two sessions). Without `id`, one is generated."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str | None = Field(default=None, min_length=1, max_length=200, examples=["tab-2f9c"])
+    user_id: str = Field(min_length=1, max_length=200, examples=["u-42"])
+    agent_id: str | None = Field(default=None, max_length=200, examples=["support-bot"])
+
+
+class SessionList(BaseModel):
+    items: list[SessionInfo]
+    offset: int
+    limit: int
+
+
+class SummaryList(BaseModel):
+    items: list[Summary]
+    offset: int
+    limit: int
+
+
+class RollbackResult(BaseModel):
+    current: Summary | None = Field(description="the revision that is current after the rollback (null: none)")
+
+
+@router.post("/v1/sessions", response_model=SessionInfo, status_code=201, summary="Create a session",
+             responses={200: {"description": "the session already existed for this user (returned unchanged)"},
+                        409: {"description": "the id belongs to another user's session"}})
+def create_session(body: SessionCreate, who: Writer, services: ServicesDep, response: Response) -> SessionInfo:
+    info, created = services.context.sessions.create(who.tenant_id, body.user_id, body.id, body.agent_id)
+    if not created:
+        response.status_code = 200
+    return info
+
+
+@router.get("/v1/sessions", response_model=SessionList, summary="List sessions (most recently active first)")
+def list_sessions(who: Reader, services: ServicesDep, page: PageDep,
+                  user_id: str | None = Query(default=None, max_length=200, examples=["u-42"])) -> SessionList:
+    items = services.context.sessions.list(who.tenant_id, user_id, page.offset, page.limit)
+    return SessionList(items=items, offset=page.offset, limit=page.limit)
+
+
+@router.get("/v1/sessions/{session_id}", response_model=SessionInfo, summary="Get a session",
+            responses={404: {"description": "no such session in this tenant"}})
+def get_session(session_id: str, who: Reader, services: ServicesDep) -> SessionInfo:
+    return services.context.sessions.get(who.tenant_id, session_id)
+
+
+@router.get("/v1/sessions/{session_id}/summaries", response_model=SummaryList,
+            summary="Summary revisions of a session (newest first, rolled-back ones included)")
+def list_summaries(session_id: str, who: Reader, services: ServicesDep, page: PageDep) -> SummaryList:
+    services.context.sessions.get(who.tenant_id, session_id)
+    items = services.context.summaries.list(who.tenant_id, session_id, page.offset, page.limit)
+    return SummaryList(items=items, offset=page.offset, limit=page.limit)
+
+
+@router.post("/v1/sessions/{session_id}/summaries/rollback", response_model=RollbackResult,
+             summary="Roll back the current summary revision (kept, marked rolled_back)",
+             responses={404: {"description": "the session has no active summary"}})
+def rollback_summary(session_id: str, who: Writer, services: ServicesDep) -> RollbackResult:
+    return RollbackResult(current=services.context.summaries.rollback(who.tenant_id, session_id))
+
+
+@router.post("/v1/sessions/{session_id}/compact", response_model=CompactionResult,
+             summary="Compact the session now (normally automatic after a turn)")
+def compact(session_id: str, who: Writer, services: ServicesDep,
+            force: bool = Query(default=False, description="compact even below the threshold")) -> CompactionResult:
+    return services.context.compact_now(who.tenant_id, session_id, force=force)
+
+
+@router.put("/v1/consent", response_model=Consent, summary="Set whether preferences may cross sessions",
+            responses={200: {"content": {"application/json": {"example": {
+                "scope": "user", "user_id": "u-42", "share_preferences": True,
+                "updated_at": "2024-05-01T09:00:00Z"}}}}})
+def set_consent(body: Consent, who: Writer, services: ServicesDep) -> Consent:
+    return services.context.sessions.set_consent(who.tenant_id, body)
+
+
+@router.get("/v1/consent", response_model=list[Consent], summary="Consent records that apply to a user")
+def get_consent(who: Reader, services: ServicesDep,
+                user_id: str | None = Query(default=None, max_length=200, examples=["u-42"])) -> list[Consent]:
+    return services.context.sessions.consents(who.tenant_id, user_id)

@@ -1,0 +1,220 @@
+"""Compaction: when a session's raw tail passes `settings.compaction_threshold_tokens`, the older turns are folded
+into a new summary revision, after the turn and off the request path.
+
+Order (seed 000: "The pin write happens before the prose shrink, so a crash still leaves the amount"):
+1. pin candidates: ids, amounts, currencies, approval ids, idempotency keys and cancel requests found in the turns
+   being compacted are written as `candidate` pins - only for keys the session has not pinned and values no pin
+   already holds; an existing pin is never changed;
+2. the previous summary and the compacted turns are summarized (LLM, or the extractive fallback) into at most
+   `settings.summary_max_tokens` tokens;
+3. a new `:Summary` revision (rev + 1) is written: `COVERS` the compacted episodes, `REVISES` the previous one,
+   which stays for rollback. Raw episodes stay (retention decides).
+The newest `settings.compaction_keep_tokens` tokens of turns stay raw. A revision written concurrently by another
+process wins; this run then gives up (`Conflict` is caught and reported).
+"""
+from __future__ import annotations
+
+import logging
+import re
+from decimal import Decimal
+from typing import Any
+
+import pycountry
+
+from graphmem.context.models import CompactionResult, Summary
+from graphmem.context.pins import (AmountValue, ApprovalIdValue, CurrencyValue, IdempotencyKeyValue, ObligationValue,
+                                   OrderIdValue, PinStore, PinValue)
+from graphmem.context.summarizer import PROMPT_VERSION, Summarizer
+from graphmem.errors import Conflict, NotFound
+from graphmem.models import Episode, new_id
+from graphmem.settings import Settings
+from graphmem.store import Database, require_tenant
+from graphmem.store.db import Tx
+from graphmem.timeutil import utcnow
+from graphmem.tokens import TokenCounter
+
+log = logging.getLogger("graphmem.context")
+
+# ---- pin candidates ------------------------------------------------------------------------------------------
+_ID = r"([A-Za-z0-9][A-Za-z0-9-]{2,63})"
+_ORDER = re.compile(r"\border\s*(?:id|number|no\.?|#)?\s*[:#]?\s*" + _ID, re.I)
+_APPROVAL = re.compile(r"\bapproval\s*(?:id|code|number|#)?\s*[:#]?\s*" + _ID, re.I)
+_IDEMPOTENCY = re.compile(r"\bidempotency[ _-]key\s*(?:is\s*)?[:=]?\s*([A-Za-z0-9][\w.:-]{3,127})", re.I)
+_SYMBOLS = {"€": "EUR", "£": "GBP", "$": "USD", "¥": "JPY"}
+_MONEY = re.compile(r"(?P<sym>[€£$¥])\s?(?P<a1>\d{1,3}(?:,\d{3})*(?:\.\d+)?|\d+(?:\.\d+)?)"
+                    r"|(?P<a2>\d{1,3}(?:,\d{3})*(?:\.\d+)?|\d+(?:\.\d+)?)\s?(?P<code>[A-Z]{3})\b"
+                    r"|\b(?P<code2>[A-Z]{3})\s?(?P<a3>\d{1,3}(?:,\d{3})*(?:\.\d+)?|\d+(?:\.\d+)?)")
+_CANCEL = re.compile(r"[^.!?\n]*\b(?:asked|asks|wants?|requested|requests)\s+(?:us\s+)?to\s+cancel\b[^.!?\n]*", re.I)
+
+
+def _has_digit(s: str) -> bool:
+    return any(ch.isdigit() for ch in s)
+
+
+def extract_candidates(episodes: list[Episode]) -> list[tuple[str, PinValue, str]]:
+    """Pin candidates (key, typed value, episode id) from turns, first occurrence per key, in turn order.
+
+    Recognised: `order_id` ("order A-10293", "order #10293"), `amount` + `currency` ("€129.99", "129.99 EUR",
+    "EUR 129.99"; ISO 4217 codes checked with pycountry; "$" read as USD), `approval_id` ("approval APR-7781"),
+    `idempotency_key`, and `obligation` for cancel requests ("the user asked to cancel ...").
+    Ids must contain a digit (so "order status" is not an id)."""
+    out: dict[str, tuple[str, PinValue, str]] = {}
+
+    def add(key: str, value: PinValue, eid: str) -> None:
+        out.setdefault(key, (key, value, eid))
+
+    for e in episodes:
+        text = e.content
+        for m in _ORDER.finditer(text):
+            if _has_digit(m.group(1)):
+                add("order_id", OrderIdValue(value=m.group(1)), e.id)
+                break
+        for m in _APPROVAL.finditer(text):
+            if _has_digit(m.group(1)):
+                add("approval_id", ApprovalIdValue(value=m.group(1)), e.id)
+                break
+        m = _IDEMPOTENCY.search(text)
+        if m:
+            add("idempotency_key", IdempotencyKeyValue(value=m.group(1)), e.id)
+        for m in _MONEY.finditer(text):
+            code = _SYMBOLS.get(m.group("sym") or "") or m.group("code") or m.group("code2")
+            amount = m.group("a1") or m.group("a2") or m.group("a3")
+            if code and pycountry.currencies.get(alpha_3=code) is not None:
+                add("amount", AmountValue(value=Decimal(amount.replace(",", ""))), e.id)
+                add("currency", CurrencyValue(value=code), e.id)
+                break
+        m = _CANCEL.search(text)
+        if m:
+            add("obligation", ObligationValue(value=" ".join(m.group(0).split())), e.id)
+    return list(out.values())
+
+
+# ---- summary revisions ---------------------------------------------------------------------------------------
+def _summary(row: dict[str, Any], covers: int | None = None) -> Summary:
+    return Summary(**row, covers=covers)
+
+
+class SummaryStore:
+    """Summary revisions of a session: current, list, write (with lineage) and rollback."""
+
+    def __init__(self, db: Database):
+        self.db = db
+
+    def current(self, tenant_id: str, session_id: str) -> Summary | None:
+        """The highest active revision, or None."""
+        require_tenant(tenant_id)
+        return self.db.read(lambda tx: current_in(tx, tenant_id, session_id))
+
+    def list(self, tenant_id: str, session_id: str, offset: int = 0, limit: int = 50) -> list[Summary]:
+        """Every revision (active and rolled back), newest first."""
+        require_tenant(tenant_id)
+        return [_summary(r["summary"], r["covers"]) for r in self.db.rows(
+            "summaries/list", tenant_id=tenant_id, session_id=session_id, offset=offset, limit=limit)]
+
+    def rollback(self, tenant_id: str, session_id: str) -> Summary | None:
+        """Mark the current revision rolled back (kept); the one it revised is current again and the turns only the
+        rolled-back one covered return to the raw tail. Returns the new current revision (None if none is left).
+        `NotFound` (field `session_id`) when the session has no active summary."""
+        require_tenant(tenant_id)
+
+        def work(tx: Tx) -> Summary | None:
+            tx.one("summaries/lock_latest", tenant_id=tenant_id, session_id=session_id)
+            if tx.one("summaries/rollback", tenant_id=tenant_id, session_id=session_id, now=utcnow()) is None:
+                raise NotFound(f"session {session_id!r} has no active summary to roll back", field="session_id")
+            return current_in(tx, tenant_id, session_id)
+        return self.db.write(work)
+
+
+def current_in(tx: Tx, tenant_id: str, session_id: str) -> Summary | None:
+    """`SummaryStore.current` inside a transaction."""
+    row = tx.one("summaries/current", tenant_id=tenant_id, session_id=session_id)
+    return _summary(row["summary"]) if row else None
+
+
+class Compactor:
+    """Runs one compaction of one session (`compact`). Scheduling lives in the context service."""
+
+    def __init__(self, db: Database, settings: Settings, pins: PinStore, summaries: SummaryStore,
+                 summarizer: Summarizer):
+        self.db = db
+        self.settings = settings
+        self.pins = pins
+        self.summaries = summaries
+        self.summarizer = summarizer
+        self.counter = TokenCounter.for_model(settings.llm_model)
+
+    def raw_tail(self, tenant_id: str, session_id: str) -> tuple[list[Episode], int]:
+        """The uncompacted episodes since the window start, oldest first, and the window's first sequence number."""
+        def work(tx: Tx):
+            size = tx.one("sessions/tail_tokens", tenant_id=tenant_id, session_id=session_id)
+            if size is None:
+                return [], 0
+            rows = tx.rows("sessions/tail", tenant_id=tenant_id, session_id=session_id, from_seq=size["from_seq"],
+                           limit=max(size["episodes"], 1))
+            return [Episode(**r["episode"]) for r in reversed(rows)], size["from_seq"]
+        return self.db.read(work)
+
+    def tail_tokens(self, tenant_id: str, session_id: str) -> int:
+        """Tokens in the session's raw (uncompacted) tail."""
+        row = self.db.one("sessions/tail_tokens", tenant_id=tenant_id, session_id=session_id)
+        return row["tokens"] if row else 0
+
+    def compact(self, tenant_id: str, session_id: str, *, force: bool = False,
+                window_reset_at: Any = None) -> CompactionResult:
+        """Compact the session if its raw tail exceeds the threshold (or always, with `force`, if there is anything
+        older than the kept tail). See the module docstring for the steps."""
+        require_tenant(tenant_id)
+        tail, _ = self.raw_tail(tenant_id, session_id)
+        total = sum(e.token_count for e in tail)
+        if not force and total <= self.settings.compaction_threshold_tokens:
+            return CompactionResult(reason=f"raw tail {total} tokens <= threshold "
+                                           f"{self.settings.compaction_threshold_tokens}")
+        kept, keep = 0, 0
+        for e in reversed(tail):
+            if kept + e.token_count > self.settings.compaction_keep_tokens:
+                break
+            kept += e.token_count
+            keep += 1
+        older = tail[:len(tail) - keep]
+        if not older:
+            return CompactionResult(reason="nothing older than the kept tail")
+        # 1. pins first: candidates for keys and values nobody pinned yet
+        existing = self.pins.list(tenant_id, session_id)
+        held = {(p.value.type, p.value.primary()) for p in existing}
+        candidates = [c for c in extract_candidates(older) if (c[1].type, c[1].primary()) not in held]
+        created = self.pins.add_candidates(tenant_id, session_id, candidates)
+        # 2. the prose shrinks
+        before = self.summaries.current(tenant_id, session_id)
+        previous = before
+        if previous is not None and window_reset_at is not None and previous.created_at < window_reset_at:
+            previous = None  # summaries of turns before a TTL reset do not carry over
+        draft = self.summarizer.summarize(tenant_id, previous.text if previous else None, older,
+                                          self.settings.summary_max_tokens)
+        source_tokens = sum(e.token_count for e in older) + (previous.tokens if previous else 0)
+        now = utcnow()
+        props = {
+            "session_id": session_id, "text": draft.text, "model": draft.model, "prompt_version": PROMPT_VERSION,
+            "fallback_reason": draft.fallback_reason, "tokens": self.counter.count(draft.text),
+            "source_tokens": source_tokens,
+            "covers_from": previous.covers_from if previous else older[0].id,
+            "covers_from_at": previous.covers_from_at if previous else older[0].occurred_at,
+            "covers_to": older[-1].id, "covers_to_at": older[-1].occurred_at,
+        }
+
+        # 3. the new revision, unless another compaction got there first
+        def work(tx: Tx) -> Summary:
+            max_rev = tx.one("summaries/lock_latest", tenant_id=tenant_id, session_id=session_id)["max_rev"]
+            current = current_in(tx, tenant_id, session_id)
+            if (current.id if current else None) != (before.id if before else None):
+                raise Conflict("another compaction of this session finished first", field="session_id")
+            row = tx.one("summaries/create", tenant_id=tenant_id, id=new_id(), now=now,
+                         previous_id=current.id if current else None, episode_ids=[e.id for e in older],
+                         props={**props, "rev": max_rev + 1})
+            return _summary(row["summary"], row["covered"])
+        try:
+            summary = self.db.write(work)
+        except Conflict as exc:
+            return CompactionResult(pin_candidates=created, reason=exc.detail)
+        return CompactionResult(summary=summary, compacted_episodes=len(older), pin_candidates=created,
+                                reason=f"raw tail {total} tokens > threshold {self.settings.compaction_threshold_tokens}"
+                                if not force else "forced")

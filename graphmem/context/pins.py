@@ -1,0 +1,410 @@
+"""Pins: typed session state that no extractor, summarizer or compactor may rewrite (DESIGN.md principle 2).
+
+A pin is `(tenant_id, session_id, key)` -> a typed value. Types: `order_id`, `amount` (a `Decimal`, never a float;
+serialised as a string), `currency` (an ISO 4217 alphabetic code, checked against pycountry's ISO 4217 table),
+`approval_id`, `idempotency_key`, `goal` (text + constraints), `constraint`, `human_gate` (a human decision and
+its outcome), `obligation` ("the user asked to cancel"), and `custom` (a tenant-defined key with a declared value
+type: string, decimal, integer, boolean or datetime).
+
+Storage (`:Pin` node): `value_type` (the pin type), `value` (the primary value as a string), `attrs` (the other
+typed fields as canonical JSON), `status` (`active`, or `candidate` when compaction proposed it), `version`
+(optimistic concurrency: every write names the version it read; a stale one raises `Conflict`), `set_by`
+(episode id), `written_by` (`agent` or `compactor`), `created_at`, `updated_at` (UTC).
+
+The only write paths are `PinStore.put` / `delete` (callers with the expected version) and
+`PinStore.add_candidates` (compaction: creates keys that do not exist, never touches an existing pin).
+"""
+from __future__ import annotations
+
+import json
+import re
+from decimal import Decimal, InvalidOperation
+from typing import Annotated, Any, Literal, Union
+
+import neo4j
+import pycountry
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError, field_validator,
+                      model_validator)
+
+from graphmem.errors import Conflict, InvalidInput, NotFound
+from graphmem.models import UtcDatetime, new_id
+from graphmem.store import Database, require_tenant
+from graphmem.store.db import Tx
+from graphmem.timeutil import to_utc, utcnow
+
+KEY_RE = re.compile(r"^[a-z][a-z0-9_.-]{0,63}$")
+ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:/#-]{0,127}$")
+PinType = Literal["order_id", "amount", "currency", "approval_id", "idempotency_key", "goal", "constraint",
+                  "human_gate", "obligation", "custom"]
+ValueType = Literal["string", "decimal", "integer", "boolean", "datetime"]
+MAX_TEXT = 2000
+
+
+def _no_float(v: Any) -> Any:
+    """Decimals arrive as strings (or integers): a JSON/Python float has already lost exactness."""
+    if isinstance(v, float):
+        raise ValueError('send amounts as strings such as "129.99": a float is not exact')
+    return v
+
+
+def _decimal(v: Any) -> Decimal:
+    v = _no_float(v)
+    try:
+        d = Decimal(str(v).strip())
+    except InvalidOperation as exc:
+        raise ValueError(f"not a decimal number: {v!r}") from exc
+    if not d.is_finite():
+        raise ValueError("amount must be finite")
+    if abs(d.as_tuple().exponent) > 12 or len(d.as_tuple().digits) > 38:
+        raise ValueError("amount has too many digits (at most 38, 12 after the point)")
+    return d
+
+
+ExactDecimal = Annotated[Decimal, BeforeValidator(_decimal)]
+
+
+def _identifier(v: str) -> str:
+    v = v.strip()
+    if not ID_RE.match(v):
+        raise ValueError("an id is 1-128 characters: letters, digits and _ . : / # - (starting with a letter or digit)")
+    return v
+
+
+def _text(v: str) -> str:
+    v = v.strip()
+    if not v:
+        raise ValueError("must not be empty")
+    if len(v) > MAX_TEXT:
+        raise ValueError(f"at most {MAX_TEXT} characters")
+    return v
+
+
+Identifier = Annotated[str, BeforeValidator(lambda v: _identifier(v) if isinstance(v, str) else v)]
+Text = Annotated[str, BeforeValidator(lambda v: _text(v) if isinstance(v, str) else v)]
+
+
+class _Value(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    def primary(self) -> str:
+        """The primary value as stored in `Pin.value` (a string)."""
+        return str(getattr(self, "value"))
+
+    def attrs(self) -> dict[str, Any]:
+        """The other typed fields (stored as canonical JSON in `Pin.attrs`)."""
+        return self.model_dump(mode="json", exclude={"type", "value"}, exclude_none=True)
+
+    def render(self) -> str:
+        """One deterministic line for the context window."""
+        extra = self.attrs()
+        tail = "".join(f"; {k}: {json.dumps(v, sort_keys=True, ensure_ascii=False)}" for k, v in sorted(extra.items()))
+        return f"{self.primary()}{tail}"
+
+
+class OrderIdValue(_Value):
+    """An order id, exactly as the order system spells it."""
+    type: Literal["order_id"] = "order_id"
+    value: Identifier = Field(examples=["A-10293"])
+
+
+class AmountValue(_Value):
+    """A money amount: a Decimal (never a float), serialised as a string ("129.99")."""
+    type: Literal["amount"] = "amount"
+    value: ExactDecimal = Field(examples=["129.99"])
+
+
+class CurrencyValue(_Value):
+    """An ISO 4217 alphabetic currency code (EUR, USD, JPY ...)."""
+    type: Literal["currency"] = "currency"
+    value: str = Field(examples=["EUR"])
+
+    @field_validator("value")
+    @classmethod
+    def _iso4217(cls, v: str) -> str:
+        code = v.strip().upper()
+        if not re.fullmatch(r"[A-Z]{3}", code) or pycountry.currencies.get(alpha_3=code) is None:
+            raise ValueError(f"{v!r} is not an ISO 4217 currency code")
+        return code
+
+
+class ApprovalIdValue(_Value):
+    """The id of an authorization or approval decision."""
+    type: Literal["approval_id"] = "approval_id"
+    value: Identifier = Field(examples=["APR-7781"])
+
+
+class IdempotencyKeyValue(_Value):
+    """An idempotency key the next tool call must reuse."""
+    type: Literal["idempotency_key"] = "idempotency_key"
+    value: Identifier = Field(examples=["refund-A-10293-1"])
+
+
+class GoalValue(_Value):
+    """The user's goal and its constraints."""
+    type: Literal["goal"] = "goal"
+    value: Text = Field(examples=["Refund order A-10293"])
+    constraints: list[Text] = Field(default_factory=list, max_length=50, examples=[["refund to the original card"]])
+
+
+class ConstraintValue(_Value):
+    """One constraint on the work ("no refunds above 500 EUR without a manager")."""
+    type: Literal["constraint"] = "constraint"
+    value: Text
+
+
+class HumanGateValue(_Value):
+    """A human-in-the-loop gate and its outcome."""
+    type: Literal["human_gate"] = "human_gate"
+    value: Literal["approved", "rejected", "escalated", "pending"] = Field(examples=["approved"])
+    gate: Text = Field(examples=["refund over 100 EUR"])
+    decided_by: str | None = Field(default=None, max_length=200)
+    approval_id: Identifier | None = None
+
+
+class ObligationValue(_Value):
+    """An open (or closed) obligation: "the user asked to cancel"."""
+    type: Literal["obligation"] = "obligation"
+    value: Text = Field(examples=["the user asked to cancel the subscription"])
+    status: Literal["open", "done", "cancelled"] = "open"
+
+
+class CustomValue(_Value):
+    """A tenant-defined key with a declared value type; `value` is its canonical string form."""
+    type: Literal["custom"] = "custom"
+    value_type: ValueType = Field(examples=["decimal"])
+    value: str = Field(max_length=MAX_TEXT, examples=["12.5"])
+
+    @field_validator("value", mode="before")
+    @classmethod
+    def _scalar(cls, v: Any) -> Any:
+        v = _no_float(v)
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        return str(v) if isinstance(v, int) else v
+
+    @model_validator(mode="after")
+    def _typed(self) -> "CustomValue":
+        self.value = canonical_custom(self.value_type, self.value)
+        return self
+
+
+def canonical_custom(value_type: str, raw: str) -> str:
+    """The canonical string of a custom pin value; `ValueError` when it is not of `value_type`."""
+    raw = str(raw).strip()
+    if value_type == "string":
+        if not raw:
+            raise ValueError("value must not be empty")
+        return raw
+    if value_type == "decimal":
+        return str(_decimal(raw))
+    if value_type == "integer":
+        if not re.fullmatch(r"[+-]?\d{1,30}", raw):
+            raise ValueError(f"{raw!r} is not an integer")
+        return str(int(raw))
+    if value_type == "boolean":
+        if raw.lower() not in ("true", "false"):
+            raise ValueError("a boolean is 'true' or 'false'")
+        return raw.lower()
+    if value_type == "datetime":
+        try:
+            return to_utc(raw, "value").isoformat()
+        except InvalidInput as exc:
+            raise ValueError(exc.detail) from exc
+    raise ValueError(f"unknown value_type {value_type!r}")
+
+
+PinValue = Annotated[Union[OrderIdValue, AmountValue, CurrencyValue, ApprovalIdValue, IdempotencyKeyValue, GoalValue,
+                           ConstraintValue, HumanGateValue, ObligationValue, CustomValue], Field(discriminator="type")]
+"""A typed pin value; `type` selects the model."""
+_VALUE = TypeAdapter(PinValue)
+
+
+class Pin(BaseModel):
+    """A stored pin. `status` is `candidate` when compaction proposed it (unconfirmed; a write confirms it)."""
+
+    session_id: str
+    key: str
+    value: PinValue
+    status: Literal["active", "candidate"] = "active"
+    version: int
+    set_by: str | None = Field(default=None, description="id of the episode that set it")
+    written_by: Literal["agent", "compactor"] = "agent"
+    created_at: UtcDatetime
+    updated_at: UtcDatetime
+
+    def render(self) -> str:
+        """`key (type): value` - deterministic, for the window."""
+        return f"{self.key} ({self.value.type}): {self.value.render()}"
+
+
+class PinKeyDef(BaseModel):
+    """A tenant-defined pin key: pins under `key` must be of `type` (and, for custom, of `value_type`)."""
+
+    key: str = Field(examples=["loyalty_tier"])
+    type: PinType = Field(examples=["custom"])
+    value_type: ValueType | None = Field(default=None, examples=["string"])
+    description: str | None = Field(default=None, max_length=500)
+
+
+def check_key(key: str, field: str = "key") -> str:
+    """`key` if it is a valid pin key (lower snake case, 1-64 characters); else `InvalidInput`."""
+    if not isinstance(key, str) or not KEY_RE.match(key):
+        raise InvalidInput("a pin key is 1-64 characters: a lower-case letter, then a-z 0-9 _ . -", field=field)
+    return key
+
+
+def parse_value(raw: Any, field: str = "value") -> PinValue:
+    """Validate a pin value from a dict; `InvalidInput` naming the field at fault."""
+    try:
+        return _VALUE.validate_python(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err.get("loc", ()) if not str(p).endswith("Value") and p not in (
+            "order_id", "amount", "currency", "approval_id", "idempotency_key", "goal", "constraint", "human_gate",
+            "obligation", "custom"))
+        raise InvalidInput(f"{field}{'.' + loc if loc else ''}: {err['msg']}", field=f"{field}.{loc}" if loc else field) from exc
+
+
+def from_row(row: dict[str, Any]) -> Pin:
+    raw = {"type": row["value_type"], "value": row["value"], **json.loads(row.get("attrs") or "{}")}
+    return Pin(session_id=row["session_id"], key=row["key"], value=_VALUE.validate_python(raw),
+               status=row.get("status") or "active", version=row["version"], set_by=row.get("set_by"),
+               written_by=row.get("written_by") or "agent", created_at=row["created_at"], updated_at=row["updated_at"])
+
+
+def _props(value: PinValue) -> dict[str, Any]:
+    return {"value_type": value.type, "value": value.primary(),
+            "attrs": json.dumps(value.attrs(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)}
+
+
+class PinStore:
+    """Pin reads and writes with optimistic concurrency. Every method raises `TenantRequired` without a tenant."""
+
+    def __init__(self, db: Database):
+        self.db = db
+
+    # ---- reads -------------------------------------------------------------------------------
+    def list(self, tenant_id: str, session_id: str, *, status: str | None = None, offset: int = 0,
+             limit: int = 500) -> list[Pin]:
+        """A session's pins by key. `status`: None (all), "active" or "candidate"."""
+        require_tenant(tenant_id)
+        return self.db.read(lambda tx: list_in(tx, tenant_id, session_id, status=status, offset=offset, limit=limit))
+
+    def get(self, tenant_id: str, session_id: str, key: str) -> Pin:
+        """One pin; `NotFound` (field `key`) when the session has none under `key`."""
+        require_tenant(tenant_id)
+        row = self.db.one("pins/get", tenant_id=tenant_id, session_id=session_id, key=check_key(key))
+        if row is None or row["pin"] is None:
+            raise NotFound(f"session {session_id!r} has no pin {key!r}", field="key")
+        return from_row(row["pin"])
+
+    # ---- writes ------------------------------------------------------------------------------
+    def put(self, tenant_id: str, session_id: str, key: str, value: PinValue, expected_version: int | None, *,
+            set_by: str | None = None) -> tuple[Pin, bool]:
+        """Create or replace a pin. Returns (pin, created).
+
+        `expected_version`: None or 0 creates (Conflict if the key exists); N replaces version N (Conflict if the
+        stored version differs; a candidate is confirmed by writing its version). Raises `NotFound` (no session),
+        `InvalidInput` (bad key, or a value that breaks the tenant's key definition), `Conflict` (stale write).
+        """
+        require_tenant(tenant_id)
+        check_key(key)
+        return self.db.write(lambda tx: put_in(tx, tenant_id, session_id, key, value, expected_version, set_by))
+
+    def delete(self, tenant_id: str, session_id: str, key: str, expected_version: int) -> None:
+        """Delete a pin at `expected_version`. `NotFound` if absent; `Conflict` if the version is stale."""
+        require_tenant(tenant_id)
+        check_key(key)
+
+        self.db.write(lambda tx: delete_in(tx, tenant_id, session_id, key, expected_version))
+
+    def add_candidates(self, tenant_id: str, session_id: str, candidates: list[tuple[str, PinValue, str | None]]
+                       ) -> list[str]:
+        """Compaction's only pin write: (key, value, episode id) candidates for keys not yet pinned. Existing pins
+        are never changed. Returns the keys created."""
+        require_tenant(tenant_id)
+        rows = [{"key": check_key(k), "set_by": ep, **_props(v)} for k, v, ep in candidates]
+        if not rows:
+            return []
+        return [r["key"] for r in self.db.execute("pins/create_candidates", tenant_id=tenant_id,
+                                                   session_id=session_id, rows=rows, now=utcnow(), call_id=new_id())]
+
+    # ---- tenant key definitions ------------------------------------------------------------
+    def define_key(self, tenant_id: str, definition: PinKeyDef) -> PinKeyDef:
+        """Define a tenant pin key (custom keys need a `value_type`)."""
+        require_tenant(tenant_id)
+        check_key(definition.key)
+        if definition.type == "custom" and definition.value_type is None:
+            raise InvalidInput("a custom pin key needs a value_type", field="value_type")
+        if definition.type != "custom" and definition.value_type is not None:
+            raise InvalidInput("value_type applies to custom pin keys only", field="value_type")
+        row = self.db.execute("pins/define_key", tenant_id=tenant_id, key=definition.key, type=definition.type,
+                              value_type=definition.value_type, description=definition.description, now=utcnow())[0]
+        return PinKeyDef(**row["definition"])
+
+    def list_keys(self, tenant_id: str, offset: int = 0, limit: int = 100) -> list[PinKeyDef]:
+        """The tenant's pin key definitions."""
+        require_tenant(tenant_id)
+        return [PinKeyDef(**r["definition"]) for r in self.db.rows("pins/list_keys", tenant_id=tenant_id,
+                                                                  offset=offset, limit=limit)]
+
+
+# ---- transaction-level helpers (used by the turn append, which writes pins in its own transaction) ----------
+def list_in(tx: Tx, tenant_id: str, session_id: str, *, status: str | None = None, offset: int = 0,
+            limit: int = 500) -> list[Pin]:
+    """`PinStore.list` inside a transaction."""
+    return [from_row(r["pin"]) for r in tx.rows("pins/list", tenant_id=tenant_id, session_id=session_id,
+                                                  status=status, offset=offset, limit=limit)]
+
+
+def _locked(tx: Tx, tenant_id: str, session_id: str, key: str) -> Pin | None:
+    row = tx.one("pins/lock", tenant_id=tenant_id, session_id=session_id, key=key)
+    if not row or not row["session_exists"]:
+        raise NotFound(f"no session {session_id!r}", field="session_id")
+    return from_row(row["pin"]) if row["pin"] else None
+
+
+def put_in(tx: Tx, tenant_id: str, session_id: str, key: str, value: PinValue, expected_version: int | None,
+           set_by: str | None, field: str = "version") -> tuple[Pin, bool]:
+    """`PinStore.put` inside a transaction (see there). `field` names the version field in errors."""
+    definition = tx.one("pins/get_key", tenant_id=tenant_id, key=key)
+    if definition:
+        d = definition["definition"]
+        if value.type != d["type"] or (value.type == "custom" and value.value_type != d.get("value_type")):
+            want = d["type"] + (f" ({d['value_type']})" if d.get("value_type") else "")
+            raise InvalidInput(f"pin key {key!r} is defined by the tenant as {want}", field="value.type")
+    current = _locked(tx, tenant_id, session_id, key)
+    now = utcnow()
+    props = {**_props(value), "status": "active", "set_by": set_by, "written_by": "agent"}
+    if current is None:
+        if expected_version not in (None, 0):
+            raise Conflict(f"pin {key!r} does not exist (expected version {expected_version})", field=field)
+        try:
+            row = tx.one("pins/create", tenant_id=tenant_id, session_id=session_id, key=key, props=props, now=now)
+        except neo4j.exceptions.ConstraintError as exc:
+            raise Conflict(f"pin {key!r} was created concurrently; read it and retry with its version",
+                           field=field) from exc
+        return from_row(row["pin"]), True
+    if expected_version is None or expected_version != current.version:
+        raise Conflict(f"pin {key!r} is at version {current.version}; this write expected "
+                       f"{'a new pin' if not expected_version else expected_version}", field=field)
+    row = tx.one("pins/update", tenant_id=tenant_id, session_id=session_id, key=key, props=props, now=now)
+    return from_row(row["pin"]), False
+
+
+def delete_in(tx: Tx, tenant_id: str, session_id: str, key: str, expected_version: int | None,
+              field: str = "version") -> None:
+    """`PinStore.delete` inside a transaction."""
+    current = _locked(tx, tenant_id, session_id, key)
+    if current is None:
+        raise NotFound(f"session {session_id!r} has no pin {key!r}", field="key")
+    if current.version != expected_version:
+        raise Conflict(f"pin {key!r} is at version {current.version}, not {expected_version}", field=field)
+    tx.run("pins/delete", tenant_id=tenant_id, session_id=session_id, key=key)
+
+
+def pin_version_check(tx: Tx, tenant_id: str, session_id: str, key: str) -> int | None:
+    """The current version of a pin (None when absent), read without locking (pre-checks)."""
+    row = tx.one("pins/get", tenant_id=tenant_id, session_id=session_id, key=key)
+    return row["pin"]["version"] if row and row["pin"] else None
+

@@ -1,0 +1,337 @@
+"""`ContextService`: what the agent loop calls - load the window at the start of a turn (`assemble`), append the
+turn at its end (`append_turn`) - plus sessions, pins, consent and summaries. Built by `build(services)` as
+`services.context`.
+
+Degradation (DESIGN.md principle 7): recall search runs in a thread pool under a per-source timeout
+(`settings.context_search_timeout_s`, and never past `settings.context_latency_budget_s` of the request). If it is
+missing, raises or is too slow, the window is built from what the graph read gave (system policy, goal, tools,
+pins, tail, summary) and the reply lists the source under `degraded`. The graph read itself is required: without
+Neo4j there is no session state and the call fails (503).
+
+Compaction is scheduled after a turn whose raw tail passed the threshold, on a background executor in this process;
+the append reply never waits for it (`wait_for_compaction` lets tests and the worker wait). If the process dies
+first, the next turn of the session schedules it again (the threshold is still exceeded).
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import hashlib
+import json
+import logging
+import threading
+import time
+from typing import Any
+
+from graphmem.context import assembly
+from graphmem.context.compaction import Compactor, SummaryStore
+from graphmem.context.models import (CompactionResult, ContextRequest, Degraded, Summary, TurnIn, TurnResult,
+                                     Window)
+from graphmem.context.pins import PinStore, check_key, delete_in, from_row, pin_version_check, put_in
+from graphmem.context.sessions import SessionInfo, SessionStore, _info, check_session_id
+from graphmem.context.summarizer import build_summarizer
+from graphmem.errors import Conflict, GraphmemError, InvalidInput, NotFound, Unavailable
+from graphmem.models import Episode, EpisodeIn
+from graphmem.store import require_tenant
+from graphmem.store.db import Tx
+from graphmem.timeutil import utcnow
+from graphmem.tokens import TokenCounter
+
+log = logging.getLogger("graphmem.context")
+
+
+class ContextService:
+    """Sessions, pins, window assembly, the turn append and compaction. All methods take `tenant_id` first and raise
+    `TenantRequired` when it is missing; `InvalidInput`/`NotFound`/`Conflict` name the field at fault."""
+
+    def __init__(self, services: Any):
+        self.services = services
+        self.db = services.db
+        self.settings = services.settings
+        self.sessions = SessionStore(self.db, self.settings.session_ttl_s)
+        self.pins = PinStore(self.db)
+        self.summaries = SummaryStore(self.db)
+        self.compactor = Compactor(self.db, self.settings, self.pins, self.summaries, build_summarizer(self.settings))
+        self._search_pool = cf.ThreadPoolExecutor(max_workers=8, thread_name_prefix="context-search")
+        self._compact_pool = cf.ThreadPoolExecutor(max_workers=self.settings.compaction_workers,
+                                                   thread_name_prefix="context-compact")
+        self._jobs: dict[tuple[str, str], cf.Future] = {}
+        self._again: set[tuple[str, str]] = set()
+        self._lock = threading.Lock()
+        self.last_compaction: dict[tuple[str, str], CompactionResult] = {}
+
+    def close(self) -> None:
+        """Stop the executors (running compactions finish first)."""
+        self._search_pool.shutdown(wait=False, cancel_futures=True)
+        self._compact_pool.shutdown(wait=True, cancel_futures=False)
+
+    # ---- the window ------------------------------------------------------------------------------------------
+    def assemble(self, tenant_id: str, session_id: str, req: ContextRequest) -> Window:
+        """Load the window for the next turn of `session_id` (see `graphmem.context.assembly` for the tier walk).
+
+        Raises `InvalidInput` (field `budget`) when the system policy alone exceeds `req.budget_tokens`.
+        An unknown session gives a window without turns or pins (the first turn creates the session).
+        """
+        require_tenant(tenant_id)
+        check_session_id(session_id)
+        started = time.monotonic()
+        counter = TokenCounter.for_model(req.model)
+        search = None
+        if req.query.strip() and self.settings.context_retrieval_k > 0:
+            search = self._search_pool.submit(self._search, tenant_id, req)
+        state = self._state(tenant_id, session_id)
+        notes: list[str] = []
+        if state["session"] is not None and self.sessions.is_expired(state["session"]):
+            _, reset = self.sessions.reset_if_expired(tenant_id, session_id)
+            state = self._state(tenant_id, session_id)
+            if reset:
+                notes.append(f"session was idle longer than its TTL ({self.settings.session_ttl_s:.0f} s): the window "
+                             f"starts afresh; earlier turns are stored but not loaded")
+        info: SessionInfo | None = state["session"]
+        reset_at = info.window_reset_at if info else None
+        if reset_at is not None and not notes:
+            notes.append(f"window started afresh at {assembly.iso(reset_at)} (session TTL); earlier turns not loaded")
+        summary: Summary | None = state["summary"]
+        if summary is not None and reset_at is not None and summary.created_at < reset_at:
+            summary = None
+        tail: list[Episode] = state["tail"]
+        degraded: list[Degraded] = []
+        hits = self._collect(search, started, degraded)
+        hits = self._filter_hits(tenant_id, session_id, info.user_id if info and info.user_id else req.user_id,
+                                 hits, {e.id for e in tail}, notes)
+        if not counter.exact:
+            notes.append(f"no offline encoding for {req.model!r}: counted with {counter.encoding_name} (estimates)")
+        cands: dict[str, list[assembly.Candidate]] = {
+            "system": [assembly.system_candidate(req.system_policy)],
+            "goal": assembly.goal_candidates(req.goal, req.constraints),
+            "tools": assembly.tool_candidates([t.model_dump() for t in req.tools], req.query),
+            "pins": assembly.pin_candidates(p for p in state["pins"] if p.status == "active"),
+            "recent": assembly.tail_candidates(tail),
+            "summaries": assembly.summary_candidates(summary, [p for p in state["pins"] if p.status == "candidate"]),
+            "retrieved": assembly.hit_candidates(hits),
+            "documents": assembly.document_candidates(req.documents, counter,
+                                                      self.settings.context_document_snippet_tokens),
+        }
+        result = assembly.fit(cands, req.budget_tokens, counter)
+        return Window(session_id=session_id, model=req.model, encoding=counter.encoding_name,
+                      exact_tokens=counter.exact, budget_tokens=req.budget_tokens, total_tokens=result.total_tokens,
+                      tier_tokens=result.tier_tokens, text=result.text, pieces=result.pieces, dropped=result.dropped,
+                      degraded=degraded, summary_rev=summary.rev if summary else None, window_reset_at=reset_at,
+                      notes=notes)
+
+    def _state(self, tenant_id: str, session_id: str) -> dict[str, Any]:
+        """Session, pins, current summary and raw tail (newest first) in one read transaction."""
+        limit = self.settings.context_tail_max_episodes
+
+        row = self.db.one("sessions/window_state", tenant_id=tenant_id, session_id=session_id, limit=limit)
+        if row is None:
+            return {"session": None, "pins": [], "summary": None, "tail": []}
+        return {"session": _info(row["session"]), "pins": [from_row(p) for p in row["pins"]],
+                "summary": Summary(**row["summaries"][0]) if row["summaries"] else None,
+                "tail": [Episode(**e) for e in row["tail"]]}
+
+    def _search(self, tenant_id: str, req: ContextRequest):
+        from graphmem.recall.models import SearchRequest
+
+        return self.services.recall.search(tenant_id, SearchRequest(
+            query=req.query.strip()[:2000], k=self.settings.context_retrieval_k, targets=["fact", "episode"],
+            as_of=req.as_of))
+
+    def _collect(self, search: cf.Future | None, started: float, degraded: list[Degraded]) -> list[Any]:
+        """The search hits, or [] with the source marked degraded (missing, failed, or slower than its timeout)."""
+        if search is None:
+            return []
+        left = self.settings.context_latency_budget_s - (time.monotonic() - started)
+        timeout = max(0.0, min(self.settings.context_search_timeout_s, left))
+        try:
+            response = search.result(timeout=timeout)
+        except cf.TimeoutError:
+            search.cancel()
+            degraded.append(Degraded(source="search", reason=f"timed out after {timeout:.2f} s"))
+            return []
+        except (AttributeError, ImportError) as exc:
+            degraded.append(Degraded(source="search", reason=f"recall service unavailable: {type(exc).__name__}"))
+            return []
+        except Exception as exc:  # any failure of an optional source degrades, never blocks (principle 7)
+            detail = exc.detail if isinstance(exc, GraphmemError) else str(exc)
+            degraded.append(Degraded(source="search", reason=f"{type(exc).__name__}: {detail[:200]}"))
+            return []
+        for item in sorted(response.degraded):
+            name, _, why = item.partition(":")
+            degraded.append(Degraded(source=f"search.{name.strip()}", reason=why.strip() or item))
+        return list(response.hits)
+
+    def _filter_hits(self, tenant_id: str, session_id: str, user_id: str | None, hits: list[Any], in_tail: set[str],
+                     notes: list[str]) -> list[Any]:
+        """Keep hits this session may see: episodes of this session (not already in the tail) or of no session;
+        facts, except preferences learned only in other sessions - those only with consent and for the same user."""
+        kept, prefs = [], []
+        for h in hits:
+            if h.kind == "episode" and h.episode is not None:
+                if h.episode.id in in_tail or (h.episode.session_id not in (None, session_id)):
+                    continue
+                kept.append(h)
+            elif h.kind == "fact" and h.fact is not None:
+                if h.fact.fact_class == "preference":
+                    prefs.append(h)
+                kept.append(h)
+        if not prefs:
+            return kept
+        ids = sorted({e for h in prefs for e in h.episode_ids})
+        owners = {r["id"]: r for r in self.db.rows("consent/episode_owners", tenant_id=tenant_id, ids=ids)}
+        shared = self.sessions.shares_preferences(tenant_id, user_id) if user_id else False
+        withheld = set()
+        for h in prefs:
+            mine = [owners[e] for e in h.episode_ids if e in owners]
+            ok = any(o["session_id"] in (None, session_id) or (shared and o["user_id"] == user_id) for o in mine)
+            if not ok:
+                withheld.add(h.id)
+        if withheld:
+            notes.append(f"{len(withheld)} preference(s) learned in other sessions withheld (no consent to share "
+                         f"preferences across sessions)")
+        return [h for h in kept if h.id not in withheld]
+
+    # ---- the turn ------------------------------------------------------------------------------------------
+    def append_turn(self, tenant_id: str, session_id: str, turn: TurnIn, *, agent_id: str | None = None) -> TurnResult:
+        """Append a turn: its episodes (through the ingest service: redaction, durable extraction) and its pin
+        updates, idempotent by `turn.idempotency_key` (a replay returns the first reply with `replayed` true).
+
+        Pin updates are checked against their expected versions before anything is written (a stale one raises
+        `Conflict`, field `pins[i].expected_version`, and nothing is stored) and applied in one transaction after the
+        episodes. If a concurrent writer wins between the check and the write, the episodes are stored and the
+        call raises `Conflict`; retrying with the same key does not duplicate them. Compaction is scheduled (not
+        awaited) when the raw tail passes the threshold.
+        """
+        require_tenant(tenant_id)
+        check_session_id(session_id)
+        seen = self.db.one("sessions/turn_get", tenant_id=tenant_id, session_id=session_id, key=turn.idempotency_key)
+        if seen:
+            return TurnResult(**{**json.loads(seen["result"]), "replayed": True})
+        if not turn.episodes and not turn.pins:
+            raise InvalidInput("a turn needs at least one episode or pin update", field="episodes")
+        keys = set()
+        for i, p in enumerate(turn.pins):
+            check_key(p.key, f"pins[{i}].key")
+            if p.key in keys:
+                raise InvalidInput(f"pin {p.key!r} is updated twice in one turn", field=f"pins[{i}].key")
+            keys.add(p.key)
+            if p.delete == (p.value is not None):
+                raise InvalidInput("a pin update has either a value or delete: true", field=f"pins[{i}].value")
+            if p.episode_index is not None and p.episode_index >= len(turn.episodes):
+                raise InvalidInput(f"episode_index {p.episode_index} but the turn has {len(turn.episodes)} episodes",
+                                   field=f"pins[{i}].episode_index")
+        info = self.sessions.find(tenant_id, session_id)
+        if info is not None and info.user_id and info.user_id != turn.user_id:
+            raise InvalidInput(f"session {session_id!r} belongs to another user", field="user_id")
+        self._precheck_pins(tenant_id, session_id, turn)
+        reset = False
+        if info is None:
+            self.sessions.create(tenant_id, turn.user_id, session_id, agent_id)
+        else:
+            _, reset = self.sessions.reset_if_expired(tenant_id, session_id)
+        stored = self._append_episodes(tenant_id, session_id, turn, agent_id) if turn.episodes else []
+        ids = [e.id for e, _ in stored]
+        scheduled = bool(stored) and self.compactor.tail_tokens(tenant_id, session_id) > \
+            self.settings.compaction_threshold_tokens
+
+        def work(tx: Tx) -> dict[str, int | None]:
+            versions: dict[str, int | None] = {}
+            for i, p in enumerate(turn.pins):
+                field = f"pins[{i}].expected_version"
+                if p.delete:
+                    delete_in(tx, tenant_id, session_id, p.key, p.expected_version, field)
+                    versions[p.key] = None
+                else:
+                    set_by = ids[p.episode_index if p.episode_index is not None else -1] if ids else None
+                    versions[p.key] = put_in(tx, tenant_id, session_id, p.key, p.value, p.expected_version, set_by,
+                                             field)[0].version
+            result = TurnResult(session_id=session_id, episode_ids=ids, created=[c for _, c in stored], pins=versions,
+                                compaction_scheduled=scheduled, window_reset=reset)
+            tx.one("sessions/turn_put", tenant_id=tenant_id, session_id=session_id, key=turn.idempotency_key,
+                   result=result.model_dump_json(), now=utcnow())
+            return versions
+        versions = self.db.write(work)
+        if scheduled:
+            self.schedule_compaction(tenant_id, session_id)
+        return TurnResult(session_id=session_id, episode_ids=ids, created=[c for _, c in stored], pins=versions,
+                          compaction_scheduled=scheduled, window_reset=reset)
+
+    def _precheck_pins(self, tenant_id: str, session_id: str, turn: TurnIn) -> None:
+        if not turn.pins:
+            return
+
+        def work(tx: Tx) -> None:
+            for i, p in enumerate(turn.pins):
+                current = pin_version_check(tx, tenant_id, session_id, p.key)
+                expected = p.expected_version or None  # 0 and None both mean "a new pin"
+                if p.delete and current is None:
+                    raise NotFound(f"session {session_id!r} has no pin {p.key!r}", field=f"pins[{i}].key")
+                if current != expected:
+                    raise Conflict(f"pin {p.key!r} is at version {current}, this turn expected {expected}",
+                                   field=f"pins[{i}].expected_version")
+        self.db.read(work)
+
+    def _append_episodes(self, tenant_id: str, session_id: str, turn: TurnIn, agent_id: str | None):
+        salt = hashlib.sha256(f"{session_id}\0{turn.idempotency_key}".encode()).hexdigest()[:32]
+        episodes = [EpisodeIn(kind=e.kind, content=e.content, occurred_at=e.occurred_at, session_id=session_id,
+                              user_id=turn.user_id, role=e.role, speaker=e.speaker, source=e.source,
+                              idempotency_key=e.idempotency_key or f"turn:{salt}:{i}",
+                              agent_version=turn.agent_version, prompt_version=turn.prompt_version,
+                              tool_version=turn.tool_version) for i, e in enumerate(turn.episodes)]
+        try:
+            ingest = self.services.ingest
+        except (AttributeError, ImportError) as exc:
+            raise Unavailable(f"the ingest service is not available: {exc}") from exc
+        return ingest.append_episodes(tenant_id, episodes, agent_id=agent_id)
+
+    # ---- compaction ----------------------------------------------------------------------------------------
+    def schedule_compaction(self, tenant_id: str, session_id: str) -> cf.Future:
+        """Run compaction of the session in the background (one job per session at a time; a request that arrives
+        while one runs makes it run again). Returns the job's future."""
+        key = (tenant_id, session_id)
+        with self._lock:
+            job = self._jobs.get(key)
+            if job is not None:
+                self._again.add(key)
+                return job
+            job = self._compact_pool.submit(self._compact_job, key)
+            self._jobs[key] = job
+            return job
+
+    def _compact_job(self, key: tuple[str, str]) -> CompactionResult:
+        while True:
+            with self._lock:
+                self._again.discard(key)
+            try:
+                info = self.sessions.find(*key)
+                result = self.compactor.compact(*key, window_reset_at=info.window_reset_at if info else None)
+            except Exception as exc:  # logged and kept; the next turn schedules it again
+                log.exception("compaction of session %s failed", key[1])
+                result = CompactionResult(reason=f"failed: {type(exc).__name__}: {exc}")
+            with self._lock:
+                self.last_compaction[key] = result
+                if key not in self._again:
+                    self._jobs.pop(key, None)
+                    return result
+
+    def wait_for_compaction(self, tenant_id: str, session_id: str, timeout_s: float = 60.0) -> CompactionResult | None:
+        """Block until no compaction of the session is pending (tests, shutdown). Returns the last result, if any.
+        Raises `TimeoutError` after `timeout_s` seconds."""
+        deadline = time.monotonic() + timeout_s
+        key = (tenant_id, session_id)
+        while True:
+            with self._lock:
+                job = self._jobs.get(key)
+            if job is None:
+                return self.last_compaction.get(key)
+            job.result(timeout=max(0.0, deadline - time.monotonic()))
+
+    def compact_now(self, tenant_id: str, session_id: str, *, force: bool = False) -> CompactionResult:
+        """Compact synchronously (admin and tests); `force` compacts even below the threshold."""
+        require_tenant(tenant_id)
+        info = self.sessions.get(tenant_id, session_id)
+        return self.compactor.compact(tenant_id, session_id, force=force, window_reset_at=info.window_reset_at)
+
+
+def build(services: Any) -> ContextService:
+    """`Services` factory (`services.context`)."""
+    return ContextService(services)

@@ -1,0 +1,149 @@
+"""Sessions: tenant + user + session id (two browser tabs are two sessions), their TTL, and preference consent.
+
+A `:Session` node is keyed by (tenant_id, id) (constraint `session_key_unique`); it is created explicitly
+(`SessionStore.create`) or by the first episode appended to it (`cypher/episodes/lock_session.cypher`).
+TTL: a session idle longer than `settings.session_ttl_s` starts a fresh window - `window_from_seq` moves past every
+stored episode, so old turns (and summaries of them) stay stored but no longer enter the window; the reset time is
+kept in `window_reset_at` and reported.
+
+Consent (DESIGN.md "Sessions, pins, compaction"): preferences (facts of fact class `preference`) learned in one
+session enter another session of the same user only when the tenant (`:Consent {subject: '*'}`) or that user
+(`subject: 'user:<id>'`) has `share_preferences = true`. Never across tenants: every query filters on the tenant.
+"""
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from graphmem.errors import Conflict, InvalidInput, NotFound
+from graphmem.models import UtcDatetime, new_id
+from graphmem.store import Database, require_tenant
+from graphmem.timeutil import utcnow
+
+
+class SessionInfo(BaseModel):
+    """A session as the API shows it. `window_from_seq`: episodes with a lower sequence number are outside the
+    window (TTL reset); `window_reset_at`: when that happened (UTC), if ever."""
+
+    id: str
+    user_id: str | None = None
+    agent_id: str | None = None
+    created_at: UtcDatetime
+    last_active_at: UtcDatetime
+    version: int = 0
+    window_from_seq: int = 0
+    window_reset_at: UtcDatetime | None = None
+    pins: int | None = Field(default=None, description="active pins (single-session reads only)")
+    episodes: int | None = Field(default=None, description="stored episodes (single-session reads only)")
+
+
+class Consent(BaseModel):
+    """Whether preferences may cross sessions: for the whole tenant (`scope` tenant) or one user."""
+
+    scope: Literal["tenant", "user"] = Field(examples=["user"])
+    user_id: str | None = Field(default=None, examples=["u-42"])
+    share_preferences: bool = Field(examples=[True])
+    updated_at: UtcDatetime | None = None
+
+
+def _info(row: dict, pins: int | None = None, episodes: int | None = None) -> SessionInfo:
+    data = {k: v for k, v in row.items() if not k.startswith("_")}
+    data["window_from_seq"] = data.get("window_from_seq") or 0
+    data.setdefault("last_active_at", data.get("created_at"))
+    return SessionInfo(**data, pins=pins, episodes=episodes)
+
+
+def check_session_id(session_id: str) -> str:
+    """A valid session id (1-200 characters, no surrounding whitespace); else `InvalidInput` naming `session_id`."""
+    if not isinstance(session_id, str) or not session_id or session_id != session_id.strip() or len(session_id) > 200:
+        raise InvalidInput("session_id must be 1-200 characters without surrounding whitespace", field="session_id")
+    return session_id
+
+
+class SessionStore:
+    """Session and consent records. Every method raises `TenantRequired` without a tenant."""
+
+    def __init__(self, db: Database, ttl_s: float):
+        self.db = db
+        self.ttl_s = ttl_s
+
+    def create(self, tenant_id: str, user_id: str, session_id: str | None = None,
+               agent_id: str | None = None) -> tuple[SessionInfo, bool]:
+        """Create a session for `user_id` (a new id when `session_id` is None). Returns (session, created).
+        The same id again for the same user returns it unchanged; for another user raises `Conflict`."""
+        require_tenant(tenant_id)
+        if not user_id or not user_id.strip():
+            raise InvalidInput("user_id is required", field="user_id")
+        sid = check_session_id(session_id) if session_id is not None else new_id()
+        row = self.db.execute("sessions/create", tenant_id=tenant_id, session_id=sid, user_id=user_id,
+                              agent_id=agent_id, now=utcnow(), call_id=new_id())[0]
+        info = _info(row["session"])
+        if not row["created"] and info.user_id not in (None, user_id):
+            raise Conflict(f"session {sid!r} belongs to another user", field="user_id")
+        return info, row["created"]
+
+    def get(self, tenant_id: str, session_id: str) -> SessionInfo:
+        """One session with its counts; `NotFound` (field `session_id`) if this tenant has none by that id."""
+        require_tenant(tenant_id)
+        row = self.db.one("sessions/get", tenant_id=tenant_id, session_id=session_id)
+        if row is None:
+            raise NotFound(f"no session {session_id!r}", field="session_id")
+        return _info(row["session"], row["pins"], row["episodes"])
+
+    def find(self, tenant_id: str, session_id: str) -> SessionInfo | None:
+        """Like `get` without the counts; None when absent."""
+        require_tenant(tenant_id)
+        row = self.db.one("sessions/get", tenant_id=tenant_id, session_id=session_id)
+        return _info(row["session"]) if row else None
+
+    def list(self, tenant_id: str, user_id: str | None = None, offset: int = 0, limit: int = 50) -> list[SessionInfo]:
+        """The tenant's sessions (of one user if given), most recently active first."""
+        require_tenant(tenant_id)
+        return [_info(r["session"]) for r in self.db.rows("sessions/list", tenant_id=tenant_id, user_id=user_id,
+                                                          offset=offset, limit=limit)]
+
+    def is_expired(self, info: SessionInfo) -> bool:
+        """True when the session has been idle longer than the TTL."""
+        return info.last_active_at < utcnow() - timedelta(seconds=self.ttl_s)
+
+    def reset_if_expired(self, tenant_id: str, session_id: str) -> tuple[SessionInfo | None, bool]:
+        """Start a fresh window if the session is past its TTL (atomic; concurrent callers reset once).
+        Returns (session or None if absent, reset_now)."""
+        require_tenant(tenant_id)
+        now = utcnow()
+        rows = self.db.execute("sessions/reset_window", tenant_id=tenant_id, session_id=session_id, now=now,
+                               idle_before=now - timedelta(seconds=self.ttl_s))
+        if not rows:
+            return None, False
+        return _info(rows[0]["session"]), bool(rows[0]["expired"])
+
+    # ---- consent -----------------------------------------------------------------------------
+    def set_consent(self, tenant_id: str, consent: Consent) -> Consent:
+        """Record a consent flag. A user-scoped consent needs `user_id`; a tenant-scoped one must not have one."""
+        require_tenant(tenant_id)
+        if consent.scope == "user" and not consent.user_id:
+            raise InvalidInput("a user consent needs user_id", field="user_id")
+        if consent.scope == "tenant" and consent.user_id:
+            raise InvalidInput("a tenant consent applies to every user; leave user_id out", field="user_id")
+        subject = "*" if consent.scope == "tenant" else f"user:{consent.user_id}"
+        row = self.db.execute("consent/set", tenant_id=tenant_id, subject=subject,
+                              share_preferences=consent.share_preferences, now=utcnow())[0]
+        return Consent(**{**consent.model_dump(), "updated_at": row["consent"]["updated_at"]})
+
+    def consents(self, tenant_id: str, user_id: str | None) -> list[Consent]:
+        """The consent records that apply to `user_id` (tenant-wide first)."""
+        require_tenant(tenant_id)
+        out = []
+        for r in self.db.rows("consent/get", tenant_id=tenant_id, user_subject=f"user:{user_id}" if user_id else None):
+            c = r["consent"]
+            scope = "tenant" if c["subject"] == "*" else "user"
+            out.append(Consent(scope=scope, user_id=None if scope == "tenant" else c["subject"][5:],
+                               share_preferences=c["share_preferences"], updated_at=c["updated_at"]))
+        return out
+
+    def shares_preferences(self, tenant_id: str, user_id: str | None) -> bool:
+        """True when the tenant or the user consented to preferences crossing sessions (the user's own flag wins)."""
+        flags = {c.scope: c.share_preferences for c in self.consents(tenant_id, user_id)}
+        return flags.get("user", flags.get("tenant", False))

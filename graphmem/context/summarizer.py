@@ -1,0 +1,146 @@
+"""Summarizers for compaction: an LLM summarizer through the `openai` client (any OpenAI-compatible endpoint,
+prompt `graphmem/prompts/summarize_v1.md`) and a deterministic extractive fallback used when no LLM is configured
+or the call fails.
+
+Both fold the previous summary revision and the newly compacted turns into one text of at most `max_tokens`
+tokens. Neither can touch pins: they return text only.
+"""
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from graphmem.context.assembly import episode_line
+from graphmem.metrics import LLM_CALLS, LLM_TOKENS
+from graphmem.settings import Settings
+from graphmem.tokens import TokenCounter
+
+log = logging.getLogger("graphmem.context")
+PROMPT_VERSION = "summarize_v1"
+PROMPT_PATH = Path(__file__).resolve().parent.parent / "prompts" / f"{PROMPT_VERSION}.md"
+EXTRACTIVE_MODEL = "extractive-v1"
+MAX_LINE_TOKENS = 60
+# Words that mark decisions, commitments and obligations (seed 000, "What compaction may touch": keep goals,
+# authorization decisions, money amounts, idempotency keys, human-gate outcomes and open obligations).
+_KEEP = re.compile(r"\b(approv\w*|reject\w*|declin\w*|cancel\w*|refund\w*|escalat\w*|promis\w*|agree\w*|confirm\w*|"
+                   r"deadline|must|need\w*|want\w*|goal|order|amount|paid|charge\w*|deliver\w*|will|won't|"
+                   r"asked|request\w*|policy|manager|obligation)\b", re.I)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+@dataclass(frozen=True)
+class SummaryDraft:
+    """A summarizer's output: the text, the model that wrote it, and why the fallback was used (if it was)."""
+
+    text: str
+    model: str
+    fallback_reason: str | None = None
+
+
+class Summarizer(Protocol):
+    def summarize(self, tenant_id: str, previous: str | None, turns: list[Any], max_tokens: int) -> SummaryDraft: ...
+
+
+class ExtractiveSummarizer:
+    """Deterministic extractive summary: scores sentences (numbers +3, decision/obligation words +3, user turns +1,
+    lines of the previous summary +2), drops chatter (under 4 words without digits) and exact repeats (repeated tool
+    dumps), keeps the best lines that fit in `max_tokens` and renders them in their original order."""
+
+    model = EXTRACTIVE_MODEL
+
+    def __init__(self, counter: TokenCounter):
+        self.counter = counter
+
+    def summarize(self, tenant_id: str, previous: str | None, turns: list[Any], max_tokens: int) -> SummaryDraft:
+        items: list[tuple[int, int, str]] = []  # (score, position, line)
+        seen: set[str] = set()
+        pos = 0
+        for line in (previous or "").splitlines():
+            line = line.strip().removeprefix("- ").strip()
+            if line:
+                items.append((self._score(line, False) + 2, pos, line))
+                seen.add(self._norm(line))
+                pos += 1
+        for e in turns:
+            who = e.role or e.kind
+            for sentence in _SENTENCE.split(e.content.strip()):
+                sentence = " ".join(sentence.split())
+                if not sentence:
+                    continue
+                line = f"{who}: {sentence}"
+                norm = self._norm(sentence)
+                if norm in seen or (len(sentence.split()) < 4 and not re.search(r"\d", sentence)):
+                    continue
+                seen.add(norm)
+                items.append((self._score(sentence, who == "user"), pos, line))
+                pos += 1
+        chosen: list[tuple[int, str]] = []
+        used = 0
+        for score, position, line in sorted(items, key=lambda i: (-i[0], i[1])):
+            text = f"- {line}\n"
+            tokens = self.counter.count(text)
+            if tokens > MAX_LINE_TOKENS:
+                text = self.counter.truncate(text.rstrip("\n"), MAX_LINE_TOKENS - 3).rstrip() + " ...\n"
+                tokens = self.counter.count(text)
+            if used + tokens <= max_tokens:
+                chosen.append((position, text))
+                used += tokens
+        return SummaryDraft("".join(t for _, t in sorted(chosen)).rstrip("\n"), self.model)
+
+    @staticmethod
+    def _norm(text: str) -> str:
+        return " ".join(re.findall(r"\w+", text.lower()))
+
+    @staticmethod
+    def _score(sentence: str, from_user: bool) -> int:
+        return 3 * bool(re.search(r"\d", sentence)) + 3 * bool(_KEEP.search(sentence)) + int(from_user)
+
+
+class LLMSummarizer:
+    """Summaries from an OpenAI-compatible chat endpoint (`settings.llm_base_url`, `llm_model`, `llm_api_key`;
+    timeout `llm_timeout_s`, retries `llm_max_retries` by the openai client, which honours Retry-After).
+    Any failure (network, HTTP error, empty answer) falls back to `fallback`, and the draft says why."""
+
+    def __init__(self, settings: Settings, counter: TokenCounter, fallback: ExtractiveSummarizer):
+        import openai
+
+        self.model = settings.llm_model
+        self.counter = counter
+        self.fallback = fallback
+        self.client = openai.OpenAI(base_url=settings.llm_base_url, api_key=settings.llm_api_key or "none",
+                                    timeout=settings.llm_timeout_s, max_retries=settings.llm_max_retries)
+        self.template = PROMPT_PATH.read_text()
+
+    def summarize(self, tenant_id: str, previous: str | None, turns: list[Any], max_tokens: int) -> SummaryDraft:
+        prompt = self.template.replace("{{max_tokens}}", str(max_tokens))
+        body = (f"Previous summary:\n{previous.strip()}\n\n" if previous else "Previous summary: (none)\n\n") + \
+            "New turns:\n" + "\n".join(episode_line(e) for e in turns)
+        try:
+            reply = self.client.chat.completions.create(
+                model=self.model, temperature=0, max_tokens=max_tokens,
+                messages=[{"role": "system", "content": prompt}, {"role": "user", "content": body}])
+            text = (reply.choices[0].message.content or "").strip()
+            if not text:
+                raise ValueError("the LLM returned an empty summary")
+            if reply.usage:
+                LLM_TOKENS.labels(tenant_id, "prompt").inc(reply.usage.prompt_tokens)
+                LLM_TOKENS.labels(tenant_id, "completion").inc(reply.usage.completion_tokens)
+            LLM_CALLS.labels(tenant_id, "ok").inc()
+            if self.counter.count(text) > max_tokens:
+                text = self.counter.truncate(text, max_tokens).rstrip()
+            return SummaryDraft(text, self.model)
+        except Exception as exc:  # any LLM failure: the deterministic fallback keeps compaction going
+            LLM_CALLS.labels(tenant_id, "error").inc()
+            log.warning("LLM summarizer failed, using the extractive fallback: %s", exc)
+            draft = self.fallback.summarize(tenant_id, previous, turns, max_tokens)
+            return SummaryDraft(draft.text, draft.model, f"llm failed: {type(exc).__name__}: {str(exc)[:200]}")
+
+
+def build_summarizer(settings: Settings) -> Summarizer:
+    """The LLM summarizer when `llm_base_url` is set, else the extractive one (both count with `llm_model`)."""
+    counter = TokenCounter.for_model(settings.llm_model)
+    extractive = ExtractiveSummarizer(counter)
+    return LLMSummarizer(settings, counter, extractive) if settings.llm_base_url else extractive

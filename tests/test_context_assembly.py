@@ -1,0 +1,140 @@
+"""The tier walk (graphmem/context/assembly.py): budget, tier order, no stealing, refusal, routing, citations.
+Property-based with hypothesis; token counts are real tiktoken counts."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from graphmem.context import assembly
+from graphmem.context.assembly import TIERS, Candidate, fit
+from graphmem.errors import InvalidInput
+from graphmem.tokens import TokenCounter
+
+COUNTER = TokenCounter.for_model("gpt-4")
+text_st = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=300).filter(
+    lambda s: s.strip())
+LATER = TIERS[1:]
+
+
+@st.composite
+def windows(draw):
+    cands = {"system": [Candidate("system", "system", draw(text_st))]}
+    for tier in LATER:
+        n = draw(st.integers(0, 5))
+        cands[tier] = [Candidate(tier, f"{tier}:{i}", draw(text_st), order=(draw(st.integers(0, 9)), i),
+                                 min_tokens=draw(st.sampled_from([0, 0, 10])) if tier == "documents" else 0)
+                       for i in range(n)]
+    return cands, draw(st.integers(1, 600))
+
+
+def _system_alone(cands) -> int:
+    return COUNTER.count(assembly.HEADERS["system"]) + COUNTER.count(cands["system"][0].text.strip() + "\n")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(windows())
+def test_window_never_exceeds_budget_and_keeps_tier_order(case):
+    cands, budget = case
+    if _system_alone(cands) > budget:
+        with pytest.raises(InvalidInput) as err:
+            fit(cands, budget, COUNTER)
+        assert err.value.field == "budget"
+        return
+    out = fit(cands, budget, COUNTER)
+    assert COUNTER.count(out.text) <= budget
+    assert out.total_tokens == COUNTER.count(out.text)
+    # the system policy is never dropped when it fits alone, and it comes first
+    assert out.pieces[0].tier == "system" and out.text.startswith(assembly.HEADERS["system"])
+    assert all(d.tier != "system" for d in out.dropped)
+    # tier order always holds, in the pieces and in the text
+    ranks = [TIERS.index(p.tier) for p in out.pieces]
+    assert ranks == sorted(ranks)
+    positions = [out.text.index(assembly.HEADERS[t]) for t in TIERS if t in out.tier_tokens]
+    assert positions == sorted(positions)
+    # every candidate is either placed or dropped with a reason
+    placed = {p.id for p in out.pieces}
+    dropped = {d.id for d in out.dropped}
+    offered = {c.id for tier in TIERS for c in cands.get(tier, ())}
+    assert placed | dropped == offered and not placed & dropped
+    assert all(d.reason for d in out.dropped)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(windows(), st.integers(1, len(TIERS) - 1))
+def test_later_tiers_never_take_room_from_earlier_ones(case, k):
+    """What tiers[:k] place does not depend on what later tiers offer."""
+    cands, budget = case
+    if _system_alone(cands) > budget:
+        return
+    full = fit(cands, budget, COUNTER)
+    prefix = fit({t: cands.get(t, []) for t in TIERS[:k]}, budget, COUNTER)
+    early = [(p.id, p.text) for p in full.pieces if TIERS.index(p.tier) < k]
+    assert early == [(p.id, p.text) for p in prefix.pieces]
+
+
+def test_system_policy_too_large_is_refused_naming_budget():
+    cands = {"system": [Candidate("system", "system", "rule " * 100)]}
+    with pytest.raises(InvalidInput) as err:
+        fit(cands, 50, COUNTER)
+    assert err.value.field == "budget" and "system policy" in err.value.detail
+
+
+def test_a_piece_that_does_not_fit_is_skipped_and_the_walk_goes_on():
+    cands = {"system": [assembly.system_candidate("Be exact.")],
+             "recent": [Candidate("recent", "big", "word " * 400), Candidate("recent", "small", "ok then")],
+             "documents": [Candidate("documents", "d", "a short doc")]}
+    out = fit(cands, 60, COUNTER)
+    assert [p.id for p in out.pieces] == ["system", "small", "d"]
+    assert out.dropped[0].id == "big" and "does not fit" in out.dropped[0].reason
+
+
+def test_tail_is_kept_newest_first_and_rendered_oldest_first():
+    from datetime import datetime, timedelta, timezone
+    t0 = datetime(2024, 5, 1, tzinfo=timezone.utc)
+    eps = [SimpleNamespace(id=f"e{i}", role="user", kind="message", speaker=None, source="user_explicit",
+                           content=f"message number {i} " + "blah " * 20, occurred_at=t0 + timedelta(minutes=i))
+           for i in range(6)]
+    cands = {"system": [assembly.system_candidate("Be exact.")],
+             "recent": assembly.tail_candidates(list(reversed(eps)))}
+    out = fit(cands, 110, COUNTER)
+    kept = [p.id for p in out.pieces if p.tier == "recent"]
+    assert kept == ["episode:e4", "episode:e5"]          # the newest that fit, in chronological order
+    assert out.text.index("message number 4") < out.text.index("message number 5")
+
+
+def test_tools_are_routed_by_relevance_when_they_do_not_all_fit():
+    tools = [{"name": f"tool_{n}", "description": d, "parameters": {"type": "object"}} for n, d in
+             [("weather", "get the weather forecast for a city"), ("refund", "issue a refund for an order"),
+              ("calendar", "book a meeting in the calendar"), ("order_status", "look up the status of an order")]]
+    cands = {"system": [assembly.system_candidate("Be exact.")],
+             "tools": assembly.tool_candidates(tools, "refund my order please")}
+    out = fit(cands, 55, COUNTER)
+    placed = [p.id for p in out.pieces if p.tier == "tools"]
+    assert placed == ["tool:tool_refund", "tool:tool_order_status"]   # rendered in the caller's order
+    assert {d.id for d in out.dropped} == {"tool:tool_weather", "tool:tool_calendar"}
+    assert all("routed out" in d.reason for d in out.dropped)
+    everything = fit(cands, 2000, COUNTER)
+    assert [p.id for p in everything.pieces if p.tier == "tools"] == [f"tool:{t['name']}" for t in tools]
+
+
+def test_documents_are_cited_snippets_not_dumps():
+    docs = [SimpleNamespace(id="kb-1", title="Refund policy", source="https://kb.example/refunds",
+                            text="Refunds above 100 EUR need a manager approval. " * 200)]
+    cands = {"system": [assembly.system_candidate("Be exact.")],
+             "documents": assembly.document_candidates(docs, COUNTER, 40)}
+    out = fit(cands, 1000, COUNTER)
+    doc = out.pieces[-1]
+    assert doc.citations[0].kind == "document" and doc.citations[0].id == "kb-1"
+    assert doc.text.startswith("- [doc kb-1] Refund policy (https://kb.example/refunds): Refunds above")
+    assert doc.tokens <= 40 + 30
+    small = fit(cands, 45, COUNTER)                                   # cut further to fit what is left
+    assert small.pieces[-1].truncated and COUNTER.count(small.text) <= 45
+
+
+def test_same_input_same_bytes():
+    docs = [SimpleNamespace(id="kb-1", title=None, source=None, text="Short.")]
+    make = lambda: {"system": [assembly.system_candidate("Policy.")], "goal": assembly.goal_candidates("g", ["c"]),
+                    "documents": assembly.document_candidates(docs, COUNTER, 40)}
+    assert fit(make(), 300, COUNTER).text.encode() == fit(make(), 300, COUNTER).text.encode()

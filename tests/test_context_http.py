@@ -1,0 +1,86 @@
+"""The turn API, sessions and pins through the real HTTP server (problem+json errors, 409 on stale pins)."""
+from __future__ import annotations
+
+POLICY = "You are Acme's support agent."
+
+
+def turn(key, text, minute=0, pins=()):
+    return {"idempotency_key": key, "user_id": "u-42", "agent_version": "bot-1",
+            "episodes": [{"role": "user", "content": text, "occurred_at": f"2024-05-01T09:{minute:02d}:00Z"}],
+            "pins": list(pins)}
+
+
+def test_turn_loop_over_http(client_for, tenant):
+    c = client_for(tenant)
+    r = c.post("/v1/sessions", json={"id": "tab-1", "user_id": "u-42"})
+    assert r.status_code == 201 and r.json()["user_id"] == "u-42"
+    assert c.post("/v1/sessions", json={"id": "tab-1", "user_id": "u-42"}).status_code == 200
+    assert c.post("/v1/sessions", json={"id": "tab-1", "user_id": "intruder"}).status_code == 409
+    body = turn("t1", "Refund order A-10293 please, I paid 129.99 EUR", pins=[
+        {"key": "order_id", "value": {"type": "order_id", "value": "A-10293"}},
+        {"key": "amount", "value": {"type": "amount", "value": "129.99"}},
+        {"key": "currency", "value": {"type": "currency", "value": "EUR"}}])
+    r = c.post("/v1/sessions/tab-1/turns", json=body)
+    assert r.status_code == 201, r.text
+    assert r.json()["pins"] == {"order_id": 1, "amount": 1, "currency": 1}
+    replay = c.post("/v1/sessions/tab-1/turns", json=body)
+    assert replay.status_code == 200 and replay.json()["replayed"] and replay.json()["episode_ids"] == r.json()["episode_ids"]
+
+    req = {"query": "refund status", "budget_tokens": 800, "model": "gpt-4", "system_policy": POLICY,
+           "goal": "Refund order A-10293", "documents": [{"id": "kb-7", "title": "Refund policy",
+                                                          "text": "Refunds take five business days. " * 50}]}
+    w1 = c.post("/v1/sessions/tab-1/context", json=req)
+    assert w1.status_code == 200, w1.text
+    w = w1.json()
+    assert "- amount (amount): 129.99\n" in w["text"] and "Refund order A-10293 please" in w["text"]
+    assert w["total_tokens"] <= 800 and {p["tier"] for p in w["pieces"]} >= {"system", "goal", "pins", "recent"}
+    doc = next(p for p in w["pieces"] if p["tier"] == "documents")
+    assert doc["citations"][0] == {"kind": "document", "id": "kb-7", "episode_ids": [], "date": None, "source": None}
+    assert "Server-Timing" in w1.headers
+    assert c.post("/v1/sessions/tab-1/context", json=req).content == w1.content          # byte-stable
+
+    too_small = c.post("/v1/sessions/tab-1/context", json={**req, "budget_tokens": 3, "system_policy": POLICY * 5})
+    assert too_small.status_code == 422 and too_small.headers["content-type"] == "application/problem+json"
+    assert too_small.json()["field"] == "budget"
+    bad_amount = c.post("/v1/sessions/tab-1/turns", json=turn("t2", "x", pins=[
+        {"key": "amount", "value": {"type": "amount", "value": 12.5}, "expected_version": 1}]))
+    assert bad_amount.status_code == 422 and "float" in bad_amount.json()["detail"]
+
+
+def test_pin_routes_with_versions(client_for, tenant):
+    c = client_for(tenant)
+    c.post("/v1/sessions", json={"id": "s1", "user_id": "u1"})
+    r = c.put("/v1/sessions/s1/pins/amount", json={"value": {"type": "amount", "value": "10.00"}})
+    assert r.status_code == 201 and r.headers["ETag"] == '"1"' and r.json()["value"]["value"] == "10.00"
+    r = c.put("/v1/sessions/s1/pins/amount", json={"value": {"type": "amount", "value": "12.00"}},
+              headers={"If-Match": '"1"'})
+    assert r.status_code == 200 and r.json()["version"] == 2
+    stale = c.put("/v1/sessions/s1/pins/amount", json={"value": {"type": "amount", "value": "99.00"}, "version": 1})
+    assert stale.status_code == 409 and stale.json()["field"] == "version"
+    assert c.get("/v1/sessions/s1/pins/amount").json()["value"]["value"] == "12.00"
+    bad = c.put("/v1/sessions/s1/pins/currency", json={"value": {"type": "currency", "value": "XYZ"}})
+    assert bad.status_code == 422 and "ISO 4217" in bad.json()["detail"]
+    assert c.delete("/v1/sessions/s1/pins/amount").status_code == 422                 # version required
+    assert c.delete("/v1/sessions/s1/pins/amount", headers={"If-Match": '"1"'}).status_code == 409
+    assert c.delete("/v1/sessions/s1/pins/amount", params={"version": 2}).status_code == 204
+    listed = c.get("/v1/sessions/s1/pins", params={"limit": 10})
+    assert listed.status_code == 200 and listed.json()["items"] == []
+    assert c.get("/v1/sessions/nope/pins").status_code == 404
+    assert client_for(tenant, "analyst").put("/v1/sessions/s1/pins/amount", json={
+        "value": {"type": "amount", "value": "1"}}).status_code == 403
+    assert client_for(tenant + "-other").get("/v1/sessions/s1").status_code == 404      # tenants never mix
+
+
+def test_sessions_list_consent_and_summaries(client_for, tenant):
+    c = client_for(tenant)
+    for sid in ("a", "b", "c"):
+        c.post("/v1/sessions", json={"id": sid, "user_id": "u1" if sid != "c" else "u2"})
+    page = c.get("/v1/sessions", params={"user_id": "u1", "limit": 1})
+    assert page.status_code == 200 and len(page.json()["items"]) == 1
+    assert len(c.get("/v1/sessions", params={"user_id": "u1"}).json()["items"]) == 2
+    r = c.put("/v1/consent", json={"scope": "user", "user_id": "u1", "share_preferences": True})
+    assert r.status_code == 200 and r.json()["share_preferences"] is True
+    assert c.get("/v1/consent", params={"user_id": "u1"}).json()[0]["scope"] == "user"
+    assert c.put("/v1/consent", json={"scope": "user", "share_preferences": True}).json()["field"] == "user_id"
+    assert c.get("/v1/sessions/a/summaries").json()["items"] == []
+    assert c.post("/v1/sessions/a/summaries/rollback").status_code == 404

@@ -1,0 +1,192 @@
+"""The acceptance test of seed 000: a refund thread that no longer fits in the window. Order id, amount, currency and
+approval id, set early in a long session, are present and exact after five rounds of compaction, while the tail and
+the summaries stay small. Plus the LLM summarizer (through the real `openai` client against the local fake server),
+its fallback, rollback, and byte-stable windows."""
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from graphmem.context.models import ContextRequest, PinUpdate, ToolSchema, TurnEpisode, TurnIn
+from graphmem.tokens import TokenCounter
+from tests.fake_openai import FakeOpenAIServer, Reply, chat_completion_body, chat_handler, error_body
+
+T0 = datetime(2024, 5, 1, 9, 0, tzinfo=timezone.utc)
+SMALL = dict(compaction_threshold_tokens=260, compaction_keep_tokens=90, summary_max_tokens=120)
+POLICY = "You are Acme's support agent. Never issue a refund without an approval id."
+PINS = ["order_id (order_id): A-10293", "amount (amount): 129.99", "currency (currency): EUR",
+        "approval_id (approval_id): APR-7781"]
+STATUS_DUMP = ('{"refund": {"order": "A-10293", "state": "processing", "carrier": "DHL", "eta_days": 3, '
+               '"history": ["created", "queued", "processing"]}}')
+
+
+def turn(i, *episodes, pins=()):
+    return TurnIn(idempotency_key=f"turn-{i}", user_id="u-42", agent_version="bot-2.3", prompt_version="refunds-v7",
+                  tool_version="tools-5", episodes=[TurnEpisode(occurred_at=T0 + timedelta(minutes=i * 3 + j), **e)
+                                                    for j, e in enumerate(episodes)], pins=list(pins))
+
+
+def opening(ctx, tenant, sid):
+    ctx.append_turn(tenant, sid, turn(0, {"role": "user", "content": "Hi, I need a refund for order A-10293. "
+                                          "I paid 129.99 EUR and the blender arrived broken."},
+                                      pins=[PinUpdate(key="order_id", value={"type": "order_id", "value": "A-10293"}),
+                                            PinUpdate(key="amount", value={"type": "amount", "value": "129.99"}),
+                                            PinUpdate(key="currency", value={"type": "currency", "value": "EUR"}),
+                                            PinUpdate(key="goal", value={"type": "goal", "value": "Refund order A-10293",
+                                                      "constraints": ["refund to the original card"]})]))
+    ctx.append_turn(tenant, sid, turn(1, {"kind": "tool_result", "role": "tool", "content":
+                                          "approval granted by manager Kim: approval APR-7781 for 129.99 EUR"},
+                                      pins=[PinUpdate(key="approval_id", value={"type": "approval_id",
+                                                                               "value": "APR-7781"}),
+                                            PinUpdate(key="refund_gate", value={"type": "human_gate",
+                                                      "value": "approved", "gate": "refund over 100 EUR",
+                                                      "decided_by": "Kim", "approval_id": "APR-7781"})]))
+
+
+def chatter(ctx, tenant, sid, i):
+    return ctx.append_turn(tenant, sid, turn(
+        i, {"role": "user", "content": f"Any news on my refund? This is my message number {i}, thanks a lot."},
+        {"kind": "tool_result", "role": "tool", "content": STATUS_DUMP},
+        {"role": "assistant", "content": f"Your refund is still processing (check {i}); it should arrive within "
+                                         f"three business days. I will keep an eye on it."}))
+
+
+def window(ctx, tenant, sid, budget=700, query=""):
+    return ctx.assemble(tenant, sid, ContextRequest(
+        query=query, budget_tokens=budget, model="gpt-4", system_policy=POLICY, goal="Refund order A-10293",
+        tools=[ToolSchema(name="issue_refund", description="refund an order to the original card",
+                          parameters={"type": "object", "properties": {"order_id": {"type": "string"}}})]))
+
+
+def test_refund_pins_survive_five_rounds_of_compaction(make_context, tenant):
+    ctx = make_context(**SMALL)
+    counter = TokenCounter.for_model("gpt-4")
+    sid = "refund-thread"
+    opening(ctx, tenant, sid)
+    pins_before = {p.key: (p.version, p.value) for p in ctx.pins.list(tenant, sid)}
+    revs, i, history_tokens, window_history = [], 2, [], []
+    while len(revs) < 5:
+        assert i < 60, "compaction never ran five times"
+        result = chatter(ctx, tenant, sid, i)
+        i += 1
+        if not result.compaction_scheduled:
+            continue
+        done = ctx.wait_for_compaction(tenant, sid)
+        assert done and done.summary, done
+        revs.append(done.summary)
+        w = window(ctx, tenant, sid)
+        # pins: present, exact, untouched by compaction
+        for line in PINS:
+            assert f"- {line}\n" in w.text
+        assert {p.key: (p.version, p.value) for p in ctx.pins.list(tenant, sid, status="active")} == pins_before
+        # the summary is the current revision, marked generated, below the pins and the tail
+        assert w.summary_rev == done.summary.rev == len(revs)
+        assert w.text.index("## Pinned facts") < w.text.index("## Recent turns") < w.text.index("## Earlier in")
+        assert "lower trust" in w.text
+        # the tail and the summary stay small while the history grows
+        assert ctx.compactor.tail_tokens(tenant, sid) <= SMALL["compaction_threshold_tokens"]
+        assert done.summary.tokens <= SMALL["summary_max_tokens"] < done.summary.source_tokens
+        history = sum(e.token_count for e in ctx.services.graph.session_episodes(tenant, sid, limit=1000))
+        history_tokens.append(history)
+        window_history.append(w.tier_tokens.get("recent", 0) + w.tier_tokens.get("summaries", 0))
+        # bounded: the raw tail under the threshold, one summary, headings and unconfirmed candidates
+        assert window_history[-1] <= SMALL["compaction_threshold_tokens"] + SMALL["summary_max_tokens"] + 100
+    assert [s.rev for s in revs] == [1, 2, 3, 4, 5]
+    assert history_tokens[-1] > 3 * history_tokens[0]
+    assert window_history[-1] < history_tokens[-1] / 2          # resending the history would cost > twice as much
+    # raw episodes stay: every turn is still stored
+    assert len(ctx.services.graph.session_episodes(tenant, sid, limit=1000)) == 2 + 3 * (i - 2)
+    # lineage: each revision revises the previous one; all are kept
+    listed = ctx.summaries.list(tenant, sid)
+    assert [s.rev for s in listed] == [5, 4, 3, 2, 1] and all(s.status == "active" for s in listed)
+    # the pin candidates compaction wrote never replaced a pin
+    cands = ctx.pins.list(tenant, sid, status="candidate")
+    assert all(c.key not in pins_before for c in cands)
+    # episodes carry the agent, prompt and tool versions
+    ep = ctx.services.graph.session_episodes(tenant, sid, limit=1)[0]
+    assert (ep.agent_version, ep.prompt_version, ep.tool_version) == ("bot-2.3", "refunds-v7", "tools-5")
+
+
+def test_rollback_restores_the_previous_revision_and_its_turns(make_context, tenant):
+    ctx = make_context(**SMALL)
+    sid = "rollback"
+    opening(ctx, tenant, sid)
+    i = 2
+    while len(ctx.summaries.list(tenant, sid)) < 2:
+        chatter(ctx, tenant, sid, i)
+        ctx.wait_for_compaction(tenant, sid)
+        i += 1
+    tail_before = ctx.compactor.tail_tokens(tenant, sid)
+    current = ctx.summaries.rollback(tenant, sid)
+    assert current.rev == 1
+    assert ctx.compactor.tail_tokens(tenant, sid) > tail_before          # rev 2's turns are raw again
+    assert [(s.rev, s.status) for s in ctx.summaries.list(tenant, sid)] == [(2, "rolled_back"), (1, "active")]
+    assert window(ctx, tenant, sid, budget=4000).summary_rev == 1
+    nxt = ctx.compact_now(tenant, sid, force=True)
+    assert nxt.summary.rev == 3                                            # a new revision, rev 2 kept
+
+
+def test_window_is_byte_stable_for_the_same_state(make_context, tenant):
+    # generous search timeout: a search that times out on a busy machine is (rightly) a different window
+    ctx = make_context(context_search_timeout_s=10.0, context_latency_budget_s=20.0, **SMALL)
+    sid = "stable"
+    opening(ctx, tenant, sid)
+    for i in range(2, 6):
+        chatter(ctx, tenant, sid, i)
+        ctx.wait_for_compaction(tenant, sid)
+    first = window(ctx, tenant, sid, query="refund A-10293").model_dump_json()
+    second = window(ctx, tenant, sid, query="refund A-10293").model_dump_json()
+    if first != second:
+        a, b = json.loads(first), json.loads(second)
+        assert {k: v for k, v in a.items() if a[k] != b[k]} == {k: v for k, v in b.items() if a[k] != b[k]}
+    assert first.encode() == second.encode()
+
+
+def _summary_llm(text):
+    def reply_for(messages):
+        return text
+    return reply_for
+
+
+def test_llm_summarizer_is_used_and_cannot_change_pins(make_context, tenant):
+    with FakeOpenAIServer() as srv:
+        # a summary that "remembers" the wrong order and amount: pins must not follow it
+        srv.set_default("/v1/chat/completions", chat_handler(_summary_llm(
+            "- The user wants a refund for order A-99999 of 9999.00 USD.")))
+        ctx = make_context(llm_base_url=srv.base_url, llm_api_key="test", llm_model="fake-summarizer",
+                           llm_max_retries=0, **SMALL)
+        sid = "llm"
+        opening(ctx, tenant, sid)
+        i = 2
+        while not ctx.summaries.list(tenant, sid):
+            chatter(ctx, tenant, sid, i)
+            ctx.wait_for_compaction(tenant, sid)
+            i += 1
+        summary = ctx.summaries.current(tenant, sid)
+        assert summary.model == "fake-summarizer" and summary.fallback_reason is None
+        assert "A-99999" in summary.text
+        sent = srv.requests_for("/v1/chat/completions")[0].json()
+        assert "Identifiers, amounts, currencies" in sent["messages"][0]["content"]      # summarize_v1.md
+        assert "A-10293" in sent["messages"][1]["content"]
+        w = window(ctx, tenant, sid)
+        for line in PINS:
+            assert f"- {line}\n" in w.text
+        assert w.text.index("order_id (order_id): A-10293") < w.text.index("A-99999")   # pins outrank prose
+
+
+def test_llm_failure_falls_back_to_the_extractive_summary(make_context, tenant):
+    with FakeOpenAIServer() as srv:
+        srv.set_default("/v1/chat/completions", lambda req: Reply(500, error_body("model overloaded")))
+        ctx = make_context(llm_base_url=srv.base_url, llm_api_key="test", llm_max_retries=0, **SMALL)
+        sid = "fallback"
+        opening(ctx, tenant, sid)
+        i = 2
+        while not ctx.summaries.list(tenant, sid):
+            chatter(ctx, tenant, sid, i)
+            ctx.wait_for_compaction(tenant, sid)
+            i += 1
+        summary = ctx.summaries.current(tenant, sid)
+        assert summary.model == "extractive-v1" and "llm failed" in summary.fallback_reason
+        assert "A-10293" in summary.text and srv.requests_for("/v1/chat/completions")

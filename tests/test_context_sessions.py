@@ -1,0 +1,150 @@
+"""Sessions on the real Neo4j: two tabs are two isolated sessions, preferences cross sessions only with consent and
+never across users or tenants, the session TTL, degradation when search is down or slow, and the turn append's
+idempotency and pin checks."""
+from __future__ import annotations
+
+import threading
+import time
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from graphmem.context.models import ContextRequest, PinUpdate, TurnEpisode, TurnIn
+from graphmem.context.sessions import Consent
+from graphmem.errors import Conflict, InvalidInput, Unavailable
+from graphmem.models import EntityRef, FactIn
+from graphmem.recall.models import SearchResponse
+
+T0 = datetime(2024, 5, 1, 9, 0, tzinfo=timezone.utc)
+POLICY = "You are a careful assistant."
+
+
+def say(key, user, text, minute=0, pins=()):
+    return TurnIn(idempotency_key=key, user_id=user, pins=list(pins),
+                  episodes=[TurnEpisode(role="user", content=text, occurred_at=T0 + timedelta(minutes=minute))])
+
+
+def load(ctx, tenant, sid, query="", budget=2000, user_id=None):
+    return ctx.assemble(tenant, sid, ContextRequest(query=query, budget_tokens=budget, model="gpt-4",
+                                                    system_policy=POLICY, user_id=user_id))
+
+
+def test_two_tabs_of_one_user_are_isolated(make_context, tenant):
+    ctx = make_context()
+    ctx.append_turn(tenant, "tab-1", say("a1", "u1", "Please cancel my gym membership renewal", pins=[
+        PinUpdate(key="order_id", value={"type": "order_id", "value": "GYM-5521"})]))
+    ctx.append_turn(tenant, "tab-2", say("b1", "u1", "What's the weather like in Lisbon tomorrow?"))
+    w2 = load(ctx, tenant, "tab-2", query="cancel gym membership renewal GYM-5521")
+    assert "Lisbon" in w2.text
+    assert "gym" not in w2.text.lower() and "GYM-5521" not in w2.text
+    w1 = load(ctx, tenant, "tab-1", query="weather Lisbon")
+    assert "GYM-5521" in w1.text and "Lisbon" not in w1.text
+    other = tenant + "-x"
+    assert "gym" not in load(ctx, other, "tab-1", query="cancel gym membership").text.lower()   # tenants never mix
+
+
+def test_preferences_cross_sessions_only_with_consent(make_context, tenant, graph):
+    ctx = make_context(context_search_timeout_s=10.0, context_latency_budget_s=20.0)
+    r = ctx.append_turn(tenant, "s-a", say("a1", "u1", "Dana Reyes here: please contact me by email, not phone."))
+    graph.assert_facts(tenant, [FactIn(subject=EntityRef(kind="Person", name="Dana Reyes"),
+                                       predicate="PREFERS_CHANNEL", value="email", episode_id=r.episode_ids[0],
+                                       statement="Dana Reyes prefers to be contacted by email")])
+    ctx.append_turn(tenant, "s-b", say("b1", "u1", "Hi again"))
+    ctx.append_turn(tenant, "s-c", say("c1", "u2", "Hello"))
+    q = "how does Dana Reyes prefer to be contacted"
+    assert "prefers to be contacted by email" in load(ctx, tenant, "s-a", q).text        # its own session
+    w = load(ctx, tenant, "s-b", q)
+    assert "prefers to be contacted by email" not in w.text
+    assert any("withheld" in n for n in w.notes)
+    ctx.sessions.set_consent(tenant, Consent(scope="user", user_id="u1", share_preferences=True))
+    w = load(ctx, tenant, "s-b", q)
+    assert "prefers to be contacted by email" in w.text
+    fact_piece = next(p for p in w.pieces if "prefers to be contacted" in p.text)
+    assert fact_piece.tier == "retrieved" and fact_piece.citations[0].episode_ids == [r.episode_ids[0]]
+    # another user of the tenant never gets u1's preference, even with a tenant-wide consent
+    ctx.sessions.set_consent(tenant, Consent(scope="tenant", share_preferences=True))
+    assert "prefers to be contacted by email" not in load(ctx, tenant, "s-c", q).text
+    # the user's own refusal beats the tenant-wide consent
+    ctx.sessions.set_consent(tenant, Consent(scope="user", user_id="u1", share_preferences=False))
+    assert "prefers to be contacted by email" not in load(ctx, tenant, "s-b", q).text
+    with pytest.raises(InvalidInput) as err:
+        ctx.sessions.set_consent(tenant, Consent(scope="user", share_preferences=True))
+    assert err.value.field == "user_id"
+
+
+def test_expired_session_starts_an_empty_window_and_says_so(make_context, tenant):
+    ctx = make_context(session_ttl_s=1.0)
+    ctx.append_turn(tenant, "s1", say("k1", "u1", "my old question about invoices", pins=[
+        PinUpdate(key="order_id", value={"type": "order_id", "value": "INV-1"})]))
+    assert "old question" in load(ctx, tenant, "s1").text
+    time.sleep(1.3)
+    w = load(ctx, tenant, "s1")
+    assert "old question" not in w.text and w.window_reset_at is not None
+    assert any("TTL" in n for n in w.notes)
+    assert "INV-1" in w.text                                       # pins are explicit state: they stay
+    ctx.append_turn(tenant, "s1", say("k2", "u1", "a new question about shipping", minute=5))
+    w = load(ctx, tenant, "s1")
+    assert "new question" in w.text and "old question" not in w.text
+    time.sleep(1.3)                                                # expiry noticed by the append too
+    assert ctx.append_turn(tenant, "s1", say("k3", "u1", "third visit", minute=9)).window_reset
+
+
+def test_turn_append_is_idempotent_and_checks_pin_versions(make_context, tenant):
+    ctx = make_context()
+    t = say("turn-1", "u1", "refund order A-7 please", pins=[
+        PinUpdate(key="order_id", value={"type": "order_id", "value": "A-7"})])
+    first = ctx.append_turn(tenant, "s1", t)
+    again = ctx.append_turn(tenant, "s1", t)
+    assert again.replayed and again.episode_ids == first.episode_ids and again.pins == {"order_id": 1}
+    assert len(ctx.services.graph.session_episodes(tenant, "s1")) == 1
+    stale = say("turn-2", "u1", "actually it is order A-8", minute=1, pins=[
+        PinUpdate(key="order_id", value={"type": "order_id", "value": "A-8"}, expected_version=0)])
+    with pytest.raises(Conflict) as err:
+        ctx.append_turn(tenant, "s1", stale)
+    assert err.value.field == "pins[0].expected_version"
+    assert len(ctx.services.graph.session_episodes(tenant, "s1")) == 1          # nothing half-written
+    ok = stale.model_copy(update={"pins": [PinUpdate(key="order_id", value={"type": "order_id", "value": "A-8"},
+                                                     expected_version=1)]})
+    assert ctx.append_turn(tenant, "s1", ok).pins == {"order_id": 2}
+    with pytest.raises(InvalidInput) as err:
+        ctx.append_turn(tenant, "s1", say("turn-3", "someone-else", "hi"))
+    assert err.value.field == "user_id"
+
+
+class FailingRecall:
+    """A recall service whose backend is down."""
+
+    def search(self, tenant_id, req):
+        raise Unavailable("search backend is down")
+
+
+class SlowRecall:
+    """A recall service that answers only after `release` is set (or 10 s)."""
+
+    def __init__(self):
+        self.release = threading.Event()
+
+    def search(self, tenant_id, req):
+        self.release.wait(10)
+        return SearchResponse(hits=[])
+
+
+@pytest.mark.parametrize("kind", ["failing", "slow"])
+def test_search_down_or_slow_still_gives_pins_and_tail(make_context, tenant, kind):
+    recall = FailingRecall() if kind == "failing" else SlowRecall()
+    ctx = make_context(recall=recall, context_search_timeout_s=0.2, context_latency_budget_s=1.0)
+    try:
+        ctx.append_turn(tenant, "s1", say("k1", "u1", "refund order A-10293 please", pins=[
+            PinUpdate(key="order_id", value={"type": "order_id", "value": "A-10293"})]))
+        started = time.monotonic()
+        w = ctx.assemble(tenant, "s1", ContextRequest(query="refund status", budget_tokens=500, model="gpt-4",
+                                                      system_policy=POLICY, goal="Refund the order"))
+        elapsed = time.monotonic() - started
+        assert elapsed < 2.0                     # the slow search (10 s) was not waited for
+        assert [d.source for d in w.degraded] == ["search"]
+        assert ("timed out" if kind == "slow" else "search backend is down") in w.degraded[0].reason
+        assert "order_id (order_id): A-10293" in w.text and "refund order A-10293 please" in w.text
+        assert {"system", "goal", "pins", "recent"} <= set(w.tier_tokens)
+    finally:
+        if kind == "slow":
+            recall.release.set()

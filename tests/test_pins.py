@@ -1,0 +1,152 @@
+"""Pins on the real Neo4j: typed values, optimistic concurrency, read-your-writes, candidates never overwrite,
+tenant key definitions, tenant isolation."""
+from __future__ import annotations
+
+import threading
+from decimal import Decimal
+
+import pytest
+
+from graphmem.context.pins import AmountValue, CurrencyValue, OrderIdValue, PinKeyDef, parse_value
+from graphmem.errors import Conflict, InvalidInput, NotFound, TenantRequired
+
+
+@pytest.fixture
+def ctx(make_context):
+    return make_context()
+
+
+def _session(ctx, tenant, sid="s1", user="u1"):
+    ctx.sessions.create(tenant, user, sid)
+    return sid
+
+
+def test_values_are_typed_and_validated():
+    assert parse_value({"type": "amount", "value": "129.99"}).value == Decimal("129.99")
+    assert parse_value({"type": "currency", "value": "eur"}).value == "EUR"
+    assert parse_value({"type": "custom", "value_type": "integer", "value": "007"}).value == "7"
+    bad = [({"type": "amount", "value": 129.99}, "float"), ({"type": "currency", "value": "EUX"}, "ISO 4217"),
+           ({"type": "amount", "value": "12,5"}, "decimal"), ({"type": "order_id", "value": "a b"}, "id"),
+           ({"type": "custom", "value_type": "boolean", "value": "maybe"}, "boolean"),
+           ({"type": "nope", "value": "x"}, "")]
+    for raw, words in bad:
+        with pytest.raises(InvalidInput) as err:
+            parse_value(raw)
+        assert err.value.field.startswith("value") and words in err.value.detail
+
+
+def test_crud_with_versions_and_read_your_writes(ctx, tenant):
+    sid = _session(ctx, tenant)
+    pin, created = ctx.pins.put(tenant, sid, "amount", AmountValue(value=Decimal("129.990")), None)
+    assert created and pin.version == 1
+    assert ctx.pins.get(tenant, sid, "amount").value.value == Decimal("129.990")        # exact, not 129.99
+    assert str(ctx.pins.get(tenant, sid, "amount").value.model_dump(mode="json")["value"]) == "129.990"
+    pin, created = ctx.pins.put(tenant, sid, "amount", AmountValue(value=Decimal("99.50")), 1)
+    assert not created and pin.version == 2
+    assert ctx.pins.get(tenant, sid, "amount").value.value == Decimal("99.50")
+    with pytest.raises(Conflict) as err:
+        ctx.pins.put(tenant, sid, "amount", AmountValue(value=Decimal("1")), 1)               # stale
+    assert err.value.field == "version"
+    with pytest.raises(Conflict):
+        ctx.pins.put(tenant, sid, "amount", AmountValue(value=Decimal("1")), None)            # exists already
+    assert ctx.pins.get(tenant, sid, "amount").version == 2
+    with pytest.raises(Conflict):
+        ctx.pins.delete(tenant, sid, "amount", 1)
+    ctx.pins.delete(tenant, sid, "amount", 2)
+    with pytest.raises(NotFound):
+        ctx.pins.get(tenant, sid, "amount")
+    with pytest.raises(NotFound) as err:
+        ctx.pins.put(tenant, "no-such-session", "amount", AmountValue(value=Decimal("1")), None)
+    assert err.value.field == "session_id"
+    with pytest.raises(InvalidInput) as err:
+        ctx.pins.put(tenant, sid, "Bad Key", AmountValue(value=Decimal("1")), None)
+    assert err.value.field == "key"
+    with pytest.raises(TenantRequired):
+        ctx.pins.list("", sid)
+
+
+def test_two_concurrent_writers_one_wins_nothing_lost(ctx, tenant):
+    sid = _session(ctx, tenant)
+    ctx.pins.put(tenant, sid, "order_id", OrderIdValue(value="A-1"), None)
+    for round_ in range(5):
+        version = ctx.pins.get(tenant, sid, "order_id").version
+        barrier = threading.Barrier(2)
+        outcomes: dict[str, object] = {}
+
+        def write(name: str) -> None:
+            barrier.wait()
+            try:
+                outcomes[name] = ctx.pins.put(tenant, sid, "order_id", OrderIdValue(value=f"{name}-{round_}"),
+                                              version)[0]
+            except Conflict as exc:
+                outcomes[name] = exc
+        threads = [threading.Thread(target=write, args=(n,)) for n in ("B", "C")]
+        [t.start() for t in threads]
+        [t.join() for t in threads]
+        wins = [n for n, o in outcomes.items() if not isinstance(o, Conflict)]
+        assert len(wins) == 1, outcomes
+        stored = ctx.pins.get(tenant, sid, "order_id")
+        assert stored.version == version + 1 and stored.value.value == f"{wins[0]}-{round_}"
+        loser = next(n for n in outcomes if n not in wins)
+        # the loser re-reads and retries: its write lands, nothing is lost
+        retry = ctx.pins.put(tenant, sid, "order_id", OrderIdValue(value=f"{loser}-{round_}"), stored.version)[0]
+        assert retry.version == version + 2
+
+
+def test_concurrent_creates_of_a_new_key(ctx, tenant):
+    sid = _session(ctx, tenant)
+    barrier = threading.Barrier(2)
+    results: list[object] = []
+
+    def create(code: str) -> None:
+        barrier.wait()
+        try:
+            results.append(ctx.pins.put(tenant, sid, "currency", CurrencyValue(value=code), None)[0])
+        except Conflict as exc:
+            results.append(exc)
+    threads = [threading.Thread(target=create, args=(c,)) for c in ("EUR", "USD")]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    assert sorted(type(r).__name__ for r in results) == ["Conflict", "Pin"]
+    assert ctx.pins.get(tenant, sid, "currency").version == 1
+
+
+def test_candidates_never_overwrite_a_pin(ctx, tenant):
+    sid = _session(ctx, tenant)
+    ctx.pins.put(tenant, sid, "order_id", OrderIdValue(value="A-10293"), None)
+    created = ctx.pins.add_candidates(tenant, sid, [("order_id", OrderIdValue(value="A-99999"), None),
+                                                   ("currency", CurrencyValue(value="USD"), None)])
+    assert created == ["currency"]
+    again = ctx.pins.add_candidates(tenant, sid, [("currency", CurrencyValue(value="GBP"), None)])
+    assert again == []
+    pins = {p.key: p for p in ctx.pins.list(tenant, sid)}
+    assert pins["order_id"].value.value == "A-10293" and pins["order_id"].version == 1
+    assert pins["currency"].status == "candidate" and pins["currency"].value.value == "USD"
+    confirmed = ctx.pins.put(tenant, sid, "currency", CurrencyValue(value="EUR"), 1)[0]       # confirm = write it
+    assert confirmed.status == "active" and confirmed.version == 2 and confirmed.written_by == "agent"
+
+
+def test_tenant_defined_keys_are_enforced(ctx, tenant):
+    sid = _session(ctx, tenant)
+    ctx.pins.define_key(tenant, PinKeyDef(key="loyalty_points", type="custom", value_type="integer"))
+    with pytest.raises(InvalidInput) as err:
+        ctx.pins.put(tenant, sid, "loyalty_points", parse_value({"type": "custom", "value_type": "string",
+                                                                 "value": "many"}), None)
+    assert err.value.field == "value.type"
+    pin = ctx.pins.put(tenant, sid, "loyalty_points", parse_value({"type": "custom", "value_type": "integer",
+                                                                   "value": "1200"}), None)[0]
+    assert pin.value.value == "1200"
+    with pytest.raises(InvalidInput):
+        ctx.pins.define_key(tenant, PinKeyDef(key="tier", type="custom"))
+    assert [d.key for d in ctx.pins.list_keys(tenant)] == ["loyalty_points"]
+
+
+def test_pins_are_per_tenant_and_session(ctx, tenant):
+    other = tenant + "-other"
+    for t in (tenant, other):
+        _session(ctx, t)
+    ctx.pins.put(tenant, "s1", "order_id", OrderIdValue(value="A-1"), None)
+    _session(ctx, tenant, "s2")
+    assert ctx.pins.list(other, "s1") == [] and ctx.pins.list(tenant, "s2") == []
+    with pytest.raises(NotFound):
+        ctx.pins.get(other, "s1", "order_id")
