@@ -146,17 +146,17 @@ class Compactor:
     def raw_tail(self, tenant_id: str, session_id: str) -> tuple[list[Episode], int]:
         """The uncompacted episodes since the window start, oldest first, and the window's first sequence number."""
         def work(tx: Tx):
-            size = tx.one("sessions/tail_tokens", tenant_id=tenant_id, session_id=session_id)
+            size = tx.one("sessions/tail_tokens", tenant_id=tenant_id, session_id=session_id, now=utcnow())
             if size is None:
                 return [], 0
-            rows = tx.rows("sessions/tail", tenant_id=tenant_id, session_id=session_id, from_seq=size["from_seq"],
+            rows = tx.rows("sessions/tail", tenant_id=tenant_id, session_id=session_id, from_seq=size["from_seq"], now=utcnow(),
                            limit=max(size["episodes"], 1))
             return [Episode(**r["episode"]) for r in reversed(rows)], size["from_seq"]
         return self.db.read(work)
 
     def tail_tokens(self, tenant_id: str, session_id: str) -> int:
         """Tokens in the session's raw (uncompacted) tail."""
-        row = self.db.one("sessions/tail_tokens", tenant_id=tenant_id, session_id=session_id)
+        row = self.db.one("sessions/tail_tokens", tenant_id=tenant_id, session_id=session_id, now=utcnow())
         return row["tokens"] if row else 0
 
     def compact(self, tenant_id: str, session_id: str, *, force: bool = False,

@@ -122,7 +122,8 @@ class ContextService:
         """Session, pins, current summary and raw tail (newest first) in one read transaction."""
         limit = self.settings.context_tail_max_episodes
 
-        row = self.db.one("sessions/window_state", tenant_id=tenant_id, session_id=session_id, limit=limit)
+        row = self.db.one("sessions/window_state", tenant_id=tenant_id, session_id=session_id, limit=limit,
+                          now=utcnow())
         if row is None:
             return {"session": None, "pins": [], "summary": None, "tail": []}
         return {"session": _info(row["session"]), "pins": [from_row(p) for p in row["pins"]],
