@@ -24,14 +24,26 @@ Every route needs an API key (`Authorization: Bearer <key>` or `X-API-Key`). The
 Errors are `application/problem+json` and name the field at fault."""
 
 
-def create_app(services: Services | None = None, settings: Settings | None = None) -> FastAPI:
-    """Build the app. With `services` given (tests, embedding), the app uses and does not close it."""
+def create_app(services: Services | None = None, settings: Settings | None = None,
+               with_worker: bool = False) -> FastAPI:
+    """Build the app. With `services` given (tests, embedding), the app uses and does not close it.
+
+    `with_worker` runs an extraction worker in this process (`graphmem serve --with-worker`): started with the app,
+    stopped at shutdown (after in-flight requests finish), which releases the jobs it had claimed.
+    """
     settings = settings or (services.settings if services else get_settings())
     owned = services is None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         app.state.services = services or Services.from_settings(settings)
+        _attach_sampler(app.state.services)
+        if owned:
+            from graphmem.ops import ensure_bootstrap_admin
+            ensure_bootstrap_admin(app.state.services.db, settings.bootstrap_admin_key)
+        if with_worker:
+            worker = start_worker(app.state.services)
+            app.state.on_shutdown = [*getattr(app.state, "on_shutdown", []), worker.stop]
         try:
             yield
         finally:
@@ -45,6 +57,7 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
                   openapi_url="/v1/openapi.json", docs_url="/v1/docs", redoc_url=None)
     if services is not None:
         app.state.services = services
+        _attach_sampler(services)
     problems.install(app)
     app.add_middleware(RequestContext, max_body_bytes=settings.max_body_bytes)
     for name in ROUTERS:
@@ -57,3 +70,18 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
         app.include_router(module.router)
     logging.getLogger("graphmem").setLevel(logging.INFO)
     return app
+
+
+def _attach_sampler(services: Services) -> None:
+    """Give `services` its `sample_metrics()` (jobs by state, read when /metrics is scraped) unless it has one."""
+    if not callable(getattr(services, "sample_metrics", None)):
+        from graphmem import ops
+        services.sample_metrics = ops.build(services)
+
+
+def start_worker(services: Services):
+    """Start the ingest service's extraction worker in a background thread; returns an object with `stop()`."""
+    from graphmem.ingest.worker import Worker
+    worker = Worker(services)
+    worker.start()
+    return worker

@@ -1,16 +1,54 @@
-"""ASGI middleware: request id + structured access log, request latency metric, request body size limit."""
+"""ASGI middleware: request id + structured access log, request latency metric, request body size limit.
+
+Logs are JSON lines (`JsonFormatter`, installed by `configure_logging`): every record written while a request is
+handled carries its `request_id` (a context variable set here), so an error log joins its access-log line.
+"""
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
+import re
+import sys
 import time
 import uuid
+from datetime import datetime, timezone
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from graphmem.metrics import REQUEST_LATENCY
 
 log = logging.getLogger("graphmem.access")
+_RID_JUNK = re.compile(r"[^A-Za-z0-9._:-]")
+REQUEST_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar("graphmem_request_id", default=None)
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: ts (UTC, ISO 8601), level, logger, message, request_id (when inside a request),
+    the record's `fields` dict (the access log's method, route, status, duration_ms) and `exc` for exceptions."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        out = {"ts": datetime.fromtimestamp(record.created, timezone.utc).isoformat(timespec="milliseconds"),
+               "level": record.levelname.lower(), "logger": record.name, "message": record.getMessage()}
+        rid = getattr(record, "request_id", None) or REQUEST_ID.get()
+        if rid:
+            out["request_id"] = rid
+        out.update(getattr(record, "fields", None) or {})
+        if record.exc_info:
+            out["exc"] = self.formatException(record.exc_info)
+        return json.dumps(out, default=str)
+
+
+def configure_logging(level: str = "info") -> None:
+    """Send the `graphmem` and `uvicorn` loggers to stderr as JSON lines (idempotent)."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter())
+    for name in ("graphmem", "uvicorn", "uvicorn.error"):
+        logger = logging.getLogger(name)
+        logger.handlers = [handler]
+        logger.setLevel(level.upper())
+        logger.propagate = False
+    logging.getLogger("uvicorn.access").disabled = True  # graphmem.access replaces it (with the request id)
 
 
 class BodyTooLarge(Exception):
@@ -29,12 +67,13 @@ class RequestContext:
             await self.app(scope, receive, send)
             return
         headers = dict(scope.get("headers") or [])
-        rid = headers.get(b"x-request-id", b"").decode()[:100] or uuid.uuid4().hex
+        rid = _RID_JUNK.sub("", headers.get(b"x-request-id", b"").decode("latin-1"))[:100] or uuid.uuid4().hex
         scope.setdefault("state", {})["request_id"] = rid
         declared = headers.get(b"content-length")
         if declared and declared.isdigit() and int(declared) > self.max_body:
             await _too_large(send, rid, self.max_body)
             return
+        token = REQUEST_ID.set(rid)
         seen = 0
 
         async def limited_receive() -> Message:
@@ -65,9 +104,10 @@ class RequestContext:
             route = scope.get("route")
             template = getattr(route, "path", "unmatched")
             REQUEST_LATENCY.labels(template, scope["method"], str(status["code"])).observe(elapsed)
-            log.info(json.dumps({"request_id": rid, "method": scope["method"], "route": template,
-                                 "path": scope["path"], "status": status["code"],
-                                 "duration_ms": round(elapsed * 1000, 2)}))
+            log.info("request", extra={"request_id": rid, "fields": {
+                "method": scope["method"], "route": template, "path": scope["path"], "status": status["code"],
+                "duration_ms": round(elapsed * 1000, 2)}})
+            REQUEST_ID.reset(token)
 
 
 async def _too_large(send: Send, rid: str, limit: int) -> None:

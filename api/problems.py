@@ -10,6 +10,7 @@ import logging
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from graphmem.errors import GraphmemError
@@ -42,6 +43,14 @@ def _loc(loc) -> str:
     return out or ".".join(str(p) for p in loc)
 
 
+def _invalid(request: Request, raw_errors) -> JSONResponse:
+    """422 naming the first field at fault, with every error in `errors`."""
+    errors = [{"field": _loc(e.get("loc", ())), "message": e.get("msg", "")} for e in raw_errors]
+    first = errors[0] if errors else {"field": None, "message": "invalid request"}
+    return problem(422, "Invalid input", f"{first['field']}: {first['message']}", field=first["field"] or None,
+                   request=request, errors=errors)
+
+
 def install(app: FastAPI) -> None:
     """Register the exception handlers that turn every error into a problem."""
 
@@ -51,10 +60,12 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError):
-        errors = [{"field": _loc(e.get("loc", ())), "message": e.get("msg", "")} for e in exc.errors()]
-        first = errors[0] if errors else {"field": None, "message": "invalid request"}
-        return problem(422, "Invalid input", f"{first['field']}: {first['message']}", field=first["field"],
-                       request=request, errors=errors)
+        return _invalid(request, exc.errors())
+
+    @app.exception_handler(ValidationError)
+    async def _model_validation(request: Request, exc: ValidationError):
+        # a model built inside a handler from request data (e.g. a service input model) refused it
+        return _invalid(request, exc.errors())
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException):

@@ -4,8 +4,10 @@ Settings come from the environment and a `.env` file (see `graphmem.settings`).
 """
 from __future__ import annotations
 
+import importlib
 import json
 import sys
+from typing import Any
 
 import click
 
@@ -17,9 +19,42 @@ def _fail(msg: str) -> None:
     sys.exit(1)
 
 
-@click.group()
+class LazyGroup(click.Group):
+    """A group whose commands in `lazy` ("name": "module:attr") are imported only when used or listed, so
+    `graphmem --help` stays fast and a command whose module is absent is simply not offered."""
+
+    lazy: dict[str, str] = {}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | {n for n in self.lazy if self._load(n) is not None})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        return super().get_command(ctx, name) or self._load(name)
+
+    def _load(self, name: str) -> click.Command | None:
+        if name not in self.lazy:
+            return None
+        module, attr = self.lazy[name].split(":")
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name and module.startswith(exc.name):
+                return None
+            raise
+        return getattr(mod, attr, None)
+
+
+class Main(LazyGroup):
+    lazy = {"worker": "graphmem.ingest.cli:worker", "ingest": "graphmem.ingest.cli:ingest"}
+
+
+@click.group(cls=Main)
 def main() -> None:
-    """graphmem: temporal knowledge-graph memory for AI agents."""
+    """graphmem: temporal knowledge-graph memory for AI agents.
+
+    Settings come from the environment and a .env file in the working directory (NEO4J_URI, NEO4J_USER,
+    NEO4J_PASSWORD, GRAPHMEM_*; see graphmem/settings.py).
+    """
 
 
 @main.group()
@@ -67,6 +102,251 @@ def open_graph(settings: Settings | None = None, start_local: bool = True):
     db = Database.from_settings(settings)
     apply_schema(db, settings.embedding_dimension, migrate=settings.allow_schema_migration)
     return TemporalGraph(db, settings)
+
+
+def open_services(settings: Settings | None = None):
+    """Connect (starting the local Neo4j if NEO4J_URI is unset), apply the schema, return a `Services`."""
+    from graphmem.localneo4j import LocalNeo4j, LocalNeo4jError
+    from graphmem.services import Services
+    settings = settings or get_settings()
+    if not settings.neo4j_uri:
+        try:
+            LocalNeo4j(settings).start()
+        except LocalNeo4jError as e:
+            _fail(str(e))
+    return Services.from_settings(settings)
+
+
+def _emit(data: Any) -> None:
+    """Print pydantic models, lists of them or plain data as indented JSON."""
+    from pydantic import BaseModel, TypeAdapter
+    if isinstance(data, BaseModel):
+        click.echo(data.model_dump_json(indent=2))
+    else:
+        click.echo(TypeAdapter(Any).dump_json(data, indent=2).decode())
+
+
+def _table(title: str, columns: list[str], rows: list[list[Any]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    t = Table(title=title)
+    for c in columns:
+        t.add_column(c)
+    for r in rows:
+        t.add_row(*["" if v is None else str(v) for v in r])
+    Console().print(t)
+
+
+def _run(fn):
+    """Run `fn(services)` and close the services; graphmem errors become `error: ...` and exit status 1."""
+    from graphmem.errors import GraphmemError
+    services = open_services()
+    try:
+        return fn(services)
+    except GraphmemError as e:
+        _fail(f"{e.field + ': ' if e.field and e.field not in e.detail else ''}{e.detail}")
+    finally:
+        services.close()
+
+
+TENANT = click.option("--tenant", "tenant_id", required=True, help="The tenant (required; never defaulted).")
+FORMAT = click.option("--format", "fmt", type=click.Choice(["json", "table"]), default="json", show_default=True)
+
+
+# ---- serve ------------------------------------------------------------------------------------------------
+@main.command()
+@click.option("--host", default=None, help="Interface to bind [default: GRAPHMEM_API_HOST, 127.0.0.1].")
+@click.option("--port", type=int, default=None, help="Port [default: GRAPHMEM_API_PORT, 8080].")
+@click.option("--with-worker", is_flag=True, help="Also run an extraction worker in this process.")
+@click.option("--log-level", default="info", show_default=True,
+              type=click.Choice(["debug", "info", "warning", "error"]))
+@click.option("--graceful-timeout", default=30.0, show_default=True,
+              help="Seconds in-flight requests get to finish after SIGTERM/SIGINT.")
+def serve(host: str | None, port: int | None, with_worker: bool, log_level: str, graceful_timeout: float) -> None:
+    """Run the HTTP API (uvicorn, the api.app:create_app factory). JSON logs with request ids go to stderr.
+
+    On SIGTERM or Ctrl-C, in-flight requests finish, then the worker (if any) stops and releases its claimed
+    jobs, then the Neo4j driver closes.
+    """
+    import functools
+
+    import uvicorn
+
+    from api.app import create_app
+    from api.middleware import configure_logging
+    settings = get_settings()
+    if not settings.neo4j_uri:
+        from graphmem.localneo4j import LocalNeo4j, LocalNeo4jError
+        try:
+            LocalNeo4j(settings).start()
+        except LocalNeo4jError as e:
+            _fail(str(e))
+    configure_logging(log_level)
+    uvicorn.run(functools.partial(create_app, settings=settings, with_worker=with_worker), factory=True,
+                host=host or settings.api_host, port=port or settings.api_port, log_config=None,
+                log_level=log_level, access_log=False, timeout_graceful_shutdown=graceful_timeout,
+                proxy_headers=False)
+
+
+# ---- keys ---------------------------------------------------------------------------------------------------
+@main.group()
+def keys() -> None:
+    """Manage API keys (each maps to one tenant and one role: agent, analyst, admin)."""
+
+
+@keys.command("create")
+@TENANT
+@click.option("--role", type=click.Choice(["agent", "analyst", "admin"]), required=True)
+@click.option("--name", default=None, help="A label for the key, e.g. support-bot.")
+def keys_create(tenant_id: str, role: str, name: str | None) -> None:
+    """Create a key. Prints the key record and its secret as JSON; the secret is never shown again."""
+    key, secret = _run(lambda s: s.keys.create(tenant_id, role, name))
+    _emit({"key": key.model_dump(mode="json"), "secret": secret})
+
+
+@keys.command("list")
+@TENANT
+@FORMAT
+@click.option("--offset", default=0, show_default=True)
+@click.option("--limit", default=100, show_default=True)
+def keys_list(tenant_id: str, fmt: str, offset: int, limit: int) -> None:
+    """List the tenant's keys (prefixes only; secrets are never shown)."""
+    items = _run(lambda s: s.keys.list(tenant_id, offset, limit))
+    if fmt == "table":
+        _table(f"API keys of {tenant_id}", ["id", "prefix", "role", "name", "created", "revoked"],
+               [[k.id, k.prefix, k.role, k.name, k.created_at.isoformat(), k.revoked_at] for k in items])
+    else:
+        _emit(items)
+
+
+@keys.command("revoke")
+@TENANT
+@click.argument("key_id")
+def keys_revoke(tenant_id: str, key_id: str) -> None:
+    """Revoke a key (idempotent). Its secret stops working at once."""
+    _emit(_run(lambda s: s.keys.revoke(tenant_id, key_id)))
+
+
+@keys.command("rotate")
+@TENANT
+@click.argument("key_id")
+def keys_rotate(tenant_id: str, key_id: str) -> None:
+    """Revoke a key and create one with the same tenant, role and name; prints the new secret once."""
+    key, secret = _run(lambda s: s.keys.rotate(tenant_id, key_id))
+    _emit({"key": key.model_dump(mode="json"), "secret": secret})
+
+
+# ---- search / recall / context (in-process, no HTTP) -----------------------------------------------------------
+def _when(value: str | None, field: str):
+    from graphmem.timeutil import to_utc
+    from graphmem.errors import InvalidInput
+    if value is None:
+        return None
+    try:
+        return to_utc(value, field)
+    except InvalidInput as e:
+        _fail(e.detail)
+
+
+def _ref(text: str) -> dict[str, str]:
+    """An entity given on the command line: a 32-hex id, else a name."""
+    import re
+    return {"entity_id": text} if re.fullmatch(r"[0-9a-f]{32}", text) else {"name": text}
+
+
+AS_OF = click.option("--as-of", default=None, help="Valid time, ISO 8601 with offset (e.g. 2022-06-01T00:00:00Z).")
+KNOWN_AT = click.option("--known-at", default=None, help="Transaction time: what graphmem knew then (ISO 8601).")
+
+
+@main.command()
+@TENANT
+@click.argument("query")
+@click.option("-k", "k", default=10, show_default=True, help="Results (1..100).")
+@click.option("--target", "targets", multiple=True, type=click.Choice(["fact", "entity", "episode"]),
+              help="What to search (repeatable) [default: all three].")
+@click.option("--predicate", "predicates", multiple=True, help="Only facts with these predicates (repeatable).")
+@click.option("--include-superseded", is_flag=True, help="Also facts no longer valid.")
+@AS_OF
+@KNOWN_AT
+@FORMAT
+def search(tenant_id: str, query: str, k: int, targets: tuple[str, ...], predicates: tuple[str, ...],
+           include_superseded: bool, as_of: str | None, known_at: str | None, fmt: str) -> None:
+    """Hybrid search (full-text, vector, graph; fused by RRF) over the tenant's facts, entities and episodes."""
+    from pydantic import ValidationError
+
+    from graphmem.recall.models import SearchRequest
+    try:
+        req = SearchRequest(query=query, k=k, include_superseded=include_superseded,
+                            as_of=_when(as_of, "as_of"), known_at=_when(known_at, "known_at"),
+                            predicates=[p.upper() for p in predicates] or None,
+                            **({"targets": list(targets)} if targets else {}))
+    except ValidationError as e:
+        _fail("; ".join(f"{'.'.join(map(str, x['loc']))}: {x['msg']}" for x in e.errors()))
+    res = _run(lambda s: s.recall.search(tenant_id, req))
+    if fmt == "table":
+        _table(f"search: {query}", ["#", "kind", "score", "text", "why"],
+               [[i + 1, h.kind, f"{h.score:.4f}", h.text, "; ".join(h.reasons)] for i, h in enumerate(res.hits)])
+        if res.degraded:
+            click.echo("degraded: " + "; ".join(res.degraded), err=True)
+    else:
+        _emit(res)
+
+
+@main.command()
+@TENANT
+@click.argument("entity")
+@click.option("--to", "other", default=None, help="A second entity: paths between the two instead of around one.")
+@click.option("--kind", default=None, help="Kind of ENTITY when given by name (Person, Organization, ...).")
+@click.option("--max-hops", default=3, show_default=True, help="Longest path in facts (1..4).")
+@click.option("--predicate", "predicates", multiple=True, help="Walk only facts with these predicates.")
+@click.option("--limit", default=20, show_default=True, help="Paths around one entity.")
+@AS_OF
+@FORMAT
+def recall(tenant_id: str, entity: str, other: str | None, kind: str | None, max_hops: int,
+           predicates: tuple[str, ...], limit: int, as_of: str | None, fmt: str) -> None:
+    """Multi-hop recall: paths around ENTITY (an id or a name), or between ENTITY and --to, over facts valid at
+    --as-of (default now). Each hop shows its fact."""
+    when, preds = _when(as_of, "as_of"), list(predicates) or None
+
+    def work(s):
+        a = s.recall.resolve_entity(tenant_id, kind=kind, field="entity", **_ref(entity))
+        if other is None:
+            return a, s.recall.paths_around(tenant_id, a.id, max_hops=max_hops, as_of=when, predicates=preds,
+                                            limit=limit)
+        b = s.recall.resolve_entity(tenant_id, field="to", **_ref(other))
+        return a, s.recall.paths_between(tenant_id, a.id, b.id, max_hops=max_hops, as_of=when, predicates=preds)
+    start, paths = _run(work)
+    if fmt == "table":
+        _table(f"paths from {start.name}", ["to", "hops", "path"],
+               [[p.target.name, p.length, " -> ".join(f"[{h.fact.statement}]" for h in p.hops)] for p in paths])
+    else:
+        _emit({"entity": start.model_dump(mode="json"), "paths": [p.model_dump(mode="json") for p in paths]})
+
+
+@main.command()
+@TENANT
+@click.option("--session", "session_id", required=True, help="The session whose window to load.")
+@click.option("--budget", "budget_tokens", type=int, required=True, help="Window budget in tokens.")
+@click.option("--system-policy", required=True, help="The system policy (tier 1; never dropped when it fits).")
+@click.option("--query", default="", help="The user's latest message (drives retrieval).")
+@click.option("--goal", default=None, help="The session's goal.")
+@click.option("--model", default="gpt-4o-mini", show_default=True, help="Model whose tokenizer counts the budget.")
+@AS_OF
+@click.option("--format", "fmt", type=click.Choice(["json", "text"]), default="json", show_default=True,
+              help="json: the whole window with pieces, drops and citations; text: only the window text.")
+def context(tenant_id: str, session_id: str, budget_tokens: int, system_policy: str, query: str, goal: str | None,
+            model: str, as_of: str | None, fmt: str) -> None:
+    """Assemble a session's context window under a token budget (what `POST` on the turn route returns)."""
+    from pydantic import ValidationError
+
+    from graphmem.context.models import ContextRequest
+    try:
+        req = ContextRequest(query=query, budget_tokens=budget_tokens, model=model, system_policy=system_policy,
+                             goal=goal, as_of=_when(as_of, "as_of"))
+    except ValidationError as e:
+        _fail("; ".join(f"{'.'.join(map(str, x['loc']))}: {x['msg']}" for x in e.errors()))
+    window = _run(lambda s: s.context.assemble(tenant_id, session_id, req))
+    click.echo(window.text if fmt == "text" else window.model_dump_json(indent=2))
 
 
 @main.command()

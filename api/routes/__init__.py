@@ -7,6 +7,7 @@ ROUTERS = [
     "jobs",        # /v1/jobs: extraction jobs (ingest)
     "policy",      # /v1/refusals: write-policy refusals (ingest)
     "facts",       # /v1/facts (graph)
+    "ontology",    # /v1/ontology/predicates (graph)
     "entities",    # /v1/entities (recall)
     "search",      # /v1/search, /v1/recall (recall)
     "sessions",    # /v1/sessions (context)

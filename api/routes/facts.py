@@ -1,0 +1,185 @@
+"""Fact routes: assert explicit facts (batch), read one, its history and provenance, list an entity's facts,
+correct and retract. The tenant is the API key's.
+
+Every write carries provenance. A fact sent without an `episode_id` gets one: the call itself is recorded as an
+episode of kind "event" (through the ingest service, like every other episode) and its id becomes the facts'
+provenance. An `Idempotency-Key` header makes that episode, and so the whole call, safe to retry.
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Query
+from pydantic import BaseModel, Field, model_validator
+
+from api.deps import PageDep, Reader, ServicesDep, Writer
+from graphmem.keys import Principal
+from graphmem.models import AssertOutcome, EntityRef, EpisodeIn, Fact, FactIn, Provenance, UtcDatetime
+from graphmem.services import Services
+from graphmem.timeutil import utcnow
+
+router = APIRouter(prefix="/v1/facts", tags=["facts"])
+
+FACT_EXAMPLE = {"subject": {"kind": "Person", "name": "Dana Reyes", "email": "dana@reyes.io"},
+                "predicate": "WORKS_AT", "object": {"kind": "Organization", "name": "Globex", "domain": "globex.com"},
+                "valid_from": "2021-06-14T00:00:00Z", "source": "user_explicit"}
+IdempotencyKey = Annotated[str | None, Header(max_length=200, description=(
+    "Makes the call safe to retry: the episode recording it is created once per key."))]
+
+
+class FactsAssert(BaseModel):
+    """A batch of explicit facts (1..1000), asserted in order under the write policy and the temporal rules."""
+
+    facts: list[FactIn] = Field(min_length=1, max_length=1000, examples=[[FACT_EXAMPLE]])
+
+
+class FactsAsserted(BaseModel):
+    """One outcome per fact, in request order. `episode_id` is the event episode recorded for facts sent without
+    an `episode_id` (null when every fact named its own)."""
+
+    outcomes: list[AssertOutcome] = Field(examples=[[{"action": "created", "fact_id": "9f1c0e1a2b3c4d5e6f708192a3b4c5d6"}]])
+    episode_id: str | None = None
+
+
+class FactPage(BaseModel):
+    """A page of facts."""
+
+    items: list[Fact]
+    offset: int
+    limit: int
+
+
+class ProvenancePage(BaseModel):
+    """A page of provenance records (the episodes behind a fact)."""
+
+    items: list[Provenance]
+    offset: int
+    limit: int
+
+
+class FactCorrection(BaseModel):
+    """The right value for a wrong fact: exactly one of `value` (a literal) or `object` (an entity).
+    The old fact is expired in transaction time and superseded by a `user_explicit` fact with the same validity."""
+
+    value: str | None = Field(default=None, min_length=1, examples=["VP Procurement"])
+    object: EntityRef | None = None
+    episode_id: str | None = Field(default=None, description="The episode that carried the correction; "
+                                   "omitted = the call is recorded as an event episode.")
+
+    @model_validator(mode="after")
+    def _one(self) -> "FactCorrection":
+        if (self.value is None) == (self.object is None):
+            raise ValueError("a correction needs exactly one of value or object")
+        return self
+
+
+class FactRetraction(BaseModel):
+    """Close (never delete) the subject's `predicate` facts valid at `at` (default: the episode's time), optionally
+    only the one with this `object_id` or `value`."""
+
+    subject_id: str = Field(min_length=1, examples=["5b9d3c0e8f7a41d2a6e4b1c9d8f7e6a5"])
+    predicate: str = Field(min_length=1, max_length=64, examples=["PREFERS_CHANNEL"])
+    object_id: str | None = Field(default=None, min_length=1)
+    value: str | None = Field(default=None, min_length=1, examples=["phone"])
+    at: UtcDatetime | None = None
+    episode_id: str | None = None
+
+    @model_validator(mode="after")
+    def _at_most_one(self) -> "FactRetraction":
+        if self.object_id is not None and self.value is not None:
+            raise ValueError("give object_id or value, not both")
+        return self
+
+
+class Retracted(BaseModel):
+    """The closed fact ids and the episode recorded as the retraction's provenance."""
+
+    fact_ids: list[str] = Field(examples=[["9f1c0e1a2b3c4d5e6f708192a3b4c5d6"]])
+    episode_id: str
+
+
+def _call_key(what: str, idempotency_key: str) -> str:
+    """The episode idempotency key for a call: "api:" + SHA-256 of the call and the caller's key (fixed length)."""
+    return "api:" + hashlib.sha256(f"{what}\n{idempotency_key}".encode()).hexdigest()
+
+
+def record_call(services: Services, who: Principal, what: str, idempotency_key: str | None) -> str:
+    """Record an API write as an episode of kind "event" (source "system") through the ingest service; return
+    its id. The content names the call and the key id, never a secret. With `idempotency_key` the same call
+    maps to the same episode."""
+    ep = EpisodeIn(kind="event", source="system", occurred_at=utcnow(), role="system",
+                   content=f"API call {what} by key {who.key_id}",
+                   idempotency_key=_call_key(what, idempotency_key) if idempotency_key else None)
+    episode, _created = services.ingest.append_episodes(who.tenant_id, [ep])[0]
+    return episode.id
+
+
+@router.post("", response_model=FactsAsserted, summary="Assert explicit facts (batch)")
+def assert_facts(body: FactsAssert, who: Writer, services: ServicesDep,
+                 idempotency_key: IdempotencyKey = None) -> FactsAsserted:
+    facts = body.facts
+    episode_id = None
+    if any(f.episode_id is None for f in facts):
+        ontology = services.graph.ontology(who.tenant_id)
+        for i, f in enumerate(facts):  # an unknown predicate fails before the call is recorded
+            ontology.get(f.predicate, field=f"facts[{i}].predicate")
+        episode_id = record_call(services, who, "POST /v1/facts", idempotency_key)
+        facts = [f if f.episode_id else f.model_copy(update={"episode_id": episode_id}) for f in facts]
+    return FactsAsserted(outcomes=services.ingest.assert_facts(who.tenant_id, facts), episode_id=episode_id)
+
+
+@router.get("", response_model=FactPage, summary="An entity's facts (valid at as_of, as known at known_at)")
+def list_facts(who: Reader, services: ServicesDep, page: PageDep,
+               entity_id: Annotated[str, Query(min_length=1, description="The entity the facts are about "
+                                                "(as subject or object).")],
+               as_of: Annotated[UtcDatetime | None, Query(description="Valid time (UTC); default now.")] = None,
+               known_at: Annotated[UtcDatetime | None, Query(description="Transaction time (UTC); default now.")] = None,
+               include_superseded: Annotated[bool, Query(description="Every version, not only the valid one.")] = False,
+               predicate: Annotated[list[str] | None, Query(description="Only these predicates (repeatable).")] = None,
+               ) -> FactPage:
+    preds = [p.strip().upper() for p in predicate] if predicate else None
+    facts = services.graph.facts_about(who.tenant_id, entity_id, as_of=as_of, known_at=known_at,
+                                       include_superseded=include_superseded, predicates=preds)
+    return FactPage(items=facts[page.offset:page.offset + page.limit], offset=page.offset, limit=page.limit)
+
+
+@router.get("/{fact_id}", response_model=Fact, summary="One fact")
+def get_fact(fact_id: str, who: Reader, services: ServicesDep) -> Fact:
+    return services.graph.get_fact(who.tenant_id, fact_id)
+
+
+@router.get("/{fact_id}/history", response_model=FactPage,
+            summary="The fact's supersession timeline, oldest valid_from first")
+def fact_history(fact_id: str, who: Reader, services: ServicesDep, page: PageDep) -> FactPage:
+    items = services.graph.fact_history(who.tenant_id, fact_id)
+    return FactPage(items=items[page.offset:page.offset + page.limit], offset=page.offset, limit=page.limit)
+
+
+@router.get("/{fact_id}/provenance", response_model=ProvenancePage,
+            summary="The episodes that said, confirmed, retracted or corrected the fact")
+def fact_provenance(fact_id: str, who: Reader, services: ServicesDep, page: PageDep) -> ProvenancePage:
+    items = services.graph.fact_provenance(who.tenant_id, fact_id)
+    return ProvenancePage(items=items[page.offset:page.offset + page.limit], offset=page.offset, limit=page.limit)
+
+
+@router.post("/{fact_id}/correct", response_model=AssertOutcome,
+             summary="Correct a wrong fact (expire it, supersede it with the right value)",
+             responses={200: {"content": {"application/json": {"example": {
+                 "action": "corrected", "fact_id": "0a1b2c3d4e5f60718293a4b5c6d7e8f9",
+                 "closed_fact_id": "9f1c0e1a2b3c4d5e6f708192a3b4c5d6"}}}}})
+def correct_fact(fact_id: str, body: FactCorrection, who: Writer, services: ServicesDep,
+                 idempotency_key: IdempotencyKey = None) -> AssertOutcome:
+    services.graph.get_fact(who.tenant_id, fact_id)  # 404 before anything is recorded
+    episode_id = body.episode_id or record_call(services, who, f"POST /v1/facts/{fact_id}/correct", idempotency_key)
+    return services.graph.correct(who.tenant_id, fact_id, episode_id, value=body.value, object=body.object)
+
+
+@router.post("/retract", response_model=Retracted, summary="Retract facts (close them with provenance; nothing is deleted)")
+def retract_facts(body: FactRetraction, who: Writer, services: ServicesDep,
+                  idempotency_key: IdempotencyKey = None) -> Retracted:
+    services.graph.get_entity(who.tenant_id, body.subject_id)  # 404 before anything is recorded
+    episode_id = body.episode_id or record_call(services, who, "POST /v1/facts/retract", idempotency_key)
+    ids = services.graph.retract(who.tenant_id, body.subject_id, body.predicate, episode_id, at=body.at,
+                                 object_id=body.object_id, value=body.value)
+    return Retracted(fact_ids=ids, episode_id=episode_id)

@@ -1,0 +1,47 @@
+"""Ontology routes: the tenant's predicates (the shipped CRM ontology plus its own) and adding a predicate."""
+from __future__ import annotations
+
+from fastapi import APIRouter
+from pydantic import BaseModel, Field
+
+from api.deps import PageDep, Reader, ServicesDep, Writer
+from graphmem.errors import InvalidInput
+from graphmem.ontology import Predicate
+
+router = APIRouter(prefix="/v1/ontology", tags=["ontology"])
+
+PREDICATE_EXAMPLE = {"name": "MENTORS", "cardinality": "multi", "subject_kinds": ["Person"],
+                     "object_kinds": ["Person"], "fact_class": "relationship", "sensitivity": "none",
+                     "template": "{subject} mentors {object}"}
+
+
+class PredicatePage(BaseModel):
+    """A page of predicates sorted by name. `fact_classes` lists the classes a predicate may name."""
+
+    items: list[Predicate] = Field(examples=[[PREDICATE_EXAMPLE]])
+    offset: int
+    limit: int
+    fact_classes: list[str] = Field(examples=[["employment", "preference", "relationship", "role"]])
+
+
+@router.get("/predicates", response_model=PredicatePage, summary="The tenant's predicates (shipped and its own)")
+def list_predicates(who: Reader, services: ServicesDep, page: PageDep) -> PredicatePage:
+    onto = services.graph.ontology(who.tenant_id)
+    items = [onto.predicates[n] for n in sorted(onto.predicates)]
+    return PredicatePage(items=items[page.offset:page.offset + page.limit], offset=page.offset, limit=page.limit,
+                         fact_classes=sorted(onto.class_ttl_days))
+
+
+@router.post("/predicates", response_model=Predicate, status_code=201,
+             summary="Add (or replace) one of the tenant's predicates",
+             openapi_extra={"requestBody": {"content": {"application/json": {"example": PREDICATE_EXAMPLE}}}})
+def add_predicate(body: Predicate, who: Writer, services: ServicesDep) -> Predicate:
+    classes = services.graph.ontology(who.tenant_id).class_ttl_days
+    if body.fact_class not in classes:
+        raise InvalidInput(f"unknown fact_class {body.fact_class!r}; known: {', '.join(sorted(classes))}",
+                           field="fact_class")
+    try:
+        body.statement("s", "o")
+    except (KeyError, IndexError, ValueError) as exc:
+        raise InvalidInput("template may use only {subject}, {object} and {predicate}", field="template") from exc
+    return services.graph.add_predicate(who.tenant_id, body)

@@ -1,0 +1,65 @@
+"""Operations helpers: metrics sampled at scrape time (the `/metrics` route calls `services.sample_metrics()`)
+and the bootstrap admin key ensured at start-up.
+
+`graphmem_jobs{state}` is a gauge of extraction jobs by state over all tenants (one tenant-free count query,
+`cypher/ops/jobs_by_state`, through the `extraction_status` index). Request latency and LLM tokens are counted
+where they happen (`api/middleware.py`, the extractors); only gauges that describe stored state are sampled here.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import get_args
+
+import neo4j
+
+from graphmem.metrics import JOBS
+from graphmem.models import ExtractionStatus, new_id
+from graphmem.errors import InvalidInput, Unavailable
+from graphmem.keys import hash_key
+from graphmem.store import Database
+from graphmem.timeutil import utcnow
+
+log = logging.getLogger("graphmem.ops")
+
+STATES: tuple[str, ...] = get_args(ExtractionStatus)
+"""Every extraction state (pending, running, done, skipped, failed, dead): each is reported, zeros included."""
+
+
+def sample_jobs(db: Database) -> dict[str, int]:
+    """Set `graphmem_jobs{state}` from the database and return {state: jobs}. Raises `neo4j` errors as they come."""
+    counts = {r["state"]: r["jobs"] for r in db.rows("ops/jobs_by_state", states=list(STATES))}
+    for state in STATES:
+        JOBS.labels(state).set(counts.get(state, 0))
+    return {s: counts.get(s, 0) for s in STATES}
+
+
+def build(services) -> Callable[[], dict[str, int] | None]:
+    """`Services` factory: `services.sample_metrics()` samples the gauges. When Neo4j cannot answer, the gauges
+    keep their last values, a warning is logged and None is returned, so `/metrics` still serves the counters."""
+    def sample() -> dict[str, int] | None:
+        try:
+            return sample_jobs(services.db)
+        except (Unavailable, neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError, OSError) as exc:
+            log.warning("metrics sampling skipped: %s", exc)
+            return None
+    return sample
+
+
+BOOTSTRAP_TENANT = "admin"
+
+
+def ensure_bootstrap_admin(db: Database, secret: str | None) -> bool:
+    """Make `secret` (settings.bootstrap_admin_key) a working admin key of tenant "admin", once: a key already
+    stored with that secret is left alone, revoked or not (a revoked bootstrap key stays revoked). Returns True when
+    a key was created. Raises `InvalidInput` for a secret shorter than 24 characters (too guessable)."""
+    if not secret:
+        return False
+    if len(secret) < 24:
+        raise InvalidInput("GRAPHMEM_BOOTSTRAP_ADMIN_KEY must be at least 24 characters", field="bootstrap_admin_key")
+    if db.one("keys/by_hash", hash=hash_key(secret)) is not None:
+        return False
+    db.execute("keys/create", tenant_id=BOOTSTRAP_TENANT, id=new_id(), role="admin", name="bootstrap",
+               hash=hash_key(secret), prefix=secret[:8], now=utcnow())
+    log.info("bootstrap admin key created for tenant %r", BOOTSTRAP_TENANT)
+    return True

@@ -1,0 +1,221 @@
+"""Fact and ontology routes through the real server on loopback, against the real Neo4j."""
+from __future__ import annotations
+
+import uuid
+
+from tests.graph_fixture import tenant_node_count
+
+DANA = {"kind": "Person", "name": "Dana Reyes", "email": "dana@reyes.io"}
+INITECH = {"kind": "Organization", "name": "Initech", "domain": "initech.com"}
+GLOBEX = {"kind": "Organization", "name": "Globex", "domain": "globex.com"}
+
+
+def _assert(client, *facts, **headers):
+    r = client.post("/v1/facts", json={"facts": list(facts)}, headers=headers)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def _dana_story(client):
+    first = _assert(client, {"subject": DANA, "predicate": "WORKS_AT", "object": INITECH,
+                             "valid_from": "2019-03-04T00:00:00Z"},
+                    {"subject": DANA, "predicate": "HAS_TITLE", "value": "Account Executive",
+                     "valid_from": "2019-03-04T00:00:00Z"})
+    second = _assert(client, {"subject": DANA, "predicate": "WORKS_AT", "object": GLOBEX,
+                              "valid_from": "2021-06-14T00:00:00Z"})
+    return first, second
+
+
+def test_assert_read_history_provenance(client_for, tenant):
+    c = client_for(tenant)
+    first, second = _dana_story(c)
+    assert [o["action"] for o in first["outcomes"]] == ["created", "created"]
+    assert first["episode_id"] and second["episode_id"] != first["episode_id"]
+    assert second["outcomes"][0]["action"] == "superseded"
+    initech_fact = first["outcomes"][0]["fact_id"]
+    assert second["outcomes"][0]["closed_fact_id"] == initech_fact
+    globex_fact = second["outcomes"][0]["fact_id"]
+
+    fact = c.get(f"/v1/facts/{globex_fact}").json()
+    assert fact["predicate"] == "WORKS_AT" and fact["status"] == "current" and "Globex" in fact["statement"]
+    assert fact["valid_from"].startswith("2021-06-14") and fact["valid_to"] is None
+    old = c.get(f"/v1/facts/{initech_fact}").json()
+    assert old["status"] == "closed" and old["valid_to"].startswith("2021-06-14")
+
+    history = c.get(f"/v1/facts/{globex_fact}/history").json()["items"]
+    assert [h["id"] for h in history] == [initech_fact, globex_fact]
+
+    prov = c.get(f"/v1/facts/{globex_fact}/provenance").json()["items"]
+    assert [p["episode_id"] for p in prov] == [second["episode_id"]]
+    assert prov[0]["episode_kind"] == "event" and "POST /v1/facts" in prov[0]["content"]
+
+    # the entity's facts: now, in the past, every version, one predicate, paginated
+    dana_id = fact["subject_id"]
+    now = c.get("/v1/facts", params={"entity_id": dana_id}).json()["items"]
+    assert sorted(f["predicate"] for f in now) == ["HAS_TITLE", "WORKS_AT"]
+    assert [f["id"] for f in now if f["predicate"] == "WORKS_AT"] == [globex_fact]
+    past = c.get("/v1/facts", params={"entity_id": dana_id, "as_of": "2020-01-01T00:00:00Z",
+                                      "predicate": "works_at"}).json()["items"]
+    assert [f["id"] for f in past] == [initech_fact]
+    every = c.get("/v1/facts", params={"entity_id": dana_id, "include_superseded": "true",
+                                       "predicate": "WORKS_AT"}).json()["items"]
+    assert {f["id"] for f in every} == {initech_fact, globex_fact}
+    page = c.get("/v1/facts", params={"entity_id": dana_id, "include_superseded": "true", "predicate": "WORKS_AT",
+                                      "limit": 1, "offset": 1}).json()
+    assert page["limit"] == 1 and page["offset"] == 1 and [f["id"] for f in page["items"]] == [every[1]["id"]]
+
+
+def test_known_at_sees_what_we_believed_before_a_correction(client_for, tenant):
+    c = client_for(tenant)
+    out = _assert(c, {"subject": DANA, "predicate": "HAS_TITLE", "value": "Account Executive",
+                      "valid_from": "2019-03-04T00:00:00Z"})
+    wrong = out["outcomes"][0]["fact_id"]
+    dana_id = c.get(f"/v1/facts/{wrong}").json()["subject_id"]
+    before = c.get(f"/v1/facts/{wrong}").json()["recorded_at"]
+    r = c.post(f"/v1/facts/{wrong}/correct", json={"value": "Senior Account Executive"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["action"] == "corrected" and body["closed_fact_id"] == wrong
+    right = c.get(f"/v1/facts/{body['fact_id']}").json()
+    assert right["value"] == "Senior Account Executive" and right["source"] == "user_explicit"
+    assert c.get(f"/v1/facts/{wrong}").json()["status"] == "corrected"
+    now = c.get("/v1/facts", params={"entity_id": dana_id}).json()["items"]
+    assert [f["id"] for f in now] == [right["id"]]
+    then = c.get("/v1/facts", params={"entity_id": dana_id, "known_at": before}).json()["items"]
+    assert [f["id"] for f in then] == [wrong]
+    roles = [p["role"] for p in c.get(f"/v1/facts/{wrong}/provenance").json()["items"]]
+    assert roles == ["assertion", "correction"]
+    # a second correction of the same fact is refused, naming the field
+    again = c.post(f"/v1/facts/{wrong}/correct", json={"value": "CEO"})
+    assert again.status_code == 422 and again.json()["field"] == "fact_id"
+
+
+def test_retract_closes_with_provenance(client_for, tenant):
+    c = client_for(tenant)
+    out = _assert(c, {"subject": DANA, "predicate": "PREFERS_CHANNEL", "value": "phone",
+                      "valid_from": "2023-06-20T00:00:00Z"})
+    fid = out["outcomes"][0]["fact_id"]
+    dana_id = c.get(f"/v1/facts/{fid}").json()["subject_id"]
+    r = c.post("/v1/facts/retract", json={"subject_id": dana_id, "predicate": "PREFERS_CHANNEL", "value": "phone"})
+    assert r.status_code == 200, r.text
+    assert r.json()["fact_ids"] == [fid]
+    fact = c.get(f"/v1/facts/{fid}").json()
+    assert fact["status"] == "retracted" and fact["valid_to"] is not None
+    assert c.get("/v1/facts", params={"entity_id": dana_id}).json()["items"] == []
+    prov = c.get(f"/v1/facts/{fid}/provenance").json()["items"]
+    assert [p["role"] for p in prov] == ["assertion", "retraction"]
+    assert prov[1]["episode_id"] == r.json()["episode_id"]
+    # nothing left to retract
+    again = c.post("/v1/facts/retract", json={"subject_id": dana_id, "predicate": "PREFERS_CHANNEL"})
+    assert again.status_code == 404 and again.headers["content-type"] == "application/problem+json"
+
+
+def test_idempotency_key_makes_a_retry_harmless(client_for, tenant):
+    c = client_for(tenant)
+    fact = {"subject": DANA, "predicate": "WORKS_AT", "object": GLOBEX, "valid_from": "2021-06-14T00:00:00Z"}
+    key = uuid.uuid4().hex
+    one = _assert(c, fact, **{"Idempotency-Key": key})
+    two = _assert(c, fact, **{"Idempotency-Key": key})
+    assert one["episode_id"] == two["episode_id"]
+    assert two["outcomes"][0]["action"] == "duplicate" and two["outcomes"][0]["fact_id"] == one["outcomes"][0]["fact_id"]
+    prov = c.get(f"/v1/facts/{one['outcomes'][0]['fact_id']}/provenance").json()["items"]
+    assert len(prov) == 1
+
+
+def test_bad_facts_name_the_field_and_write_nothing(client_for, tenant, db):
+    c = client_for(tenant)
+    keys_only = tenant_node_count(db, tenant)  # the API key node
+    r = c.post("/v1/facts", json={"facts": [{"subject": DANA, "predicate": "works at", "value": "x"}]})
+    assert r.status_code == 422 and r.json()["field"] == "facts[0].predicate"
+    r = c.post("/v1/facts", json={"facts": [{"subject": DANA, "predicate": "WORKS_AT", "object": GLOBEX},
+                                            {"subject": DANA, "predicate": "NOT_A_PREDICATE", "value": "x"}]})
+    assert r.status_code == 422 and r.json()["field"] == "facts[1].predicate"
+    r = c.post("/v1/facts", json={"facts": [{"subject": DANA, "predicate": "WORKS_AT", "value": "Globex",
+                                             "object": GLOBEX}]})
+    assert r.status_code == 422 and r.json()["field"].startswith("facts[0]")
+    r = c.post("/v1/facts", json={"facts": []})
+    assert r.status_code == 422 and r.json()["field"] == "facts"
+    r = c.post("/v1/facts", json={"facts": [{"subject": DANA, "predicate": "WORKS_AT", "object": GLOBEX,
+                                             "episode_id": "0" * 32}]})
+    assert r.status_code == 404 and r.json()["field"] == "facts[0].episode_id"
+    r = c.get("/v1/facts", params={"entity_id": "x", "as_of": "2020-01-01T00:00:00"})
+    assert r.status_code == 422 and r.json()["field"] == "as_of"
+    assert tenant_node_count(db, tenant) == keys_only == 1
+
+
+def test_other_tenants_ids_answer_like_unknown_ids(client_for, tenant):
+    a = client_for(tenant)
+    b = client_for(f"{tenant}-b")
+    out = _assert(a, {"subject": DANA, "predicate": "WORKS_AT", "object": GLOBEX})
+    fid = out["outcomes"][0]["fact_id"]
+    dana_id = a.get(f"/v1/facts/{fid}").json()["subject_id"]
+    unknown = uuid.uuid4().hex
+
+    def same(path_a: str, path_u: str, method: str = "GET", json=None):
+        ra = b.request(method, path_a, json=json)
+        ru = b.request(method, path_u, json=json)
+        assert ra.status_code == ru.status_code == 404, (ra.text, ru.text)
+        ja, ju = ra.json(), ru.json()
+        assert ja["title"] == ju["title"] and ja.get("field") == ju.get("field")
+        assert ja["detail"].replace(fid, "ID").replace(dana_id, "ID") == ju["detail"].replace(unknown, "ID")
+
+    same(f"/v1/facts/{fid}", f"/v1/facts/{unknown}")
+    same(f"/v1/facts/{fid}/history", f"/v1/facts/{unknown}/history")
+    same(f"/v1/facts/{fid}/provenance", f"/v1/facts/{unknown}/provenance")
+    same(f"/v1/facts?entity_id={dana_id}", f"/v1/facts?entity_id={unknown}")
+    same(f"/v1/facts/{fid}/correct", f"/v1/facts/{unknown}/correct", "POST", {"value": "x"})
+    ra = b.post("/v1/facts/retract", json={"subject_id": dana_id, "predicate": "WORKS_AT"})
+    assert ra.status_code == 404 and ra.json()["field"] == "entity_id"
+    # and tenant A's fact is untouched
+    assert a.get(f"/v1/facts/{fid}").json()["status"] == "current"
+
+
+def test_ontology_predicates_per_tenant(client_for, tenant):
+    c = client_for(tenant)
+    page = c.get("/v1/ontology/predicates", params={"limit": 500}).json()
+    names = [p["name"] for p in page["items"]]
+    assert "WORKS_AT" in names and names == sorted(names) and "MENTORS" not in names
+    mentors = {"name": "MENTORS", "cardinality": "multi", "subject_kinds": ["Person"], "object_kinds": ["Person"],
+               "fact_class": "relationship", "template": "{subject} mentors {object}"}
+    r = c.post("/v1/ontology/predicates", json=mentors)
+    assert r.status_code == 201 and r.json()["name"] == "MENTORS"
+    assert "MENTORS" in [p["name"] for p in c.get("/v1/ontology/predicates", params={"limit": 500}).json()["items"]]
+    out = _assert(c, {"subject": DANA, "predicate": "MENTORS", "object": {"kind": "Person", "name": "Sam Carter"}})
+    fact = c.get(f"/v1/facts/{out['outcomes'][0]['fact_id']}").json()
+    assert fact["statement"] == "Dana Reyes mentors Sam Carter"
+    # another tenant does not see it
+    other = client_for(f"{tenant}-other")
+    assert "MENTORS" not in [p["name"] for p in other.get("/v1/ontology/predicates",
+                                                          params={"limit": 500}).json()["items"]]
+    bad = c.post("/v1/ontology/predicates", json={**mentors, "fact_class": "gossip"})
+    assert bad.status_code == 422 and bad.json()["field"] == "fact_class"
+    bad = c.post("/v1/ontology/predicates", json={**mentors, "template": "{subject} {boss}"})
+    assert bad.status_code == 422 and bad.json()["field"] == "template"
+    bad = c.post("/v1/ontology/predicates", json={**mentors, "name": "mentors"})
+    assert bad.status_code == 422 and bad.json()["field"] == "name"
+    analyst = client_for(tenant, "analyst")
+    assert analyst.post("/v1/ontology/predicates", json=mentors).status_code == 403
+    assert analyst.get("/v1/ontology/predicates").status_code == 200
+
+
+def test_write_policy_rejects_a_secret_and_keeps_the_rest(client_for, tenant):
+    c = client_for(tenant)
+    secret = "sk-proj-" + "A1b2C3d4" * 5
+    out = _assert(c, {"subject": DANA, "predicate": "HAS_TITLE", "value": f"api key is {secret}"},
+                  {"subject": DANA, "predicate": "WORKS_AT", "object": GLOBEX})
+    rejected, created = out["outcomes"]
+    assert rejected["action"] == "rejected" and rejected["fact_id"] is None and rejected["reason"]
+    assert created["action"] == "created"
+    dana_id = c.get(f"/v1/facts/{created['fact_id']}").json()["subject_id"]
+    facts = c.get("/v1/facts", params={"entity_id": dana_id, "include_superseded": "true"}).text
+    assert secret not in facts and "HAS_TITLE" not in facts
+
+
+def test_a_long_idempotency_key_is_accepted(client_for, tenant):
+    c = client_for(tenant)
+    fact = {"subject": DANA, "predicate": "HAS_TITLE", "value": "CFO"}
+    one = _assert(c, fact, **{"Idempotency-Key": "k" * 200})
+    two = _assert(c, fact, **{"Idempotency-Key": "k" * 200})
+    assert one["episode_id"] == two["episode_id"]
+    r = c.post("/v1/facts", json={"facts": [fact]}, headers={"Idempotency-Key": "k" * 201})
+    assert r.status_code == 422 and r.json()["field"] == "idempotency-key"

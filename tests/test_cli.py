@@ -1,0 +1,181 @@
+"""The `graphmem` command line: help, keys, search, recall, worker/ingest registration and `serve` as a real
+process (JSON logs with request ids, metrics, graceful shutdown). Runs against the test Neo4j (NEO4J_URI)."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from click.testing import CliRunner
+
+from graphmem.cli import main
+from graphmem.models import EntityRef, EpisodeIn, FactIn
+from tests.neo4j_fixture import free_port
+
+GRAPHMEM = str(Path(sys.executable).parent / "graphmem")
+
+
+@pytest.fixture
+def cli(neo4j_server):
+    """Invoke the CLI in-process against the test Neo4j; returns (exit code, stdout, stderr)."""
+    runner = CliRunner()
+
+    def run(*args: str):
+        r = runner.invoke(main, list(args), catch_exceptions=False)
+        return r.exit_code, r.stdout, r.stderr
+    return run
+
+
+def test_help_on_every_command(cli):
+    code, out, _ = cli("--help")
+    assert code == 0
+    for name in ("serve", "worker", "ingest", "neo4j", "search", "recall", "context", "keys", "demo"):
+        assert name in out, name
+    for args in (["serve"], ["worker"], ["ingest"], ["search"], ["recall"], ["context"], ["keys"], ["keys", "create"],
+                 ["keys", "list"], ["keys", "revoke"], ["keys", "rotate"], ["neo4j", "start"], ["demo"]):
+        code, out, _ = cli(*args, "--help")
+        assert code == 0 and "Usage:" in out, args
+
+
+def test_keys_lifecycle(cli, tenant, services):
+    code, out, _ = cli("keys", "create", "--tenant", tenant, "--role", "analyst", "--name", "bi")
+    assert code == 0
+    created = json.loads(out)
+    assert created["key"]["tenant_id"] == tenant and created["secret"].startswith("gm_")
+    assert services.keys.authenticate(created["secret"]).role == "analyst"
+    code, out, _ = cli("keys", "list", "--tenant", tenant)
+    listed = json.loads(out)
+    assert [k["id"] for k in listed] == [created["key"]["id"]] and created["secret"] not in out
+    code, out, _ = cli("keys", "list", "--tenant", tenant, "--format", "table")
+    assert code == 0 and created["key"]["prefix"] in out
+    code, out, _ = cli("keys", "rotate", "--tenant", tenant, created["key"]["id"])
+    rotated = json.loads(out)
+    assert services.keys.authenticate(created["secret"]) is None
+    assert services.keys.authenticate(rotated["secret"]).role == "analyst"
+    code, out, _ = cli("keys", "revoke", "--tenant", tenant, rotated["key"]["id"])
+    assert code == 0 and json.loads(out)["revoked_at"]
+    assert services.keys.authenticate(rotated["secret"]) is None
+
+
+def test_a_missing_tenant_is_an_error(cli):
+    for args in (["keys", "list"], ["keys", "create", "--role", "agent"], ["search", "x"], ["recall", "Dana"]):
+        code, _, err = cli(*args)
+        assert code == 2 and "--tenant" in err, args
+    code, _, err = cli("keys", "list", "--tenant", "  ")
+    assert code == 1 and "tenant_id" in err
+
+
+def _story(graph, tenant):
+    ep, _ = graph.append_episode(tenant, EpisodeIn(content="Dana moved to Globex; Sam knows Dana.",
+                                                   occurred_at="2021-06-14T00:00:00Z"))
+    dana = EntityRef(kind="Person", name="Dana Reyes")
+    graph.assert_facts(tenant, [
+        FactIn(subject=dana, predicate="WORKS_AT", object=EntityRef(kind="Organization", name="Globex"),
+               episode_id=ep.id),
+        FactIn(subject=EntityRef(kind="Person", name="Sam Carter"), predicate="KNOWS", object=dana,
+               episode_id=ep.id)])
+
+
+def test_search_and_recall(cli, graph, tenant):
+    _story(graph, tenant)
+    code, out, err = cli("search", "--tenant", tenant, "Globex", "--target", "fact")
+    assert code == 0, err
+    hits = json.loads(out)["hits"]
+    assert hits and "Globex" in hits[0]["text"] and hits[0]["kind"] == "fact"
+    code, out, _ = cli("search", "--tenant", tenant, "Globex", "--format", "table")
+    assert code == 0 and "Globex" in out
+    code, out, err = cli("recall", "--tenant", tenant, "Sam Carter", "--to", "Globex")
+    assert code == 0, err
+    paths = json.loads(out)["paths"]
+    assert paths and paths[0]["length"] == 2 and paths[0]["target"]["name"] == "Globex"
+    code, out, _ = cli("recall", "--tenant", tenant, "Sam Carter", "--format", "table")
+    assert code == 0 and "Globex" in out
+    code, _, err = cli("recall", "--tenant", tenant, "Nobody Here")
+    assert code == 1 and "no entity named 'Nobody Here'" in err
+    code, _, err = cli("search", "--tenant", tenant, "x", "--as-of", "2020-01-01")
+    assert code == 1 and "timezone" in err
+
+
+def _serve(port: int, *extra: str, **env_extra: str) -> subprocess.Popen:
+    env = {**os.environ, "GRAPHMEM_API_PORT": str(port), **env_extra}
+    return subprocess.Popen([GRAPHMEM, "serve", *extra], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def _wait_ready(url: str, proc: subprocess.Popen, timeout: float = 60) -> httpx.Response:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"graphmem serve exited: {proc.stderr.read()}")
+        try:
+            r = httpx.get(f"{url}/readyz", timeout=2)
+            if r.status_code == 200:
+                return r
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError("graphmem serve did not become ready")
+
+
+def test_serve_logs_json_with_request_ids_and_shuts_down_cleanly(neo4j_server, services, tenant):
+    port = free_port()
+    proc = _serve(port, "--with-worker")
+    try:
+        url = f"http://127.0.0.1:{port}"
+        assert _wait_ready(url, proc).json() == {"status": "ready", "neo4j": "ok"}
+        key = services.keys.create(tenant, "agent", "cli-test")[1]
+        r = httpx.get(f"{url}/v1/facts/{'0' * 32}", headers={"Authorization": f"Bearer {key}",
+                                                             "X-Request-ID": "req-cli-1"})
+        assert r.status_code == 404 and r.headers["x-request-id"] == "req-cli-1"
+        metrics = httpx.get(f"{url}/metrics").text
+        assert 'graphmem_http_request_duration_seconds_count{method="GET",route="/v1/facts/{fact_id}",status="404"}' \
+            in metrics
+        assert 'graphmem_jobs{state="pending"}' in metrics and 'graphmem_jobs{state="dead"}' in metrics
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode in (0, -signal.SIGTERM), err  # uvicorn re-raises the signal after a clean shutdown
+    lines = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+    access = [x for x in lines if x["logger"] == "graphmem.access" and x.get("request_id") == "req-cli-1"]
+    assert access and access[0]["status"] == 404 and access[0]["route"] == "/v1/facts/{fact_id}"
+    assert any("shutdown complete" in x["message"].lower() for x in lines)
+
+
+def test_serve_reads_a_dotenv_file(tmp_path, neo4j_server):
+    port = free_port()
+    (tmp_path / ".env").write_text(f"GRAPHMEM_API_PORT={port}\nNEO4J_URI={os.environ['NEO4J_URI']}\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("NEO4J_URI", "GRAPHMEM_API_PORT")}
+    proc = subprocess.Popen([GRAPHMEM, "serve"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_ready(f"http://127.0.0.1:{port}", proc)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode in (0, -signal.SIGINT) and "Application shutdown complete" in err
+
+
+def test_context_window(cli, services, tenant):
+    from datetime import datetime, timezone
+
+    from graphmem.context.models import TurnIn
+    now = datetime.now(timezone.utc)
+    services.context.append_turn(tenant, "s1", TurnIn(idempotency_key="t1", user_id="u1", episodes=[
+        {"role": "user", "content": "I want a refund for order A-10293", "occurred_at": now}]))
+    code, out, err = cli("context", "--tenant", tenant, "--session", "s1", "--budget", "2000",
+                         "--system-policy", "You are the support agent of Acme.")
+    assert code == 0, err
+    window = json.loads(out)
+    assert window["total_tokens"] <= 2000 and "A-10293" in window["text"]
+    assert window["text"].index("support agent of Acme") < window["text"].index("A-10293")
+    code, out, _ = cli("context", "--tenant", tenant, "--session", "s1", "--budget", "3",
+                       "--system-policy", "You are the support agent of Acme, and this does not fit.")
+    assert code == 1
+    code, _, err = cli("context", "--session", "s1", "--budget", "100", "--system-policy", "p")
+    assert code == 2 and "--tenant" in err

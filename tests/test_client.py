@@ -1,0 +1,121 @@
+"""The Python client (sync and async) against the real server on loopback."""
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import datetime, timezone
+
+import pytest
+
+from graphmem.client import ApiError, AsyncClient, Client
+from graphmem.models import EntityRef, Fact, FactIn
+
+DANA = EntityRef(kind="Person", name="Dana Reyes", email="dana@reyes.io")
+GLOBEX = EntityRef(kind="Organization", name="Globex", domain="globex.com")
+INITECH = EntityRef(kind="Organization", name="Initech", domain="initech.com")
+
+
+def _utc(day: str) -> datetime:
+    return datetime.fromisoformat(day).replace(tzinfo=timezone.utc)
+
+
+def test_sync_client_facts_roundtrip(api_url, make_key, tenant):
+    with Client(api_url, make_key(tenant)) as gm:
+        first = gm.assert_facts([FactIn(subject=DANA, predicate="WORKS_AT", object=INITECH,
+                                        valid_from=_utc("2019-03-04"))])
+        second = gm.assert_facts([FactIn(subject=DANA, predicate="WORKS_AT", object=GLOBEX,
+                                         valid_from=_utc("2021-06-14"))])
+        assert second.outcomes[0].action == "superseded"
+        fact = gm.get_fact(second.outcomes[0].fact_id)
+        assert isinstance(fact, Fact) and fact.valid_from == _utc("2021-06-14")
+        history = gm.fact_history(fact.id)
+        assert [f.id for f in history.items] == [first.outcomes[0].fact_id, fact.id]
+        assert gm.fact_provenance(fact.id).items[0].episode_id == second.episode_id
+        past = gm.entity_facts(fact.subject_id, as_of=_utc("2020-01-01"), predicates=["WORKS_AT"])
+        assert [f.id for f in past.items] == [first.outcomes[0].fact_id]
+        fixed = gm.correct_fact(fact.id, object=EntityRef(kind="Organization", name="Hooli"))
+        assert fixed.action == "corrected" and gm.get_fact(fixed.fact_id).statement.endswith("Hooli")
+        gone = gm.retract_facts(fact.subject_id, "WORKS_AT")
+        assert gone.fact_ids == [fixed.fact_id]
+        assert "WORKS_AT" in [p.name for p in gm.predicates().items]
+        assert gm.ready()["neo4j"] == "ok" and "graphmem_http_request_duration_seconds" in gm.metrics()
+
+
+def test_errors_raise_with_the_problem(api_url, make_key, tenant):
+    with Client(api_url, make_key(tenant)) as gm:
+        missing = uuid.uuid4().hex
+        with pytest.raises(ApiError) as err:
+            gm.get_fact(missing)
+        assert err.value.status == 404 and err.value.field == "fact_id" and missing in err.value.detail
+        assert err.value.request_id and err.value.problem["instance"] == f"/v1/facts/{missing}"
+        with pytest.raises(ApiError) as err:
+            gm.assert_facts([{"subject": DANA.model_dump(), "predicate": "NO_SUCH_PREDICATE", "value": "x"}])
+        assert err.value.status == 422 and err.value.field == "facts[0].predicate"
+        with pytest.raises(ApiError) as err:
+            gm.tenants()
+        assert err.value.status == 403
+    with Client(api_url, "gm_wrong") as gm, pytest.raises(ApiError) as err:
+        gm.get_fact(missing)
+    assert err.value.status == 401 and err.value.title == "Unauthorized"
+
+
+def test_admin_key_management_through_the_client(api_url, make_key, tenant):
+    with Client(api_url, make_key("ops", "admin")) as admin:
+        created = admin.create_key(tenant, "analyst", "bi")
+        assert created.key.role == "analyst" and created.secret.startswith("gm_")
+        assert [k.id for k in admin.list_keys(tenant).items] == [created.key.id]
+        rotated = admin.rotate_key(tenant, created.key.id)
+        assert rotated.secret != created.secret
+        assert admin.revoke_key(tenant, rotated.key.id).revoked_at is not None
+    with Client(api_url, rotated.secret) as gm, pytest.raises(ApiError) as err:
+        gm.predicates()
+    assert err.value.status == 401
+
+
+def test_async_client(api_url, make_key, tenant):
+    key = make_key(tenant)
+
+    async def main():
+        async with AsyncClient(api_url, key) as gm:
+            outs = await asyncio.gather(*[
+                gm.assert_facts([FactIn(subject=EntityRef(kind="Person", name=f"P{i}"), predicate="HAS_TITLE",
+                                        value=f"Title {i}")]) for i in range(5)])
+            facts = await asyncio.gather(*[gm.get_fact(o.outcomes[0].fact_id) for o in outs])
+            with pytest.raises(ApiError) as err:
+                await gm.get_fact("nope")
+            return facts, err.value
+
+    facts, err = asyncio.run(main())
+    assert sorted(f.value for f in facts) == [f"Title {i}" for i in range(5)]
+    assert err.status == 404
+
+
+def test_turn_loop_and_other_areas_through_the_client(api_url, make_key, tenant):
+    now = datetime.now(timezone.utc)
+    with Client(api_url, make_key(tenant)) as gm:
+        session = gm.create_session("u-1", session_id="tab-1")
+        assert session.id == "tab-1"
+        pin = gm.put_pin("tab-1", "order_id", {"type": "order_id", "value": "A-10293"})
+        assert gm.get_pin("tab-1", "order_id").version == pin.version
+        with pytest.raises(ApiError) as err:
+            gm.put_pin("tab-1", "order_id", {"type": "order_id", "value": "A-1"}, version=pin.version + 5)
+        assert err.value.status == 409
+        turn = gm.append_turn("tab-1", {"idempotency_key": "t1", "user_id": "u-1", "episodes": [
+            {"role": "user", "content": "Where is my refund for order A-10293?", "occurred_at": now.isoformat()}]})
+        assert len(turn.episode_ids) == 1
+        window = gm.load_context("tab-1", {"query": "refund", "budget_tokens": 1500,
+                                           "system_policy": "You are Acme's support agent."})
+        assert "A-10293" in window.text and window.total_tokens <= 1500
+        assert [e.id for e in gm.session_episodes("tab-1").items] == turn.episode_ids
+        assert gm.get_episode(turn.episode_ids[0]).content.startswith("Where is my refund")
+        assert gm.job(turn.episode_ids[0]).episode_id == turn.episode_ids[0]
+        out = gm.assert_facts([FactIn(subject=DANA, predicate="WORKS_AT", object=GLOBEX)])
+        dana = gm.get_entity(gm.get_fact(out.outcomes[0].fact_id).subject_id)
+        assert dana.name == "Dana Reyes" and dana.id in [e.id for e in gm.find_entities("Dana").items]
+        hits = gm.search({"query": "Globex", "targets": ["fact"]}).hits
+        assert hits and hits[0].id == out.outcomes[0].fact_id
+        receipt = gm.forget(fact_id=out.outcomes[0].fact_id)
+        assert receipt is not None
+        with pytest.raises(ApiError) as err:
+            gm.get_fact(out.outcomes[0].fact_id)
+        assert err.value.status == 404
