@@ -1,12 +1,12 @@
 """LoCoMo loading and ingestion helpers, shared by the search benchmark (bench/locomo_search.py), the CI slice
 test (tests/test_locomo_slice.py) and later HTTP benchmarks.
 
-Data: /work/shared/benchdata/locomo/locomo_dev7.json (see its README.md; Maharana et al., ACL 2024). Each
+Data: ../shared/benchdata/locomo/locomo_dev7.json (beside the repo) (see its README.md; Maharana et al., ACL 2024). Each
 conversation goes into its own tenant through `services.graph`: every turn is an episode (content = text plus
 "[shares <blip caption>]" for images; speaker; occurred_at = the session's date + the turn's index in seconds, so
 the NEXT chain keeps dialogue order; session_id = "session_<n>"; idempotency key = the turn's dia_id), and every
 observation is an `OBSERVED` fact (subject = the speaker as a Person, value = the observation text) derived from
-the turn it cites. Scoring is done only by /work/shared/tools/locomo_recall.py.
+the turn it cites. Scoring is done only by ../shared/tools/locomo_recall.py.
 """
 from __future__ import annotations
 
@@ -22,8 +22,9 @@ from pathlib import Path
 from graphmem.models import EntityRef, EpisodeIn, FactIn
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("LOCOMO_DATA", "/work/shared/benchdata/locomo/locomo_dev7.json"))
-SCORER = Path(os.environ.get("LOCOMO_SCORER", "/work/shared/tools/locomo_recall.py"))
+SHARED = Path(__file__).resolve().parents[2] / "shared"   # the workspace's shared/ folder, beside the repo
+DATA = Path(os.environ.get("LOCOMO_DATA", SHARED / "benchdata" / "locomo" / "locomo_dev7.json"))
+SCORER = Path(os.environ.get("LOCOMO_SCORER", SHARED / "tools" / "locomo_recall.py"))
 _ID = re.compile(r"D:?(\d+):(\d+)")
 
 

@@ -23,11 +23,12 @@ def msg(text, minutes=0, key=None, session="s1"):
 
 # ---- schema ---------------------------------------------------------------------------------
 def test_schema_twice_changes_nothing(db, settings):
-    before = schema_objects(db)
+    before = [(o["name"], o["type"]) for o in schema_objects(db)]
     again = apply_schema(db, settings.embedding_dimension)
-    assert schema_objects(db) == before
+    assert [(o["name"], o["type"]) for o in schema_objects(db)] == before
+    assert {o["state"] for o in schema_objects(db)} == {"ONLINE"}
     assert again["migrated"] is False
-    names = {o["name"] for o in before}
+    names = {name for name, _ in before}
     assert {"entity_text", "fact_text", "episode_text", "entity_embedding", "fact_embedding",
             "alias_key_unique", "episode_idempotency_unique"} <= names
 

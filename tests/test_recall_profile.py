@@ -10,6 +10,7 @@ import pytest
 
 import cypher
 from graphmem.recall.lucene import build_query
+from graphmem.store import tenant_token
 from graphmem.timeutil import utcnow
 from tests.test_recall_service import T0, build_crm
 
@@ -42,7 +43,7 @@ def profile(db, name: str, **params) -> list[str]:
 
 def cases(tenant: str, ids: dict) -> dict[str, dict]:
     now = utcnow()
-    common = {"tenant_id": tenant, "now": now, "as_of": now, "known_at": now}
+    common = {"tenant_id": tenant, "tenant_token": tenant_token(tenant), "now": now, "as_of": now, "known_at": now}
     scope = {"session_id": None, "user_id": None, "occurred_after": None, "occurred_before": None}
     retr = {"lucene": build_query("who reports to Carol at Globex"), "vector": [0.05] * 384, "limit": 50,
             "fetch": 1000, "entity_kinds": None, "seed_ids": [ids["Dana Smith"], ids["Globex"]]}
@@ -50,7 +51,7 @@ def cases(tenant: str, ids: dict) -> dict[str, dict]:
         "search/facts": {**common, **scope, **retr, "include_superseded": False, "predicates": None, "scoped": True},
         "search/episodes": {**common, **scope, **retr},
         "search/entities": {**common, **retr},
-        "search/entities_by_name": {"tenant_id": tenant, "lucene": None, "kind": "Person", "offset": 0, "limit": 10,
+        "search/entities_by_name": {"tenant_id": tenant, "tenant_token": tenant_token(tenant), "lucene": None, "kind": "Person", "offset": 0, "limit": 10,
                                     "fetch": 100},
         "recall/around": {**common, "entity_id": ids["Sam Me"], "max_hops": 3, "limit": 50, "predicates": None},
         "recall/between": {**common, "from_id": ids["Sam Me"], "to_id": ids["Initech"], "k": 5, "max_hops": 3,

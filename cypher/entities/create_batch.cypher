@@ -13,7 +13,7 @@ CALL (r) {
 }
 CALL (r, owner) {
   WITH r, owner WHERE owner = r.id
-  CREATE (e:Entity {id: r.id, tenant_id: $tenant_id, kind: r.kind, name: r.name, name_key: r.name_key,
+  CREATE (e:Entity {id: r.id, tenant_id: $tenant_id, tenant_token: $tenant_token, kind: r.kind, name: r.name, name_key: r.name_key,
                     aliases: [], email: r.email, domain: r.domain, external_ids: [], summary: r.summary,
                     search_text: r.search_text, created_at: $now, updated_at: $now})
   SET e:$(r.kind)

@@ -1,3 +1,4 @@
-// Used only by an explicit dimension migration. Index names come from a fixed list in graphmem/store/schema.py.
+// Used only by migrations (vector dimension; full-text definition). Index names come from fixed lists in
+// graphmem/store/schema.py.
 // tenant-free: schema statement
 DROP INDEX $name IF EXISTS

@@ -1,14 +1,17 @@
 // Hybrid entity retrieval: full-text (entity_text over name + aliases, Lucene BM25), vector (entity_embedding,
 // cosine) and graph proximity (entities one fact away from a seed, over facts valid at $as_of).
-// Index results span every tenant: over-fetched ($fetch), then filtered to the tenant (and $entity_kinds)
-// (created by $known_at) BEFORE each retriever keeps its top $limit. Returns one row per entity with reasons [{retriever, rank, score}].
+// Full-text requires the tenant's token inside Lucene; vector similarity is exact over the tenant's entities
+// (vector.similarity.cosine, no cross-tenant index). Candidates ($fetch per retriever) are filtered to the tenant
+// (and $entity_kinds, created by $known_at) BEFORE each retriever keeps its top $limit. Returns one row per entity with reasons [{retriever, rank, score}].
 CALL () {
   WITH $lucene AS q WHERE q IS NOT NULL
-  CALL db.index.fulltext.queryNodes('entity_text', q, {limit: $fetch}) YIELD node, score
+  CALL db.index.fulltext.queryNodes('entity_text', '+tenant_token:' + $tenant_token + ' +search_text:(' + q + ')',
+                                     {limit: $fetch}) YIELD node, score
   RETURN 'fulltext' AS retriever, node AS n, score
   UNION ALL
   WITH $vector AS v WHERE v IS NOT NULL
-  CALL db.index.vector.queryNodes('entity_embedding', $fetch, v) YIELD node, score
+  MATCH (node:Entity {tenant_id: $tenant_id}) WHERE node.embedding IS NOT NULL
+  WITH node, vector.similarity.cosine(node.embedding, v) AS score ORDER BY score DESC LIMIT $fetch
   RETURN 'vector' AS retriever, node AS n, score
   UNION ALL
   UNWIND $seed_ids AS seed_id

@@ -1,15 +1,18 @@
 // Hybrid episode retrieval: full-text (episode_text, Lucene BM25), vector (episode_embedding, cosine) and graph
 // proximity (episodes that mention a seed entity, and the provenance episodes of the seeds' facts).
-// Index results span every tenant: over-fetched ($fetch), then the tenant, retention ($now), transaction time
+// Full-text requires the tenant's token inside Lucene; vector similarity is exact over the tenant's episodes.
+// Candidates ($fetch per retriever) are filtered by tenant, retention ($now), transaction time
 // ($known_at vs ingested_at), valid time ($as_of: nothing that had not happened yet) and scope filters apply
 // BEFORE each retriever keeps its top $limit. Returns one row per episode with reasons [{retriever, rank, score}].
 CALL () {
   WITH $lucene AS q WHERE q IS NOT NULL
-  CALL db.index.fulltext.queryNodes('episode_text', q, {limit: $fetch}) YIELD node, score
+  CALL db.index.fulltext.queryNodes('episode_text', '+tenant_token:' + $tenant_token + ' +content:(' + q + ')',
+                                     {limit: $fetch}) YIELD node, score
   RETURN 'fulltext' AS retriever, node AS e, score
   UNION ALL
   WITH $vector AS v WHERE v IS NOT NULL
-  CALL db.index.vector.queryNodes('episode_embedding', $fetch, v) YIELD node, score
+  MATCH (node:Episode {tenant_id: $tenant_id}) WHERE node.embedding IS NOT NULL
+  WITH node, vector.similarity.cosine(node.embedding, v) AS score ORDER BY score DESC LIMIT $fetch
   RETURN 'vector' AS retriever, node AS e, score
   UNION ALL
   UNWIND $seed_ids AS seed_id

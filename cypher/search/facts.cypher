@@ -1,17 +1,20 @@
 // Hybrid fact retrieval: full-text (fact_text, Lucene BM25), vector (fact_embedding, cosine) and graph proximity
 // to the seed entities, each ranked within itself, then filtered and hydrated once per fact.
-// The index procedures return nodes of every tenant: candidates are over-fetched ($fetch) and the tenant and
-// temporal filters are applied to the whole candidate list BEFORE each retriever keeps its top $limit.
+// Full-text requires the tenant's token inside Lucene; vector similarity is exact over the tenant's facts
+// (vector.similarity.cosine: the shared vector index cannot filter by tenant). Candidates ($fetch per retriever) are
+// filtered BEFORE each retriever keeps its top $limit.
 // Filters: valid at $as_of (unless $include_superseded) as known at $known_at, never candidates, never past
 // retention ($now), optional predicates, entity kinds, and scope through provenance (session, user, occurred_at).
 // Returns one row per fact: reasons [{retriever, rank, score}], the fact, subject/object names, provenance ids.
 CALL () {
   WITH $lucene AS q WHERE q IS NOT NULL
-  CALL db.index.fulltext.queryNodes('fact_text', q, {limit: $fetch}) YIELD node, score
+  CALL db.index.fulltext.queryNodes('fact_text', '+tenant_token:' + $tenant_token + ' +statement:(' + q + ')',
+                                     {limit: $fetch}) YIELD node, score
   RETURN 'fulltext' AS retriever, node AS f, score
   UNION ALL
   WITH $vector AS v WHERE v IS NOT NULL
-  CALL db.index.vector.queryNodes('fact_embedding', $fetch, v) YIELD node, score
+  MATCH (node:Fact {tenant_id: $tenant_id}) WHERE node.embedding IS NOT NULL
+  WITH node, vector.similarity.cosine(node.embedding, v) AS score ORDER BY score DESC LIMIT $fetch
   RETURN 'vector' AS retriever, node AS f, score
   UNION ALL
   UNWIND $seed_ids AS seed_id

@@ -2,9 +2,9 @@
 
 User text never reaches Lucene's query parser as syntax: it is split into word tokens, each token is escaped
 (`escape`, the special characters of the Lucene classic query parser: + - && || ! ( ) { } [ ] ^ " ~ * ? : \\ /)
-and the tokens are OR-ed. Neo4j's default full-text analyzer (`standard-no-stop-words`) neither drops stop words
-nor stems, so `build_query` drops English function words itself and adds light inflection variants
-("researched" -> research, researches, researching) at a lower boost: query rewriting without a language model.
+and the tokens are OR-ed. The full-text indexes use Lucene's English analyzer (Porter stemming, a small stop list),
+so inflections match; `terms` also drops the question words that analyzer keeps ("what", "did", "when"), which
+otherwise add BM25 noise to every question.
 """
 from __future__ import annotations
 
@@ -37,39 +37,9 @@ def terms(text: str) -> list[str]:
     return list(dict.fromkeys(kept or words))
 
 
-def _stem(word: str) -> str:
-    """A crude suffix stripper (not Porter): enough to join 'painted', 'paints', 'painting' to 'paint'."""
-    for suffix in ("ing", "ed", "es", "s", "ly"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            base = word[: -len(suffix)]
-            if suffix in ("ing", "ed") and len(base) >= 2 and base[-1] == base[-2] and base[-1] not in "ls":
-                base = base[:-1]  # running -> run, planned -> plan
-            return base
-    return word
-
-
-def variants(word: str) -> list[str]:
-    """Inflection variants of `word` (not including it): stem, stem+s, stem+ed, stem+ing, stem+e (for 'made')."""
-    if not word.isalpha() or len(word) < 4:
-        return []
-    stem = _stem(word)
-    out = [stem, stem + "s", stem + "ed", stem + "ing", stem + "e", stem + "es"]
-    return [v for v in dict.fromkeys(out) if v != word and len(v) >= 3]
-
-
-def build_query(text: str, *, expand: bool = True, variant_boost: float = 0.5) -> str | None:
-    """A Lucene query string for `text`: escaped terms OR-ed; with `expand`, each term's inflection variants too,
-    boosted by `variant_boost` (< 1, so an exact form outranks a variant). None when `text` has no words."""
+def build_query(text: str) -> str | None:
+    """A Lucene query string for `text`: its escaped `terms` OR-ed. None when `text` has no words."""
     ts = terms(text)
     if not ts:
         return None
-    parts = []
-    for t in ts:
-        q = escape(t) if t not in _OPERATORS else f'"{t}"'
-        vs = variants(t) if expand else []
-        if vs:
-            alts = " ".join(f"{escape(v)}^{variant_boost}" for v in vs)
-            parts.append(f"({q} {alts})")
-        else:
-            parts.append(q)
-    return " ".join(parts)
+    return " ".join(escape(t) if t not in _OPERATORS else f'"{t}"' for t in ts)

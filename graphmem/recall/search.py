@@ -9,9 +9,10 @@ optionally re-ranked by MMR (Carbonell & Goldstein 1998).
 Seeds are `SearchRequest.seed_entity_ids`, or else the entities the query itself names (full-text hits on names and
 aliases, or vector hits with cosine >= `seed_min_cosine`). Query-derived seeds drive only the entity graph retriever:
 on LoCoMo they are the speakers, who touch every fact, and proximity lists built from them cost 7 points of
-recall@10 (measured, docs/benchmarks/locomo_search.md); explicit seeds drive the fact and episode lists too. Index procedures return nodes of every tenant: each
-query over-fetches (`fetch`) and filters on the tenant before keeping its top `limit`; when a retriever comes back
-short while the index was saturated, the query is re-run once with a 4x larger `fetch`.
+recall@10 (measured, docs/benchmarks/locomo_search.md); explicit seeds drive the fact and episode lists too.
+Tenancy inside the retrievers: full-text queries require the tenant's token (`graphmem.store.tenant_token`) inside
+Lucene, and vector similarity is computed exactly over the tenant's own nodes (Neo4j 5.26's vector index cannot
+filter, and top-k over every tenant misses a small tenant's nodes); every query re-checks `tenant_id`.
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from graphmem.recall.embedding_guard import EmbeddingGuard
 from graphmem.recall.fusion import RRF_K, jaccard, mmr, rrf
 from graphmem.recall.lucene import build_query
 from graphmem.recall.models import SearchHit, SearchRequest, SearchResponse
-from graphmem.store import Database, require_tenant
+from graphmem.store import Database, require_tenant, tenant_token
 from graphmem.store.db import Tx
 from graphmem.timeutil import utcnow
 
@@ -43,8 +44,8 @@ class SearchTuning:
 
     weights: dict[str, float] = field(default_factory=dict)
     per_retriever: int = 50
-    fetch_factor: int = 20
-    max_fetch: int = 20_000
+    fetch_factor: int = 4
+    max_fetch: int = 2_000
     seeds_from_query: int = 3
     seed_min_cosine: float = 0.6
     rrf_k: int = RRF_K
@@ -71,21 +72,12 @@ class HybridSearch:
             degraded.append(f"vector: embedder failed ({type(exc).__name__}: {exc})")
             return None
 
-    # ---- one retriever query with adaptive over-fetch ------------------------------------------
+    # ---- one retriever query ------------------------------------------------------------------
     def _run(self, tx: Tx, name: str, params: dict, limit: int) -> list[dict]:
-        """Run retriever query `name`; if the full-text or vector list came back shorter than `limit`, the tenant's
-        nodes may have ranked behind other tenants' in the index: re-run once with a 4x larger over-fetch."""
-        fetch = min(self.tuning.max_fetch, max(limit * self.tuning.fetch_factor, 200))
-        rows = tx.rows(name, **params, limit=limit, fetch=fetch)
-        counts = {"fulltext": 0, "vector": 0}
-        for row in rows:
-            for reason in row["reasons"]:
-                if reason["retriever"] in counts:
-                    counts[reason["retriever"]] += 1
-        wanted = [r for r, key in (("fulltext", "lucene"), ("vector", "vector")) if params.get(key) is not None]
-        if fetch < self.tuning.max_fetch and any(counts[r] < limit for r in wanted):
-            rows = tx.rows(name, **params, limit=limit, fetch=min(self.tuning.max_fetch, fetch * 4))
-        return rows
+        """Run retriever query `name`. Each retriever reads `fetch` candidates of this tenant only (the full-text
+        query requires the tenant token, vector similarity is computed over the tenant's nodes), so the post-filters
+        (time, status, scope) rarely starve a list; `fetch_factor` leaves room for them."""
+        return tx.rows(name, **params, limit=limit, fetch=min(self.tuning.max_fetch, limit * self.tuning.fetch_factor))
 
     # ---- the search ---------------------------------------------------------------------------
     def search(self, tenant_id: str, req: SearchRequest) -> SearchResponse:
@@ -103,7 +95,7 @@ class HybridSearch:
         limit = max(req.k, self.tuning.per_retriever)
         as_of = req.as_of or now
         known_at = req.known_at or now
-        base = {"tenant_id": tenant_id, "lucene": lucene, "vector": vector, "now": now, "as_of": as_of,
+        base = {"tenant_id": tenant_id, "tenant_token": tenant_token(tenant_id), "lucene": lucene, "vector": vector, "now": now, "as_of": as_of,
                 "known_at": known_at, "entity_kinds": req.entity_kinds}
 
         def work(tx: Tx):

@@ -27,6 +27,13 @@ def require_tenant(tenant_id: Any) -> str:
     return tenant_id
 
 
+def tenant_token(tenant_id: str) -> str:
+    """The tenant id as one Lucene token ("tnt" + its letters and digits, lower-cased), stored as `tenant_token` on
+    searchable nodes so full-text queries can require the tenant inside the index (`+tenant_token:...`). Two tenant
+    ids that differ only in punctuation share a token; every query still filters on `tenant_id` exactly."""
+    return "tnt" + "".join(c for c in require_tenant(tenant_id).lower() if c.isalnum())
+
+
 def _checked(name: str, params: dict[str, Any]) -> str:
     text = cypher.query(name)
     if "$tenant_id" in text:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from graphmem.errors import InvalidInput, NotFound
 from graphmem.models import Entity, EntityRef, name_key, new_id
 from graphmem.settings import Settings
-from graphmem.store.db import Tx
+from graphmem.store.db import Tx, tenant_token
 from graphmem.timeutil import utcnow
 
 
@@ -93,7 +93,8 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
             pending[i] = to_create[dedupe]["id"]
         if to_create:
             owners = {r["requested_id"]: r["id"] for r in
-                      tx.rows("entities/create_batch", tenant_id=tenant_id, now=now, rows=list(to_create.values()))}
+                      tx.rows("entities/create_batch", tenant_id=tenant_id, tenant_token=tenant_token(tenant_id), now=now,
+                              rows=list(to_create.values()))}
             for i, rid in pending.items():
                 resolved[i] = owners[rid]
         known = {r["entity"]["id"]: r["entity"] for r in

@@ -13,7 +13,7 @@ from datetime import timedelta
 from graphmem.errors import InvalidInput, NotFound
 from graphmem.models import Episode, EpisodeIn, new_id
 from graphmem.settings import Settings
-from graphmem.store.db import Tx
+from graphmem.store.db import Tx, tenant_token
 from graphmem.timeutil import utcnow
 
 
@@ -41,7 +41,7 @@ def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_c
         seq = lock["seq"]
     retention = tx.one("episodes/retention_for", tenant_id=tenant_id, user_id=ep.user_id, session_id=ep.session_id)
     props = ep.model_dump(exclude_none=True)
-    props.update(id=eid, tenant_id=tenant_id, ingested_at=now, seq=seq, token_count=token_count,
+    props.update(id=eid, tenant_id=tenant_id, tenant_token=tenant_token(tenant_id), ingested_at=now, seq=seq, token_count=token_count,
                  extraction_status=extraction_status, legal_hold=False,
                  idempotency_key=ep.idempotency_key or eid)
     if retention["days"] and not retention["held"]:

@@ -16,7 +16,7 @@ from graphmem.models import AssertOutcome, Fact, FactIn, Provenance, new_id, val
 from graphmem.ontology import Ontology
 from graphmem.settings import Settings
 from graphmem.store import entities
-from graphmem.store.db import Tx
+from graphmem.store.db import Tx, tenant_token
 from graphmem.temporal import Assertion, Decision, TimelineFact, decide
 from graphmem.timeutil import utcnow
 
@@ -86,6 +86,7 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
         links.update((t["id"], older) for older in t["supersedes"])
 
     creates, provenance, closes, link_rows, unlink_rows, outcomes = [], [], {}, [], [], []
+    token = tenant_token(tenant_id)
     for f, p, subj, obj, valid_from in rows:
         okey = f"e:{obj.id}" if obj else f"v:{value_key(f.value)}"
         new = Assertion(new_id(), okey, valid_from, f.valid_to, f.confidence, f.source)
@@ -106,7 +107,7 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
         status = "candidate" if d.action == "candidate" else ("current" if d.valid_to is None else "closed")
         creates.append({"subject_id": subj.id, "object_id": obj.id if obj else None, "episode_id": f.episode_id,
                         "role": "assertion", "props": {
-                            "id": new.id, "tenant_id": tenant_id, "predicate": p.name, "value": f.value, "object_key": okey,
+                            "id": new.id, "tenant_id": tenant_id, "tenant_token": token, "predicate": p.name, "value": f.value, "object_key": okey,
                             "statement": statement, "valid_from": valid_from, "valid_to": d.valid_to,
                             "recorded_at": now, "closed_at": now if d.valid_to else None, "last_confirmed_at": now,
                             "confidence": f.confidence, "source": f.source, "fact_class": p.fact_class,

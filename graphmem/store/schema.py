@@ -4,15 +4,18 @@ The statements are `cypher/schema/*.cypher`, applied in file-name order, each `I
 twice changes nothing. The schema version and the embedding dimension are recorded on one
 `(:GraphmemSchema {id: 'graphmem'})` node. A dimension different from the recorded one is refused with
 `SchemaMismatch` unless `migrate=True` (GRAPHMEM_ALLOW_SCHEMA_MIGRATION), which drops the vector indexes and
-the stored embeddings and recreates the indexes at the new size.
+the stored embeddings and recreates the indexes at the new size. Version 2 added `tenant_token` to the full-text
+indexes and version 3 their English analyzer; an older graph is migrated at start-up (full-text indexes rebuilt,
+tokens backfilled per tenant).
 """
 from __future__ import annotations
 
 import cypher
 from graphmem.errors import SchemaMismatch
-from graphmem.store.db import Database
+from graphmem.store.db import Database, tenant_token
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 3
+FULLTEXT_INDEXES = ("entity_text", "fact_text", "episode_text")
 VECTOR_INDEXES = ("entity_embedding", "fact_embedding", "episode_embedding")
 
 
@@ -37,11 +40,19 @@ def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict
                     f"embeddings and rebuild the indexes, or keep the old dimension.",
                     field="embedding_dimension")
             for name in VECTOR_INDEXES:
-                db.schema_statement("meta/drop_vector_index", name=name)
+                db.schema_statement("meta/drop_index", name=name)
             db.schema_statement("meta/clear_embeddings")
             migrated = True
+    if recorded and (recorded["version"] or 1) < 3:   # full-text indexes: tenant_token (2), english analyzer (3)
+        for name in FULLTEXT_INDEXES:
+            db.schema_statement("meta/drop_index", name=name)
+        for row in db.rows("meta/tenant_ids"):
+            db.execute("meta/backfill_tenant_token", tenant_id=row["tenant_id"],
+                       tenant_token=tenant_token(row["tenant_id"]))
+        migrated = True
     for name in cypher.names("schema"):
         db.schema_statement(name, dimension=dimension)
+    db.schema_statement("meta/await_indexes", timeout_s=300)
     db.execute("meta/set_schema", version=SCHEMA_VERSION, embedding_dimension=dimension)
     return {"version": SCHEMA_VERSION, "embedding_dimension": dimension, "migrated": migrated}
 
