@@ -37,7 +37,6 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         app.state.services = services or Services.from_settings(settings)
-        _attach_sampler(app.state.services)
         if owned:
             from graphmem.ops import ensure_bootstrap_admin
             ensure_bootstrap_admin(app.state.services.db, settings.bootstrap_admin_key)
@@ -57,26 +56,12 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
                   openapi_url="/v1/openapi.json", docs_url="/v1/docs", redoc_url=None)
     if services is not None:
         app.state.services = services
-        _attach_sampler(services)
     problems.install(app)
     app.add_middleware(RequestContext, max_body_bytes=settings.max_body_bytes)
     for name in ROUTERS:
-        try:
-            module = importlib.import_module(f"api.routes.{name}")
-        except ModuleNotFoundError as exc:  # TEMPORARY while areas are being built in parallel
-            if exc.name != f"api.routes.{name}":
-                raise
-            continue
-        app.include_router(module.router)
+        app.include_router(importlib.import_module(f"api.routes.{name}").router)
     logging.getLogger("graphmem").setLevel(logging.INFO)
     return app
-
-
-def _attach_sampler(services: Services) -> None:
-    """Give `services` its `sample_metrics()` (jobs by state, read when /metrics is scraped) unless it has one."""
-    if not callable(getattr(services, "sample_metrics", None)):
-        from graphmem import ops
-        services.sample_metrics = ops.build(services)
 
 
 def start_worker(services: Services):

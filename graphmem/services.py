@@ -21,6 +21,7 @@ FACTORIES: dict[str, str] = {
     "recall": "graphmem.recall.service:build",    # search and multi-hop recall (issue 4)
     "context": "graphmem.context.service:build",  # sessions, pins, assembly, compaction (issue 5)
     "governance": "graphmem.governance.service:build",  # retention, erasure, user-visible memory (issue 7)
+    "sample_metrics": "graphmem.ops:build",       # refreshes gauges (jobs by state) when /metrics is scraped
 }
 
 

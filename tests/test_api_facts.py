@@ -48,6 +48,8 @@ def test_assert_read_history_provenance(client_for, tenant):
     prov = c.get(f"/v1/facts/{globex_fact}/provenance").json()["items"]
     assert [p["episode_id"] for p in prov] == [second["episode_id"]]
     assert prov[0]["episode_kind"] == "event" and "POST /v1/facts" in prov[0]["content"]
+    job = c.get(f"/v1/jobs/{second['episode_id']}").json()        # nothing left to extract from that record
+    assert (job["status"], job["reason"]) == ("skipped", "explicit facts")
 
     # the entity's facts: now, in the past, every version, one predicate, paginated
     dana_id = fact["subject_id"]

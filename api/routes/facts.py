@@ -111,7 +111,7 @@ def record_call(services: Services, who: Principal, what: str, idempotency_key: 
     ep = EpisodeIn(kind="event", source="system", occurred_at=utcnow(), role="system",
                    content=f"API call {what} by key {who.key_id}",
                    idempotency_key=_call_key(what, idempotency_key) if idempotency_key else None)
-    episode, _created = services.ingest.append_episodes(who.tenant_id, [ep])[0]
+    episode, _created = services.ingest.append_episodes(who.tenant_id, [ep], extract=False)[0]
     return episode.id
 
 

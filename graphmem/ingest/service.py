@@ -42,12 +42,13 @@ class IngestService:
 
     # ---- episodes ------------------------------------------------------------------------------
     def append_episodes(self, tenant_id: str, episodes: list[EpisodeIn], *,
-                        agent_id: str | None = None) -> list[tuple[Episode, bool]]:
+                        agent_id: str | None = None, extract: bool = True) -> list[tuple[Episode, bool]]:
         """Store episodes (secrets redacted first), each with a durable extraction job; returns (episode, created)
         per input, in order. Idempotent by `idempotency_key` (a replay returns the stored episode, created False).
 
         Returns after every episode is committed. Status: "pending" (the job), or "skipped" with reason
-        "chatter" when the chatter gate applies. Raises `TenantRequired`; `InvalidInput` naming
+        "chatter" when the chatter gate applies, or with reason "explicit facts" when `extract` is false (an episode
+        that records a caller's explicit facts: nothing is left to extract). Raises `TenantRequired`; `InvalidInput` naming
         `episodes[i].content` when content is over `settings.max_episode_chars` (checked for all before any write).
         """
         require_tenant(tenant_id)
@@ -61,7 +62,7 @@ class IngestService:
         reasons: dict[str, str] = {}
         for ep in episodes:
             clean, kinds = redact_episode(ep)
-            status, reason = initial_status(clean, self.settings)
+            status, reason = initial_status(clean, self.settings) if extract else ("skipped", "explicit facts")
             stored, created = self.graph.append_episode(tenant_id, clean, extraction_status=status, agent_id=agent_id)
             out.append((stored, created))
             if created and kinds:
