@@ -22,9 +22,6 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# bench/ (the script's own directory, put first by Python) holds http.py, which would shadow the stdlib `http`:
-# keep it last on the path.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"] + [str(ROOT / "bench")]
 sys.path.insert(0, str(ROOT))
 
 from ingest import free_port, pct  # noqa: E402  (bench/ingest.py helpers)

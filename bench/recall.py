@@ -4,7 +4,8 @@ Synthetic CRM graphs, many tenants of the same shape (per tenant: 50 people, 5 o
 200 facts: WORKS_AT, HAS_TITLE, REPORTS_TO, KNOWS, each derived from an episode). They are bulk-loaded by a direct
 UNWIND loader (cypher/recall/bench_load_*.cypher, the same node/edge shape as TemporalGraph.assert_facts writes,
 without the temporal-rule reads) because assert_facts is too slow for 1M facts in the time available. Sizes grow by
-adding tenants, so search competes with ever more other tenants' nodes in the shared full-text index. No embedder
+adding tenants; full-text queries require the tenant inside Lucene and vector similarity is per tenant, so latency
+should not grow with other tenants' data. No embedder
 (no remote call, no query embedding) in the timed path. Runs on its own LocalNeo4j (heap 3g, page cache 2g).
 
 usage: python bench/recall.py [--sizes 10000,100000,1000000] [--seconds 20] [--clients 8]
@@ -32,7 +33,7 @@ from graphmem.models import name_key, new_id  # noqa: E402
 from graphmem.recall.models import SearchRequest  # noqa: E402
 from graphmem.recall.service import RecallService  # noqa: E402
 from graphmem.settings import Settings  # noqa: E402
-from graphmem.store import Database  # noqa: E402
+from graphmem.store import Database, tenant_token  # noqa: E402
 from graphmem.store.schema import apply_schema  # noqa: E402
 
 FIRST = ["Dana", "Bob", "Carol", "Eve", "Frank", "Grace", "Heidi", "Ivan", "Judy", "Mallory", "Niaj", "Olivia",
@@ -77,9 +78,9 @@ def load(db: Database, tenants: list[str], seeds: dict, rng: random.Random) -> f
     for i, t in enumerate(tenants):
         ents, eps, facts, people = tenant_rows(rng)
         def work(tx):
-            tx.run("recall/bench_load_entities", tenant_id=t, rows=ents, now=now)
-            tx.run("recall/bench_load_episodes", tenant_id=t, rows=eps, now=now)
-            tx.run("recall/bench_load_facts", tenant_id=t, rows=facts, now=now)
+            tx.run("recall/bench_load_entities", tenant_id=t, tenant_token=tenant_token(t), rows=ents, now=now)
+            tx.run("recall/bench_load_episodes", tenant_id=t, tenant_token=tenant_token(t), rows=eps, now=now)
+            tx.run("recall/bench_load_facts", tenant_id=t, tenant_token=tenant_token(t), rows=facts, now=now)
         db.write(work)
         seeds[t] = [e for e in ents if e["kind"] == "Person"]
         if i % 500 == 0:

@@ -79,7 +79,10 @@ class TemporalGraph:
     def upsert_entity(self, tenant_id: str, ref: EntityRef) -> Entity:
         """Resolve `ref` to an existing entity (enriching it) or create it."""
         require_tenant(tenant_id)
-        return self.db.write(lambda tx: entity_store.resolve(tx, tenant_id, [ref], self.settings, ["entity"]))[0]
+        def work(tx):
+            brief = entity_store.resolve(tx, tenant_id, [ref], self.settings, ["entity"])[0]
+            return entity_store.get(tx, tenant_id, brief.id)
+        return self.db.write(work)
 
     def get_entity(self, tenant_id: str, entity_id: str) -> Entity:
         require_tenant(tenant_id)

@@ -5,7 +5,7 @@ UNWIND $rows AS r
 MATCH (s:Entity {id: r.subject_id}) WHERE s.tenant_id = $tenant_id
 MATCH (ep:Episode {id: r.episode_id}) WHERE ep.tenant_id = $tenant_id
 OPTIONAL MATCH (o:Entity {id: r.object_id}) WHERE o.tenant_id = $tenant_id
-CREATE (f:Fact {id: r.id, tenant_id: $tenant_id, predicate: r.predicate, value: r.value,
+CREATE (f:Fact {id: r.id, tenant_id: $tenant_id, tenant_token: $tenant_token, predicate: r.predicate, value: r.value,
                 object_key: coalesce('e:' + r.object_id, 'v:' + r.value), statement: r.statement,
                 valid_from: r.valid_from, recorded_at: $now, last_confirmed_at: $now, confidence: 1.0,
                 source: 'user_explicit', fact_class: 'relationship', status: 'current'})

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from graphmem.errors import InvalidInput, NotFound
 from graphmem.models import Entity, EntityRef, name_key, new_id
@@ -32,18 +33,26 @@ def _check_ref(ref: EntityRef, field: str, settings: Settings) -> None:
             raise InvalidInput(f"{field}: name {n!r} has no letters or digits", field=field)
 
 
+class EntityBrief(NamedTuple):
+    """What assertion needs of a resolved entity."""
+
+    id: str
+    kind: str
+    name: str
+
+
 def _ref_key(ref: EntityRef) -> tuple:
     return (ref.id, ref.kind, name_key(ref.name) if ref.name else None, ref.email, ref.domain,
             tuple(ref.external_ids), tuple(ref.aliases), ref.summary)
 
 
 def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Settings,
-            fields: Sequence[str] | None = None) -> list[Entity]:
-    """Resolve (and create or enrich) entities for `refs`; returns one `Entity` per ref, in order.
+            fields: Sequence[str] | None = None) -> list[EntityBrief]:
+    """Resolve (and create or enrich) entities for `refs`; returns one `EntityBrief` per ref, in order.
 
     `fields` names each ref's place in the request (for error messages). Raises `NotFound` for an unknown id,
     `InvalidInput` for over-long or empty names. Runs inside the caller's write transaction; identical refs are
-    resolved once, so a bulk batch costs a fixed number of queries whatever its size.
+    resolved once, so a bulk batch costs a fixed number of queries (at most four) whatever its size.
     """
     fields = list(fields or [f"entities[{i}]" for i in range(len(refs))])
     for ref, f in zip(refs, fields):
@@ -52,20 +61,19 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
     slot = [first.setdefault(_ref_key(r), i) for i, r in enumerate(refs)]
     unique = sorted(set(slot))
     now = utcnow()
-
-    by_id = [i for i in unique if refs[i].id]
-    by_ref = [i for i in unique if not refs[i].id]
+    known: dict[str, dict] = {}      # entity id -> brief map
     resolved: dict[int, str] = {}
 
+    by_id = [i for i in unique if refs[i].id]
     if by_id:
-        found = {row["entity"]["id"] for row in tx.rows("entities/get_many", tenant_id=tenant_id,
-                                                        ids=[refs[i].id for i in by_id])}
+        known.update({r["entity"]["id"]: r["entity"] for r in
+                      tx.rows("entities/brief_many", tenant_id=tenant_id, ids=[refs[i].id for i in by_id])})
         for i in by_id:
-            if refs[i].id not in found:
+            if refs[i].id not in known:
                 raise NotFound(f"{fields[i]}: no entity {refs[i].id!r}", field=f"{fields[i]}.id")
             resolved[i] = refs[i].id
 
-    known: dict[str, dict] = {}
+    by_ref = [i for i in unique if not refs[i].id]
     if by_ref:
         rows = tx.rows("entities/resolve_batch", tenant_id=tenant_id, refs=[
             {"idx": i, "email": refs[i].email, "domain": refs[i].domain,
@@ -74,31 +82,37 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
         to_create: dict[str, dict] = {}   # dedupe new entities within the batch by identifier / alias key
         pending: dict[int, str] = {}
         for row in rows:
-            i, ref = row["idx"], refs[row["idx"]]
-            match = row["by_email"] or (row["by_external"][0] if row["by_external"] else None) or row["by_domain"]
-            if match is None and row["by_name"]:
-                conflict = ((ref.email and row["name_email"] and ref.email != row["name_email"]) or
-                            (ref.domain and row["name_domain"] and ref.domain != row["name_domain"]))
+            i, ref, named = row["idx"], refs[row["idx"]], row["by_name"]
+            match = row["by_email"] or row["by_external"] or row["by_domain"]
+            if match is None and named:
+                conflict = ((ref.email and named["email"] and ref.email != named["email"]) or
+                            (ref.domain and named["domain"] and ref.domain != named["domain"]))
                 if not conflict:
-                    match = row["by_name"]
+                    match = named
             if match:
-                resolved[i] = match
+                resolved[i] = match["id"]
+                known[match["id"]] = match
                 continue
             key = alias_key(ref.kind, name_key(ref.name))
             dedupe = ref.email or ref.domain or key
             if dedupe not in to_create:
                 to_create[dedupe] = {"id": new_id(), "kind": ref.kind, "name": ref.name, "name_key": name_key(ref.name),
-                                     "alias_key": key, "claim_alias": row["by_name"] is None, "email": ref.email,
+                                     "alias_key": key, "claim_alias": named is None, "email": ref.email,
                                      "domain": ref.domain, "summary": ref.summary, "search_text": ref.name}
             pending[i] = to_create[dedupe]["id"]
         if to_create:
             owners = {r["requested_id"]: r["id"] for r in
-                      tx.rows("entities/create_batch", tenant_id=tenant_id, tenant_token=tenant_token(tenant_id), now=now,
-                              rows=list(to_create.values()))}
+                      tx.rows("entities/create_batch", tenant_id=tenant_id, tenant_token=tenant_token(tenant_id),
+                              now=now, rows=list(to_create.values()))}
+            lost = [rid for rid, owner in owners.items() if owner != rid]   # another writer created it first
+            if lost:
+                known.update({r["entity"]["id"]: r["entity"] for r in
+                              tx.rows("entities/brief_many", tenant_id=tenant_id, ids=[owners[x] for x in lost])})
+            for row in to_create.values():
+                if owners[row["id"]] == row["id"]:
+                    known[row["id"]] = {**row, "aliases": [], "external_ids": []}
             for i, rid in pending.items():
                 resolved[i] = owners[rid]
-        known = {r["entity"]["id"]: r["entity"] for r in
-                 tx.rows("entities/get_many", tenant_id=tenant_id, ids=list({resolved[i] for i in by_ref}))}
 
         enrich: dict[str, dict] = {}
         for i in by_ref:
@@ -120,13 +134,9 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
                                    for a in aliases if a not in [x["name"] for x in row["aliases"]]]
         if enrich:
             tx.rows("entities/enrich_batch", tenant_id=tenant_id, now=now, rows=list(enrich.values()))
-            known.update({r["entity"]["id"]: r["entity"] for r in
-                          tx.rows("entities/get_many", tenant_id=tenant_id, ids=list(enrich))})
-    missing = list({resolved[i] for i in unique} - set(known))
-    if missing:
-        known.update({r["entity"]["id"]: r["entity"] for r in
-                      tx.rows("entities/get_many", tenant_id=tenant_id, ids=missing)})
-    return [Entity(**known[resolved[slot[i]]]) for i in range(len(refs))]
+    briefs = {i: EntityBrief(known[resolved[i]]["id"], known[resolved[i]]["kind"], known[resolved[i]]["name"])
+              for i in unique}
+    return [briefs[slot[i]] for i in range(len(refs))]
 
 
 def get(tx: Tx, tenant_id: str, entity_id: str) -> Entity:

@@ -8,16 +8,14 @@ the API process's RSS (VmRSS at the end, VmHWM = peak) from /proc.
 
 Needs NEO4J_URI (the server talks to it). Writes bench/results/http.json and docs/benchmarks/http.md.
 
-usage: NEO4J_URI=bolt://... python bench/http.py [--levels 8,64] [--seconds 20] [--warmup 3] [--budget 2000]
+usage: NEO4J_URI=bolt://... python bench/http_load.py [--levels 8,64] [--seconds 20] [--warmup 3] [--budget 2000]
 """
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-# this file is named like the stdlib `http` package: keep bench/ behind the stdlib on sys.path
 _HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
 import argparse  # noqa: E402
 import asyncio  # noqa: E402
@@ -163,7 +161,7 @@ turn* (`POST /v1/sessions/{{id}}/turns`, a user and an assistant message). {p['s
 |---|---|---|---|---|---|---|---|---|---|
 {rows}
 
-Command: `NEO4J_URI=bolt://127.0.0.1:17687 python bench/http.py --levels {','.join(str(c) for c in p['levels'])} --seconds {p['seconds']}`
+Command: `NEO4J_URI=bolt://127.0.0.1:17687 python bench/http_load.py --levels {','.join(str(c) for c in p['levels'])} --seconds {p['seconds']}`
 
 Notes:
 - {m['cpus']} cores shared by the API process, the load generator and Neo4j (and, while this ran, other engineers'
