@@ -24,8 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ingest import free_port, pct  # noqa: E402  (bench/ingest.py helpers)
-from locomo_common import load as load_locomo, machine, session_time  # noqa: E402
+from bench.common import free_port, pct  # noqa: E402
+from bench.locomo_common import load as load_locomo, machine, session_time  # noqa: E402
 
 from graphmem.context.models import ContextRequest, PinUpdate, ToolSchema, TurnEpisode, TurnIn  # noqa: E402
 from graphmem.models import EntityRef, EpisodeIn, FactIn  # noqa: E402

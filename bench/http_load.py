@@ -31,10 +31,9 @@ import httpx  # noqa: E402
 
 ROOT = _HERE.parent
 sys.path.insert(0, str(ROOT))
-sys.path.append(str(_HERE))
 
-from ingest import free_port, pct  # noqa: E402  (bench/ingest.py helpers)
-from locomo_common import machine  # noqa: E402
+from bench.common import free_port, pct  # noqa: E402
+from bench.locomo_common import machine  # noqa: E402
 
 from graphmem.keys import KeyStore  # noqa: E402
 from graphmem.settings import Settings  # noqa: E402

@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
-import socket
 import statistics
 import subprocess
 import sys
@@ -25,6 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.common import free_port, host as machine, pct  # noqa: E402
 from graphmem.models import EntityRef, EpisodeIn, FactIn  # noqa: E402
 from graphmem.services import Services  # noqa: E402
 from graphmem.settings import Settings  # noqa: E402
@@ -33,26 +31,6 @@ from graphmem.store.schema import apply_schema  # noqa: E402
 
 UTC = timezone.utc
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
-
-
-def machine() -> dict:
-    model = next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines()
-                  if l.startswith("model name")), platform.processor())
-    mem = next((int(l.split()[1]) for l in Path("/proc/meminfo").read_text().splitlines()
-                if l.startswith("MemTotal")), 0)
-    return {"cpus": os.cpu_count(), "cpu_model": model, "ram_gb": round(mem / 1024 / 1024, 1),
-            "python": platform.python_version(), "load_average_1m_at_end": round(os.getloadavg()[0], 2)}
-
-
-def pct(xs: list[float], p: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def bench_singles(svc: Services, n: int) -> dict:
@@ -218,8 +196,8 @@ def write_md(r: dict) -> None:
     ok = lambda good: "met" if good else "**missed**"  # noqa: E731
     md = f"""## Ingestion (`bench/ingest.py`)
 
-Machine: {m['cpus']} CPUs ({m['cpu_model']}), {m['ram_gb']} GB RAM, shared with other work (1-minute load average
-{m.get('load_average_1m_at_end', '?')} when the run ended); Neo4j: {r['neo4j']}.
+Machine: {m['cpus']} CPUs ({m['cpu_model']}), {m['ram_gib']} GiB RAM, shared with other work (1-minute load average
+{m.get('load_average_1m', '?')} when the run ended); Neo4j: {r['neo4j']}.
 Commit `{r['commit'][:12]}`, {r['date']}. Command: `python bench/ingest.py` (defaults: {r['parameters']['singles']} single
 episodes, {r['parameters']['facts']} bulk facts in batches of {r['parameters']['batch']}, {r['parameters']['crm']} CRM record
 changes, {r['parameters']['llm']} LLM episodes). One run; latencies are p50/p95 of that run.

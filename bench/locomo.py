@@ -35,12 +35,10 @@ import argparse
 import concurrent.futures as cf
 import contextlib
 import json
-import math
 import os
 import secrets
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -56,6 +54,7 @@ sys.path.insert(0, str(_HERE.parent))   # `from bench import ...` when run as a 
 import httpx  # noqa: E402
 
 from bench import locomo_common as lc  # noqa: E402
+from bench.common import free_port, pct  # noqa: E402
 from graphmem.context.assembly import HEADERS, episode_line  # noqa: E402
 from graphmem.tokens import TokenCounter  # noqa: E402
 
@@ -224,29 +223,12 @@ def score_preds(preds: list[dict], data_path: Path, work: Path, name: str) -> di
     return lc.score(path, work / f"{name}.json", data_path)["results"]
 
 
-def pct(values: list[float], q: float) -> float:
-    """The q-th percentile (0..100) by linear interpolation between closest ranks (numpy's default method)."""
-    s = sorted(values)
-    if not s:
-        return float("nan")
-    pos = (len(s) - 1) * q / 100
-    lo, hi = math.floor(pos), math.ceil(pos)
-    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
-
-
 def latency(values: list[float]) -> dict:
     return {"p50": round(pct(values, 50), 1), "p95": round(pct(values, 95), 1),
             "mean": round(statistics.fmean(values), 1) if values else None, "n": len(values), "unit": "ms"}
 
 
 # ---- servers ---------------------------------------------------------------------------------------------
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 nothing listens on right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def store_size(data_dir: Path) -> dict:
     """Neo4j's data dir in MB, measured after the server stopped (a clean shutdown checkpoints, so the store files
     hold everything): the store files (databases/), the transaction logs (transactions/, which Neo4j preallocates
@@ -536,7 +518,7 @@ def markdown(out: dict) -> str:
               "- Neo4j size is `du` of the fresh server's data directory after the run, once the server stopped (a clean "
               "shutdown checkpoints): store files "
               "(databases/) + transaction logs (transactions/, preallocated by Neo4j in 256 MB files).",
-              f"- Reference (README of the data): on this split the scorer's BM25 gives 50.2 / 57.1 / 64.5 on all "
+              "- Reference (README of the data): on this split the scorer's BM25 gives 50.2 / 57.1 / 64.5 on all "
               "but 5. The paper's DRAGON retriever (full 10 conversations) reached 56.7 / 66.2 / 76.7.",
               ]
     for note in out.get("notes", []):

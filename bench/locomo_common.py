@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import re
 import subprocess
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from bench.common import provenance as machine  # noqa: F401  (re-exported: results-file header)
 from graphmem.models import EntityRef, EpisodeIn, FactIn
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -144,11 +144,3 @@ def bm25_baseline(out_json: Path, data: Path = DATA) -> dict:
     return json.loads(out_json.read_text())
 
 
-def machine() -> dict:
-    """Commit, UTC date and machine description for results files."""
-    cpu = next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines()
-                if l.startswith("model name")), platform.processor())
-    mem_kb = int(next(l.split()[1] for l in Path("/proc/meminfo").read_text().splitlines() if l.startswith("MemTotal")))
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    return {"commit": commit, "date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "machine": {"cpus": os.cpu_count(), "cpu_model": cpu, "ram_gib": round(mem_kb / 2**20, 1)}}

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import socket
 import statistics
 import sys
 import tempfile
@@ -26,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.common import free_port  # noqa: E402
 from bench.locomo_common import ROOT, machine  # noqa: E402
 from graphmem.graph import TemporalGraph  # noqa: E402
 from graphmem.localneo4j import LocalNeo4j  # noqa: E402
@@ -118,8 +118,7 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--out", default=str(ROOT / "bench/results/recall.json"))
     a = ap.parse_args()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]
+    port = free_port()
     home = Path(tempfile.mkdtemp(prefix="graphmem-bench-"))
     settings = Settings(home=home, local_neo4j_port=port, local_neo4j_heap="3g", local_neo4j_pagecache="2g",
                         NEO4J_URI=None, NEO4J_PASSWORD=None, embedder="none")

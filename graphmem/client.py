@@ -43,7 +43,7 @@ from graphmem.context.sessions import SessionInfo
 from graphmem.governance.models import MemoryPage, Receipt
 from graphmem.ingest.jobs import Job
 from graphmem.keys import ApiKey
-from graphmem.models import AssertOutcome, Entity, EntityRef, Episode, EpisodeIn, Fact, FactIn, Provenance
+from graphmem.models import AssertOutcome, Entity, EntityRef, Episode, EpisodeIn, Fact, FactIn
 from graphmem.ontology import Predicate
 from graphmem.recall.models import SearchRequest, SearchResponse
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 import uuid
-from datetime import datetime, timezone
+from datetime import timezone
 from typing import Annotated, Any, Literal
 
 from pydantic import (AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field,

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import threading
 import uuid
 from dataclasses import dataclass, field

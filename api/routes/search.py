@@ -2,7 +2,7 @@
 GET /v1/recall/who-at. The tenant is the API key's; any role may read."""
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field, model_validator

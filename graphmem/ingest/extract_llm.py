@@ -22,7 +22,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from graphmem.ingest.llm import ChatClient, Usage
 from graphmem.ingest.policy import PolicyRefusal
-from graphmem.models import KIND_RE, EntityRef, Episode, FactIn
+from graphmem.models import EntityRef, Episode, FactIn
 from graphmem.ontology import Ontology
 
 PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
