@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from graphmem.localneo4j import LocalNeo4j
-from graphmem.settings import Settings
+from graphmem.settings import Settings, get_settings
 
 
 def free_port() -> int:
@@ -35,10 +35,12 @@ def local_neo4j(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalNeo4j
                         NEO4J_URI=None, NEO4J_PASSWORD=None)
     server = LocalNeo4j(settings)
     os.environ["NEO4J_URI"] = server.start(timeout_s=180)
+    get_settings.cache_clear()      # code that reads the process settings (the CLI in-process) must see it
     try:
         yield server
     finally:
         os.environ.pop("NEO4J_URI", None)
+        get_settings.cache_clear()
         server.stop()
 
 
