@@ -42,9 +42,9 @@ class TemporalGraph:
         require_tenant(tenant_id)
         extra = [Predicate(**r["predicate"]) for r in self.db.rows("ontology/list_predicates", tenant_id=tenant_id)]
         onto = self._base_ontology.extended(extra) if extra else self._base_ontology
-        overrides = self.db.one("episodes/retention_for", tenant_id=tenant_id, user_id=None, session_id=None)
-        if overrides and overrides["fact_class_ttl_json"]:   # the tenant's retention settings (governance)
-            onto = onto.with_class_ttls(json.loads(overrides["fact_class_ttl_json"]))
+        row = self.db.one("tenants/get_settings", tenant_id=tenant_id)   # the tenant's retention (governance)
+        if row and row["settings"].get("fact_class_ttl_json"):
+            onto = onto.with_class_ttls(json.loads(row["settings"]["fact_class_ttl_json"]))
         return onto
 
     def add_predicate(self, tenant_id: str, predicate: Predicate) -> Predicate:

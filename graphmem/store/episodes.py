@@ -26,10 +26,10 @@ def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_c
     if len(ep.content) > settings.max_episode_chars:
         raise InvalidInput(f"content is {len(ep.content)} characters; the limit is {settings.max_episode_chars}",
                            field="content")
-    if ep.idempotency_key:
-        seen = tx.one("episodes/get_by_key", tenant_id=tenant_id, idempotency_key=ep.idempotency_key)
-        if seen:
-            return Episode(**seen["episode"]), False
+    prep = tx.one("episodes/prepare", tenant_id=tenant_id, idempotency_key=ep.idempotency_key,
+                  user_id=ep.user_id, session_id=ep.session_id)
+    if prep["episode"]:
+        return Episode(**prep["episode"]), False
     now = utcnow()
     eid = new_id()
     seq = 0
@@ -39,17 +39,16 @@ def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_c
         if lock["user_id"] and ep.user_id and lock["user_id"] != ep.user_id:
             raise InvalidInput(f"session {ep.session_id!r} belongs to another user", field="user_id")
         seq = lock["seq"]
-    retention = tx.one("episodes/retention_for", tenant_id=tenant_id, user_id=ep.user_id, session_id=ep.session_id)
     props = ep.model_dump(exclude_none=True)
     props.update(id=eid, tenant_id=tenant_id, tenant_token=tenant_token(tenant_id), ingested_at=now, seq=seq, token_count=token_count,
                  extraction_status=extraction_status, legal_hold=False,
                  idempotency_key=ep.idempotency_key or eid)
-    if retention["days"] and not retention["held"]:
-        props["retain_until"] = now + timedelta(days=retention["days"])
+    if prep["days"] and not prep["held"]:
+        props["retain_until"] = now + timedelta(days=prep["days"])
     row = tx.one("episodes/append", tenant_id=tenant_id, episode=props, call_id=eid)
     episode, created = Episode(**row["episode"]), row["created"]
     if created and ep.session_id:
-        tx.run("episodes/link_next", tenant_id=tenant_id, id=episode.id)
+        tx.run("episodes/link_next", tenant_id=tenant_id, session_id=ep.session_id, id=episode.id)
     return episode, created
 
 
