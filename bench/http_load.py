@@ -168,8 +168,8 @@ turn* (`POST /v1/sessions/{{id}}/turns`, a user and an assistant message). {p['s
 Command: `NEO4J_URI=bolt://127.0.0.1:17687 python bench/http_load.py --levels {','.join(str(c) for c in p['levels'])} --seconds {p['seconds']}`
 
 Notes:
-- {m['cpus']} cores shared by the API process, the load generator and Neo4j (and, while this ran, other engineers'
-  work): at 64 clients the figures measure queueing on those cores as much as graphmem; requests/s is the ceiling
+- {m['cpus']} cores shared by the API process, the load generator and Neo4j (1-minute load average in the JSON's
+  machine record): at 64 clients the figures measure queueing on those cores as much as graphmem; requests/s is the ceiling
   of this box, not of the design (API replicas scale out; see DESIGN.md "Scale").
 - Sessions grow by two episodes per turn; compaction runs in the API process after a turn once a session's raw
   tail passes `GRAPHMEM_COMPACTION_THRESHOLD_TOKENS`, so longer runs include compaction work.
