@@ -1,2 +1,0 @@
-// tenant-free: readiness check
-RETURN 1 AS ok
