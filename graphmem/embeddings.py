@@ -481,7 +481,9 @@ class CachedEmbedder:
         self._lru: OrderedDict[tuple[str, bytes], np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
-    def __len__(self) -> int:
+    @property
+    def size(self) -> int:
+        """Vectors held in the cache. (Not `__len__`: an empty cache must not make the embedder falsy.)"""
         return len(self._lru)
 
     def embed(self, texts: list[str]) -> list[list[float]]:

@@ -23,11 +23,11 @@ class Indexer:
 
     def __init__(self, db: Database, embedder: Embedder | None, batch_size: int = 64):
         self.db, self.embedder, self.batch_size = db, embedder, batch_size
-        self.guard = EmbeddingGuard(db, embedder.name if embedder else None)
+        self.guard = EmbeddingGuard(db, embedder.name if embedder is not None else None)
 
     def _store(self, tenant_id: str, items: list[tuple[str, str, str]]) -> int:
         """items: (kind, id, text). Returns how many vectors were stored."""
-        if not self.embedder or not items:
+        if self.embedder is None or not items:
             return 0
         problem = self.guard.problem()
         if problem:  # never store vectors of another model next to the recorded one's
@@ -47,7 +47,7 @@ class Indexer:
     def index_facts(self, tenant_id: str, fact_ids: list[str]) -> int:
         """Embed the facts `fact_ids` and their subject/object entities, where missing."""
         require_tenant(tenant_id)
-        if not self.embedder or not fact_ids:
+        if self.embedder is None or not fact_ids:
             return 0
         items = [("fact", r["id"], r["text"]) for r in self.db.rows("embeddings/facts_missing", tenant_id=tenant_id, ids=fact_ids)]
         items += [("entity", r["id"], r["text"]) for r in
@@ -57,7 +57,7 @@ class Indexer:
     def index_episodes(self, tenant_id: str, episode_ids: list[str]) -> int:
         """Embed the episodes `episode_ids`, where missing."""
         require_tenant(tenant_id)
-        if not self.embedder or not episode_ids:
+        if self.embedder is None or not episode_ids:
             return 0
         items = [("episode", r["id"], r["text"]) for r in
                  self.db.rows("embeddings/episodes_missing", tenant_id=tenant_id, ids=episode_ids)]
@@ -66,7 +66,7 @@ class Indexer:
     def backfill(self, tenant_id: str, limit: int = 500) -> int:
         """Embed up to `limit` nodes of each kind that still lack a vector. Returns how many were stored."""
         require_tenant(tenant_id)
-        if not self.embedder:
+        if self.embedder is None:
             return 0
         items = [(r["kind"], r["id"], r["text"]) for r in
                  self.db.rows("embeddings/backfill_candidates", tenant_id=tenant_id, limit=limit)]

