@@ -4,11 +4,14 @@ Results files carry `provenance()` (commit, UTC date, machine) so that every fig
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import platform
 import socket
 import subprocess
+import tempfile
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -45,3 +48,23 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def neo4j_for_bench(uri: str | None = None, heap: str = "3g", pagecache: str = "2g") -> Iterator[tuple[object, str]]:
+    """Settings for a benchmark's Neo4j: `uri` when given, else a private LocalNeo4j (temp dir, free port, `heap`
+    and `pagecache`) started here and stopped on exit. Yields (settings, description of the server)."""
+    from graphmem.localneo4j import LocalNeo4j
+    from graphmem.settings import Settings
+    if uri:
+        yield Settings(NEO4J_URI=uri), uri
+        return
+    base = Settings(home=Path(tempfile.mkdtemp(prefix="graphmem-bench-")), local_neo4j_port=free_port(),
+                    local_neo4j_heap=heap, local_neo4j_pagecache=pagecache, NEO4J_URI=None, NEO4J_PASSWORD=None)
+    server = LocalNeo4j(base)
+    started = server.start(timeout_s=240)
+    try:
+        yield base.model_copy(update={"neo4j_uri": started}), \
+            f"private LocalNeo4j 5.26 (heap {heap}, page cache {pagecache})"
+    finally:
+        server.stop()

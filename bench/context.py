@@ -14,7 +14,6 @@ import json
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -24,13 +23,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import free_port, pct  # noqa: E402
+from bench.common import neo4j_for_bench, pct  # noqa: E402
 from bench.locomo_common import load as load_locomo, machine, session_time  # noqa: E402
 
 from graphmem.context.models import ContextRequest, PinUpdate, ToolSchema, TurnEpisode, TurnIn  # noqa: E402
 from graphmem.models import EntityRef, EpisodeIn, FactIn  # noqa: E402
 from graphmem.services import Services  # noqa: E402
-from graphmem.settings import Settings  # noqa: E402
 from graphmem.store import Database  # noqa: E402
 from graphmem.store.schema import apply_schema  # noqa: E402
 from graphmem.tokens import TokenCounter  # noqa: E402
@@ -168,40 +166,28 @@ def main() -> None:
     ap.add_argument("--locomo", type=int, default=7)
     ap.add_argument("--budget", type=int, default=4000)
     args = ap.parse_args()
-    server = None
-    tmp = tempfile.mkdtemp(prefix="graphmem-bench-context-")
-    if args.uri:
-        settings = Settings(NEO4J_URI=args.uri)
-    else:
-        from graphmem.localneo4j import LocalNeo4j
-        base = Settings(home=Path(tmp), local_neo4j_port=free_port(), local_neo4j_heap="3g",
-                        local_neo4j_pagecache="2g", NEO4J_URI=None, NEO4J_PASSWORD=None)
-        server = LocalNeo4j(base)
-        uri = server.start(timeout_s=240)
-        settings = base.model_copy(update={"neo4j_uri": uri})
-    settings = settings.model_copy(update={"embed_on_write": False, "llm_base_url": None, "llm_api_key": None,
-                                           "embedder": "none", "compaction_threshold_tokens": 600,
-                                           "compaction_keep_tokens": 250})
-    db = Database.from_settings(settings)
-    figures: dict = {}
-    try:
-        apply_schema(db, settings.embedding_dimension)
-        svc = Services(db, settings)
-        tenant = f"bench-ctx-{uuid.uuid4().hex[:6]}"
-        print(f"loading {args.facts} facts ...", flush=True)
-        figures.update(load_facts(svc, tenant, args.facts))
-        print("assembly latency ...", flush=True)
-        figures.update(bench_latency(svc, tenant, args.sessions, args.calls))
-        print("LoCoMo tokens ...", flush=True)
-        svc_locomo = Services(db, settings.model_copy(update={"compaction_threshold_tokens": 3000,
-                                                               "compaction_keep_tokens": 1000}))
-        locomo = bench_locomo(svc_locomo, args.locomo, args.budget)
-        svc.context.close()
-        svc_locomo.context.close()
-    finally:
-        db.close()
-        if server:
-            server.stop()
+    with neo4j_for_bench(args.uri) as (settings, neo4j):
+        settings = settings.model_copy(update={"embed_on_write": False, "llm_base_url": None, "llm_api_key": None,
+                                               "embedder": "none", "compaction_threshold_tokens": 600,
+                                               "compaction_keep_tokens": 250})
+        db = Database.from_settings(settings)
+        figures: dict = {}
+        try:
+            apply_schema(db, settings.embedding_dimension)
+            svc = Services(db, settings)
+            tenant = f"bench-ctx-{uuid.uuid4().hex[:6]}"
+            print(f"loading {args.facts} facts ...", flush=True)
+            figures.update(load_facts(svc, tenant, args.facts))
+            print("assembly latency ...", flush=True)
+            figures.update(bench_latency(svc, tenant, args.sessions, args.calls))
+            print("LoCoMo tokens ...", flush=True)
+            svc_locomo = Services(db, settings.model_copy(update={"compaction_threshold_tokens": 3000,
+                                                                   "compaction_keep_tokens": 1000}))
+            locomo = bench_locomo(svc_locomo, args.locomo, args.budget)
+            svc.context.close()
+            svc_locomo.context.close()
+        finally:
+            db.close()
     units = {"facts_loaded": "facts", "load_facts_per_s": "facts per second", "assemble_p50_ms": "ms",
              "assemble_p95_ms": "ms", "assemble_max_ms": "ms", "assemble_calls": "calls",
              "assemble_per_s": "windows per second", "search_degraded_windows": "windows",
@@ -212,7 +198,7 @@ def main() -> None:
     figures.update(locomo)
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     result = {"benchmark": "context", "commit": commit, "date": datetime.now(UTC).isoformat(timespec="seconds"),
-              "machine": machine(), "neo4j": "private LocalNeo4j 5.26 (heap 3g, page cache 2g)" if server else args.uri,
+              "machine": machine(), "neo4j": neo4j,
               "parameters": {**vars(args), "model": MODEL, "tail_turns_per_session": 60,
                              "compaction_threshold_tokens": 600, "search_timeout_s": settings.context_search_timeout_s},
               "figures": {k: {"value": v, "unit": units[k]} for k, v in figures.items()},

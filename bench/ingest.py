@@ -13,7 +13,6 @@ import json
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from datetime import datetime, timedelta, timezone
@@ -22,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import free_port, host as machine, pct  # noqa: E402
+from bench.common import host as machine, neo4j_for_bench, pct  # noqa: E402
 from graphmem.models import EntityRef, EpisodeIn, FactIn  # noqa: E402
 from graphmem.services import Services  # noqa: E402
 from graphmem.settings import Settings  # noqa: E402
@@ -152,37 +151,25 @@ def main() -> None:
     ap.add_argument("--llm", type=int, default=60)
     args = ap.parse_args()
 
-    server = None
-    tmp = tempfile.mkdtemp(prefix="graphmem-bench-")
-    if args.uri:
-        settings = Settings(NEO4J_URI=args.uri)
-    else:
-        from graphmem.localneo4j import LocalNeo4j
-        base = Settings(home=Path(tmp), local_neo4j_port=free_port(), local_neo4j_heap="3g",
-                        local_neo4j_pagecache="2g", NEO4J_URI=None, NEO4J_PASSWORD=None)
-        server = LocalNeo4j(base)
-        uri = server.start(timeout_s=240)
-        settings = base.model_copy(update={"neo4j_uri": uri})
-    settings = settings.model_copy(update={"embed_on_write": False, "llm_base_url": None, "llm_api_key": None})
-    db = Database.from_settings(settings)
-    try:
-        apply_schema(db, settings.embedding_dimension)
-        svc = Services(db, settings)
-        figures = {}
-        figures.update(bench_singles(svc, args.singles))
-        figures.update(bench_facts(svc, args.facts, args.batch))
-        figures.update(bench_crm(svc, args.crm))
-        figures.update(bench_llm(db, settings, args.llm))
-    finally:
-        db.close()
-        if server:
-            server.stop()
+    with neo4j_for_bench(args.uri) as (settings, neo4j):
+        settings = settings.model_copy(update={"embed_on_write": False, "llm_base_url": None, "llm_api_key": None})
+        db = Database.from_settings(settings)
+        try:
+            apply_schema(db, settings.embedding_dimension)
+            svc = Services(db, settings)
+            figures = {}
+            figures.update(bench_singles(svc, args.singles))
+            figures.update(bench_facts(svc, args.facts, args.batch))
+            figures.update(bench_crm(svc, args.crm))
+            figures.update(bench_llm(db, settings, args.llm))
+        finally:
+            db.close()
     units = {k: ("ms" if k.endswith("_ms") else "per second" if k.endswith("_per_s") else
                  "USD" if k.endswith("_usd_recorded") else "calls per episode" if "calls_per" in k else "count")
              for k in figures}
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     result = {"benchmark": "ingest", "commit": commit, "date": datetime.now(UTC).isoformat(timespec="seconds"),
-              "machine": machine(), "neo4j": "private LocalNeo4j 5.26 (heap 3g, page cache 2g)" if server else args.uri,
+              "machine": machine(), "neo4j": neo4j,
               "parameters": vars(args), "figures": {k: {"value": v, "unit": units[k]} for k, v in figures.items()},
               "targets": {"single_episode_p95_ms": {"max": 15}, "bulk_facts_per_s": {"min": 5000}}}
     (ROOT / "bench" / "results" / "ingest.json").write_text(json.dumps(result, indent=2) + "\n")

@@ -17,7 +17,6 @@ import json
 import random
 import statistics
 import sys
-import tempfile
 import threading
 import time
 from datetime import datetime, timedelta, timezone
@@ -25,14 +24,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import free_port  # noqa: E402
+from bench.common import neo4j_for_bench  # noqa: E402
 from bench.locomo_common import ROOT, machine  # noqa: E402
 from graphmem.graph import TemporalGraph  # noqa: E402
-from graphmem.localneo4j import LocalNeo4j  # noqa: E402
 from graphmem.models import name_key, new_id  # noqa: E402
 from graphmem.recall.models import SearchRequest  # noqa: E402
 from graphmem.recall.service import RecallService  # noqa: E402
-from graphmem.settings import Settings  # noqa: E402
 from graphmem.store import Database, tenant_token  # noqa: E402
 from graphmem.store.schema import apply_schema  # noqa: E402
 
@@ -118,15 +115,10 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--out", default=str(ROOT / "bench/results/recall.json"))
     a = ap.parse_args()
-    port = free_port()
-    home = Path(tempfile.mkdtemp(prefix="graphmem-bench-"))
-    settings = Settings(home=home, local_neo4j_port=port, local_neo4j_heap="3g", local_neo4j_pagecache="2g",
-                        NEO4J_URI=None, NEO4J_PASSWORD=None, embedder="none")
-    server = LocalNeo4j(settings)
-    uri = server.start(timeout_s=300)
     results = []
-    try:
-        db = Database(uri, None, max_connection_pool_size=32)
+    with neo4j_for_bench() as (settings, _):
+        settings = settings.model_copy(update={"embedder": "none"})
+        db = Database(settings.neo4j_uri, None, max_connection_pool_size=32)
         apply_schema(db, settings.embedding_dimension)
         recall = RecallService(db, TemporalGraph(db, settings), embedder=None)
         rng = random.Random(7)
@@ -165,8 +157,6 @@ def main() -> None:
                                                "units": {"latency": "ms", "throughput": "requests/s", "load": "s"},
                                                "results": results}, indent=1))
         db.close()
-    finally:
-        server.stop()
 
 
 if __name__ == "__main__":
