@@ -40,11 +40,11 @@ class TemporalGraph:
     def ontology(self, tenant_id: str) -> Ontology:
         """The shipped ontology extended with the tenant's own predicates and its fact-class TTL overrides."""
         require_tenant(tenant_id)
-        extra = [Predicate(**r["predicate"]) for r in self.db.rows("ontology/list_predicates", tenant_id=tenant_id)]
+        row = self.db.one("ontology/for_tenant", tenant_id=tenant_id)
+        extra = [Predicate(**p) for p in row["predicates"]]
         onto = self._base_ontology.extended(extra) if extra else self._base_ontology
-        row = self.db.one("tenants/get_settings", tenant_id=tenant_id)   # the tenant's retention (governance)
-        if row and row["settings"].get("fact_class_ttl_json"):
-            onto = onto.with_class_ttls(json.loads(row["settings"]["fact_class_ttl_json"]))
+        if row["fact_class_ttl_json"]:
+            onto = onto.with_class_ttls(json.loads(row["fact_class_ttl_json"]))
         return onto
 
     def add_predicate(self, tenant_id: str, predicate: Predicate) -> Predicate:
