@@ -138,8 +138,10 @@ class Worker:
         return self.processed
 
     def run_once(self) -> int:
-        """One round: claim up to `batch` jobs of one tenant (round-robin) and process them. Returns how many."""
-        claims = self._claim()
+        """One round: claim up to `batch` jobs of one tenant (round-robin) and process them in the order their
+        episodes happened (occurred_at, then arrival), so that identities and values are learned in world order
+        whatever order the claim returned. Returns how many."""
+        claims = sorted(self._claim(), key=lambda c: (c.episode.occurred_at, c.episode.ingested_at, c.episode.id))
         for c in claims:
             if self._stop.is_set():
                 break
