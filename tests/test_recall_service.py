@@ -224,6 +224,10 @@ def test_multihop_bad_input_and_isolation(recall, crm, tenant):
     with pytest.raises(InvalidInput) as err:
         recall.paths_around(t, ids["Sam Me"], max_hops=9)
     assert err.value.field == "max_hops"
+    with pytest.raises(InvalidInput) as err:   # 4 hops only between two entities, not around one
+        recall.paths_around(t, ids["Sam Me"], max_hops=4)
+    assert err.value.field == "max_hops"
+    assert recall.paths_between(t, ids["Bob Lee"], ids["Eve Adams"], max_hops=4)
     with pytest.raises(NotFound):
         recall.paths_around(tenant, ids["Sam Me"])
     with pytest.raises(NotFound) as err:

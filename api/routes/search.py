@@ -37,7 +37,7 @@ class RecallRequest(BaseModel):
 
     entity: EntitySelector = Field(examples=[{"name": "Dana Smith"}])
     other: EntitySelector | None = Field(default=None, examples=[{"name": "Initech", "kind": "Organization"}])
-    max_hops: int = Field(default=3, ge=1, le=MAX_HOPS)
+    max_hops: int = Field(default=3, ge=1, le=MAX_HOPS, description="at most 3 around one entity, 4 between two")
     k: int = Field(default=5, ge=1, le=5, description="paths between two entities")
     limit: int = Field(default=50, ge=1, le=500, description="paths around one entity")
     as_of: UtcDatetime | None = None

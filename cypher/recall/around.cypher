@@ -1,15 +1,18 @@
-// Multi-hop recall around one entity: for every entity reachable in 1..$max_hops facts (at most 4), one shortest
+// Multi-hop recall around one entity: for every entity reachable in 1..$max_hops facts (at most 3), one shortest
 // path Entity<-[:SUBJECT|OBJECT]-Fact-[:SUBJECT|OBJECT]->Entity ... (Neo4j 5 quantified path pattern), walking
 // only facts valid at $as_of as known at $known_at (never candidates, never past retention at $now), optionally
 // only $predicates. Each hop returns its fact (statement, validity, confidence) and provenance episode ids.
 // Ranked by length, then weakest confidence (desc), then most recent valid_from (desc); $limit paths.
+// No row at all when $entity_id is not an entity of this tenant (the caller tells that from "no paths").
+// Temporal values come back as ISO-8601 strings (toString): the Python driver hydrates a DateTime in ~50-100 µs,
+// pydantic parses the string in ~1 µs, and a 3-hop answer carries hundreds of them.
 MATCH (a:Entity {tenant_id: $tenant_id, id: $entity_id})
 MATCH p = ANY SHORTEST (a) ((x:Entity)<-[:SUBJECT|OBJECT]-(f:Fact)-[:SUBJECT|OBJECT]->(y:Entity)
       WHERE f.tenant_id = $tenant_id AND x <> y AND f.status <> 'candidate'
         AND ($predicates IS NULL OR f.predicate IN $predicates)
         AND f.valid_from <= $as_of AND (f.valid_to IS NULL OR f.valid_to > $as_of)
         AND f.recorded_at <= $known_at AND (f.expired_at IS NULL OR f.expired_at > $known_at)
-        AND (f.retain_until IS NULL OR f.retain_until > $now)){1,4} (b:Entity)
+        AND (f.retain_until IS NULL OR f.retain_until > $now)){1,3} (b:Entity)
 WHERE b <> a AND size(f) <= $max_hops
 WITH b, f, x, y, size(f) AS length,
      reduce(c = 1.0, ff IN f | CASE WHEN ff.confidence < c THEN ff.confidence ELSE c END) AS confidence,
@@ -17,10 +20,18 @@ WITH b, f, x, y, size(f) AS length,
 ORDER BY length, confidence DESC, latest DESC
 LIMIT $limit
 WITH b, x, y, length, confidence, latest,
-     [ff IN f | ff {.*, embedding: null}] AS facts,
+     [ff IN f | ff {.id, .tenant_id, .predicate, .value, .object_key, .statement, .confidence, .source, .fact_class,
+                    .status, valid_from: toString(ff.valid_from), valid_to: toString(ff.valid_to),
+                    recorded_at: toString(ff.recorded_at), closed_at: toString(ff.closed_at),
+                    expired_at: toString(ff.expired_at), last_confirmed_at: toString(ff.last_confirmed_at),
+                    retain_until: toString(ff.retain_until)}] AS facts,
      [ff IN f | head([(ff)-[:SUBJECT]->(s:Entity) | s.id])] AS subjects,
-     [ff IN f | [(ff)-[:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > $now) | e.id]] AS provenance
-RETURN b {.*, embedding: null, search_text: null} AS target, length, confidence, latest,
+     [ff IN f | [(ff)-[:DERIVED_FROM]->(e:Episode)
+                 WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > $now) | e.id]] AS provenance
+RETURN b {.id, .tenant_id, .kind, .name, .name_key, .email, .domain, .summary,
+          aliases: coalesce(b.aliases, []), external_ids: coalesce(b.external_ids, []),
+          created_at: toString(b.created_at), updated_at: toString(b.updated_at)} AS target,
+       length, confidence, toString(latest) AS latest,
        [i IN range(0, size(facts) - 1) | {
           fact: facts[i], subject_id: subjects[i], episode_ids: provenance[i],
           from_id: x[i].id, from_name: x[i].name, to_id: y[i].id, to_name: y[i].name}] AS hops

@@ -1,7 +1,8 @@
 // Multi-hop recall between two entities: up to $k shortest paths of 1..$max_hops facts (at most 4) from $from_id to
 // $to_id (Neo4j 5 quantified path pattern with SHORTEST), walking only facts valid at $as_of as known at $known_at
 // (never candidates, never past retention at $now), optionally only $predicates. With $k = 1 this is the shortest
-// connection ("who can introduce us"). Each hop returns its fact and provenance episode ids.
+// connection ("who can introduce us"). Each hop returns its fact and provenance episode ids. Temporal values come
+// back as ISO-8601 strings (see recall/around).
 MATCH (a:Entity {tenant_id: $tenant_id, id: $from_id})
 MATCH (b:Entity {tenant_id: $tenant_id, id: $to_id})
 MATCH p = SHORTEST 5 (a) ((x:Entity)<-[:SUBJECT|OBJECT]-(f:Fact)-[:SUBJECT|OBJECT]->(y:Entity)
@@ -17,10 +18,17 @@ WITH b, f, x, y, size(f) AS length,
 ORDER BY length, confidence DESC, latest DESC
 LIMIT $k
 WITH b, x, y, length, confidence, latest,
-     [ff IN f | ff {.*, embedding: null}] AS facts,
+     [ff IN f | ff {.id, .tenant_id, .predicate, .value, .object_key, .statement, .confidence, .source, .fact_class,
+                    .status, valid_from: toString(ff.valid_from), valid_to: toString(ff.valid_to),
+                    recorded_at: toString(ff.recorded_at), closed_at: toString(ff.closed_at),
+                    expired_at: toString(ff.expired_at), last_confirmed_at: toString(ff.last_confirmed_at),
+                    retain_until: toString(ff.retain_until)}] AS facts,
      [ff IN f | head([(ff)-[:SUBJECT]->(s:Entity) | s.id])] AS subjects,
      [ff IN f | [(ff)-[:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > $now) | e.id]] AS provenance
-RETURN b {.*, embedding: null, search_text: null} AS target, length, confidence, latest,
+RETURN b {.id, .tenant_id, .kind, .name, .name_key, .email, .domain, .summary,
+          aliases: coalesce(b.aliases, []), external_ids: coalesce(b.external_ids, []),
+          created_at: toString(b.created_at), updated_at: toString(b.updated_at)} AS target,
+       length, confidence, toString(latest) AS latest,
        [i IN range(0, size(facts) - 1) | {
           fact: facts[i], subject_id: subjects[i], episode_ids: provenance[i],
           from_id: x[i].id, from_name: x[i].name, to_id: y[i].id, to_name: y[i].name}] AS hops

@@ -1,9 +1,10 @@
-// Hybrid episode retrieval: full-text (episode_text, Lucene BM25), vector (episode_embedding, cosine) and graph
+// Hybrid episode retrieval, phase one (rank; search/hydrate_episodes reads the winners): full-text (episode_text, Lucene BM25), vector (episode_embedding, cosine) and graph
 // proximity (episodes that mention a seed entity, and the provenance episodes of the seeds' facts).
 // Full-text requires the tenant's token inside Lucene; vector similarity is exact over the tenant's episodes.
 // Candidates ($fetch per retriever) are filtered by tenant, retention ($now), transaction time
 // ($known_at vs ingested_at), valid time ($as_of: nothing that had not happened yet) and scope filters apply
-// BEFORE each retriever keeps its top $limit. Returns one row per episode with reasons [{retriever, rank, score}].
+// BEFORE each retriever keeps its top $limit. Returns one row per episode: reasons [{retriever, rank, score}], id,
+// text (speaker-prefixed content, for MMR).
 CALL () {
   WITH $lucene AS q WHERE q IS NOT NULL
   CALL db.index.fulltext.queryNodes('episode_text', '+tenant_token:' + $tenant_token + ' +content:(' + q + ')',
@@ -39,4 +40,4 @@ WITH retriever, e, score ORDER BY score DESC, e.occurred_at DESC
 WITH retriever, collect({e: e, score: score})[..$limit] AS top
 UNWIND range(0, size(top) - 1) AS i
 WITH top[i].e AS e, collect({retriever: retriever, rank: i + 1, score: top[i].score}) AS reasons
-RETURN reasons, e {.*, embedding: null} AS episode
+RETURN reasons, e.id AS id, CASE WHEN e.speaker IS NULL THEN e.content ELSE e.speaker + ': ' + e.content END AS text

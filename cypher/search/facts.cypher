@@ -1,11 +1,12 @@
-// Hybrid fact retrieval: full-text (fact_text, Lucene BM25), vector (fact_embedding, cosine) and graph proximity
-// to the seed entities, each ranked within itself, then filtered and hydrated once per fact.
+// Hybrid fact retrieval, phase one (rank): full-text (fact_text, Lucene BM25), vector (fact_embedding, cosine) and
+// graph proximity to the seed entities, each ranked within itself. Only ids, ranks and the statement come back;
+// the few facts that win fusion are read by search/hydrate_facts.
 // Full-text requires the tenant's token inside Lucene; vector similarity is exact over the tenant's facts
 // (vector.similarity.cosine: the shared vector index cannot filter by tenant). Candidates ($fetch per retriever) are
 // filtered BEFORE each retriever keeps its top $limit.
 // Filters: valid at $as_of (unless $include_superseded) as known at $known_at, never candidates, never past
 // retention ($now), optional predicates, entity kinds, and scope through provenance (session, user, occurred_at).
-// Returns one row per fact: reasons [{retriever, rank, score}], the fact, subject/object names, provenance ids.
+// Returns one row per fact: reasons [{retriever, rank, score}], id, text (the statement, for MMR).
 CALL () {
   WITH $lucene AS q WHERE q IS NOT NULL
   CALL db.index.fulltext.queryNodes('fact_text', '+tenant_token:' + $tenant_token + ' +statement:(' + q + ')',
@@ -47,9 +48,4 @@ WITH retriever, f, score ORDER BY score DESC, f.valid_from DESC
 WITH retriever, collect({f: f, score: score})[..$limit] AS top
 UNWIND range(0, size(top) - 1) AS i
 WITH top[i].f AS f, collect({retriever: retriever, rank: i + 1, score: top[i].score}) AS reasons
-MATCH (f)-[:SUBJECT]->(s:Entity)
-OPTIONAL MATCH (f)-[:OBJECT]->(o:Entity)
-RETURN reasons, f {.*, embedding: null, subject_id: s.id, object_id: o.id} AS fact,
-       s.name AS subject_name, o.name AS object_name,
-       [(f)-[:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > $now) | e.id] AS episode_ids,
-       [(f)-[:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > $now) | e.occurred_at] AS episode_times
+RETURN reasons, f.id AS id, f.statement AS text

@@ -6,10 +6,14 @@ BM25), vector (Neo4j vector indexes `fact_embedding`, `episode_embedding`, `enti
 fused by reciprocal rank fusion (Cormack, Clarke & Büttcher, SIGIR 2009, k = 60; see `graphmem.recall.fusion`),
 optionally re-ranked by MMR (Carbonell & Goldstein 1998).
 
-Seeds are `SearchRequest.seed_entity_ids`, or else the entities the query itself names (full-text hits on names and
-aliases, or vector hits with cosine >= `seed_min_cosine`). Query-derived seeds drive only the entity graph retriever:
-on LoCoMo they are the speakers, who touch every fact, and proximity lists built from them cost 7 points of
-recall@10 (measured, docs/benchmarks/locomo_search.md); explicit seeds drive the fact and episode lists too.
+Two phases in one read transaction: the retriever queries return only ids, ranks and text; fusion and MMR pick the
+k winners, and only those are read in full (`cypher/search/hydrate_*`), so a search decodes k records, not the
+hundreds of candidates.
+
+Graph proximity needs seeds: `SearchRequest.seed_entity_ids` (callers find them with
+`RecallService.resolve_entity`). Seeds are not guessed from the query text: on LoCoMo the entities a question
+names are the speakers, who touch every fact, and proximity lists built from them cost 7 points of recall@10
+(measured, docs/benchmarks/locomo_search.md).
 Tenancy inside the retrievers: full-text queries require the tenant's token (`graphmem.store.tenant_token`) inside
 Lucene, and vector similarity is computed exactly over the tenant's own nodes (Neo4j 5.26's vector index cannot
 filter, and top-k over every tenant misses a small tenant's nodes); every query re-checks `tenant_id`.
@@ -20,6 +24,7 @@ import logging
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import NamedTuple
 
 from graphmem.embeddings import Embedder
 from graphmem.errors import InvalidInput, NotFound
@@ -36,6 +41,17 @@ log = logging.getLogger("graphmem.recall")
 _WORDS = re.compile(r"\w+")
 
 
+class Candidate(NamedTuple):
+    """A fused search result before hydration: `kind` ("fact", "entity", "episode"), `id`, `text` (what MMR
+    compares), fused RRF `score`, and `reasons` ("<retriever> rank <r> (score <s>)")."""
+
+    kind: str
+    id: str
+    text: str
+    score: float
+    reasons: list[str]
+
+
 @dataclass
 class SearchTuning:
     """Knobs of the hybrid search. `weights` are RRF list weights keyed "<kind>/<retriever>" (default 1.0);
@@ -46,8 +62,6 @@ class SearchTuning:
     per_retriever: int = 50
     fetch_factor: int = 4
     max_fetch: int = 2_000
-    seeds_from_query: int = 3
-    seed_min_cosine: float = 0.6
     rrf_k: int = RRF_K
 
 
@@ -100,94 +114,83 @@ class HybridSearch:
 
         def work(tx: Tx):
             seeds = list(dict.fromkeys(req.seed_entity_ids))
-            explicit = bool(seeds)
             ent_rows = []
             if seeds:
                 found = {r["entity"]["id"] for r in tx.rows("entities/get_many", tenant_id=tenant_id, ids=seeds)}
                 missing = [s for s in seeds if s not in found]
                 if missing:
                     raise NotFound(f"seed_entity_ids: no entity {missing[0]!r}", field="seed_entity_ids")
-            if "entity" in req.targets or not seeds:
-                ent_rows = self._run(tx, "search/entities", {**base, "entity_kinds": req.entity_kinds
-                                                              if "entity" in req.targets else None,
-                                                              "seed_ids": seeds}, limit)
-                if not seeds:
-                    seeds = self._seeds(ent_rows)
+            if "entity" in req.targets:
+                ent_rows = self._run(tx, "search/entities", {**base, "seed_ids": seeds}, limit)
             scope = {"session_id": req.session_id, "user_id": req.user_id, "occurred_after": req.occurred_after,
                      "occurred_before": req.occurred_before}
             fact_rows = ep_rows = []
             if "fact" in req.targets:
                 fact_rows = self._run(tx, "search/facts", {
-                    **base, **scope, "seed_ids": seeds if explicit else [], "include_superseded": req.include_superseded,
+                    **base, **scope, "seed_ids": seeds, "include_superseded": req.include_superseded,
                     "predicates": [p.upper() for p in req.predicates] if req.predicates else None,
                     "scoped": any(v is not None for v in scope.values())}, limit)
             if "episode" in req.targets:
-                ep_rows = self._run(tx, "search/episodes", {**base, **scope, "seed_ids": seeds if explicit else []},
-                                   limit)
-            return (ent_rows if "entity" in req.targets else []), fact_rows, ep_rows, seeds
-        ent_rows, fact_rows, ep_rows, seeds = self.db.read(work)
-        hits = self._fuse(ent_rows, fact_rows, ep_rows)
-        if req.mmr:
-            hits = self._mmr(hits, req.mmr_lambda, req.k)
-        return SearchResponse(hits=hits[:req.k], degraded=degraded)
+                ep_rows = self._run(tx, "search/episodes", {**base, **scope, "seed_ids": seeds}, limit)
+            ranked = self._fuse(ent_rows, fact_rows, ep_rows)
+            if req.mmr:
+                ranked = self._mmr(ranked, req.mmr_lambda, req.k)
+            ranked = ranked[:req.k]
+            return ranked, self._hydrate(tx, tenant_id, now, ranked)
+        ranked, records = self.db.read(work)
+        return SearchResponse(hits=[self._hit(c, records[(c.kind, c.id)]) for c in ranked if (c.kind, c.id) in records],
+                              degraded=degraded)
 
-    def _seeds(self, ent_rows: list[dict]) -> list[str]:
-        """Entities the query names: a full-text hit on a name/alias or a close vector hit, best RRF first."""
-        scored = []
-        for row in ent_rows:
-            ok = any(r["retriever"] == "fulltext" or (r["retriever"] == "vector" and r["score"] >= self.tuning.seed_min_cosine)
-                     for r in row["reasons"])
-            if ok:
-                scored.append((sum(1.0 / (self.tuning.rrf_k + r["rank"]) for r in row["reasons"]), row["entity"]["id"]))
-        scored.sort(reverse=True)
-        return [eid for _, eid in scored[:self.tuning.seeds_from_query]]
-
-    def _fuse(self, ent_rows, fact_rows, ep_rows) -> list[SearchHit]:
+    def _fuse(self, ent_rows, fact_rows, ep_rows) -> list[Candidate]:
+        """Phase one rows of each kind -> candidates best first by RRF over every (kind, retriever) list."""
         lists: dict[str, list[tuple[int, tuple[str, str]]]] = {}
         meta: dict[tuple[str, str], dict] = {}
         for kind, rows in (("entity", ent_rows), ("fact", fact_rows), ("episode", ep_rows)):
             for row in rows:
-                rec = row[kind]
-                key = (kind, rec["id"])
+                key = (kind, row["id"])
                 meta[key] = row
                 for r in row["reasons"]:
                     lists.setdefault(f"{kind}/{r['retriever']}", []).append((r["rank"], key))
         ranked = [(name, [key for _, key in sorted(items)]) for name, items in lists.items()]
         fused = rrf(ranked, k=self.tuning.rrf_k, weights=self.tuning.weights)
-        hits = []
+        out = []
         for key in sorted(fused, key=lambda x: (-fused[x], x)):
-            kind, _ = key
             row = meta[key]
             reasons = [f"{r['retriever']} rank {r['rank']} (score {r['score']:.4g})"
                        for r in sorted(row["reasons"], key=lambda r: r["rank"])]
-            hits.append(self._hit(kind, row, fused[key], reasons))
-        return hits
+            out.append(Candidate(key[0], key[1], row["text"], fused[key], reasons))
+        return out
 
     @staticmethod
-    def _hit(kind: str, row: dict, score: float, reasons: list[str]) -> SearchHit:
-        if kind == "fact":
-            fact = Fact(**row["fact"])
-            times = [t.to_native() if hasattr(t, "to_native") else t for t in row["episode_times"]]
-            return SearchHit(kind="fact", id=fact.id, text=fact.statement, score=score, reasons=reasons, fact=fact,
-                             episode_ids=row["episode_ids"], occurred_at=min(times) if times else fact.valid_from)
-        if kind == "episode":
-            ep = Episode(**row["episode"])
-            text = f"{ep.speaker}: {ep.content}" if ep.speaker else ep.content
-            return SearchHit(kind="episode", id=ep.id, text=text, score=score, reasons=reasons, episode=ep,
+    def _hydrate(tx: Tx, tenant_id: str, now: datetime, ranked: list[Candidate]) -> dict[tuple[str, str], dict]:
+        """Phase two: read the winners, one query per kind present. Keyed by (kind, id)."""
+        out: dict[tuple[str, str], dict] = {}
+        for kind, query in (("fact", "search/hydrate_facts"), ("episode", "search/hydrate_episodes"),
+                            ("entity", "search/hydrate_entities")):
+            ids = [c.id for c in ranked if c.kind == kind]
+            if ids:
+                for row in tx.rows(query, tenant_id=tenant_id, ids=ids, now=now):
+                    out[(kind, row[kind]["id"])] = row
+        return out
+
+    @staticmethod
+    def _hit(c: Candidate, row: dict) -> SearchHit:
+        record = {k: v for k, v in row[c.kind].items() if v is not None}
+        if c.kind == "fact":
+            fact = Fact(**record)
+            times = sorted(row["episode_times"])   # ISO-8601 UTC strings sort in time order
+            return SearchHit(kind="fact", id=fact.id, text=fact.statement, score=c.score, reasons=c.reasons,
+                             fact=fact, episode_ids=row["episode_ids"], occurred_at=times[0] if times else fact.valid_from)
+        if c.kind == "episode":
+            ep = Episode(**record)
+            return SearchHit(kind="episode", id=ep.id, text=c.text, score=c.score, reasons=c.reasons, episode=ep,
                              episode_ids=[ep.id], occurred_at=ep.occurred_at)
-        ent = Entity(**row["entity"])
-        text = ent.name + (f" ({', '.join(ent.aliases)})" if ent.aliases else "")
-        return SearchHit(kind="entity", id=ent.id, text=text, score=score, reasons=reasons, entity=ent)
+        return SearchHit(kind="entity", id=c.id, text=c.text, score=c.score, reasons=c.reasons, entity=Entity(**record))
 
     @staticmethod
-    def _mmr(hits: list[SearchHit], lam: float, k: int) -> list[SearchHit]:
-        words = {h.id: set(_WORDS.findall(h.text.lower())) for h in hits}
-        by_id = {h.id: h for h in hits}
-        order = mmr([h.id for h in hits], {h.id: h.score for h in hits},
+    def _mmr(cands: list[Candidate], lam: float, k: int) -> list[Candidate]:
+        words = {c.id: set(_WORDS.findall(c.text.lower())) for c in cands}
+        by_id = {c.id: c for c in cands}
+        order = mmr([c.id for c in cands], {c.id: c.score for c in cands},
                     lambda a, b: jaccard(words[a], words[b]), lam=lam, k=k)
         return [by_id[i] for i in order]
-
-
-def as_datetime(value) -> datetime | None:
-    """A driver DateTime or datetime -> datetime (None passes)."""
-    return value.to_native() if hasattr(value, "to_native") else value

@@ -14,7 +14,7 @@ from graphmem.errors import InvalidInput, NotFound
 from graphmem.models import Entity, value_key
 from graphmem.recall.lucene import build_query
 from graphmem.recall.models import SearchRequest, SearchResponse
-from graphmem.recall.paths import MAX_HOPS, Member, Neighbour, Path, to_path
+from graphmem.recall.paths import AROUND_MAX_HOPS, MAX_HOPS, Member, Neighbour, Path, to_path
 from graphmem.recall.search import HybridSearch, SearchTuning
 from graphmem.store import Database, require_tenant, tenant_token
 from graphmem.timeutil import to_utc, utcnow
@@ -97,14 +97,18 @@ class RecallService:
     def paths_around(self, tenant_id: str, entity_id: str, *, max_hops: int = 3, as_of: datetime | None = None,
                      known_at: datetime | None = None, predicates: list[str] | None = None,
                      limit: int = 50) -> list[Path]:
-        """One shortest path to every entity within `max_hops` facts of `entity_id` (1..4, default 3), best
-        `limit` by (length, confidence, recency). `NotFound` (field entity_id) for an unknown entity."""
+        """One shortest path to every entity within `max_hops` facts of `entity_id` (1..3, default 3), best
+        `limit` by (length, confidence, recency). `NotFound` (field entity_id) for an unknown entity;
+        `InvalidInput` (field max_hops) outside 1..3."""
         require_tenant(tenant_id)
-        self.graph.get_entity(tenant_id, entity_id)
+        if not 1 <= max_hops <= AROUND_MAX_HOPS:
+            raise InvalidInput(f"max_hops must be between 1 and {AROUND_MAX_HOPS}", field="max_hops")
         now, as_of, known_at = self._times(as_of, known_at)
-        rows = self.db.rows("recall/around", tenant_id=tenant_id, entity_id=entity_id, max_hops=self._hops(max_hops),
+        rows = self.db.rows("recall/around", tenant_id=tenant_id, entity_id=entity_id, max_hops=max_hops,
                             as_of=as_of, known_at=known_at, now=now, limit=limit,
                             predicates=[p.upper() for p in predicates] if predicates else None)
+        if not rows:
+            self.graph.get_entity(tenant_id, entity_id)   # NotFound for an unknown entity, else truly no paths
         return [to_path(r) for r in rows]
 
     def paths_between(self, tenant_id: str, from_id: str, to_id: str, *, max_hops: int = 3, k: int = 5,

@@ -48,13 +48,14 @@ class Tx:
         self._tx = tx
 
     def rows(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
-        """Run query `name`; return its records as dicts."""
-        return [r.data() for r in self._tx.run(_checked(name, params), params)]
+        """Run query `name`; return its records as dicts. Queries return maps and scalars, never nodes, so the
+        record's values are taken as they are (`Record.data()` would walk every value to convert graph types)."""
+        return [dict(r.items()) for r in self._tx.run(_checked(name, params), params)]
 
     def one(self, name: str, /, **params: Any) -> dict[str, Any] | None:
         """Run query `name`; return the first record as a dict, or None."""
         rec = self._tx.run(_checked(name, params), params).single(strict=False)
-        return rec.data() if rec else None
+        return dict(rec.items()) if rec else None
 
     def run(self, name: str, /, **params: Any) -> None:
         """Run query `name` for its effects."""
