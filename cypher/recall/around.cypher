@@ -3,7 +3,9 @@
 // only facts valid at $as_of as known at $known_at (never candidates, never past retention at $now), optionally
 // only $predicates. Each hop returns its fact (statement, validity, confidence) and provenance episode ids.
 // Ranked by length, then weakest confidence (desc), then most recent valid_from (desc); $limit paths.
-// No row at all when $entity_id is not an entity of this tenant (the caller tells that from "no paths").
+// One row: `facts` (each distinct hop fact once, with subject_id and provenance episode_ids; paths share most of
+// their facts) and `paths` (target, length, confidence, latest, hops as fact ids with from/to entities).
+// Empty lists when $entity_id is not an entity of this tenant (the caller tells that from "no paths").
 // Temporal values come back as ISO-8601 strings (toString): the Python driver hydrates a DateTime in ~50-100 µs,
 // pydantic parses the string in ~1 µs, and a 3-hop answer carries hundreds of them.
 MATCH (a:Entity {tenant_id: $tenant_id, id: $entity_id})
@@ -19,19 +21,24 @@ WITH b, f, x, y, size(f) AS length,
      reduce(t = f[0].valid_from, ff IN f | CASE WHEN ff.valid_from > t THEN ff.valid_from ELSE t END) AS latest
 ORDER BY length, confidence DESC, latest DESC
 LIMIT $limit
-WITH b, x, y, length, confidence, latest,
-     [ff IN f | ff {.id, .tenant_id, .predicate, .value, .object_key, .statement, .confidence, .source, .fact_class,
-                    .status, valid_from: toString(ff.valid_from), valid_to: toString(ff.valid_to),
-                    recorded_at: toString(ff.recorded_at), closed_at: toString(ff.closed_at),
-                    expired_at: toString(ff.expired_at), last_confirmed_at: toString(ff.last_confirmed_at),
-                    retain_until: toString(ff.retain_until)}] AS facts,
-     [ff IN f | head([(ff)-[:SUBJECT]->(s:Entity) | s.id])] AS subjects,
-     [ff IN f | [(ff)-[:DERIVED_FROM]->(e:Episode)
-                 WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > $now) | e.id]] AS provenance
-RETURN b {.id, .tenant_id, .kind, .name, .name_key, .email, .domain, .summary,
-          aliases: coalesce(b.aliases, []), external_ids: coalesce(b.external_ids, []),
-          created_at: toString(b.created_at), updated_at: toString(b.updated_at)} AS target,
-       length, confidence, toString(latest) AS latest,
-       [i IN range(0, size(facts) - 1) | {
-          fact: facts[i], subject_id: subjects[i], episode_ids: provenance[i],
-          from_id: x[i].id, from_name: x[i].name, to_id: y[i].id, to_name: y[i].name}] AS hops
+WITH collect({
+       target: b {.id, .tenant_id, .kind, .name, .name_key, .email, .domain, .summary,
+                  aliases: coalesce(b.aliases, []), external_ids: coalesce(b.external_ids, []),
+                  created_at: toString(b.created_at), updated_at: toString(b.updated_at)},
+       length: length, confidence: confidence, latest: toString(latest), f: f,
+       hops: [i IN range(0, length - 1) | {fact_id: f[i].id, from_id: x[i].id, from_name: x[i].name,
+                                           to_id: y[i].id, to_name: y[i].name}]}) AS paths
+CALL (paths) {
+  UNWIND paths AS p
+  UNWIND p.f AS ff
+  WITH DISTINCT ff
+  MATCH (ff)-[:SUBJECT]->(s:Entity)
+  RETURN collect(ff {.id, .tenant_id, .predicate, .value, .object_key, .statement, .confidence, .source, .fact_class,
+                     .status, valid_from: toString(ff.valid_from), valid_to: toString(ff.valid_to),
+                     recorded_at: toString(ff.recorded_at), closed_at: toString(ff.closed_at),
+                     expired_at: toString(ff.expired_at), last_confirmed_at: toString(ff.last_confirmed_at),
+                     retain_until: toString(ff.retain_until), subject_id: s.id,
+                     episode_ids: [(ff)-[:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id
+                                   AND (e.retain_until IS NULL OR e.retain_until > $now) | e.id]}) AS facts
+}
+RETURN facts, [p IN paths | p {.target, .length, .confidence, .latest, .hops}] AS paths

@@ -66,17 +66,41 @@ class Member(BaseModel):
 
 
 def to_path(row: dict) -> Path:
-    """A row of `recall/around` or `recall/between` -> `Path` (hop facts get subject/object ids filled in)."""
+    """A row of `recall/between` -> `Path` (hop facts get subject/object ids filled in)."""
     hops = []
     for h in row["hops"]:
-        subj = h["subject_id"]
-        direction = "out" if subj == h["from_id"] else "in"
-        obj = h["to_id"] if direction == "out" else h["from_id"]
-        fact = Fact(**{**h["fact"], "subject_id": subj, "object_id": obj})
-        hops.append(Hop(from_id=h["from_id"], from_name=h["from_name"], to_id=h["to_id"], to_name=h["to_name"],
-                        direction=direction, fact=fact, episode_ids=h["episode_ids"]))
+        fact = Fact(**h["fact"], subject_id=h["subject_id"],
+                    object_id=h["to_id"] if h["subject_id"] == h["from_id"] else h["from_id"])
+        hops.append(_hop(h, fact, h["episode_ids"]))
     return Path(target=Entity(**row["target"]), length=row["length"], confidence=row["confidence"],
                 latest=row["latest"], hops=hops)
+
+
+def to_paths(row: dict) -> list[Path]:
+    """The row of `recall/around` (`facts`: each distinct hop fact once, `paths`: hops by fact id) -> `Path`s.
+    A fact shared by several paths is validated once and shared by their hops."""
+    facts, provenance = {}, {}
+    for f in row["facts"]:
+        facts[f["id"]], provenance[f["id"]] = f, f["episode_ids"]
+    built: dict[tuple[str, str], Fact] = {}
+    out = []
+    for p in row["paths"]:
+        hops = []
+        for h in p["hops"]:
+            raw = facts[h["fact_id"]]
+            obj = h["to_id"] if raw["subject_id"] == h["from_id"] else h["from_id"]
+            fact = built.get((raw["id"], obj))
+            if fact is None:
+                fact = built[(raw["id"], obj)] = Fact(**raw, object_id=obj)
+            hops.append(_hop(h, fact, provenance[raw["id"]]))
+        out.append(Path(target=Entity(**p["target"]), length=p["length"], confidence=p["confidence"],
+                        latest=p["latest"], hops=hops))
+    return out
+
+
+def _hop(h: dict, fact: Fact, episode_ids: list[str]) -> Hop:
+    return Hop(from_id=h["from_id"], from_name=h["from_name"], to_id=h["to_id"], to_name=h["to_name"],
+               direction="out" if fact.subject_id == h["from_id"] else "in", fact=fact, episode_ids=episode_ids)
 
 
 def as_of_or_now(value: datetime | None, now: datetime) -> datetime:

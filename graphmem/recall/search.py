@@ -43,13 +43,18 @@ _WORDS = re.compile(r"\w+")
 
 class Candidate(NamedTuple):
     """A fused search result before hydration: `kind` ("fact", "entity", "episode"), `id`, `text` (what MMR
-    compares), fused RRF `score`, and `reasons` ("<retriever> rank <r> (score <s>)")."""
+    compares), fused RRF `score`, and `reasons` as the query returned them ([{retriever, rank, score}])."""
 
     kind: str
     id: str
     text: str
     score: float
-    reasons: list[str]
+    reasons: list[dict]
+
+    def explain(self) -> list[str]:
+        """The reasons as shown to callers: "<retriever> rank <r> (score <s>)", best rank first."""
+        return [f"{r['retriever']} rank {r['rank']} (score {r['score']:.4g})"
+                for r in sorted(self.reasons, key=lambda r: r["rank"])]
 
 
 @dataclass
@@ -153,13 +158,8 @@ class HybridSearch:
                     lists.setdefault(f"{kind}/{r['retriever']}", []).append((r["rank"], key))
         ranked = [(name, [key for _, key in sorted(items)]) for name, items in lists.items()]
         fused = rrf(ranked, k=self.tuning.rrf_k, weights=self.tuning.weights)
-        out = []
-        for key in sorted(fused, key=lambda x: (-fused[x], x)):
-            row = meta[key]
-            reasons = [f"{r['retriever']} rank {r['rank']} (score {r['score']:.4g})"
-                       for r in sorted(row["reasons"], key=lambda r: r["rank"])]
-            out.append(Candidate(key[0], key[1], row["text"], fused[key], reasons))
-        return out
+        return [Candidate(key[0], key[1], meta[key]["text"], fused[key], meta[key]["reasons"])
+                for key in sorted(fused, key=lambda x: (-fused[x], x))]
 
     @staticmethod
     def _hydrate(tx: Tx, tenant_id: str, now: datetime, ranked: list[Candidate]) -> dict[tuple[str, str], dict]:
@@ -179,13 +179,13 @@ class HybridSearch:
         if c.kind == "fact":
             fact = Fact(**record)
             times = sorted(row["episode_times"])   # ISO-8601 UTC strings sort in time order
-            return SearchHit(kind="fact", id=fact.id, text=fact.statement, score=c.score, reasons=c.reasons,
+            return SearchHit(kind="fact", id=fact.id, text=fact.statement, score=c.score, reasons=c.explain(),
                              fact=fact, episode_ids=row["episode_ids"], occurred_at=times[0] if times else fact.valid_from)
         if c.kind == "episode":
             ep = Episode(**record)
-            return SearchHit(kind="episode", id=ep.id, text=c.text, score=c.score, reasons=c.reasons, episode=ep,
+            return SearchHit(kind="episode", id=ep.id, text=c.text, score=c.score, reasons=c.explain(), episode=ep,
                              episode_ids=[ep.id], occurred_at=ep.occurred_at)
-        return SearchHit(kind="entity", id=c.id, text=c.text, score=c.score, reasons=c.reasons, entity=Entity(**record))
+        return SearchHit(kind="entity", id=c.id, text=c.text, score=c.score, reasons=c.explain(), entity=Entity(**record))
 
     @staticmethod
     def _mmr(cands: list[Candidate], lam: float, k: int) -> list[Candidate]:

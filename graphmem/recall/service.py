@@ -14,7 +14,7 @@ from graphmem.errors import InvalidInput, NotFound
 from graphmem.models import Entity, value_key
 from graphmem.recall.lucene import build_query
 from graphmem.recall.models import SearchRequest, SearchResponse
-from graphmem.recall.paths import AROUND_MAX_HOPS, MAX_HOPS, Member, Neighbour, Path, to_path
+from graphmem.recall.paths import AROUND_MAX_HOPS, MAX_HOPS, Member, Neighbour, Path, to_path, to_paths
 from graphmem.recall.search import HybridSearch, SearchTuning
 from graphmem.store import Database, require_tenant, tenant_token
 from graphmem.timeutil import to_utc, utcnow
@@ -104,12 +104,12 @@ class RecallService:
         if not 1 <= max_hops <= AROUND_MAX_HOPS:
             raise InvalidInput(f"max_hops must be between 1 and {AROUND_MAX_HOPS}", field="max_hops")
         now, as_of, known_at = self._times(as_of, known_at)
-        rows = self.db.rows("recall/around", tenant_id=tenant_id, entity_id=entity_id, max_hops=max_hops,
-                            as_of=as_of, known_at=known_at, now=now, limit=limit,
-                            predicates=[p.upper() for p in predicates] if predicates else None)
-        if not rows:
+        row = self.db.one("recall/around", tenant_id=tenant_id, entity_id=entity_id, max_hops=max_hops,
+                          as_of=as_of, known_at=known_at, now=now, limit=limit,
+                          predicates=[p.upper() for p in predicates] if predicates else None)
+        if not row["paths"]:
             self.graph.get_entity(tenant_id, entity_id)   # NotFound for an unknown entity, else truly no paths
-        return [to_path(r) for r in rows]
+        return to_paths(row)
 
     def paths_between(self, tenant_id: str, from_id: str, to_id: str, *, max_hops: int = 3, k: int = 5,
                       as_of: datetime | None = None, known_at: datetime | None = None,
