@@ -103,3 +103,128 @@ def test_unmappable_json_fails_with_reason(make_services, tenant):
     assert [j.status for j in jobs_] == ["failed"] * 3
     assert "not JSON" in jobs_[0].reason and "invoice" in jobs_[1].reason and "changed_at" in jobs_[2].reason
     assert jobs_[0].attempts == 1                               # permanent: not retried
+
+
+# ---- a field set to null is a retraction -------------------------------------------------------------
+def at(ts: str) -> datetime:
+    return datetime.fromisoformat(ts)
+
+
+def feed(services, tenant, records, prefix):
+    """Each record as its own event episode, occurred_at = its changed_at; then run a worker until idle."""
+    eps = [EpisodeIn(kind="event", content=json.dumps(r), occurred_at=at(r["changed_at"]),
+                     idempotency_key=f"{prefix}-{i}") for i, r in enumerate(records)]
+    out = [e for e, _ in services.ingest.append_episodes(tenant, eps)]
+    Worker(services, tenants=[tenant]).run(until_idle=True)
+    assert {services.ingest.job_status(tenant, e.id).status for e in out} == {"done"}
+    return out
+
+
+def titles_now(g, tenant, person_id, as_of=None):
+    return [f.value for f in g.facts_about(tenant, person_id, as_of=as_of, predicates=["HAS_TITLE"])]
+
+
+def test_null_field_retracts_then_a_new_value_starts_again(make_services, tenant):
+    s, g = make_services(), make_services().graph
+    t1, t2, t3, t4, t5 = ("2023-01-05T09:30:00+00:00", "2023-03-01T10:00:00+00:00", "2023-05-10T16:45:00+00:00",
+                          "2023-06-01T08:00:00+00:00", "2023-09-01T08:00:00+00:00")
+    feed(s, tenant, [
+        {"object": "contact", "id": "c-1", "name": "Mia Wong", "title": "Engineer", "phone": "+44 20 1234",
+         "changed_at": t1},
+        {"object": "contact", "id": "c-1", "name": "Mia Wong", "title": "Senior Engineer", "changed_at": t2},
+        {"object": "contact", "id": "c-1", "name": "Mia Wong", "title": None, "changed_at": t3},
+        {"object": "contact", "id": "c-1", "name": "Mia Wong", "city": "Leeds", "changed_at": t4},  # no title key
+    ], "null")
+    [mia] = g.find_entities(tenant, "Mia Wong", "Person")
+    assert titles_now(g, tenant, mia.id) == []                       # retracted: no current title
+    assert titles_now(g, tenant, mia.id, as_of=at(t3) - (at(t3) - at(t2)) / 2) == ["Senior Engineer"]
+    current = {f.predicate: f.value for f in g.facts_about(tenant, mia.id)}
+    assert current == {"HAS_PHONE": "+44 20 1234", "LOCATED_IN": "Leeds"}   # absent fields changed nothing
+
+    feed(s, tenant, [{"object": "contact", "id": "c-1", "name": "Mia Wong", "title": "Staff Engineer",
+                      "changed_at": t5}], "again")
+    [now] = g.facts_about(tenant, mia.id, predicates=["HAS_TITLE"])
+    assert now.value == "Staff Engineer" and now.valid_from == at(t5) and now.status == "current"
+    history = [(f.value, f.valid_from, f.valid_to, f.status) for f in g.fact_history(tenant, now.id)]
+    assert history == [("Engineer", at(t1), at(t2), "closed"),
+                       ("Senior Engineer", at(t2), at(t3), "retracted"),     # ends exactly at the null event
+                       ("Staff Engineer", at(t5), None, "current")]
+    assert titles_now(g, tenant, mia.id, as_of=at(t4)) == []                  # the gap stays a gap
+    senior = next(f for f in g.fact_history(tenant, now.id) if f.value == "Senior Engineer")
+    roles = sorted(p.role for p in g.fact_provenance(tenant, senior.id))
+    assert roles == ["assertion", "retraction"] and senior.closed_at is not None
+
+
+def test_null_for_a_field_never_set_or_already_cleared_is_a_no_op(make_services, tenant):
+    s = make_services()
+    eps = feed(s, tenant, [
+        {"object": "contact", "id": "c-2", "name": "Noor Ali", "phone": None, "title": "CFO",
+         "changed_at": "2023-01-01T00:00:00+00:00"},
+        {"object": "contact", "id": "c-2", "name": "Noor Ali", "title": None, "changed_at": "2023-02-01T00:00:00+00:00"},
+        {"object": "contact", "id": "c-2", "name": "Noor Ali", "title": None, "changed_at": "2023-03-01T00:00:00+00:00"},
+    ], "noop")
+    [noor] = s.graph.find_entities(tenant, "Noor Ali", "Person")
+    facts = s.graph.facts_about(tenant, noor.id, include_superseded=True)
+    assert [(f.value, f.status, f.valid_to) for f in facts] == [("CFO", "retracted", at("2023-02-01T00:00:00+00:00"))]
+    assert s.ingest.job_status(tenant, eps[2].id).status == "done"
+
+
+def test_deal_owner_and_account_set_to_null(make_services, tenant):
+    s = make_services()
+    g = s.graph
+    feed(s, tenant, [
+        {"object": "deal", "id": "d-1", "name": "Umbrella expansion", "owner": "Dana Reyes", "owner_id": "u-1",
+         "account": "Umbrella", "account_id": "a-9", "stage": "qualified", "amount": 50000, "currency": "USD",
+         "changed_at": "2024-01-10T12:00:00+00:00"},
+        {"object": "deal", "id": "d-1", "name": "Umbrella expansion", "owner": None, "account": None,
+         "amount": None, "changed_at": "2024-02-10T12:00:00+00:00"},
+    ], "deal")
+    [deal] = g.find_entities(tenant, "Umbrella expansion", "Deal")
+    [dana] = g.find_entities(tenant, "Dana Reyes", "Person")
+    assert {f.predicate: f.value for f in g.facts_about(tenant, deal.id)} == {"DEAL_STAGE": "qualified"}
+    closed = g.facts_about(tenant, deal.id, as_of=at("2024-01-20T00:00:00+00:00"))
+    assert {f.predicate for f in closed} == {"OWNS_DEAL", "DEAL_WITH", "DEAL_STAGE", "DEAL_AMOUNT"}
+    owns = [f for f in g.facts_about(tenant, dana.id, include_superseded=True) if f.predicate == "OWNS_DEAL"]
+    assert [(f.object_id, f.status, f.valid_to) for f in owns] == [(deal.id, "retracted",
+                                                                     at("2024-02-10T12:00:00+00:00"))]
+
+    feed(s, tenant, [{"object": "deal", "id": "d-1", "name": "Umbrella expansion", "owner": "Ari Noor",
+                      "owner_id": "u-2", "changed_at": "2024-03-01T12:00:00+00:00"}], "deal2")
+    owners = [f.subject_id for f in g.facts_about(tenant, deal.id, predicates=["OWNS_DEAL"])]
+    assert owners == [g.find_entities(tenant, "Ari Noor", "Person")[0].id]
+
+
+def test_late_null_closes_the_value_valid_then_and_keeps_the_later_one(make_services, tenant):
+    """Out of order: the null event (May) arrives after a later value (September) was recorded. The value that was
+    current in May is closed at the null's time; the September value stays current."""
+    s = make_services()
+    g = s.graph
+    may, sep = "2023-05-10T16:45:00+00:00", "2023-09-01T08:00:00+00:00"
+    feed(s, tenant, [
+        {"object": "contact", "id": "c-3", "name": "Lena Park", "title": "Analyst", "changed_at": "2023-01-01T00:00:00+00:00"},
+        {"object": "contact", "id": "c-3", "name": "Lena Park", "title": "Manager", "changed_at": sep},
+    ], "late")
+    feed(s, tenant, [{"object": "contact", "id": "c-3", "name": "Lena Park", "title": None, "changed_at": may}], "late-null")
+    [lena] = g.find_entities(tenant, "Lena Park", "Person")
+    assert titles_now(g, tenant, lena.id) == ["Manager"]
+    assert titles_now(g, tenant, lena.id, as_of=at("2023-07-01T00:00:00+00:00")) == []
+    assert titles_now(g, tenant, lena.id, as_of=at("2023-03-01T00:00:00+00:00")) == ["Analyst"]
+    [now] = g.facts_about(tenant, lena.id, predicates=["HAS_TITLE"])
+    assert [(f.value, f.valid_to, f.status) for f in g.fact_history(tenant, now.id)] == [
+        ("Analyst", at(may), "retracted"), ("Manager", None, "current")]
+
+
+def test_null_and_value_in_one_episode_apply_in_record_order(make_services, tenant):
+    s = make_services()
+    ep, _ = s.ingest.append_episodes(tenant, [EpisodeIn(kind="json", occurred_at=at("2023-04-01T00:00:00+00:00"),
+                                                        content=json.dumps([
+        {"object": "contact", "id": "c-4", "name": "Ola Berg", "title": "VP", "changed_at": "2023-01-01T00:00:00+00:00"},
+        {"object": "contact", "id": "c-4", "name": "Ola Berg", "title": None, "changed_at": "2023-02-01T00:00:00+00:00"},
+        {"object": "contact", "id": "c-4", "name": "Ola Berg", "title": "CEO", "changed_at": "2023-03-01T00:00:00+00:00"},
+    ]))])[0]
+    Worker(s, tenants=[tenant]).run(until_idle=True)
+    assert s.ingest.job_status(tenant, ep.id).status == "done"
+    [ola] = s.graph.find_entities(tenant, "Ola Berg", "Person")
+    [now] = s.graph.facts_about(tenant, ola.id, predicates=["HAS_TITLE"])
+    assert [(f.value, f.valid_to, f.status) for f in s.graph.fact_history(tenant, now.id)] == [
+        ("VP", at("2023-02-01T00:00:00+00:00"), "retracted"), ("CEO", None, "current")]

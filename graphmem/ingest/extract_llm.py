@@ -112,7 +112,9 @@ def _predicate_lines(ontology: Ontology) -> str:
 
 @dataclass
 class Extracted:
-    """What an extractor produced for one episode."""
+    """What an extractor produced for one episode: facts to assert, entities to create or enrich, refusals, the LLM
+    usage of the job so far, the extractor's name and prompt version, retractions (CRM fields set to null) and notes
+    (e.g. why entity disambiguation fell back to the deterministic resolver)."""
 
     facts: list[FactIn] = field(default_factory=list)
     entities: list[EntityRef] = field(default_factory=list)   # to create/enrich even without a fact
@@ -120,6 +122,8 @@ class Extracted:
     usage: Usage = field(default_factory=Usage)
     extractor: str = "llm"
     prompt_version: str | None = None
+    retractions: list = field(default_factory=list)   # graphmem.ingest.mapping.Retraction (JSON mappings only)
+    notes: list[str] = field(default_factory=list)    # recorded as the reason of a job that still completes
 
 
 class LLMExtractor:

@@ -9,12 +9,23 @@ template); `external_ids` whose fields are missing are dropped. A fact has a `pr
 template. Facts are `source = "system"`, confidence 1.0, valid from the record's `valid_from_field` (an ISO 8601
 time with offset, or a date = midnight UTC; naive times are refused) or else the episode's `occurred_at`. Temporal rules (supersession, out-of-order history) are the
 core's: a changed title closes the old one.
+
+A field that is present with the value JSON `null` is a retraction: "the CRM cleared it". A fact's
+`retract_on_null` lists the fields whose null clears it (default: the fields of its `value` template, else of its
+object's name template, else of its subject's name template). The mapping then yields a `Retraction` of that
+(subject, predicate), as of the record's valid-from time; the worker closes the fact valid then (status
+"retracted", the episode as provenance with role "retraction"; nothing is deleted). When the fact's subject is the
+nulled field (e.g. a deal's `owner`), the retraction names the object instead and closes the facts of that predicate
+pointing at the record's entity. A field absent from the record changes nothing, and an empty string is not a null.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import string
+from dataclasses import dataclass, field
+from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -54,6 +65,52 @@ def _load(path: str) -> Mapping:
     return Mapping(**json.loads(Path(path).read_text()))
 
 
+@dataclass(frozen=True)
+class Retraction:
+    """A fact the record change clears (a mapped field set to null).
+
+    Close the `predicate` facts of `subject` valid at `at` (aware UTC); or, when `subject` is None, the `predicate`
+    facts whose object is `object` (whatever their subject). `field` is the record field that was null; `position`
+    is how many of the episode's mapped facts precede it (record order), so a later record's value is asserted after
+    an earlier record's null and vice versa. `episode_id` is the provenance.
+    """
+
+    predicate: str
+    at: datetime
+    episode_id: str
+    field: str
+    subject: EntityRef | None = None
+    object: EntityRef | None = None
+    position: int = 0
+
+
+@dataclass
+class Mapped:
+    """What a JSON episode maps to: the records' own entities (to create or enrich), the facts to assert and the
+    retractions to apply, each in record order."""
+
+    entities: list[EntityRef] = field(default_factory=list)
+    facts: list[FactIn] = field(default_factory=list)
+    retractions: list[Retraction] = field(default_factory=list)
+
+
+def _fields(template: str | None) -> list[str]:
+    return [f for _, f, _, _ in _FMT.parse(template or "") if f]
+
+
+def _null_fields(fs: dict[str, Any]) -> list[str]:
+    """The record fields whose null value retracts the fact described by spec `fs`."""
+    if "retract_on_null" in fs:
+        return list(fs["retract_on_null"])
+    if "value" in fs:
+        return _fields(fs["value"])
+    if isinstance(fs.get("object"), dict):
+        return _fields(fs["object"].get("name"))
+    if isinstance(fs.get("subject"), dict):
+        return _fields(fs["subject"].get("name"))
+    return []
+
+
 def _render(template: str, record: dict[str, Any]) -> str | None:
     fields = [f for _, f, _, _ in _FMT.parse(template) if f is not None]
     vals = {}
@@ -80,9 +137,11 @@ def _entity(spec: dict[str, Any], record: dict[str, Any]) -> EntityRef | None:
         return EntityRef(kind=spec["kind"], name=name, external_ids=ext)
 
 
-def map_record(mapping: Mapping, record: dict[str, Any], episode: Episode) -> tuple[EntityRef, list[FactIn]]:
-    """The record's own entity (to create or enrich even when no fact changes) and the facts the record change
-    implies (possibly none). Raises `MappingError`."""
+def map_record(mapping: Mapping, record: dict[str, Any], episode: Episode
+               ) -> tuple[EntityRef, list[FactIn], list[Retraction]]:
+    """The record's own entity (to create or enrich even when no fact changes), the facts the record change
+    implies and the retractions its null fields imply (either possibly empty; retractions have `position` 0).
+    Raises `MappingError`."""
     rtype = record.get(mapping.type_field)
     spec = mapping.objects.get(rtype) if isinstance(rtype, str) else None
     if spec is None:
@@ -100,8 +159,20 @@ def map_record(mapping: Mapping, record: dict[str, Any], episode: Episode) -> tu
     me = _entity(spec["entity"], record)
     if me is None:
         raise MappingError(f"{rtype} record has no {spec['entity'].get('name')} (its name)")
-    out = []
+    out: list[FactIn] = []
+    gone: list[Retraction] = []
     for fs in spec.get("facts", []):
+        nulled = [f for f in _null_fields(fs) if f in record and record[f] is None]
+        if nulled:
+            subject_spec = fs.get("subject", "self")
+            if subject_spec == "self":
+                gone.append(Retraction(fs["predicate"].strip().upper(), valid_from, episode.id, nulled[0], subject=me))
+            elif fs.get("object") == "self":      # the nulled field named the subject: close what points at us
+                gone.append(Retraction(fs["predicate"].strip().upper(), valid_from, episode.id, nulled[0], object=me))
+            else:
+                raise MappingError(f"mapping {mapping.name!r}: fact {fs['predicate']} has neither subject nor object "
+                                   "'self', so a null field cannot say which fact to retract")
+            continue
         subject = me if fs.get("subject", "self") == "self" else _entity(fs["subject"], record)
         obj = value = None
         if "object" in fs:
@@ -116,22 +187,23 @@ def map_record(mapping: Mapping, record: dict[str, Any], episode: Episode) -> tu
             continue
         out.append(FactIn(subject=subject, predicate=fs["predicate"], object=obj, value=value, valid_from=valid_from,
                           source="system", confidence=1.0, episode_id=episode.id))
-    return me, out
+    return me, out, gone
 
 
-def extract(mapping: Mapping, episode: Episode) -> tuple[list[EntityRef], list[FactIn]]:
-    """(record entities, facts) from a JSON episode: one record object, or a list of them. Raises `MappingError`."""
+def extract(mapping: Mapping, episode: Episode) -> Mapped:
+    """Entities, facts and retractions from a JSON episode: one record object, or a list of them, in record order
+    (each `Retraction.position` counts the facts of earlier records and of its own). Raises `MappingError`."""
     try:
         data = json.loads(episode.content)
     except json.JSONDecodeError as exc:
         raise MappingError(f"episode content is not JSON: {exc.msg} at character {exc.pos}") from exc
     records = data if isinstance(data, list) else [data]
-    entities: list[EntityRef] = []
-    out: list[FactIn] = []
+    out = Mapped()
     for r in records:
         if not isinstance(r, dict):
             raise MappingError("each record must be a JSON object")
-        me, facts = map_record(mapping, r, episode)
-        entities.append(me)
-        out += facts
-    return entities, out
+        me, facts, gone = map_record(mapping, r, episode)
+        out.entities.append(me)
+        out.facts += facts
+        out.retractions += [dataclasses.replace(g, position=len(out.facts)) for g in gone]
+    return out

@@ -2,9 +2,12 @@
 
 One job is one episode (see `graphmem.ingest.jobs`). For each claimed job the worker picks the extractor by kind
 (json/event: the declarative mapping; message/text/tool_result: the LLM, or "skipped: no LLM configured"), applies
-the write policy, then in ONE transaction checks it still holds the claim (`jobs/fence`), asserts the facts through
-the core (`graphmem.store.facts.assert_batch`: entity resolution, supersession), records refusals and marks the job
-done. A crash anywhere before that commit leaves the job running with a lease that expires, after which any worker
+the write policy, sends the LLM path's ambiguous entity mentions to the LLM in one disambiguation call
+(`graphmem.ingest.disambiguate`; on failure the deterministic resolver decides and the reason is recorded on the done
+job), then in ONE transaction checks it still holds the claim (`jobs/fence`), asserts the facts through the core
+(`graphmem.store.facts.assert_batch`: entity resolution, supersession) and applies the mapping's retractions (CRM
+fields set to null: `graphmem.store.facts.retract`, in record order with the facts), records refusals and marks the
+job done. A crash anywhere before that commit leaves the job running with a lease that expires, after which any worker
 claims it again: facts are written exactly once. Transient errors (LLM down, Neo4j) retry with exponential backoff
 (`jobs.backoff_s`); after `settings.job_max_attempts` attempts the job is "dead" with the reason; permanent errors
 (malformed output after repair, unmappable JSON, a rejected request) end it "failed" with the reason.
@@ -20,16 +23,18 @@ import socket
 import threading
 import time
 import uuid
+from bisect import bisect_left
 from collections import defaultdict, deque
 from datetime import timedelta
 
 from graphmem.errors import GraphmemError, InvalidInput, NotFound
 from graphmem.indexer import Indexer
 from graphmem.ingest import jobs, refusals
+from graphmem.ingest.disambiguate import Disambiguator
 from graphmem.ingest.extract_llm import Extracted, ExtractionMalformed
 from graphmem.ingest.jobs import Claim
 from graphmem.ingest.llm import LLMRejected, LLMUnavailable
-from graphmem.ingest.mapping import MappingError, extract as map_extract
+from graphmem.ingest.mapping import MappingError, Retraction, extract as map_extract
 from graphmem.ingest.policy import TEXT_KINDS, screen_entities, screen_facts
 from graphmem.store import entities as entity_store
 from graphmem.store import facts as fact_store
@@ -74,6 +79,7 @@ class Worker:
         self._threads: list[threading.Thread] = []
         self._rr = 0
         self._touched: set[str] = set()
+        self._disambiguator: Disambiguator | None = None
         self.history: deque[tuple[str, str]] = deque(maxlen=10_000)  # (episode_id, end status), latest last
 
     # ---- lifecycle ------------------------------------------------------------------------------
@@ -234,9 +240,16 @@ class Worker:
         ep = claim.episode
         if ep.kind in ("json", "event"):
             out.extractor = f"mapping:{self.ingest.mapping.name}"
-            out.entities, out.facts = map_extract(self.ingest.mapping, ep)
+            mapped = map_extract(self.ingest.mapping, ep)
+            out.entities, out.facts, out.retractions = mapped.entities, mapped.facts, mapped.retractions
             return
         self.ingest.extractor().extract(claim.tenant_id, ep, self.ingest.graph.ontology(claim.tenant_id), out)
+
+    def disambiguator(self) -> Disambiguator:
+        """The LLM disambiguator (built once, sharing the extractor's client and its concurrency bound)."""
+        if self._disambiguator is None:
+            self._disambiguator = Disambiguator(self.ingest.extractor().client)
+        return self._disambiguator
 
     def _commit(self, claim: Claim, x: Extracted) -> str:
         settings = self.services.settings
@@ -244,6 +257,20 @@ class Worker:
         ontology = graph.ontology(claim.tenant_id)
         ok, refused = screen_facts(x.facts, settings, ontology, prefix="extraction.facts")
         facts = [x.facts[i] for i in ok]
+        # where each retraction falls among the facts that passed the policy (record order is kept)
+        gone = sorted(((bisect_left(ok, r.position), i, r) for i, r in enumerate(x.retractions)),
+                      key=lambda t: (t[0], t[1]))
+        extra: dict = {}
+        if x.extractor == "llm" and facts:
+            d = self.disambiguator().apply(self.db, claim.tenant_id, claim.episode, facts, x.usage)
+            facts = d.facts
+            if d.mentions:
+                extra = {"disambiguation_prompt_version": self.disambiguator().prompt_version,
+                         "disambiguation_mentions": len(d.mentions),
+                         "disambiguation_linked": sum(1 for v in d.chosen.values() if v)}
+            if d.fallback_reason:
+                x.notes.append(d.fallback_reason)
+                log.warning("job %s: %s", claim.episode.id, d.fallback_reason)
         entities, bad_entities = screen_entities(x.entities, claim.episode.id, "extraction.entities")
         refusal_list = x.refusals + [r for _, r in refused] + bad_entities
 
@@ -253,19 +280,57 @@ class Worker:
             if entities:
                 entity_store.resolve(tx, claim.tenant_id, entities, settings,
                                      [f"extraction.entities[{i}]" for i in range(len(entities))])
-            outcomes = []
-            size = settings.bulk_batch_size
-            for start in range(0, len(facts), size):
-                outcomes += fact_store.assert_batch(tx, claim.tenant_id, facts[start:start + size], ontology,
-                                                    settings, field_prefix="extraction.facts")
+            targets = []
+            if gone:
+                refs = [r.subject or r.object for _, _, r in gone]
+                targets = entity_store.resolve(tx, claim.tenant_id, refs, settings,
+                                               [f"extraction.retractions[{i}]" for _, i, _ in gone])
+            outcomes, retracted, done_upto = [], 0, 0
+            for (pos, _, r), target in zip(gone, targets):
+                outcomes += self._assert(tx, claim, facts[done_upto:pos], done_upto, ontology)
+                done_upto = pos
+                retracted += len(self._retract(tx, claim, r, target.id))
+            outcomes += self._assert(tx, claim, facts[done_upto:], done_upto, ontology)
             refusals.record_tx(tx, claim.tenant_id, refusal_list)
-            jobs.finish(tx, claim, "done", usage=x.usage, stats=self._stats_by(x, len(facts), len(refusal_list)))
+            stats = {**self._stats_by(x, len(facts), len(refusal_list)), **extra}
+            if x.retractions:
+                stats["facts_retracted"] = retracted
+            jobs.finish(tx, claim, "done", reason="; ".join(x.notes)[:1000] or None, usage=x.usage, stats=stats)
             return outcomes
         outcomes = self.db.write(work)
         if graph.indexer:
             graph.indexer.index_facts(claim.tenant_id, [o.fact_id for o in outcomes
                                                         if o.fact_id and o.action != "duplicate"])
         return "done"
+
+    def _assert(self, tx, claim: Claim, facts: list, offset: int, ontology) -> list:
+        """Assert `facts` (the slice starting at `offset` of the job's facts) in chunks of `bulk_batch_size`;
+        one `AssertOutcome` per fact."""
+        settings = self.services.settings
+        out = []
+        size = settings.bulk_batch_size
+        for start in range(0, len(facts), size):
+            out += fact_store.assert_batch(tx, claim.tenant_id, facts[start:start + size], ontology, settings,
+                                           field_prefix="extraction.facts")
+        return out
+
+    @staticmethod
+    def _retract(tx, claim: Claim, r: Retraction, entity_id: str) -> list[str]:
+        """Apply one retraction; returns the closed fact ids (none when nothing was valid at `r.at`: a no-op)."""
+        tenant = claim.tenant_id
+        if r.subject is not None:
+            pairs = [(entity_id, None)]
+        else:   # the nulled field named the subject: close the facts of r.predicate pointing at the entity
+            about = fact_store.about(tx, tenant, entity_id, as_of=r.at, predicates=[r.predicate])
+            pairs = sorted({(f.subject_id, f"e:{entity_id}") for f in about if f.object_id == entity_id})
+        closed: list[str] = []
+        for subject_id, object_key in pairs:
+            try:
+                closed += fact_store.retract(tx, tenant, subject_id, r.predicate, r.at, r.episode_id, object_key,
+                                             source="system")
+            except NotFound:
+                pass
+        return closed
 
     @staticmethod
     def _stats(x: Extracted, asserted: int, refused: int) -> dict:

@@ -1,0 +1,192 @@
+"""Entity disambiguation for LLM-extracted mentions, end to end through the worker, the real `openai` client and the
+scripted OpenAI-compatible server: only mentions that stay ambiguous after the deterministic rules go to the LLM,
+all of an episode's in one call; its answer links a mention to an existing entity or lets the resolver create one;
+a failing or malformed answer falls back to the deterministic resolver with the reason on the job."""
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timezone
+
+import pytest
+
+from graphmem.ingest.disambiguate import find_ambiguous, similarity
+from graphmem.ingest.worker import Worker
+from graphmem.models import EntityRef, EpisodeIn
+from tests.fake_openai import Reply, chat_completion_body, error_body
+
+UTC = timezone.utc
+T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
+PATH = "/v1/chat/completions"
+TEXT = "Dana called from Globex: she now leads procurement there, and Ari Noor joined as CTO."
+EXTRACTION = {
+    "entities": [{"ref": "d", "kind": "Person", "name": "Dana"},
+                 {"ref": "g", "kind": "Organization", "name": "Globex"},
+                 {"ref": "a", "kind": "Person", "name": "Ari Noor"}],
+    "facts": [{"subject": "d", "predicate": "WORKS_AT", "object": "g", "confidence": 0.9},
+              {"subject": "d", "predicate": "HAS_TITLE", "value": "Head of Procurement", "confidence": 0.9},
+              {"subject": "a", "predicate": "WORKS_AT", "object": "g", "confidence": 0.9},
+              {"subject": "a", "predicate": "HAS_TITLE", "value": "CTO", "confidence": 0.9}],
+}
+
+
+def ok(content, p=100, c=20) -> Reply:
+    return Reply(200, chat_completion_body(content if isinstance(content, str) else json.dumps(content),
+                                           prompt_tokens=p, completion_tokens=c))
+
+
+def mentions_in(req) -> list[dict] | None:
+    """The mentions block of a disambiguation request (None for any other chat request)."""
+    text = req.json()["messages"][0]["content"]
+    m = re.search(r"<<<MENTIONS\n(.*)\nMENTIONS>>>", text, re.S)
+    return json.loads(m.group(1)) if m else None
+
+
+def disambiguation_requests(fake_llm):
+    return [r for r in fake_llm.requests_for(PATH) if mentions_in(r) is not None]
+
+
+def pick(name: str | None):
+    """A responder answering every mention with its candidate called `name` (None: "new")."""
+    def answer(req) -> Reply:
+        choices = []
+        for m in mentions_in(req):
+            ids = [c["id"] for c in m["candidates"] if c["name"] == name]
+            choices.append({"mention": m["mention"], "entity_id": ids[0] if ids else "new"})
+        return ok({"choices": choices}, p=300, c=15)
+    return answer
+
+
+@pytest.fixture
+def known(llm_services, tenant):
+    """Existing entities: two Danas and Globex."""
+    g = llm_services.graph
+    return {n: g.upsert_entity(tenant, EntityRef(kind=k, name=n)) for k, n in
+            [("Person", "Dana Smith"), ("Person", "Dana Lee"), ("Organization", "Globex")]}
+
+
+def ingest(services, tenant, text=TEXT):
+    ep, _ = services.ingest.append_episodes(tenant, [EpisodeIn(content=text, occurred_at=T0, session_id="s1",
+                                                               role="user", speaker="Sam")])[0]
+    Worker(services, tenants=[tenant], poll_s=0.05).run(until_idle=True)
+    return services.ingest.job_status(tenant, ep.id)
+
+
+def subject_of(services, tenant, predicate, value):
+    """The subject entity id of the current `predicate` = `value` fact (searched over the given names)."""
+    for name in ("Dana", "Dana Smith", "Dana Lee"):
+        for e in services.graph.find_entities(tenant, name, "Person"):
+            for f in services.graph.facts_about(tenant, e.id, predicates=[predicate]):
+                if f.value == value and f.subject_id == e.id:
+                    return e.id
+    return None
+
+
+def test_only_the_ambiguous_mention_goes_to_the_llm_and_the_answer_links_it(llm_services, fake_llm, tenant, known):
+    fake_llm.script(PATH, ok(EXTRACTION, p=500, c=80), pick("Dana Lee"))
+    job = ingest(llm_services, tenant)
+    assert job.status == "done" and job.reason is None and job.attempts == 1
+
+    [req] = disambiguation_requests(fake_llm)                    # exactly one disambiguation call
+    assert len(fake_llm.requests_for(PATH)) == 2                 # plus the extraction
+    [mention] = mentions_in(req)                                 # only "Dana": not Globex (exact), not Ari (no kin)
+    assert (mention["name"], mention["kind"]) == ("Dana", "Person")
+    assert sorted(c["name"] for c in mention["candidates"]) == ["Dana Lee", "Dana Smith"]
+    assert {c["id"] for c in mention["candidates"]} == {known["Dana Lee"].id, known["Dana Smith"].id}
+    assert TEXT in req.json()["messages"][0]["content"]
+
+    g = llm_services.graph
+    lee = known["Dana Lee"]
+    facts = {f.predicate: f for f in g.facts_about(tenant, lee.id) if f.subject_id == lee.id}
+    assert facts["WORKS_AT"].object_id == known["Globex"].id
+    assert facts["HAS_TITLE"].value == "Head of Procurement"
+    assert g.find_entities(tenant, "Dana", "Person") == []      # no new "Dana", and no alias "Dana" on Dana Lee
+    assert g.facts_about(tenant, known["Dana Smith"].id) == []
+    assert len(g.find_entities(tenant, "Globex")) == 1
+    [ari] = g.find_entities(tenant, "Ari Noor", "Person")        # the new person was created as before
+    assert {f.value for f in g.facts_about(tenant, ari.id, predicates=["HAS_TITLE"])} == {"CTO"}
+    # both calls are in the job's usage
+    assert (job.llm_calls, job.prompt_tokens, job.completion_tokens) == (2, 800, 95)
+    assert abs(job.cost_usd - (800 * 0.15 + 95 * 0.60) / 1e6) < 1e-12
+
+
+def test_answer_new_creates_a_new_entity(llm_services, fake_llm, tenant, known):
+    fake_llm.script(PATH, ok(EXTRACTION), pick(None))
+    job = ingest(llm_services, tenant)
+    assert job.status == "done" and job.reason is None and job.llm_calls == 2
+    [dana] = llm_services.graph.find_entities(tenant, "Dana", "Person")
+    assert dana.id not in {known["Dana Lee"].id, known["Dana Smith"].id}
+    assert subject_of(llm_services, tenant, "HAS_TITLE", "Head of Procurement") == dana.id
+
+
+def test_unknown_candidate_id_is_repaired_once(llm_services, fake_llm, tenant, known):
+    bogus = ok({"choices": [{"mention": "m1", "entity_id": "0" * 32}]})
+    fake_llm.script(PATH, ok(EXTRACTION), bogus, pick("Dana Smith"))
+    job = ingest(llm_services, tenant)
+    assert job.status == "done" and job.reason is None and job.llm_calls == 3
+    repair = fake_llm.requests_for(PATH)[2].json()["messages"]
+    assert [m["role"] for m in repair] == ["user", "assistant", "user"]
+    assert "is not a candidate of m1" in repair[2]["content"]
+    assert subject_of(llm_services, tenant, "HAS_TITLE", "Head of Procurement") == known["Dana Smith"].id
+
+
+def test_unknown_candidate_id_twice_falls_back_to_the_resolver(llm_services, fake_llm, tenant, known):
+    bogus = ok({"choices": [{"mention": "m1", "entity_id": "0" * 32}]})
+    fake_llm.script(PATH, ok(EXTRACTION), bogus, bogus)
+    job = ingest(llm_services, tenant)
+    assert job.status == "done" and job.attempts == 1 and job.llm_calls == 3
+    assert "fell back to the deterministic resolver" in job.reason and "DisambiguationMalformed" in job.reason
+    assert job.facts_asserted == 4
+    [dana] = llm_services.graph.find_entities(tenant, "Dana", "Person")      # the resolver made a new "Dana"
+    assert subject_of(llm_services, tenant, "HAS_TITLE", "Head of Procurement") == dana.id
+    assert len(fake_llm.requests_for(PATH)) == 3                               # no retry of the whole job
+
+
+def test_server_errors_fall_back_and_the_job_completes(llm_services, fake_llm, tenant, known):
+    fake_llm.script(PATH, ok(EXTRACTION))
+    fake_llm.set_default(PATH, lambda req: Reply(500, error_body("model overloaded"), headers={"Retry-After": "0"}))
+    job = ingest(llm_services, tenant)
+    assert job.status == "done" and job.attempts == 1
+    assert job.llm_calls == 1 + 3                                 # extraction + 1 call and 2 retries (llm_max_retries=2)
+    assert len(disambiguation_requests(fake_llm)) == 3
+    assert "fell back to the deterministic resolver" in job.reason and "LLMUnavailable" in job.reason
+    assert "500" in job.reason
+    [dana] = llm_services.graph.find_entities(tenant, "Dana", "Person")
+    assert subject_of(llm_services, tenant, "HAS_TITLE", "Head of Procurement") == dana.id
+
+
+def test_no_candidates_means_no_call(llm_services, fake_llm, tenant):
+    g = llm_services.graph
+    smith = g.upsert_entity(tenant, EntityRef(kind="Person", name="Dana Smith"))
+    g.upsert_entity(tenant, EntityRef(kind="Organization", name="Dana Lee Partners"))   # near, another kind
+    reply = {"entities": [{"ref": "a", "kind": "Person", "name": "Dana Lee"},          # 1 of 2 words: not near
+                          {"ref": "b", "kind": "Person", "name": "Dana Smith"},        # exact: the resolver's
+                          {"ref": "c", "kind": "Person", "name": "Dana", "email": "dana@example.com"},  # strong id
+                          {"ref": "o", "kind": "Organization", "name": "Initech"}],
+             "facts": [{"subject": s, "predicate": "WORKS_AT", "object": "o", "confidence": 0.9} for s in "abc"]}
+    fake_llm.script(PATH, ok(reply))
+    job = ingest(llm_services, tenant, "Dana Lee, Dana Smith and dana@example.com all work at Initech.")
+    assert job.status == "done" and job.reason is None
+    assert job.llm_calls == 1 and len(fake_llm.requests_for(PATH)) == 1
+    assert [f.predicate for f in g.facts_about(tenant, smith.id)] == ["WORKS_AT"]
+    assert len(g.find_entities(tenant, "Dana Lee", "Person")) == 1
+
+
+def test_near_names_are_found_in_the_index_within_the_tenant_only(llm_services, db, tenant):
+    g = llm_services.graph
+    acme = g.upsert_entity(tenant, EntityRef(kind="Organization", name="ACME Corporation"))
+    g.upsert_entity(tenant, EntityRef(kind="Organization", name="Initech"))
+    g.upsert_entity(tenant + "-other", EntityRef(kind="Organization", name="Acme Corp Europe"))
+    refs = [EntityRef(kind="Organization", name="Acme Corp"), EntityRef(kind="Organization", name="Initech"),
+            EntityRef(kind="Organization", name="Umbrella")]
+    found = db.read(lambda tx: find_ambiguous(tx, tenant, refs))
+    assert [(m.key, m.ref.name, [c.id for c in m.candidates]) for m in found] == [("m1", "Acme Corp", [acme.id])]
+
+
+@pytest.mark.parametrize("a,b,near", [
+    ("Dana", "Dana Smith", True), ("Acme Corp", "ACME Corporation", True), ("J. Smith", "John Smith", True),
+    ("Dana Smith", "Dana Lee", False), ("Globex", "Initech", False), ("Jo", "John", False),
+])
+def test_similarity_threshold(a, b, near):
+    from graphmem.ingest.disambiguate import MIN_SIMILARITY
+    assert (similarity(a, b) >= MIN_SIMILARITY) is near
