@@ -54,6 +54,7 @@ def cases(tenant: str, ids: dict) -> dict[str, dict]:
         "search/hydrate_facts": {"tenant_id": tenant, "now": now, "ids": [ids["Dana Smith"], ids["Globex"]]},
         "search/hydrate_episodes": {"tenant_id": tenant, "ids": [ids["Dana Smith"]]},
         "search/hydrate_entities": {"tenant_id": tenant, "ids": [ids["Dana Smith"], ids["Globex"]]},
+        "search/replies": {**common, **scope, "ids": [ids["Dana Smith"]]},
         "search/entities_by_name": {"tenant_id": tenant, "tenant_token": tenant_token(tenant), "lucene": None, "kind": "Person", "offset": 0, "limit": 10,
                                     "fetch": 100},
         "recall/around": {**common, "entity_id": ids["Sam Me"], "max_hops": 3, "limit": 50, "predicates": None},

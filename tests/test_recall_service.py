@@ -86,6 +86,30 @@ def test_search_finds_fact_with_provenance_and_reasons(recall, crm):
     assert [h.score for h in res.hits] == sorted((h.score for h in res.hits), reverse=True)
 
 
+def test_search_ranks_the_reply_to_a_matching_question_right_after_it(recall, graph, tenant):
+    """The answer to a question often shares no word with the query; it is found through the question it answers,
+    within the same session and scope, and never across sessions."""
+    def say(key, speaker, text, seconds, session="chat"):
+        e, _ = graph.append_episode(tenant, EpisodeIn(content=text, occurred_at=T0 + timedelta(seconds=seconds),
+                                                      idempotency_key=key, session_id=session, user_id="u1",
+                                                      role="user", speaker=speaker))
+        return e.id
+    asked = say("q", "Mel", "Anything you're excited about in the adoption process?", 1)
+    reply = say("a", "Caro", "I'm thrilled to make a family for kids who need one.", 2)
+    say("b", "Mel", "That is lovely.", 3)
+    other = say("q2", "Mel", "How is the adoption paperwork going?", 1, session="other")
+    req = SearchRequest(query="excited adoption process", k=5, targets=["episode"])
+    ids = [h.id for h in recall.search(tenant, req).hits]
+    assert ids.index(reply) == ids.index(asked) + 1
+    hit = next(h for h in recall.search(tenant, req).hits if h.id == reply)
+    assert any(r.startswith("reply rank") for r in hit.reasons) and hit.episode_ids == [reply]
+    assert other in ids   # the other session's question matches, but its session has no reply
+    scoped = [h.id for h in recall.search(tenant, req.model_copy(update={"session_id": "other"})).hits]
+    assert scoped == [other]
+    before = [h.id for h in recall.search(tenant, req.model_copy(update={"as_of": T0 + timedelta(seconds=1)})).hits]
+    assert asked in before and reply not in before   # the reply had not happened yet
+
+
 def test_search_default_is_current_facts_only_and_as_of_goes_back(recall, crm):
     tenant, ids = crm
     now = recall.search(tenant, SearchRequest(query="Dana works at", targets=["fact"], predicates=["WORKS_AT"]))
