@@ -10,8 +10,12 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+PROMPTS = Path(__file__).resolve().parent / "prompts"
+"""Where versioned prompt files live (`<name>.md`, repair instructions in `<name>.repair.md`)."""
 
 
 def _home() -> Path:
@@ -76,6 +80,17 @@ class Settings(BaseSettings):
                                                   description="USD per 1M completion tokens (gpt-4o-mini list price).")
     crm_mapping_path: Path | None = Field(default=None, description="Declarative JSON mapping; default ships in "
                                           "graphmem/data/crm_mapping.json.")
+    disambiguation_prompt: str = Field(
+        default="disambiguate_v1", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$",
+        description="Prompt of the LLM entity disambiguation: graphmem/prompts/<name>.md and <name>.repair.md "
+                    "(no .md); a name without both files is refused when the settings are read.")
+    disambiguation_min_similarity: float = Field(
+        default=0.75, ge=0.0, le=1.0,
+        description="Least token similarity (0..1, share of the shorter name's words matched) for an existing "
+                    "same-kind entity to be a candidate of an ambiguous mention ('Dana' ~ 'Dana Smith' = 1.0, "
+                    "'Dana Smith' ~ 'Dana Lee' = 0.5).")
+    disambiguation_max_candidates: int = Field(
+        default=5, ge=1, le=20, description="Most candidates shown to the LLM per ambiguous mention (most similar first).")
 
     # --- limits --------------------------------------------------------------------------------
     max_value_chars: int = Field(default=4000, description="Longest fact value / statement accepted (characters).")
@@ -110,6 +125,15 @@ class Settings(BaseSettings):
     sweep_interval_s: float = Field(default=3600.0, gt=0, description="Seconds between the worker's sweeper runs.")
     sweep_batch_size: int = Field(default=500, ge=1, le=10_000,
                                   description="Expired episodes, facts or sessions removed per sweeper transaction.")
+
+
+    @field_validator("disambiguation_prompt")
+    @classmethod
+    def _prompt_files_exist(cls, v: str) -> str:
+        missing = [f"{v}{suffix}.md" for suffix in ("", ".repair") if not (PROMPTS / f"{v}{suffix}.md").is_file()]
+        if missing:
+            raise ValueError(f"no prompt file {', '.join(missing)} in {PROMPTS}")
+        return v
 
 
 @lru_cache(maxsize=1)

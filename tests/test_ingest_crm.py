@@ -228,3 +228,154 @@ def test_null_and_value_in_one_episode_apply_in_record_order(make_services, tena
     [now] = s.graph.facts_about(tenant, ola.id, predicates=["HAS_TITLE"])
     assert [(f.value, f.valid_to, f.status) for f in s.graph.fact_history(tenant, now.id)] == [
         ("VP", at("2023-02-01T00:00:00+00:00"), "retracted"), ("CEO", None, "current")]
+
+
+# ---- a deal has one owner: a new owner closes the previous owner's OWNS_DEAL -------------------------
+def deal_rec(owner: str | None, ts: str, deal: str = "d-7", **extra) -> dict:
+    rec = {"object": "deal", "id": deal, "name": f"Deal {deal}", "changed_at": ts, **extra}
+    if owner is not None:
+        rec.update(owner=owner, owner_id=f"u-{owner.split()[0].lower()}")
+    return rec
+
+
+def ownership(g, tenant, deal_name: str) -> list[tuple[str, datetime, datetime | None, str]]:
+    """Every OWNS_DEAL fact on the deal ever recorded: (owner name, valid_from, valid_to, status), oldest first."""
+    [deal] = g.find_entities(tenant, deal_name, "Deal")
+    names = {}
+    out = []
+    for f in g.facts_about(tenant, deal.id, include_superseded=True, predicates=["OWNS_DEAL"]):
+        if f.subject_id not in names:
+            names[f.subject_id] = g.get_entity(tenant, f.subject_id).name
+        out.append((names[f.subject_id], f.valid_from, f.valid_to, f.status))
+    return sorted(out, key=lambda t: (t[1], t[0]))
+
+
+def owners_at(g, tenant, deal_name: str, as_of: str | None = None) -> list[str]:
+    [deal] = g.find_entities(tenant, deal_name, "Deal")
+    facts = g.facts_about(tenant, deal.id, as_of=at(as_of) if as_of else None, predicates=["OWNS_DEAL"])
+    return sorted(g.get_entity(tenant, f.subject_id).name for f in facts)
+
+
+T1, T2, T3 = "2024-01-10T12:00:00+00:00", "2024-02-10T12:00:00+00:00", "2024-03-10T12:00:00+00:00"
+
+
+def test_new_owner_closes_the_previous_owner_at_the_change(make_services, tenant):
+    s = make_services()
+    g = s.graph
+    eps = feed(s, tenant, [deal_rec("Dana Reyes", T1, stage="qualified"),
+                           deal_rec("Dana Reyes", T1, deal="d-8"),          # Dana's other deal
+                           deal_rec("Bob Stone", T2)], "own")
+    assert owners_at(g, tenant, "Deal d-7") == ["Bob Stone"]
+    assert owners_at(g, tenant, "Deal d-7", "2024-02-01T00:00:00+00:00") == ["Dana Reyes"]
+    assert ownership(g, tenant, "Deal d-7") == [("Dana Reyes", at(T1), at(T2), "retracted"),
+                                                ("Bob Stone", at(T2), None, "current")]
+    assert owners_at(g, tenant, "Deal d-8") == ["Dana Reyes"]              # only the changed deal is touched
+    [dana] = g.find_entities(tenant, "Dana Reyes", "Person")
+    assert [f.object_id for f in g.facts_about(tenant, dana.id, predicates=["OWNS_DEAL"])] == \
+        [g.find_entities(tenant, "Deal d-8", "Deal")[0].id]
+    closed = next(f for f in g.facts_about(tenant, dana.id, include_superseded=True, predicates=["OWNS_DEAL"])
+                  if f.status == "retracted")
+    prov = {p.episode_id: p.role for p in g.fact_provenance(tenant, closed.id)}
+    assert prov == {eps[0].id: "assertion", eps[2].id: "retraction"}       # the owner change is on record
+    job = s.ingest.job_status(tenant, eps[2].id)
+    assert job.facts_asserted == 1 and job.facts_retracted == 1
+    assert g.facts_about(tenant, g.find_entities(tenant, "Deal d-7", "Deal")[0].id,
+                         predicates=["DEAL_STAGE"])[0].value == "qualified"   # other fields untouched
+
+    # back to Dana later: a new interval for her, Bob's closes
+    feed(s, tenant, [deal_rec("Dana Reyes", T3)], "own-back")
+    assert owners_at(g, tenant, "Deal d-7") == ["Dana Reyes"]
+    assert ownership(g, tenant, "Deal d-7") == [("Dana Reyes", at(T1), at(T2), "retracted"),
+                                                ("Bob Stone", at(T2), at(T3), "retracted"),
+                                                ("Dana Reyes", at(T3), None, "current")]
+
+
+def test_owner_changes_replayed_or_retried_change_nothing(make_services, tenant):
+    s = make_services()
+    g = s.graph
+    records = [deal_rec("Dana Reyes", T1), deal_rec("Bob Stone", T2), deal_rec("Cleo Park", T3)]
+    feed(s, tenant, records, "replay-a")
+    first = ownership(g, tenant, "Deal d-7")
+    [deal] = g.find_entities(tenant, "Deal d-7", "Deal")
+    ids = sorted(f.id for f in g.facts_about(tenant, deal.id, include_superseded=True, predicates=["OWNS_DEAL"]))
+    feed(s, tenant, records, "replay-b")                        # every change delivered again (at-least-once)
+    eps = feed(s, tenant, list(reversed(records)), "replay-c")  # and again, newest first
+    assert ownership(g, tenant, "Deal d-7") == first == [
+        ("Dana Reyes", at(T1), at(T2), "retracted"), ("Bob Stone", at(T2), at(T3), "retracted"),
+        ("Cleo Park", at(T3), None, "current")]
+    assert sorted(f.id for f in g.facts_about(tenant, deal.id, include_superseded=True,
+                                              predicates=["OWNS_DEAL"])) == ids
+    assert {s.ingest.job_status(tenant, e.id).facts_retracted for e in eps} == {0}
+
+
+def test_an_older_owner_change_arriving_late_is_history(make_services, tenant):
+    s = make_services()
+    g = s.graph
+    feed(s, tenant, [deal_rec("Dana Reyes", T1), deal_rec("Cleo Park", T3)], "late")
+    feed(s, tenant, [deal_rec("Bob Stone", T2)], "late-bob")     # Dana -> Bob happened before Bob -> Cleo
+    assert owners_at(g, tenant, "Deal d-7") == ["Cleo Park"]       # the newer owner is not closed
+    assert owners_at(g, tenant, "Deal d-7", "2024-03-01T00:00:00+00:00") == ["Bob Stone"]
+    assert owners_at(g, tenant, "Deal d-7", "2024-02-01T00:00:00+00:00") == ["Dana Reyes"]
+    assert ownership(g, tenant, "Deal d-7") == [("Dana Reyes", at(T1), at(T2), "retracted"),
+                                                ("Bob Stone", at(T2), at(T3), "closed"),
+                                                ("Cleo Park", at(T3), None, "current")]
+
+
+def test_a_late_change_to_the_owner_a_later_snapshot_already_named(make_services, tenant):
+    """CRM events often carry the whole record: the stage change of March names Bob as owner, and arrives before
+    February's owner change to Bob. Bob is the one current owner; his February interval is history."""
+    s = make_services()
+    g = s.graph
+    feed(s, tenant, [deal_rec("Dana Reyes", T1), deal_rec("Bob Stone", T3, stage="proposal")], "snap")
+    feed(s, tenant, [deal_rec("Bob Stone", T2)], "snap-late")
+    assert owners_at(g, tenant, "Deal d-7") == ["Bob Stone"]
+    assert owners_at(g, tenant, "Deal d-7", "2024-03-01T00:00:00+00:00") == ["Bob Stone"]
+    assert owners_at(g, tenant, "Deal d-7", "2024-02-01T00:00:00+00:00") == ["Dana Reyes"]
+    assert ownership(g, tenant, "Deal d-7") == [("Dana Reyes", at(T1), at(T2), "retracted"),
+                                                ("Bob Stone", at(T2), at(T3), "closed"),
+                                                ("Bob Stone", at(T3), None, "current")]
+
+
+def test_a_late_owner_change_before_a_cleared_owner_ends_at_the_null(make_services, tenant):
+    s = make_services()
+    g = s.graph
+    feed(s, tenant, [deal_rec("Dana Reyes", T1), {**deal_rec(None, T3), "owner": None}], "null")
+    feed(s, tenant, [deal_rec("Bob Stone", T2)], "null-late")
+    assert owners_at(g, tenant, "Deal d-7") == []                  # the owner was cleared in March
+    assert ownership(g, tenant, "Deal d-7") == [("Dana Reyes", at(T1), at(T2), "retracted"),
+                                                ("Bob Stone", at(T2), at(T3), "closed")]
+
+
+def test_owner_changes_within_one_episode_apply_in_record_order(make_services, tenant):
+    s = make_services()
+    ep, _ = s.ingest.append_episodes(tenant, [EpisodeIn(kind="json", occurred_at=at(T3), content=json.dumps([
+        deal_rec("Dana Reyes", T1, amount=100, currency="EUR"), deal_rec("Bob Stone", T2, amount=None),
+        deal_rec("Cleo Park", T3)]))])[0]
+    Worker(s, tenants=[tenant]).run(until_idle=True)
+    job = s.ingest.job_status(tenant, ep.id)
+    assert job.status == "done" and job.facts_retracted == 3        # Dana, the amount, Bob
+    assert ownership(s.graph, tenant, "Deal d-7") == [("Dana Reyes", at(T1), at(T2), "retracted"),
+                                                      ("Bob Stone", at(T2), at(T3), "retracted"),
+                                                      ("Cleo Park", at(T3), None, "current")]
+
+
+def test_a_refused_new_owner_displaces_nobody(make_services, tenant):
+    s = make_services()
+    feed(s, tenant, [deal_rec("Dana Reyes", T1)], "refused")
+    secret = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2"
+    eps = feed(s, tenant, [{**deal_rec(None, T2), "owner": secret}], "refused-2")
+    job = s.ingest.job_status(tenant, eps[0].id)
+    assert job.facts_refused == 1 and job.facts_retracted == 0
+    assert owners_at(s.graph, tenant, "Deal d-7") == ["Dana Reyes"]
+
+
+def test_exclusive_needs_object_self_and_a_subject_template(tmp_path):
+    import pytest
+    from pydantic import ValidationError
+
+    from graphmem.ingest.mapping import Mapping
+    bad = {"name": "bad", "version": 1, "objects": {"deal": {"entity": {"kind": "Deal", "name": "{name}"}, "facts": [
+        {"predicate": "DEAL_STAGE", "value": "{stage}", "exclusive": True}]}}}
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    with pytest.raises(ValidationError, match=r"objects\.deal\.facts\[0\] \(DEAL_STAGE\).*exclusive"):
+        Mapping.load(tmp_path / "bad.json")

@@ -10,9 +10,12 @@ from datetime import datetime, timezone
 
 import pytest
 
+from pydantic import ValidationError
+
 from graphmem.ingest.disambiguate import find_ambiguous, similarity
 from graphmem.ingest.worker import Worker
 from graphmem.models import EntityRef, EpisodeIn
+from graphmem.settings import Settings
 from tests.fake_openai import Reply, chat_completion_body, error_body
 
 UTC = timezone.utc
@@ -105,8 +108,10 @@ def test_only_the_ambiguous_mention_goes_to_the_llm_and_the_answer_links_it(llm_
     assert len(g.find_entities(tenant, "Globex")) == 1
     [ari] = g.find_entities(tenant, "Ari Noor", "Person")        # the new person was created as before
     assert {f.value for f in g.facts_about(tenant, ari.id, predicates=["HAS_TITLE"])} == {"CTO"}
-    # both calls are in the job's usage
+    # both calls are in the job's usage, and the job says what disambiguation did
     assert (job.llm_calls, job.prompt_tokens, job.completion_tokens) == (2, 800, 95)
+    assert (job.disambiguation_mentions, job.disambiguation_linked, job.disambiguation_prompt_version) == \
+        (1, 1, "disambiguate_v1")
     assert abs(job.cost_usd - (800 * 0.15 + 95 * 0.60) / 1e6) < 1e-12
 
 
@@ -114,6 +119,7 @@ def test_answer_new_creates_a_new_entity(llm_services, fake_llm, tenant, known):
     fake_llm.script(PATH, ok(EXTRACTION), pick(None))
     job = ingest(llm_services, tenant)
     assert job.status == "done" and job.reason is None and job.llm_calls == 2
+    assert (job.disambiguation_mentions, job.disambiguation_linked) == (1, 0)
     [dana] = llm_services.graph.find_entities(tenant, "Dana", "Person")
     assert dana.id not in {known["Dana Lee"].id, known["Dana Smith"].id}
     assert subject_of(llm_services, tenant, "HAS_TITLE", "Head of Procurement") == dana.id
@@ -137,6 +143,7 @@ def test_unknown_candidate_id_twice_falls_back_to_the_resolver(llm_services, fak
     assert job.status == "done" and job.attempts == 1 and job.llm_calls == 3
     assert "fell back to the deterministic resolver" in job.reason and "DisambiguationMalformed" in job.reason
     assert job.facts_asserted == 4
+    assert (job.disambiguation_mentions, job.disambiguation_linked) == (1, 0)
     [dana] = llm_services.graph.find_entities(tenant, "Dana", "Person")      # the resolver made a new "Dana"
     assert subject_of(llm_services, tenant, "HAS_TITLE", "Head of Procurement") == dana.id
     assert len(fake_llm.requests_for(PATH)) == 3                               # no retry of the whole job
@@ -168,6 +175,7 @@ def test_no_candidates_means_no_call(llm_services, fake_llm, tenant):
     job = ingest(llm_services, tenant, "Dana Lee, Dana Smith and dana@example.com all work at Initech.")
     assert job.status == "done" and job.reason is None
     assert job.llm_calls == 1 and len(fake_llm.requests_for(PATH)) == 1
+    assert (job.disambiguation_mentions, job.disambiguation_linked, job.disambiguation_prompt_version) == (0, 0, None)
     assert [f.predicate for f in g.facts_about(tenant, smith.id)] == ["WORKS_AT"]
     assert len(g.find_entities(tenant, "Dana Lee", "Person")) == 1
 
@@ -179,7 +187,7 @@ def test_near_names_are_found_in_the_index_within_the_tenant_only(llm_services, 
     g.upsert_entity(tenant + "-other", EntityRef(kind="Organization", name="Acme Corp Europe"))
     refs = [EntityRef(kind="Organization", name="Acme Corp"), EntityRef(kind="Organization", name="Initech"),
             EntityRef(kind="Organization", name="Umbrella")]
-    found = db.read(lambda tx: find_ambiguous(tx, tenant, refs))
+    found = db.read(lambda tx: find_ambiguous(tx, tenant, refs, min_similarity=0.75, max_candidates=5))
     assert [(m.key, m.ref.name, [c.id for c in m.candidates]) for m in found] == [("m1", "Acme Corp", [acme.id])]
 
 
@@ -188,5 +196,65 @@ def test_near_names_are_found_in_the_index_within_the_tenant_only(llm_services, 
     ("Dana Smith", "Dana Lee", False), ("Globex", "Initech", False), ("Jo", "John", False),
 ])
 def test_similarity_threshold(a, b, near):
-    from graphmem.ingest.disambiguate import MIN_SIMILARITY
-    assert (similarity(a, b) >= MIN_SIMILARITY) is near
+    assert (similarity(a, b) >= Settings().disambiguation_min_similarity) is near
+
+
+# ---- settings: disambiguation_prompt, disambiguation_min_similarity, disambiguation_max_candidates --------------
+def test_disambiguation_settings_come_from_the_environment(monkeypatch):
+    defaults = Settings()
+    assert (defaults.disambiguation_prompt, defaults.disambiguation_min_similarity,
+            defaults.disambiguation_max_candidates) == ("disambiguate_v1", 0.75, 5)
+    monkeypatch.setenv("GRAPHMEM_DISAMBIGUATION_MIN_SIMILARITY", "0.5")
+    monkeypatch.setenv("GRAPHMEM_DISAMBIGUATION_MAX_CANDIDATES", "2")
+    monkeypatch.setenv("GRAPHMEM_DISAMBIGUATION_PROMPT", "disambiguate_v1")
+    s = Settings()
+    assert (s.disambiguation_prompt, s.disambiguation_min_similarity, s.disambiguation_max_candidates) == \
+        ("disambiguate_v1", 0.5, 2)
+
+
+@pytest.mark.parametrize("field,value,message", [
+    ("disambiguation_min_similarity", 1.5, "less than or equal to 1"),
+    ("disambiguation_min_similarity", -0.1, "greater than or equal to 0"),
+    ("disambiguation_max_candidates", 0, "greater than or equal to 1"),
+    ("disambiguation_max_candidates", 21, "less than or equal to 20"),
+    ("disambiguation_prompt", "disambiguate_v9", "no prompt file disambiguate_v9.md"),
+    ("disambiguation_prompt", "../extract_v1", "should match pattern"),
+])
+def test_bad_disambiguation_settings_are_refused_naming_the_setting(field, value, message):
+    with pytest.raises(ValidationError) as err:
+        Settings(**{field: value})
+    assert err.value.errors()[0]["loc"] == (field,) and message in str(err.value)
+
+
+def test_max_candidates_caps_what_the_llm_sees(make_services, fake_llm, tenant, known):
+    s = make_services(llm_base_url=fake_llm.base_url, llm_api_key="test", llm_timeout_s=1.0, llm_max_retries=2,
+                      disambiguation_max_candidates=1)
+    fake_llm.script(PATH, ok(EXTRACTION), pick("Dana Lee"))
+    job = ingest(s, tenant)
+    [mention] = mentions_in(disambiguation_requests(fake_llm)[0])
+    assert [c["name"] for c in mention["candidates"]] == ["Dana Lee"]      # equally similar: by name
+    assert (job.disambiguation_mentions, job.disambiguation_linked) == (1, 1)
+    assert subject_of(s, tenant, "HAS_TITLE", "Head of Procurement") == known["Dana Lee"].id
+
+
+def test_a_lower_min_similarity_makes_more_mentions_ambiguous(make_services, fake_llm, tenant):
+    g = make_services().graph
+    smith = g.upsert_entity(tenant, EntityRef(kind="Person", name="Dana Smith"))
+
+    def works_at_initech(name: str) -> dict:
+        return {"entities": [{"ref": "a", "kind": "Person", "name": name},
+                             {"ref": "o", "kind": "Organization", "name": "Initech"}],
+                "facts": [{"subject": "a", "predicate": "WORKS_AT", "object": "o", "confidence": 0.9}]}
+    strict = make_services(llm_base_url=fake_llm.base_url, llm_api_key="test", llm_max_retries=2)
+    fake_llm.script(PATH, ok(works_at_initech("Dana Lee")))
+    job = ingest(strict, tenant, "Dana Lee works at Initech.")
+    assert (job.disambiguation_mentions, job.llm_calls) == (0, 1)          # 0.5 < 0.75: not near, no call
+
+    loose = make_services(llm_base_url=fake_llm.base_url, llm_api_key="test", llm_max_retries=2,
+                          disambiguation_min_similarity=0.5)
+    fake_llm.script(PATH, ok(works_at_initech("Dana Kim")), pick(None))
+    job = ingest(loose, tenant, "Dana Kim works at Initech.")
+    [mention] = mentions_in(disambiguation_requests(fake_llm)[0])
+    [lee] = g.find_entities(tenant, "Dana Lee", "Person")
+    assert mention["name"] == "Dana Kim" and [c["id"] for c in mention["candidates"]] == [lee.id, smith.id]
+    assert (job.disambiguation_mentions, job.disambiguation_linked, job.llm_calls) == (1, 0, 2)

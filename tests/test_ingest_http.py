@@ -67,3 +67,46 @@ def test_jobs_and_refusals_over_http(client_for, services, tenant):
     assert [(r["reason"], r["episode_id"]) for r in refusals] == [("secret_redacted", ids[2])]
     assert "hunter2" not in json.dumps(refusals)
     assert client_for(tenant + "-x").get("/v1/refusals").json()["items"] == []
+
+
+def test_job_shows_disambiguation_and_retractions_over_http(client_for, make_services, fake_llm, tenant):
+    """GET /v1/jobs/{id} reports what entity disambiguation did (mentions sent, linked, prompt version) and how
+    many facts a CRM change retracted. The jobs are run by a worker configured with the scripted LLM."""
+    from graphmem.models import EntityRef
+    from tests.fake_openai import Reply, chat_completion_body
+
+    c = client_for(tenant)
+    llm = make_services(llm_base_url=fake_llm.base_url, llm_api_key="test", llm_timeout_s=1.0, llm_max_retries=2)
+    for name in ("Dana Smith", "Dana Lee"):
+        llm.graph.upsert_entity(tenant, EntityRef(kind="Person", name=name))
+    extraction = {"entities": [{"ref": "d", "kind": "Person", "name": "Dana"},
+                               {"ref": "g", "kind": "Organization", "name": "Globex"}],
+                  "facts": [{"subject": "d", "predicate": "WORKS_AT", "object": "g", "confidence": 0.9}]}
+
+    def link_to_dana_lee(req) -> Reply:
+        text = req.json()["messages"][0]["content"]
+        mentions = json.loads(text.split("<<<MENTIONS\n", 1)[1].split("\nMENTIONS>>>", 1)[0])
+        choices = [{"mention": m["mention"], "entity_id": next(x["id"] for x in m["candidates"]
+                                                               if x["name"] == "Dana Lee")} for m in mentions]
+        return Reply(200, chat_completion_body(json.dumps({"choices": choices})))
+    fake_llm.script("/v1/chat/completions", Reply(200, chat_completion_body(json.dumps(extraction))),
+                    link_to_dana_lee)
+    text_id = c.post("/v1/episodes", json={**EP, "idempotency_key": "d1", "content": "Dana moved to Globex."}
+                     ).json()["episode"]["id"]
+    crm = [{"object": "deal", "id": "d-1", "name": "Globex renewal", "owner": owner, "owner_id": owner_id,
+            "stage": "proposal", "changed_at": ts}
+           for owner, owner_id, ts in [("Dana Lee", "u-1", "2024-01-01T00:00:00Z"),
+                                       ("Bob Stone", "u-2", "2024-02-01T00:00:00Z")]]
+    crm_ids = [c.post("/v1/episodes", json={**EP, "kind": "json", "idempotency_key": f"crm{i}",
+                                             "content": json.dumps(r)}).json()["episode"]["id"]
+               for i, r in enumerate(crm)]
+    Worker(llm, tenants=[tenant]).run(until_idle=True)
+
+    job = c.get(f"/v1/jobs/{text_id}").json()
+    assert job["status"] == "done" and job["extractor"] == "llm"
+    assert (job["disambiguation_mentions"], job["disambiguation_linked"], job["disambiguation_prompt_version"]) == \
+        (1, 1, "disambiguate_v1")
+    assert job["facts_retracted"] == 0
+    first, second = (c.get(f"/v1/jobs/{i}").json() for i in crm_ids)
+    assert (first["facts_retracted"], second["facts_retracted"]) == (0, 1)      # Bob displaced Dana as owner
+    assert second["disambiguation_mentions"] == 0 and second["disambiguation_prompt_version"] is None

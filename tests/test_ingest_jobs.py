@@ -148,3 +148,25 @@ def test_job_inspection_errors(make_services, tenant):
         services.ingest.job_status("t-other-" + tenant, ep.id)   # another tenant sees nothing
     with pytest.raises(TenantRequired):
         services.ingest.failed_jobs("", 0, 10)
+
+
+def test_job_shows_retractions_and_disambiguation_through_the_service(make_services, tenant):
+    """`job_status` and `failed_jobs` carry facts_retracted and the disambiguation counters; a job that never
+    retracted or disambiguated shows zeros and no prompt version."""
+    services = make_services()
+    [pending] = contacts(services, tenant, 1, prefix="v")
+    job = services.ingest.job_status(tenant, pending.id)
+    assert (job.status, job.facts_retracted, job.disambiguation_mentions, job.disambiguation_linked,
+            job.disambiguation_prompt_version) == ("pending", 0, 0, 0, None)
+    change = {"object": "contact", "id": "v-0", "name": "Person v 0", "title": None, "phone": None,
+              "changed_at": (T0 + timedelta(days=1)).isoformat()}
+    bad = EpisodeIn(kind="json", occurred_at=T0, content=json.dumps({"object": "invoice"}))
+    retract, failed = [e for e, _ in services.ingest.append_episodes(tenant, [
+        EpisodeIn(kind="json", occurred_at=T0 + timedelta(days=1), content=json.dumps(change)), bad])]
+    Worker(services, tenants=[tenant]).run(until_idle=True)
+    job = services.ingest.job_status(tenant, retract.id)
+    assert (job.status, job.facts_asserted, job.facts_retracted) == ("done", 0, 1)   # the title; no phone was set
+    assert job.disambiguation_mentions == 0 and job.disambiguation_prompt_version is None   # no LLM path
+    [dead] = services.ingest.failed_jobs(tenant)
+    assert dead.episode_id == failed.id and (dead.facts_retracted, dead.disambiguation_mentions) == (0, 0)
+    assert "invoice" in dead.reason

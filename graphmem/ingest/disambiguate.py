@@ -7,10 +7,12 @@ A mention (an `EntityRef` the LLM extractor produced for a fact) is *ambiguous* 
   takes it);
 - the tenant has entities of the same kind whose names or aliases are *near* it: found through the full-text index
   `entity_text` (the tenant's token required inside Lucene, `cypher/entities/candidates.cypher`) and kept when their
-  token similarity (`similarity`) is at least `MIN_SIMILARITY`. "Dana" is near "Dana Smith" and "Dana Lee";
-  "Acme Corp" is near "ACME Corporation"; "Dana Smith" is not near "Dana Lee".
-Every ambiguous mention of one episode goes to the LLM in ONE chat call (prompt `graphmem/prompts/<version>.md`) with
-its candidates (id, name, aliases, kind, summary) and the episode text. The reply must parse into `Answer` and name,
+  token similarity (`similarity`) is at least `settings.disambiguation_min_similarity` (0..1, default 0.75).
+  "Dana" is near "Dana Smith" and "Dana Lee"; "Acme Corp" is near "ACME Corporation"; "Dana Smith" is not near
+  "Dana Lee" (0.5).
+Every ambiguous mention of one episode goes to the LLM in ONE chat call (prompt `graphmem/prompts/<version>.md`,
+`<version>` = `settings.disambiguation_prompt`) with its candidates (the `settings.disambiguation_max_candidates` most
+similar: id, name, aliases, kind, summary) and the episode text. The reply must parse into `Answer` and name,
 for every mention, one of its own candidates' ids or "new"; a reply that does not gets exactly one repair call
 (`<version>.repair.md`). A chosen candidate replaces the mention by `EntityRef(id=...)` in the facts before they are
 asserted (no alias is added: the short name stays ambiguous); "new" leaves the mention to the deterministic
@@ -24,7 +26,6 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from string import Template
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -32,22 +33,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from graphmem.ingest.llm import ChatClient, LLMRejected, LLMUnavailable, Usage
 from graphmem.models import EntityRef, Episode, FactIn, name_key
 from graphmem.recall.lucene import escape
+from graphmem.settings import PROMPTS, Settings
 from graphmem.store import Database
 from graphmem.store.db import Tx, tenant_token
 from graphmem.store.entities import alias_key
 
-PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
-
-PROMPT_VERSION = "disambiguate_v1"
-"""Prompt file (graphmem/prompts/<name>.md and <name>.repair.md). Proposed setting: `disambiguation_prompt`."""
-
-MIN_SIMILARITY = 0.75
-"""Least token similarity (0..1, see `similarity`) for an existing entity to count as a near candidate of a mention.
-Proposed setting: `disambiguation_min_similarity`."""
-
-MAX_CANDIDATES = 5
-"""Most candidates shown to the LLM per mention (the most similar first). Proposed setting:
-`disambiguation_max_candidates`."""
+# The prompt version, the similarity threshold and the candidate cap are settings (graphmem/settings.py:
+# `disambiguation_prompt`, `disambiguation_min_similarity`, `disambiguation_max_candidates`).
 
 FETCH = 25
 """Full-text hits read per mention before the similarity filter."""
@@ -172,10 +164,12 @@ def eligible(ref: EntityRef) -> bool:
     return not (ref.id or ref.email or ref.domain or ref.external_ids) and bool(ref.kind and ref.name)
 
 
-def find_ambiguous(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], *, min_similarity: float = MIN_SIMILARITY,
-                   max_candidates: int = MAX_CANDIDATES) -> list[Mention]:
+def find_ambiguous(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], *, min_similarity: float,
+                   max_candidates: int) -> list[Mention]:
     """The ambiguous mentions among `refs` (see the module docstring), handles "m1", "m2", ... in input order, one
-    per distinct (kind, normalised name). One read query whatever the number of refs. Raises nothing of its own."""
+    per distinct (kind, normalised name), each with at most `max_candidates` candidates of similarity at least
+    `min_similarity` (0..1), most similar first. One read query whatever the number of refs. Raises nothing of its
+    own."""
     seen: dict[tuple[str, str], EntityRef] = {}
     for ref in refs:
         if eligible(ref) and _mention_key(ref)[1]:
@@ -250,11 +244,20 @@ def parse(reply: str, mentions: Sequence[Mention]) -> dict[str, str | None]:
 class Disambiguator:
     """Sends an episode's ambiguous mentions to the LLM in one call (plus at most one repair call)."""
 
-    def __init__(self, client: ChatClient, prompt_version: str = PROMPT_VERSION):
+    def __init__(self, client: ChatClient, settings: Settings):
+        """`settings` gives `disambiguation_prompt` (the prompt files' name), `disambiguation_min_similarity` and
+        `disambiguation_max_candidates`. Raises `FileNotFoundError` naming the setting when a prompt file is missing
+        (e.g. settings built with `model_copy`, which skips validation)."""
         self.client = client
-        self.prompt_version = prompt_version
-        self._prompt = Template((PROMPTS / f"{prompt_version}.md").read_text())
-        self._repair = Template((PROMPTS / f"{prompt_version}.repair.md").read_text())
+        self.prompt_version = settings.disambiguation_prompt
+        self.min_similarity = settings.disambiguation_min_similarity
+        self.max_candidates = settings.disambiguation_max_candidates
+        files = [PROMPTS / f"{self.prompt_version}{suffix}.md" for suffix in ("", ".repair")]
+        missing = [str(f) for f in files if not f.is_file()]
+        if missing:
+            raise FileNotFoundError(f"disambiguation_prompt={self.prompt_version!r}: no prompt file "
+                                    f"{', '.join(missing)}")
+        self._prompt, self._repair = (Template(f.read_text()) for f in files)
 
     def messages(self, episode: Episode, mentions: Sequence[Mention]) -> list[dict]:
         """The chat messages: one user message with the episode and the mentions as a JSON list
@@ -291,7 +294,8 @@ class Disambiguator:
         """Disambiguate the subjects and objects of `facts` (one read query; one LLM call only if some mention is
         ambiguous). Never raises for LLM trouble: it falls back to the deterministic resolver with a reason."""
         refs = [r for f in facts for r in (f.subject, f.object) if r is not None]
-        mentions = db.read(lambda tx: find_ambiguous(tx, tenant_id, refs))
+        mentions = db.read(lambda tx: find_ambiguous(tx, tenant_id, refs, min_similarity=self.min_similarity,
+                                                     max_candidates=self.max_candidates))
         out = Disambiguated(facts=facts, mentions=mentions)
         if not mentions:
             return out

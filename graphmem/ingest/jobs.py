@@ -46,6 +46,14 @@ class Job(BaseModel):
     cost_usd: float = Field(default=0.0, description="Estimated LLM cost in US dollars.")
     facts_asserted: int = 0
     facts_refused: int = 0
+    facts_retracted: int = Field(default=0, description="Facts closed by the job's retractions (CRM fields set to "
+                                 "null, a deal's previous owner displaced by a new one); status \"retracted\".")
+    disambiguation_mentions: int = Field(default=0, description="Ambiguous entity mentions sent to the LLM in the "
+                                         "job's one disambiguation call (0: no call was made).")
+    disambiguation_linked: int = Field(default=0, description="Of those mentions, how many the LLM linked to an "
+                                       "existing entity (the rest were left to the deterministic resolver).")
+    disambiguation_prompt_version: str | None = Field(default=None, examples=["disambiguate_v1"],
+                                                      description="Prompt of the disambiguation call, if one was made.")
     recovered_from_crash: bool = Field(default=False, description="Last claimed from a worker whose lease expired.")
 
     @classmethod
@@ -58,6 +66,10 @@ class Job(BaseModel):
                    prompt_tokens=r.get("llm_prompt_tokens") or 0,
                    completion_tokens=r.get("llm_completion_tokens") or 0, cost_usd=r.get("llm_cost_usd") or 0.0,
                    facts_asserted=r.get("facts_asserted") or 0, facts_refused=r.get("facts_refused") or 0,
+                   facts_retracted=r.get("facts_retracted") or 0,
+                   disambiguation_mentions=r.get("disambiguation_mentions") or 0,
+                   disambiguation_linked=r.get("disambiguation_linked") or 0,
+                   disambiguation_prompt_version=r.get("disambiguation_prompt_version"),
                    recovered_from_crash=bool(r.get("recovered_from_crash")))
 
 

@@ -17,6 +17,15 @@ object's name template, else of its subject's name template). The mapping then y
 "retracted", the episode as provenance with role "retraction"; nothing is deleted). When the fact's subject is the
 nulled field (e.g. a deal's `owner`), the retraction names the object instead and closes the facts of that predicate
 pointing at the record's entity. A field absent from the record changes nothing, and an empty string is not a null.
+
+A fact with `"exclusive": true` (its object must be "self" and its subject an entity template, e.g. the deal's
+`OWNS_DEAL`) says the record's entity has ONE such subject at a time, even though the predicate is multi-valued in
+the ontology (a person owns many deals; a deal has one owner). Besides the fact, the mapping then yields a
+displacing `Retraction` (`exclusive`, `position` = the fact's index, `object` = the record's entity): with the fact,
+the worker closes, through the same retraction path as a null, the other subjects' facts of that predicate on the
+entity valid at the record's time (status "retracted" at that time, the episode as provenance); and when the change
+arrives out of order (another subject's fact starts later, or the one it displaces ended later), the new subject's
+fact is closed where that later change begins, so the newer owner stays current. Replays change nothing.
 """
 from __future__ import annotations
 
@@ -30,7 +39,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ValidationError, model_validator
 
 from graphmem.errors import InvalidInput
 from graphmem.models import EntityRef, Episode, FactIn
@@ -54,6 +63,15 @@ class Mapping(BaseModel):
     objects: dict[str, dict[str, Any]]
     description: str | None = None
 
+    @model_validator(mode="after")
+    def _exclusive_facts(self) -> "Mapping":
+        for rtype, spec in self.objects.items():
+            for i, fs in enumerate(spec.get("facts", [])):
+                if fs.get("exclusive") and not (fs.get("object") == "self" and isinstance(fs.get("subject"), dict)):
+                    raise ValueError(f"objects.{rtype}.facts[{i}] ({fs.get('predicate')}): \"exclusive\" needs "
+                                     "\"object\": \"self\" and an entity template as \"subject\"")
+        return self
+
     @classmethod
     def load(cls, path: Path | str | None = None) -> "Mapping":
         """Load a mapping file (default: the shipped CRM mapping)."""
@@ -73,6 +91,11 @@ class Retraction:
     facts whose object is `object` (whatever their subject). `field` is the record field that was null; `position`
     is how many of the episode's mapped facts precede it (record order), so a later record's value is asserted after
     an earlier record's null and vice versa. `episode_id` is the provenance.
+
+    A displacement (an "exclusive" fact's new subject, not a null) has `exclusive` True and `position` = the index
+    among the episode's mapped facts of the fact it goes with. That fact's subject keeps the object; the other
+    subjects' `predicate` facts on the object valid at `at` are closed (see the module docstring); `field` is the
+    record field naming the new subject.
     """
 
     predicate: str
@@ -82,6 +105,7 @@ class Retraction:
     subject: EntityRef | None = None
     object: EntityRef | None = None
     position: int = 0
+    exclusive: bool = False
 
 
 @dataclass
@@ -140,8 +164,9 @@ def _entity(spec: dict[str, Any], record: dict[str, Any]) -> EntityRef | None:
 def map_record(mapping: Mapping, record: dict[str, Any], episode: Episode
                ) -> tuple[EntityRef, list[FactIn], list[Retraction]]:
     """The record's own entity (to create or enrich even when no fact changes), the facts the record change
-    implies and the retractions its null fields imply (either possibly empty; retractions have `position` 0).
-    Raises `MappingError`."""
+    implies and the retractions its null fields and exclusive facts imply (either possibly empty; retractions have
+    `position` 0, except a displacement's, which is the index of its fact in the returned facts). Raises
+    `MappingError`."""
     rtype = record.get(mapping.type_field)
     spec = mapping.objects.get(rtype) if isinstance(rtype, str) else None
     if spec is None:
@@ -187,12 +212,18 @@ def map_record(mapping: Mapping, record: dict[str, Any], episode: Episode
             continue
         out.append(FactIn(subject=subject, predicate=fs["predicate"], object=obj, value=value, valid_from=valid_from,
                           source="system", confidence=1.0, episode_id=episode.id))
+        if fs.get("exclusive"):
+            gone.append(Retraction(fs["predicate"].strip().upper(), valid_from, episode.id,
+                                   next(iter(_null_fields(fs)), fs["predicate"]), object=me, exclusive=True,
+                                   position=len(out) - 1))
     return me, out, gone
 
 
 def extract(mapping: Mapping, episode: Episode) -> Mapped:
     """Entities, facts and retractions from a JSON episode: one record object, or a list of them, in record order
-    (each `Retraction.position` counts the facts of earlier records and of its own). Raises `MappingError`."""
+    (each `Retraction.position` counts the facts of earlier records and of its own; a displacement's is the index
+    of its fact in `facts`).
+    Raises `MappingError`."""
     try:
         data = json.loads(episode.content)
     except json.JSONDecodeError as exc:
@@ -204,6 +235,8 @@ def extract(mapping: Mapping, episode: Episode) -> Mapped:
             raise MappingError("each record must be a JSON object")
         me, facts, gone = map_record(mapping, r, episode)
         out.entities.append(me)
+        before = len(out.facts)
         out.facts += facts
-        out.retractions += [dataclasses.replace(g, position=len(out.facts)) for g in gone]
+        out.retractions += [dataclasses.replace(g, position=before + g.position if g.exclusive else len(out.facts))
+                            for g in gone]
     return out

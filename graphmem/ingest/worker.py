@@ -6,8 +6,8 @@ the write policy, sends the LLM path's ambiguous entity mentions to the LLM in o
 (`graphmem.ingest.disambiguate`; on failure the deterministic resolver decides and the reason is recorded on the done
 job), then in ONE transaction checks it still holds the claim (`jobs/fence`), asserts the facts through the core
 (`graphmem.store.facts.assert_batch`: entity resolution, supersession) and applies the mapping's retractions (CRM
-fields set to null: `graphmem.store.facts.retract`, in record order with the facts), records refusals and marks the
-job done. A crash anywhere before that commit leaves the job running with a lease that expires, after which any worker
+fields set to null, and the previous subject displaced by an "exclusive" fact such as a deal's new owner:
+`graphmem.store.facts.retract`, in record order with the facts), records refusals and marks the job done. A crash anywhere before that commit leaves the job running with a lease that expires, after which any worker
 claims it again: facts are written exactly once. Transient errors (LLM down, Neo4j) retry with exponential backoff
 (`jobs.backoff_s`); after `settings.job_max_attempts` attempts the job is "dead" with the reason; permanent errors
 (malformed output after repair, unmappable JSON, a rejected request) end it "failed" with the reason.
@@ -36,6 +36,7 @@ from graphmem.ingest.jobs import Claim
 from graphmem.ingest.llm import LLMRejected, LLMUnavailable
 from graphmem.ingest.mapping import MappingError, Retraction, extract as map_extract
 from graphmem.ingest.policy import TEXT_KINDS, screen_entities, screen_facts
+from graphmem.models import EntityRef, FactIn
 from graphmem.store import entities as entity_store
 from graphmem.store import facts as fact_store
 from graphmem.timeutil import utcnow
@@ -55,7 +56,8 @@ class Worker:
     """Processes extraction jobs of `tenants` (all tenants with work if None) until `stop()`.
 
     `services`: a `graphmem.services.Services`. Settings used: job_lease_s, job_max_attempts, job_backoff_s,
-    job_backoff_max_s, worker_poll_s, worker_batch (each overridable here).
+    job_backoff_max_s, worker_poll_s, worker_batch (each overridable here); disambiguation_prompt,
+    disambiguation_min_similarity, disambiguation_max_candidates (the LLM disambiguator).
     """
 
     def __init__(self, services, *, tenants: list[str] | None = None, worker_id: str | None = None,
@@ -248,7 +250,7 @@ class Worker:
     def disambiguator(self) -> Disambiguator:
         """The LLM disambiguator (built once, sharing the extractor's client and its concurrency bound)."""
         if self._disambiguator is None:
-            self._disambiguator = Disambiguator(self.ingest.extractor().client)
+            self._disambiguator = Disambiguator(self.ingest.extractor().client, self.services.settings)
         return self._disambiguator
 
     def _commit(self, claim: Claim, x: Extracted) -> str:
@@ -258,8 +260,10 @@ class Worker:
         ok, refused = screen_facts(x.facts, settings, ontology, prefix="extraction.facts")
         facts = [x.facts[i] for i in ok]
         # where each retraction falls among the facts that passed the policy (record order is kept)
-        gone = sorted(((bisect_left(ok, r.position), i, r) for i, r in enumerate(x.retractions)),
-                      key=lambda t: (t[0], t[1]))
+        # (an exclusive fact's displacement goes with its fact: dropped when the policy refused the fact)
+        passed = set(ok)
+        gone = sorted(((bisect_left(ok, r.position), i, r) for i, r in enumerate(x.retractions)
+                       if not r.exclusive or r.position in passed), key=lambda t: (t[0], t[1]))
         extra: dict = {}
         if x.extractor == "llm" and facts:
             d = self.disambiguator().apply(self.db, claim.tenant_id, claim.episode, facts, x.usage)
@@ -280,17 +284,27 @@ class Worker:
             if entities:
                 entity_store.resolve(tx, claim.tenant_id, entities, settings,
                                      [f"extraction.entities[{i}]" for i in range(len(entities))])
-            targets = []
-            if gone:
-                refs = [r.subject or r.object for _, _, r in gone]
-                targets = entity_store.resolve(tx, claim.tenant_id, refs, settings,
-                                               [f"extraction.retractions[{i}]" for _, i, _ in gone])
+            plain = [(k, i, r) for k, (_, i, r) in enumerate(gone) if not r.exclusive]
+            targets: dict[int, str] = {}
+            if plain:
+                briefs = entity_store.resolve(tx, claim.tenant_id, [r.subject or r.object for _, _, r in plain],
+                                              settings, [f"extraction.retractions[{i}]" for _, i, _ in plain])
+                targets = {k: b.id for (k, _, _), b in zip(plain, briefs)}
+            todo = list(facts)      # a copy: the driver may run `work` again after a transient error
             outcomes, retracted, done_upto = [], 0, 0
-            for (pos, _, r), target in zip(gone, targets):
-                outcomes += self._assert(tx, claim, facts[done_upto:pos], done_upto, ontology)
+            for k, (pos, _, r) in enumerate(gone):
+                outcomes += self._assert(tx, claim, todo[done_upto:pos], done_upto, ontology)
                 done_upto = pos
-                retracted += len(self._retract(tx, claim, r, target.id))
-            outcomes += self._assert(tx, claim, facts[done_upto:], done_upto, ontology)
+                if not r.exclusive:
+                    retracted += len(self._retract(tx, claim, r, targets[k]))
+                    continue
+                # an exclusive fact (a deal's new owner): fit it among the object's other subjects, assert it,
+                # then close the subjects it displaces
+                todo[pos], displaced = self._exclusive(tx, claim, r, todo[pos], pos)
+                outcomes += self._assert(tx, claim, todo[pos:pos + 1], pos, ontology)
+                done_upto = pos + 1
+                retracted += len(self._displace(tx, claim, r, todo[pos].object.id, displaced))
+            outcomes += self._assert(tx, claim, todo[done_upto:], done_upto, ontology)
             refusals.record_tx(tx, claim.tenant_id, refusal_list)
             stats = {**self._stats_by(x, len(facts), len(refusal_list)), **extra}
             if x.retractions:
@@ -328,6 +342,46 @@ class Worker:
             try:
                 closed += fact_store.retract(tx, tenant, subject_id, r.predicate, r.at, r.episode_id, object_key,
                                              source="system")
+            except NotFound:
+                pass
+        return closed
+
+    def _exclusive(self, tx, claim: Claim, r: Retraction, fact: FactIn, index: int) -> tuple[FactIn, list[str]]:
+        """Prepare an "exclusive" mapped fact (e.g. a deal's new owner, valid from `r.at`) before it is asserted.
+
+        Resolves its subject and object (the fact comes back naming both by id, so the assertion writes exactly
+        what was examined), locks the object (concurrent owner changes of one deal apply one after the other) and
+        reads the object's `r.predicate` facts of every subject and time. Returns the fact to assert and the ids of
+        the other subjects whose fact is valid at `r.at` (to close at `r.at` once it is asserted). When the change
+        arrived out of order, i.e. a fact on the object starts after `r.at` or a displaced one ended after it (a
+        later owner change, or a null, that was processed first), the returned fact is given `valid_to` = the
+        earliest such time: it is stored as history, closed where the later change begins, and the later owner
+        stays current. Raises `InvalidInput`/`NotFound` from entity resolution (as the assertion would)."""
+        tenant = claim.tenant_id
+        owner, target = entity_store.resolve(tx, tenant, [fact.subject, fact.object], self.services.settings,
+                                             [f"extraction.facts[{index}].subject", f"extraction.facts[{index}].object"])
+        tx.rows("facts/lock_subjects", tenant_id=tenant, ids=[target.id])
+        on_target = [f for f in fact_store.about(tx, tenant, target.id, include_superseded=True,
+                                                 predicates=[r.predicate]) if f.object_id == target.id]
+        valid_then = [f for f in on_target if f.subject_id != owner.id and f.valid_from <= r.at
+                      and (f.valid_to is None or f.valid_to > r.at)]
+        later = [f.valid_from for f in on_target if f.valid_from > r.at] + \
+                [f.valid_to for f in valid_then if f.valid_to is not None]
+        update: dict = {"subject": EntityRef(id=owner.id), "object": EntityRef(id=target.id)}
+        if later and (fact.valid_to is None or fact.valid_to > min(later)):
+            update["valid_to"] = min(later)
+        return fact.model_copy(update=update), sorted({f.subject_id for f in valid_then})
+
+    @staticmethod
+    def _displace(tx, claim: Claim, r: Retraction, object_id: str, subject_ids: list[str]) -> list[str]:
+        """Close, as of `r.at`, the `r.predicate` facts of `subject_ids` on `object_id` (the subjects an exclusive
+        fact displaced) through `graphmem.store.facts.retract`: status "retracted", valid_to = `r.at`, this
+        episode as provenance. A replay finds nothing valid to close (a no-op). Returns the closed fact ids."""
+        closed: list[str] = []
+        for subject_id in subject_ids:
+            try:
+                closed += fact_store.retract(tx, claim.tenant_id, subject_id, r.predicate, r.at, r.episode_id,
+                                             f"e:{object_id}", source="system")
             except NotFound:
                 pass
         return closed
