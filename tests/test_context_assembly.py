@@ -61,6 +61,28 @@ def test_window_never_exceeds_budget_and_keeps_tier_order(case):
     assert all(d.reason for d in out.dropped)
 
 
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(windows())
+def test_piece_counts_add_up_so_a_roomy_window_is_not_recounted(case):
+    """With room to spare `fit` sums the pieces' counts instead of encoding the whole window again: the sum must be
+    the exact count of the text. Memoised counts (`assembly.counting`) change nothing."""
+    cands, _ = case
+    out = fit(cands, 1_000_000, assembly.counting(COUNTER))
+    assert out.total_tokens == COUNTER.count(out.text)
+    assert out == fit(cands, 1_000_000, COUNTER)
+
+
+def test_tail_turns_parse_cypher_datetime_strings():
+    """window_state returns times as toString(datetime): seconds are left out when zero, fractions kept."""
+    row = {"id": "e1", "kind": "message", "role": "user", "speaker": None, "content": "hi", "source": "user_explicit"}
+    a = assembly.TailTurn.from_row({**row, "occurred_at": "2024-05-01T09:00Z"})
+    b = assembly.TailTurn.from_row({**row, "occurred_at": "2024-05-01T09:00:07.123456789Z"})
+    c = assembly.TailTurn.from_row({**row, "occurred_at": "2024-05-01T11:00:07+02:00"})
+    assert assembly.episode_line(a) == "[2024-05-01T09:00:00Z] user: hi"
+    assert assembly.iso(b.occurred_at) == assembly.iso(c.occurred_at) == "2024-05-01T09:00:07Z"
+    assert b.occurred_at.microsecond == 123456 and c.occurred_at.utcoffset().total_seconds() == 0
+
+
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(windows(), st.integers(1, len(TIERS) - 1))
 def test_later_tiers_never_take_room_from_earlier_ones(case, k):

@@ -1,23 +1,41 @@
 // Everything a window needs from the graph in one round trip: the session, its pins (by key), its current summary
-// and its raw tail; expired episodes, and summaries built on them, are left out at once (episodes since the window start that no active summary covers, newest first, at most $limit).
+// and its raw tail (episodes since the window start that no active summary covers, newest first, at most $limit);
+// expired episodes, and summaries built on them, are left out at once. Lean on purpose (this runs at the start of
+// every turn): only the fields assembly renders or checks, and temporal values as ISO strings (toString), which
+// pydantic / datetime.fromisoformat parse far faster than the driver hydrates neo4j.time.DateTime.
+// Index use: Pin by pin_key_unique (tenant_id, session_id, key), the tail by episode_tenant_session
+// (tenant_id, session_id, occurred_at) - hence the IS NOT NULL on key and occurred_at, which every node has. The
+// tail's index is a hint: at 1M facts the planner's statistics preferred episode_tenant (every episode of the
+// tenant, 10k+ rows, ~29 ms) over the session's own episodes. The expired-episode check of a summary names no label
+// on purpose: it expands the summary's own COVERS edges instead of scanning the Episode(retain_until) index (every
+// retained episode of every tenant) once per summary. Summaries are found by label scan + filter until a
+// (tenant_id, session_id) index on :Summary exists.
 MATCH (s:Session {tenant_id: $tenant_id, id: $session_id})
 CALL (s) {
   OPTIONAL MATCH (p:Pin {tenant_id: $tenant_id, session_id: $session_id})
+  WHERE p.key IS NOT NULL
   WITH p ORDER BY p.key
-  RETURN collect(p {.*, _lock: null}) AS pins
+  RETURN collect(p {.session_id, .key, .value_type, .value, .attrs, .status, .version, .set_by, .written_by,
+                    created_at: toString(p.created_at), updated_at: toString(p.updated_at)}) AS pins
 }
 CALL (s) {
   OPTIONAL MATCH (m:Summary {tenant_id: $tenant_id, session_id: $session_id, status: 'active'})
-  WHERE NOT EXISTS { MATCH (m)-[:COVERS]->(x:Episode) WHERE x.retain_until <= $now }
-  WITH m ORDER BY m.rev DESC LIMIT 1
-  RETURN collect(m {.*}) AS summaries
+  WITH m ORDER BY m.rev DESC
+  WHERE NOT EXISTS { MATCH (m)-[:COVERS]->(x) WHERE x.retain_until <= $now }
+  WITH m LIMIT 1
+  RETURN collect(m {.*, covers_from_at: toString(m.covers_from_at), covers_to_at: toString(m.covers_to_at),
+                    created_at: toString(m.created_at)}) AS summaries
 }
 CALL (s) {
   OPTIONAL MATCH (e:Episode {tenant_id: $tenant_id, session_id: $session_id})
-  WHERE coalesce(e.seq, 0) >= coalesce(s.window_from_seq, 0)
-    AND (e.retain_until IS NULL OR e.retain_until > $now)
+  USING INDEX e:Episode(tenant_id, session_id, occurred_at)
+  WHERE e.occurred_at IS NOT NULL
+    AND coalesce(e.seq, 0) >= coalesce(s.window_from_seq, 0)
+    AND NOT coalesce(e.retain_until <= $now, false)
     AND NOT EXISTS { MATCH (:Summary {tenant_id: $tenant_id, session_id: $session_id, status: 'active'})-[:COVERS]->(e) }
   WITH e ORDER BY e.occurred_at DESC, e.seq DESC LIMIT $limit
-  RETURN collect(e {.*, embedding: null}) AS tail
+  RETURN collect(e {.id, .kind, .role, .speaker, .content, .source, occurred_at: toString(e.occurred_at)}) AS tail
 }
-RETURN s {.*} AS session, pins, summaries, tail
+RETURN s {.id, .user_id, .agent_id, .version, .window_from_seq, created_at: toString(s.created_at),
+          last_active_at: toString(s.last_active_at), window_reset_at: toString(s.window_reset_at)} AS session,
+       pins, summaries, tail

@@ -12,19 +12,24 @@ ever removed for a later piece. If the system policy alone does not fit, `fit` r
 newest kept first, rendered oldest first). Rendering never includes the current time, sorts everything it
 iterates, and uses canonical JSON, so the same state gives the same bytes (prompt caches hit).
 
-Token counts come from a counter with `count(text) -> int` and `truncate(text, n) -> str` (graphmem.tokens).
+Token counts come from a counter with `count(text) -> int` and `truncate(text, n) -> str` (graphmem.tokens);
+the service wraps it in `counting` (`CachedCounter`), which memoises counts per encoding and text, so a piece that
+repeats from turn to turn (tools, pins, raw turns, the summary, the policy, the headings) is encoded once.
 Pieces start with a non-space character and end with one newline, so tiktoken's pre-tokenizer splits between
-them and the window's count is the sum of the pieces' counts; `fit` still recounts the final text and drops the
-lowest-priority pieces if boundary effects ever made it exceed the budget.
+them and the window's count is the sum of the pieces' counts; `fit` recounts the final text only when that sum
+comes within one token per piece of the budget (or a piece is empty), and then drops the lowest-priority pieces if
+boundary effects ever made it exceed the budget.
 """
 from __future__ import annotations
 
 import json
 import math
 import re
-from collections.abc import Iterable, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
@@ -52,6 +57,73 @@ class Counter(Protocol):
     def count(self, text: str) -> int: ...
 
     def truncate(self, text: str, max_tokens: int) -> str: ...
+
+
+# Token counts of texts up to CACHE_MAX_CHARS characters are memoised per encoding, least recently used first out
+# once the memo holds CACHE_TOTAL_CHARS characters of text (a few tens of MB at most).
+CACHE_MAX_CHARS = 32_000
+CACHE_TOTAL_CHARS = 8_000_000
+
+
+class _Memo:
+    """text -> token count, bounded by the total length of the texts kept (thread-safe LRU)."""
+
+    def __init__(self, count: Callable[[str], int], total_chars: int):
+        self._count = count
+        self._total = total_chars
+        self._chars = 0
+        self._map: OrderedDict[str, int] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, text: str) -> int:
+        with self._lock:
+            n = self._map.get(text)
+            if n is not None:
+                self._map.move_to_end(text)
+                return n
+        n = self._count(text)
+        with self._lock:
+            if text not in self._map:
+                self._map[text] = n
+                self._chars += len(text)
+                while self._chars > self._total:
+                    old, _ = self._map.popitem(last=False)
+                    self._chars -= len(old)
+        return n
+
+
+_memos: dict[str, _Memo] = {}
+_memos_lock = threading.Lock()
+
+
+class CachedCounter:
+    """A token counter whose `count` is memoised per encoding, keyed by the text itself (so a cached count is
+    always the count of exactly that text): the pieces a window is built from - tool schemas, pins, raw turns,
+    summaries, the policy, the tier headings - repeat from turn to turn and are counted with tiktoken once.
+    `truncate` and every other attribute are the wrapped counter's."""
+
+    def __init__(self, counter: Any):
+        self._counter = counter
+        name = getattr(counter, "encoding_name", None) or repr(counter)
+        with _memos_lock:
+            memo = _memos.get(name)
+            if memo is None:
+                memo = _memos[name] = _Memo(counter.count, CACHE_TOTAL_CHARS)
+        self._memo = memo
+
+    def count(self, text: str) -> int:
+        return self._memo(text) if len(text) <= CACHE_MAX_CHARS else self._counter.count(text)
+
+    def truncate(self, text: str, max_tokens: int) -> str:
+        return self._counter.truncate(text, max_tokens)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._counter, name)
+
+
+def counting(counter: Any) -> CachedCounter:
+    """`counter` with memoised counts (see `CachedCounter`); one memo per encoding, shared by every request."""
+    return counter if isinstance(counter, CachedCounter) else CachedCounter(counter)
 
 
 class Citation(BaseModel):
@@ -156,6 +228,14 @@ def fit(candidates: dict[str, Sequence[Candidate]], budget: int, counter: Counte
                                                    citations=list(cand.citations), truncated=truncated)))
     while True:
         text = _render(placed)
+        total = sum(p.tokens for t in TIERS for _, p in placed[t])
+        # Headings and non-empty pieces start with a non-space character and end with a newline, and no chunk of
+        # tiktoken's pre-tokenizer (cl100k, o200k, ...) crosses such a boundary, so the window counts exactly the
+        # sum of its parts. Recount the whole text only where a boundary effect could matter: an empty piece
+        # ("\n\n" merges), or a sum within one token per piece of the budget.
+        margin = sum(len(placed[t]) + 1 for t in TIERS if placed[t])
+        if total + margin <= budget and all(len(p.text) > 1 for t in TIERS for _, p in placed[t]):
+            break
         total = counter.count(text)
         if total <= budget:
             break
@@ -234,6 +314,36 @@ def pin_candidates(pins: Iterable[Any]) -> list[Candidate]:
         cite = Citation(kind="pin", id=p.key, episode_ids=[p.set_by] if p.set_by else [])
         out.append(Candidate("pins", f"pin:{p.key}", f"- {p.render()}", (cite,), order=(p.key,)))
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class TailTurn:
+    """A raw turn of the tail as the window needs it (what `episode_line` renders and the citation names), read by
+    `cypher/sessions/window_state` - lighter than a full `graphmem.models.Episode`."""
+
+    id: str
+    kind: str
+    content: str
+    occurred_at: datetime
+    role: str | None = None
+    speaker: str | None = None
+    source: str | None = None
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> "TailTurn":
+        """From the query's map; `occurred_at` is an ISO 8601 string (toString of a DATETIME)."""
+        return cls(id=row["id"], kind=row["kind"], content=row["content"], occurred_at=parse_time(row["occurred_at"]),
+                   role=row.get("role"), speaker=row.get("speaker"), source=row.get("source") or "user_explicit")
+
+
+def parse_time(value: Any) -> datetime:
+    """An aware UTC datetime from Cypher's toString(datetime) ('2024-05-01T09:00Z', with seconds and fractions when
+    not zero) or from a datetime."""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    elif hasattr(value, "to_native"):
+        value = value.to_native()
+    return value.astimezone(timezone.utc)
 
 
 def episode_line(e: Any) -> str:

@@ -22,6 +22,7 @@ import threading
 import time
 from typing import Any
 
+
 from graphmem.context import assembly
 from graphmem.context.compaction import Compactor, SummaryStore
 from graphmem.context.models import (CompactionResult, ContextRequest, Degraded, Summary, TurnIn, TurnResult,
@@ -30,7 +31,7 @@ from graphmem.context.pins import PinStore, check_key, delete_in, from_row, pin_
 from graphmem.context.sessions import SessionInfo, SessionStore, _info, check_session_id
 from graphmem.context.summarizer import build_summarizer
 from graphmem.errors import Conflict, GraphmemError, InvalidInput, NotFound, Unavailable
-from graphmem.models import Episode, EpisodeIn
+from graphmem.models import EpisodeIn
 from graphmem.store import require_tenant
 from graphmem.store.db import Tx
 from graphmem.timeutil import utcnow
@@ -74,7 +75,7 @@ class ContextService:
         require_tenant(tenant_id)
         check_session_id(session_id)
         started = time.monotonic()
-        counter = TokenCounter.for_model(req.model)
+        counter = assembly.counting(TokenCounter.for_model(req.model))
         search = None
         if req.query.strip() and self.settings.context_retrieval_k > 0:
             search = self._search_pool.submit(self._search, tenant_id, req)
@@ -93,7 +94,7 @@ class ContextService:
         summary: Summary | None = state["summary"]
         if summary is not None and reset_at is not None and summary.created_at < reset_at:
             summary = None
-        tail: list[Episode] = state["tail"]
+        tail: list[assembly.TailTurn] = state["tail"]
         degraded: list[Degraded] = []
         hits = self._collect(search, started, degraded)
         hits = self._filter_hits(tenant_id, session_id, info.user_id if info and info.user_id else req.user_id,
@@ -119,16 +120,17 @@ class ContextService:
                       notes=notes)
 
     def _state(self, tenant_id: str, session_id: str) -> dict[str, Any]:
-        """Session, pins, current summary and raw tail (newest first) in one read transaction."""
+        """Session, pins, current summary and raw tail (newest first) in one query (one read transaction). The query
+        returns only what assembly needs, temporal values as ISO strings; the tail comes back as `TailTurn`s."""
         limit = self.settings.context_tail_max_episodes
 
-        row = self.db.one("sessions/window_state", tenant_id=tenant_id, session_id=session_id, limit=limit,
-                          now=utcnow())
+        row = self.db.read_one("sessions/window_state", tenant_id=tenant_id, session_id=session_id, limit=limit,
+                               now=utcnow())
         if row is None:
             return {"session": None, "pins": [], "summary": None, "tail": []}
         return {"session": _info(row["session"]), "pins": [from_row(p) for p in row["pins"]],
                 "summary": Summary(**row["summaries"][0]) if row["summaries"] else None,
-                "tail": [Episode(**e) for e in row["tail"]]}
+                "tail": [assembly.TailTurn.from_row(e) for e in row["tail"]]}
 
     def _search(self, tenant_id: str, req: ContextRequest):
         from graphmem.recall.models import SearchRequest
@@ -141,13 +143,17 @@ class ContextService:
         """The search hits, or [] with the source marked degraded (missing, failed, or slower than its timeout)."""
         if search is None:
             return []
+        per_source = self.settings.context_search_timeout_s
         left = self.settings.context_latency_budget_s - (time.monotonic() - started)
-        timeout = max(0.0, min(self.settings.context_search_timeout_s, left))
+        timeout = max(0.0, min(per_source, left))
         try:
             response = search.result(timeout=timeout)
         except cf.TimeoutError:
             search.cancel()
-            degraded.append(Degraded(source="search", reason=f"timed out after {timeout:.2f} s"))
+            # the reason names configured limits only, never a measured time, so that the reply stays byte-stable
+            reason = f"timed out after {per_source:.2f} s" if timeout >= per_source else \
+                f"timed out: the window's latency budget ({self.settings.context_latency_budget_s:.2f} s) was spent"
+            degraded.append(Degraded(source="search", reason=reason))
             return []
         except (AttributeError, ImportError) as exc:
             degraded.append(Degraded(source="search", reason=f"recall service unavailable: {type(exc).__name__}"))
