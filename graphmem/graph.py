@@ -6,6 +6,7 @@ and runs each operation as one transaction through `graphmem.store`. Times are U
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import datetime
 
 from graphmem.errors import InvalidInput
@@ -15,6 +16,7 @@ from graphmem.models import (AssertOutcome, Entity, EntityRef, Episode, EpisodeI
 from graphmem.ontology import Ontology, Predicate
 from graphmem.settings import Settings
 from graphmem.store import Database, require_tenant
+from graphmem.store.db import Tx
 from graphmem.store import entities as entity_store
 from graphmem.store import episodes as episode_store
 from graphmem.store import facts as fact_store
@@ -40,7 +42,9 @@ class TemporalGraph:
     def ontology(self, tenant_id: str) -> Ontology:
         """The shipped ontology extended with the tenant's own predicates and its fact-class TTL overrides."""
         require_tenant(tenant_id)
-        row = self.db.one("ontology/for_tenant", tenant_id=tenant_id)
+        return self._ontology_of(self.db.one("ontology/for_tenant", tenant_id=tenant_id))
+
+    def _ontology_of(self, row: dict) -> Ontology:
         extra = [Predicate(**p) for p in row["predicates"]]
         onto = self._base_ontology.extended(extra) if extra else self._base_ontology
         if row["fact_class_ttl_json"]:
@@ -55,13 +59,24 @@ class TemporalGraph:
 
     # ---- episodes ---------------------------------------------------------------------------
     def append_episode(self, tenant_id: str, episode: EpisodeIn, *, extraction_status: str = "pending",
-                       agent_id: str | None = None) -> tuple[Episode, bool]:
-        """Store an episode (idempotent by `idempotency_key`). Returns (episode, created)."""
+                       agent_id: str | None = None, extraction_reason: str | None = None,
+                       on_created: Callable[[Tx, Episode], None] | None = None) -> tuple[Episode, bool]:
+        """Store an episode (idempotent by `idempotency_key`) in one transaction. Returns (episode, created).
+
+        `extraction_reason` says why a job ended at intake (stored with `finished_at`); `on_created(tx, episode)`
+        runs in the same transaction when the episode was created (e.g. to record write-policy refusals), so
+        everything an accepted episode needs is committed together."""
         require_tenant(tenant_id)
         tokens = self._tokens.count(episode.content)
-        stored, created = self.db.write(lambda tx: episode_store.append(
-            tx, tenant_id, episode, self.settings, token_count=tokens, extraction_status=extraction_status,
-            agent_id=agent_id))
+
+        def work(tx: Tx) -> tuple[Episode, bool]:
+            stored, created = episode_store.append(
+                tx, tenant_id, episode, self.settings, token_count=tokens, extraction_status=extraction_status,
+                agent_id=agent_id, extraction_reason=extraction_reason)
+            if created and on_created is not None:
+                on_created(tx, stored)
+            return stored, created
+        stored, created = self.db.write(work)
         if created and self.indexer:
             self.indexer.index_episodes(tenant_id, [stored.id])
         return stored, created
@@ -102,12 +117,15 @@ class TemporalGraph:
         Batches larger than `settings.bulk_batch_size` are split into several transactions, each all-or-nothing.
         """
         require_tenant(tenant_id)
-        ontology = self.ontology(tenant_id)
         out: list[AssertOutcome] = []
         size = self.settings.bulk_batch_size
+
+        def work(tx, chunk):   # the ontology is read in the batch's own transaction: no extra round trips
+            ontology = self._ontology_of(tx.one("ontology/for_tenant", tenant_id=tenant_id))
+            return fact_store.assert_batch(tx, tenant_id, chunk, ontology, self.settings)
         for start in range(0, len(facts), size):
             chunk = facts[start:start + size]
-            out += self.db.write(lambda tx: fact_store.assert_batch(tx, tenant_id, chunk, ontology, self.settings))
+            out += self.db.write(lambda tx: work(tx, chunk))
         if self.indexer:
             self.indexer.index_facts(tenant_id, [o.fact_id for o in out if o.fact_id and o.action != "duplicate"])
         return out

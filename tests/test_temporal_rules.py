@@ -158,3 +158,33 @@ def test_bulk_applies_the_same_rules_in_order(graph, tenant):
     assert timeline(graph, tenant, out[-1].fact_id) == [
         ("Acme", d(2020), d(2021), "closed"), ("Globex", d(2021), d(2022), "closed"),
         ("Initech", d(2022), d(2023), "closed"), ("Acme", d(2023), None, "current")]
+
+
+def supersedes_links(db, tenant):
+    with db.driver.session() as s:
+        rows = s.run("MATCH (n:Fact {tenant_id: $t})-[:SUPERSEDES]->(o:Fact) "
+                     "MATCH (n)-[:OBJECT]->(a), (o)-[:OBJECT]->(b) RETURN a.name AS newer, b.name AS older",
+                     t=tenant).data()
+    return sorted((r["newer"], r["older"]) for r in rows)
+
+
+def test_out_of_order_within_one_batch_links_like_separate_calls(graph, db, tenant):
+    """A value that lands between two values asserted earlier in the same batch replaces their link, exactly as if
+    the three had come in three calls (the link made earlier in the batch must not survive)."""
+    e = ep(graph, tenant, d(2020))
+    facts = [FactIn(subject=DANA, predicate="WORKS_AT", object=EntityRef(kind="Organization", name=o),
+                    valid_from=when, episode_id=e) for o, when in [("Acme", d(2015)), ("Globex", d(2022)),
+                                                                    ("Initech", d(2018))]]
+    out = graph.assert_facts(tenant, facts)
+    assert [o.action for o in out] == ["created", "superseded", "history"]
+    assert timeline(graph, tenant, out[1].fact_id) == [
+        ("Acme", d(2015), d(2018), "closed"), ("Initech", d(2018), d(2022), "closed"),
+        ("Globex", d(2022), None, "current")]
+    assert supersedes_links(db, tenant) == [("Globex", "Initech"), ("Initech", "Acme")]
+
+
+def test_out_of_order_across_calls_links(graph, db, tenant):
+    works_at(graph, tenant, "Acme", d(2015))
+    works_at(graph, tenant, "Globex", d(2022))
+    works_at(graph, tenant, "Initech", d(2018))
+    assert supersedes_links(db, tenant) == [("Globex", "Initech"), ("Initech", "Acme")]

@@ -1,24 +1,27 @@
 // Create entities. A row with claim_alias = true first MERGEs its name alias; if another writer already
-// owns that alias the row creates nothing and returns the owner's id (race-free through alias_key_unique).
+// owns that alias the row creates nothing and resolves to the owner (race-free through alias_key_unique).
+// A row with claim_alias = false (its name alias belongs to somebody else with other identifiers) is also
+// linked from that alias, so name lookups find both.
 // $rows: [{id, kind, name, name_key, alias_key, claim_alias, email, domain, summary, search_text}]
+// Returns only the rows that lost their alias to another writer: {requested_id, id (the owner)}.
 UNWIND $rows AS r
 CALL (r) {
   WITH r WHERE r.claim_alias
   MERGE (a:Alias {tenant_id: $tenant_id, key: r.alias_key})
     ON CREATE SET a.entity_id = r.id, a.name_key = r.name_key
-  RETURN a.entity_id AS owner
+  RETURN a, a.entity_id AS owner
   UNION
   WITH r WHERE NOT r.claim_alias
-  RETURN r.id AS owner
+  OPTIONAL MATCH (a:Alias {tenant_id: $tenant_id, key: r.alias_key})
+  RETURN a, r.id AS owner
 }
-CALL (r, owner) {
-  WITH r, owner WHERE owner = r.id
+CALL (r, a, owner) {
+  WITH r, a, owner WHERE owner = r.id
   CREATE (e:Entity {id: r.id, tenant_id: $tenant_id, tenant_token: $tenant_token, kind: r.kind, name: r.name, name_key: r.name_key,
                     aliases: [], email: r.email, domain: r.domain, external_ids: [], summary: r.summary,
                     search_text: r.search_text, created_at: $now, updated_at: $now})
   SET e:$(r.kind)
-  WITH r, e
-  OPTIONAL MATCH (a:Alias {tenant_id: $tenant_id, key: r.alias_key})
-  FOREACH (_ IN CASE WHEN a IS NULL THEN [] ELSE [1] END | MERGE (a)-[:ALIAS_OF]->(e))
+  FOREACH (_ IN CASE WHEN a IS NULL THEN [] ELSE [1] END | CREATE (a)-[:ALIAS_OF]->(e))
 }
+WITH r, owner WHERE owner <> r.id
 RETURN r.id AS requested_id, owner AS id

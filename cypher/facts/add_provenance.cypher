@@ -1,10 +1,12 @@
 // Another episode said the same fact (or retracted/confirmed it): add a DERIVED_FROM edge once per episode.
-// $rows: [{fact_id, episode_id, confidence, source, role, retain_until}]; a new assertion refreshes the TTL.
+// $rows: [{fact_id, episode_id, confidence, source, role, retain_until (DATETIME, ISO 8601 string or null)}];
+// a new assertion refreshes the TTL.
 UNWIND $rows AS r
 MATCH (f:Fact {id: r.fact_id}) WHERE f.tenant_id = $tenant_id
 MATCH (ep:Episode {id: r.episode_id}) WHERE ep.tenant_id = $tenant_id
 MERGE (f)-[d:DERIVED_FROM]->(ep)
   ON CREATE SET d.recorded_at = $now, d.confidence = r.confidence, d.source = r.source, d.role = r.role
 SET f.last_confirmed_at = CASE WHEN r.role = 'assertion' THEN $now ELSE f.last_confirmed_at END,
-    f.retain_until = CASE WHEN r.role = 'assertion' AND r.retain_until IS NOT NULL THEN r.retain_until ELSE f.retain_until END
+    f.retain_until = CASE WHEN r.role = 'assertion' AND r.retain_until IS NOT NULL THEN datetime(r.retain_until)
+                          ELSE f.retain_until END
 RETURN count(d) AS linked

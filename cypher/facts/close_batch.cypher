@@ -1,6 +1,6 @@
 // Close facts in valid time. closed_at records when graphmem learned it (transaction time).
-// $rows: [{id, valid_to, status}]
+// $rows: [{id, valid_to (DATETIME or ISO 8601 string), status}]
 UNWIND $rows AS r
 MATCH (f:Fact {id: r.id}) WHERE f.tenant_id = $tenant_id
-SET f.valid_to = r.valid_to, f.closed_at = $now, f.status = r.status
+SET f.valid_to = datetime(r.valid_to), f.closed_at = $now, f.status = r.status
 RETURN count(f) AS closed

@@ -1,14 +1,21 @@
-// Create facts with their SUBJECT, OBJECT and DERIVED_FROM (provenance) edges.
-// $rows: [{props: {...fact properties, tenant_id included...}, subject_id, object_id (or null), episode_id, role}]
+// Create facts with their SUBJECT, OBJECT and DERIVED_FROM (provenance, role 'assertion') edges.
+// $rows: [{id, subject_id, object_id (or null), episode_id, predicate, value, object_key, statement, valid_from,
+// valid_to, retain_until (ISO 8601 strings or null; stored as DATETIME), confidence, source, fact_class, status}].
+// Times travel as strings because the driver packs a Python datetime far slower than a string; `recorded_at`,
+// `last_confirmed_at` and `closed_at` (when valid_to is set) are $now. Returns nothing but a count.
 // The tenant guard: s and ep are matched within $tenant_id, so a row of another tenant creates nothing.
 UNWIND $rows AS r
 MATCH (s:Entity {id: r.subject_id}) WHERE s.tenant_id = $tenant_id
 MATCH (ep:Episode {id: r.episode_id}) WHERE ep.tenant_id = $tenant_id
-OPTIONAL MATCH (o:Entity {id: r.object_id}) WHERE o.tenant_id = $tenant_id
-CREATE (f:Fact)
-SET f = r.props
+CREATE (f:Fact {id: r.id, tenant_id: $tenant_id, tenant_token: $tenant_token, predicate: r.predicate,
+                value: r.value, object_key: r.object_key, statement: r.statement,
+                valid_from: datetime(r.valid_from), valid_to: datetime(r.valid_to),
+                recorded_at: $now, closed_at: CASE WHEN r.valid_to IS NULL THEN null ELSE $now END,
+                last_confirmed_at: $now, confidence: r.confidence, source: r.source, fact_class: r.fact_class,
+                status: r.status, retain_until: datetime(r.retain_until)})
 CREATE (f)-[:SUBJECT]->(s)
-CREATE (f)-[:DERIVED_FROM {recorded_at: r.props.recorded_at, confidence: r.props.confidence,
-                           source: r.props.source, role: r.role}]->(ep)
-FOREACH (_ IN CASE WHEN o IS NULL THEN [] ELSE [1] END | CREATE (f)-[:OBJECT]->(o))
-RETURN count(f) AS created
+CREATE (f)-[:DERIVED_FROM {recorded_at: $now, confidence: r.confidence, source: r.source, role: 'assertion'}]->(ep)
+WITH f, r WHERE r.object_id IS NOT NULL
+MATCH (o:Entity {id: r.object_id}) WHERE o.tenant_id = $tenant_id
+CREATE (f)-[:OBJECT]->(o)
+RETURN count(f) AS with_object

@@ -1,9 +1,11 @@
 // The believed facts (not corrected, not candidates) of each (subject, predicate) pair, with their
-// outgoing SUPERSEDES links. Read under the subject lock.
+// outgoing SUPERSEDES links. Read under the subject lock. Times as integer microseconds since the epoch (UTC).
 UNWIND $pairs AS p
 MATCH (s:Entity {id: p.subject_id})<-[:SUBJECT]-(f:Fact {predicate: p.predicate})
 WHERE s.tenant_id = $tenant_id AND f.tenant_id = $tenant_id AND f.expired_at IS NULL AND f.status <> 'candidate'
 OPTIONAL MATCH (f)-[:SUPERSEDES]->(older:Fact)
+WITH p, f, collect(older.id) AS supersedes
 RETURN p.subject_id AS subject_id, p.predicate AS predicate, f.id AS id, f.object_key AS object_key,
-       f.valid_from AS valid_from, f.valid_to AS valid_to, f.confidence AS confidence, f.source AS source,
-       f.status AS status, collect(older.id) AS supersedes
+       f.valid_from.epochSeconds * 1000000 + f.valid_from.microsecond AS valid_from_us,
+       f.valid_to.epochSeconds * 1000000 + f.valid_to.microsecond AS valid_to_us,
+       f.confidence AS confidence, f.source AS source, f.status AS status, supersedes

@@ -46,7 +46,8 @@ class IngestService:
         """Store episodes (secrets redacted first), each with a durable extraction job; returns (episode, created)
         per input, in order. Idempotent by `idempotency_key` (a replay returns the stored episode, created False).
 
-        Returns after every episode is committed. Status: "pending" (the job), or "skipped" with reason
+        Returns after every episode is committed; each episode is one transaction holding the episode, its job (and
+        the reason when it ended at intake) and the refusal recorded when secrets were redacted. Status: "pending" (the job), or "skipped" with reason
         "chatter" when the chatter gate applies, or with reason "explicit facts" when `extract` is false (an episode
         that records a caller's explicit facts: nothing is left to extract). Raises `TenantRequired`; `InvalidInput` naming
         `episodes[i].content` when content is over `settings.max_episode_chars` (checked for all before any write).
@@ -58,20 +59,12 @@ class IngestService:
                 raise InvalidInput(f"episodes[{i}].content is {len(ep.content)} characters; the limit is {limit}",
                                    field=f"episodes[{i}].content")
         out: list[tuple[Episode, bool]] = []
-        redacted: list[PolicyRefusal] = []
-        reasons: dict[str, str] = {}
         for ep in episodes:
             clean, kinds = redact_episode(ep)
             status, reason = initial_status(clean, self.settings) if extract else ("skipped", "explicit facts")
-            stored, created = self.graph.append_episode(tenant_id, clean, extraction_status=status, agent_id=agent_id)
-            out.append((stored, created))
-            if created and kinds:
-                redacted.append(PolicyRefusal("secret_redacted", "content",
-                                              f"secrets redacted before storing: {', '.join(kinds)}", stored.id))
-            if created and reason:
-                reasons[stored.id] = reason
-        jobs.annotate(self.db, tenant_id, reasons)
-        refusals.record(self.db, tenant_id, redacted)
+            out.append(self.graph.append_episode(tenant_id, clean, extraction_status=status, agent_id=agent_id,
+                                                 extraction_reason=reason,
+                                                 on_created=_record_redaction(tenant_id, kinds) if kinds else None))
         return out
 
     def append_episode(self, tenant_id: str, episode: EpisodeIn, *, agent_id: str | None = None) -> tuple[Episode, bool]:
@@ -132,6 +125,14 @@ class IngestService:
         """The tenant's extraction LLM usage (calls, tokens, cost in USD), summed over its jobs."""
         require_tenant(tenant_id)
         return jobs.usage(self.db, tenant_id)
+
+
+def _record_redaction(tenant_id: str, kinds: tuple[str, ...]):
+    """An `on_created` hook recording that secrets were redacted from the episode, in the episode's own transaction."""
+    def record(tx, stored: Episode) -> None:
+        refusals.record_tx(tx, tenant_id, [PolicyRefusal(
+            "secret_redacted", "content", f"secrets redacted before storing: {', '.join(kinds)}", stored.id)])
+    return record
 
 
 def build(services) -> IngestService:

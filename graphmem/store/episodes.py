@@ -18,38 +18,38 @@ from graphmem.timeutil import utcnow
 
 
 def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_count: int,
-           extraction_status: str = "pending", agent_id: str | None = None) -> tuple[Episode, bool]:
+           extraction_status: str = "pending", agent_id: str | None = None,
+           extraction_reason: str | None = None) -> tuple[Episode, bool]:
     """Store `ep` (already redacted by the write policy). Returns (episode, created).
 
-    Raises `InvalidInput` (field `content`) when the content exceeds `settings.max_episode_chars`.
+    One query (`episodes/append`): idempotency check, retention, session lock, the episode and its place in the
+    session's NEXT chain. A created episode is returned from what was sent, not read back. `extraction_reason`
+    (e.g. "chatter" for a job skipped at intake) is stored with `finished_at` = the ingestion time.
+    Raises `InvalidInput` (field `content`) when the content exceeds `settings.max_episode_chars`, (field `user_id`)
+    when the session belongs to another user.
     """
     if len(ep.content) > settings.max_episode_chars:
         raise InvalidInput(f"content is {len(ep.content)} characters; the limit is {settings.max_episode_chars}",
                            field="content")
-    prep = tx.one("episodes/prepare", tenant_id=tenant_id, idempotency_key=ep.idempotency_key,
-                  user_id=ep.user_id, session_id=ep.session_id)
-    if prep["episode"]:
-        return Episode(**prep["episode"]), False
     now = utcnow()
     eid = new_id()
-    seq = 0
-    if ep.session_id:
-        lock = tx.one("episodes/lock_session", tenant_id=tenant_id, session_id=ep.session_id, now=now,
-                      user_id=ep.user_id, agent_id=agent_id)
-        if lock["user_id"] and ep.user_id and lock["user_id"] != ep.user_id:
-            raise InvalidInput(f"session {ep.session_id!r} belongs to another user", field="user_id")
-        seq = lock["seq"]
     props = ep.model_dump(exclude_none=True)
-    props.update(id=eid, tenant_id=tenant_id, tenant_token=tenant_token(tenant_id), ingested_at=now, seq=seq, token_count=token_count,
-                 extraction_status=extraction_status, legal_hold=False,
-                 idempotency_key=ep.idempotency_key or eid)
-    if prep["days"] and not prep["held"]:
-        props["retain_until"] = now + timedelta(days=prep["days"])
-    row = tx.one("episodes/append", tenant_id=tenant_id, episode=props, call_id=eid)
-    episode, created = Episode(**row["episode"]), row["created"]
-    if created and ep.session_id:
-        tx.run("episodes/link_next", tenant_id=tenant_id, session_id=ep.session_id, id=episode.id)
-    return episode, created
+    occurred_at = props.pop("occurred_at")
+    props.update(id=eid, tenant_id=tenant_id, tenant_token=tenant_token(tenant_id), token_count=token_count,
+                 extraction_status=extraction_status, legal_hold=False, idempotency_key=ep.idempotency_key or eid)
+    if extraction_reason:
+        props["extraction_reason"] = extraction_reason
+    now_iso = now.isoformat()
+    row = tx.one("episodes/append", tenant_id=tenant_id, idempotency_key=props["idempotency_key"],
+                 session_id=ep.session_id, user_id=ep.user_id, agent_id=agent_id, call_id=eid, episode=props,
+                 occurred_at=occurred_at.isoformat(), now=now_iso, finished_at=now_iso if extraction_reason else None)
+    if row["conflict"]:
+        raise InvalidInput(f"session {ep.session_id!r} belongs to another user", field="user_id")
+    if not row["created"]:
+        return Episode(**row["episode"]), False
+    days = row["retain_days"]
+    return Episode(**props, occurred_at=occurred_at, ingested_at=now,
+                   retain_until=now + timedelta(days=days) if days is not None else None), True
 
 
 def get(tx: Tx, tenant_id: str, episode_id: str) -> Episode:

@@ -6,7 +6,8 @@ twice changes nothing. The schema version and the embedding dimension are record
 `SchemaMismatch` unless `migrate=True` (GRAPHMEM_ALLOW_SCHEMA_MIGRATION), which drops the vector indexes and
 the stored embeddings and recreates the indexes at the new size. Version 2 added `tenant_token` to the full-text
 indexes and version 3 their English analyzer; an older graph is migrated at start-up (full-text indexes rebuilt,
-tokens backfilled per tenant).
+tokens backfilled per tenant). Version 4 dropped four single-property range indexes that no query plan uses
+(`UNUSED_INDEXES`, checked with EXPLAIN over every file in cypher/) but every fact or episode write maintained.
 """
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ import cypher
 from graphmem.errors import SchemaMismatch
 from graphmem.store.db import Database, tenant_token
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 FULLTEXT_INDEXES = ("entity_text", "fact_text", "episode_text")
 VECTOR_INDEXES = ("entity_embedding", "fact_embedding", "episode_embedding")
+UNUSED_INDEXES = ("fact_valid_from", "fact_valid_to", "fact_recorded_at", "episode_occurred_at")
 
 
 def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict:
@@ -49,6 +51,10 @@ def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict
         for row in db.rows("meta/tenant_ids"):
             db.execute("meta/backfill_tenant_token", tenant_id=row["tenant_id"],
                        tenant_token=tenant_token(row["tenant_id"]))
+        migrated = True
+    if recorded and (recorded["version"] or 1) < 4:   # range indexes no query uses, paid for by every write
+        for name in UNUSED_INDEXES:
+            db.schema_statement("meta/drop_index", name=name)
         migrated = True
     for name in cypher.names("schema"):
         db.schema_statement(name, dimension=dimension)

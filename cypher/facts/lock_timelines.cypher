@@ -1,0 +1,20 @@
+// Take the write lock of each subject ($ids sorted by the caller, so concurrent batches lock in one order), then
+// read the believed facts (not corrected, not candidates) of each (subject, predicate) pair in $pairs, with their
+// outgoing SUPERSEDES links. One round trip for what lock_subjects + timelines do; the count(*) barrier makes every
+// lock be taken before any timeline is read. One record, facts = [{subject_id, predicate, id, object_key,
+// valid_from_us, valid_to_us, confidence, source, status, supersedes}]: times as integer microseconds since the epoch
+// (UTC) and one list instead of a record per fact, both far cheaper for the driver to decode.
+UNWIND $ids AS id
+MATCH (s:Entity {id: id})
+WHERE s.tenant_id = $tenant_id
+SET s.fact_seq = coalesce(s.fact_seq, 0) + 1
+WITH count(*) AS locked
+UNWIND $pairs AS p
+MATCH (s:Entity {id: p.subject_id})<-[:SUBJECT]-(f:Fact {predicate: p.predicate})
+WHERE s.tenant_id = $tenant_id AND f.tenant_id = $tenant_id AND f.expired_at IS NULL AND f.status <> 'candidate'
+OPTIONAL MATCH (f)-[:SUPERSEDES]->(older:Fact)
+WITH p, f, collect(older.id) AS supersedes
+RETURN collect({subject_id: p.subject_id, predicate: p.predicate, id: f.id, object_key: f.object_key,
+                valid_from_us: f.valid_from.epochSeconds * 1000000 + f.valid_from.microsecond,
+                valid_to_us: f.valid_to.epochSeconds * 1000000 + f.valid_to.microsecond,
+                confidence: f.confidence, source: f.source, status: f.status, supersedes: supersedes}) AS facts
