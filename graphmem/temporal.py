@@ -53,7 +53,8 @@ class Decision:
     """What to write. `action` as in `graphmem.models.AssertOutcome`.
 
     closes: (fact_id, valid_to) pairs to close; supersedes: (newer_id, older_id) links to add;
-    unlinks: (newer_id, older_id) links to remove; valid_to: the new fact's own end.
+    unlinks: (newer_id, older_id) links to remove; valid_to: the new fact's own end; retracted: that end is a
+    retraction's (the new fact arrived late, inside an interval a retraction had already ended).
     """
 
     action: str
@@ -63,6 +64,7 @@ class Decision:
     supersedes: list[tuple[str, str]] = field(default_factory=list)
     unlinks: list[tuple[str, str]] = field(default_factory=list)
     reason: str | None = None
+    retracted: bool = False
 
 
 def may_supersede(new: Assertion, old: TimelineFact) -> str | None:
@@ -98,8 +100,13 @@ def decide(timeline: list[TimelineFact], new: Assertion, single_valued: bool,
     valid_to = new.valid_to
     if later is not None and (valid_to is None or valid_to > later.valid_from):
         valid_to = later.valid_from
+    # A late value inside a retracted interval ends where the retraction said there was no value any more.
+    retracted = (prev_open and prev.status == "retracted" and prev.valid_to is not None
+                 and (valid_to is None or valid_to > prev.valid_to))
+    if retracted:
+        valid_to = prev.valid_to
     d = Decision("history" if later is not None else ("superseded" if prev_open else "created"),
-                 fact_id=new.id, valid_to=valid_to)
+                 fact_id=new.id, valid_to=valid_to, retracted=retracted)
     if prev_open:
         d.closes.append((prev.id, new.valid_from))
         d.supersedes.append((new.id, prev.id))

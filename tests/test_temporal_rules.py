@@ -88,6 +88,21 @@ def test_retraction_closes_and_keeps_history(graph, tenant):
         graph.retract(tenant, dana, "PREFERS_CHANNEL", ep(graph, tenant, d(2025)), value="email")
 
 
+def test_late_value_inside_a_retracted_interval_ends_at_the_retraction(graph, tenant):
+    """Title CTO from 2020, retracted in 2022 (no title since); a late "VP from 2021" is history that ends in 2022."""
+    def title(value, when):
+        return graph.assert_fact(tenant, FactIn(subject=DANA, predicate="HAS_TITLE", value=value, valid_from=when,
+                                                episode_id=ep(graph, tenant, when)))
+    cto = title("CTO", d(2020))
+    dana = graph.get_fact(tenant, cto.fact_id).subject_id
+    graph.retract(tenant, dana, "HAS_TITLE", ep(graph, tenant, d(2022), "no title any more"))
+    late = title("VP", d(2021))
+    assert timeline(graph, tenant, late.fact_id) == [
+        ("CTO", d(2020), d(2021), "closed"), ("VP", d(2021), d(2022), "retracted")]
+    assert graph.facts_about(tenant, dana, predicates=["HAS_TITLE"]) == []
+    assert [f.value for f in graph.facts_about(tenant, dana, as_of=d(2021, 6), predicates=["HAS_TITLE"])] == ["VP"]
+
+
 def test_inferred_never_supersedes_explicit(graph, tenant):
     a = works_at(graph, tenant, "Acme", d(2020))
     b = works_at(graph, tenant, "Globex", d(2021), source="inferred", confidence=0.95)

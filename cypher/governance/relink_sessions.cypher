@@ -1,5 +1,5 @@
 // Repair the NEXT chains of sessions $session_ids after episodes were removed: consecutive surviving episodes
-// (in occurred_at, arrival order, as episodes/link_next orders them) are linked again.
+// (in occurred_at, arrival order, as episodes/append orders them) are linked again.
 UNWIND $session_ids AS sid
 MATCH (e:Episode {tenant_id: $tenant_id, session_id: sid})
 WITH sid, e ORDER BY e.occurred_at, e.seq

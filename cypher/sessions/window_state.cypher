@@ -8,8 +8,8 @@
 // tail's index is a hint: at 1M facts the planner's statistics preferred episode_tenant (every episode of the
 // tenant, 10k+ rows, ~29 ms) over the session's own episodes. The expired-episode check of a summary names no label
 // on purpose: it expands the summary's own COVERS edges instead of scanning the Episode(retain_until) index (every
-// retained episode of every tenant) once per summary. Summaries are found by label scan + filter until a
-// (tenant_id, session_id) index on :Summary exists.
+// retained episode of every tenant) once per summary. Summaries are found through the (tenant_id, session_id)
+// index on :Summary (schema/072).
 MATCH (s:Session {tenant_id: $tenant_id, id: $session_id})
 CALL (s) {
   OPTIONAL MATCH (p:Pin {tenant_id: $tenant_id, session_id: $session_id})

@@ -1,7 +1,7 @@
 """Sessions: tenant + user + session id (two browser tabs are two sessions), their TTL, and preference consent.
 
 A `:Session` node is keyed by (tenant_id, id) (constraint `session_key_unique`); it is created explicitly
-(`SessionStore.create`) or by the first episode appended to it (`cypher/episodes/lock_session.cypher`).
+(`SessionStore.create`) or by the first episode appended to it (`cypher/episodes/append.cypher`).
 TTL: a session idle longer than `settings.session_ttl_s` starts a fresh window - `window_from_seq` moves past every
 stored episode, so old turns (and summaries of them) stay stored but no longer enter the window; the reset time is
 kept in `window_reset_at` and reported.

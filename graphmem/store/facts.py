@@ -133,7 +133,8 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
                                "source": f.source, "role": "assertion", "retain_until": ttl_until[p.name]})
             continue
         statement = f.statement or p.statement(subj.name, obj.name if obj else f.value)
-        status = "candidate" if d.action == "candidate" else ("current" if d.valid_to is None else "closed")
+        status = ("candidate" if d.action == "candidate" else "current" if d.valid_to is None
+                  else "retracted" if d.retracted else "closed")
         creates.append({"id": new.id, "subject_id": subj.id, "object_id": obj.id if obj else None,
                         "episode_id": f.episode_id, "predicate": p.name, "value": f.value, "object_key": okey,
                         "statement": statement, "valid_from": iso(valid_from), "valid_to": iso(d.valid_to),
