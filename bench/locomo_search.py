@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import tempfile
 import time
@@ -107,7 +108,27 @@ def main() -> None:
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(out, indent=1))
     print(table(results))
+    if not a.samples and not a.questions:
+        write_doc(out, table(results))
     return out, table(results)
+
+
+DOC = lc.ROOT / "docs/benchmarks/locomo_search.md"
+MARK = re.compile(r"(<!-- results -->\n).*?(<!-- /results -->)", re.S)
+
+
+def write_doc(out: dict, tab: str) -> None:
+    """Replace the generated block of docs/benchmarks/locomo_search.md (between the results markers) with this
+    run's table and target check; the notes around it are written by hand."""
+    lines = [f"Run {out['date_utc']} at commit {out['commit'][:10]} ({out['machine']['cpus']} CPUs), "
+             f"{len(out['parameters']['samples'])} conversations, {out['scorable']['bm25 baseline (scorer)']} "
+             "scorable questions.", "", tab, ""]
+    for name, res in out["results"].items():
+        if name.startswith("graphmem"):
+            r10, mh = res["recall@10"]["all_but_5"]["percent"], res["recall@10"]["multi_hop"]["percent"]
+            verdict = "met" if r10 >= 75 and mh >= 50 else "missed"
+            lines.append(f"- {name}: recall@10 all-but-5 {r10:.1f} (target 75), multi-hop {mh:.1f} (target 50): {verdict}")
+    DOC.write_text(MARK.sub(lambda m: m.group(1) + "\n".join(lines) + "\n" + m.group(2), DOC.read_text()))
 
 
 if __name__ == "__main__":
