@@ -4,12 +4,11 @@ One job is one episode (see `graphmem.ingest.jobs`). For each claimed job the wo
 (json/event: the declarative mapping; message/text/tool_result: the LLM, or "skipped: no LLM configured"), applies
 the write policy, sends the LLM path's ambiguous entity mentions to the LLM in one disambiguation call
 (`graphmem.ingest.disambiguate`; on failure the deterministic resolver decides and the reason is recorded on the done
-job), then in ONE transaction checks it still holds the claim (`jobs/fence`), asserts the facts through the core
-(`graphmem.store.facts.assert_batch`: entity resolution, supersession) and applies the mapping's retractions (CRM
-fields set to null, and the previous subject displaced by an "exclusive" fact such as a deal's new owner:
-`graphmem.store.facts.retract`, in record order with the facts), records refusals and marks the job done. A crash anywhere before that commit leaves the job running with a lease that expires, after which any worker
-claims it again: facts are written exactly once. Transient errors (LLM down, Neo4j) retry with exponential backoff
-(`jobs.backoff_s`); after `settings.job_max_attempts` attempts the job is "dead" with the reason; permanent errors
+job), then writes the extraction and marks the job done in ONE transaction (`graphmem.ingest.apply`: the claim
+fence, the facts through the core with supersession, the mapping's retractions in record order, refusals). A crash
+anywhere before that commit leaves the job running with a lease that expires, after which any worker claims it again:
+facts are written exactly once. Transient errors (LLM down, Neo4j) retry with exponential backoff (`jobs.backoff_s`);
+after `settings.job_max_attempts` attempts the job is "dead" with the reason; permanent errors
 (malformed output after repair, unmappable JSON, a rejected request) end it "failed" with the reason.
 
 Threads: `concurrency` claim-and-process loops plus one heartbeat renewing leases every `lease_s / 3` seconds.
@@ -23,29 +22,22 @@ import socket
 import threading
 import time
 import uuid
-from bisect import bisect_left
 from collections import defaultdict, deque
 from datetime import timedelta
 
 from graphmem.errors import GraphmemError, InvalidInput, NotFound
 from graphmem.indexer import Indexer
-from graphmem.ingest import jobs, refusals
+from graphmem.ingest import jobs
+from graphmem.ingest.apply import LeaseLost, apply_extraction, screen_extraction
 from graphmem.ingest.disambiguate import Disambiguator
 from graphmem.ingest.extract_llm import Extracted, ExtractionMalformed
 from graphmem.ingest.jobs import Claim
 from graphmem.ingest.llm import LLMRejected, LLMUnavailable
-from graphmem.ingest.mapping import MappingError, Retraction, extract as map_extract
-from graphmem.ingest.policy import TEXT_KINDS, screen_entities, screen_facts
-from graphmem.models import EntityRef, FactIn
-from graphmem.store import entities as entity_store
-from graphmem.store import facts as fact_store
+from graphmem.ingest.mapping import MappingError, extract as map_extract
+from graphmem.ingest.policy import TEXT_KINDS
 from graphmem.timeutil import utcnow
 
 log = logging.getLogger("graphmem.worker")
-
-
-class LeaseLost(Exception):
-    """Another worker took the job over (this worker's lease expired); nothing was written."""
 
 
 class PermanentFailure(Exception):
@@ -254,20 +246,16 @@ class Worker:
         return self._disambiguator
 
     def _commit(self, claim: Claim, x: Extracted) -> str:
+        """Screen `x` under the write policy, link the LLM path's ambiguous mentions (outside the transaction),
+        write it all and mark the job done in one transaction (`graphmem.ingest.apply`), then index the new facts."""
         settings = self.services.settings
         graph = self.ingest.graph
         ontology = graph.ontology(claim.tenant_id)
-        ok, refused = screen_facts(x.facts, settings, ontology, prefix="extraction.facts")
-        facts = [x.facts[i] for i in ok]
-        # where each retraction falls among the facts that passed the policy (record order is kept)
-        # (an exclusive fact's displacement goes with its fact: dropped when the policy refused the fact)
-        passed = set(ok)
-        gone = sorted(((bisect_left(ok, r.position), i, r) for i, r in enumerate(x.retractions)
-                       if not r.exclusive or r.position in passed), key=lambda t: (t[0], t[1]))
+        screened = screen_extraction(x, settings, ontology, claim.episode.id)
         extra: dict = {}
-        if x.extractor == "llm" and facts:
-            d = self.disambiguator().apply(self.db, claim.tenant_id, claim.episode, facts, x.usage)
-            facts = d.facts
+        if x.extractor == "llm" and screened.facts:
+            d = self.disambiguator().apply(self.db, claim.tenant_id, claim.episode, screened.facts, x.usage)
+            screened.facts = d.facts
             if d.mentions:
                 extra = {"disambiguation_prompt_version": self.disambiguator().prompt_version,
                          "disambiguation_mentions": len(d.mentions),
@@ -275,116 +263,12 @@ class Worker:
             if d.fallback_reason:
                 x.notes.append(d.fallback_reason)
                 log.warning("job %s: %s", claim.episode.id, d.fallback_reason)
-        entities, bad_entities = screen_entities(x.entities, claim.episode.id, "extraction.entities")
-        refusal_list = x.refusals + [r for _, r in refused] + bad_entities
-
-        def work(tx):
-            if not jobs.holds(tx, claim):
-                raise LeaseLost()
-            if entities:
-                entity_store.resolve(tx, claim.tenant_id, entities, settings,
-                                     [f"extraction.entities[{i}]" for i in range(len(entities))])
-            plain = [(k, i, r) for k, (_, i, r) in enumerate(gone) if not r.exclusive]
-            targets: dict[int, str] = {}
-            if plain:
-                briefs = entity_store.resolve(tx, claim.tenant_id, [r.subject or r.object for _, _, r in plain],
-                                              settings, [f"extraction.retractions[{i}]" for _, i, _ in plain])
-                targets = {k: b.id for (k, _, _), b in zip(plain, briefs)}
-            todo = list(facts)      # a copy: the driver may run `work` again after a transient error
-            outcomes, retracted, done_upto = [], 0, 0
-            for k, (pos, _, r) in enumerate(gone):
-                outcomes += self._assert(tx, claim, todo[done_upto:pos], done_upto, ontology)
-                done_upto = pos
-                if not r.exclusive:
-                    retracted += len(self._retract(tx, claim, r, targets[k]))
-                    continue
-                # an exclusive fact (a deal's new owner): fit it among the object's other subjects, assert it,
-                # then close the subjects it displaces
-                todo[pos], displaced = self._exclusive(tx, claim, r, todo[pos], pos)
-                outcomes += self._assert(tx, claim, todo[pos:pos + 1], pos, ontology)
-                done_upto = pos + 1
-                retracted += len(self._displace(tx, claim, r, todo[pos].object.id, displaced))
-            outcomes += self._assert(tx, claim, todo[done_upto:], done_upto, ontology)
-            refusals.record_tx(tx, claim.tenant_id, refusal_list)
-            stats = {**self._stats_by(x, len(facts), len(refusal_list)), **extra}
-            if x.retractions:
-                stats["facts_retracted"] = retracted
-            jobs.finish(tx, claim, "done", reason="; ".join(x.notes)[:1000] or None, usage=x.usage, stats=stats)
-            return outcomes
-        outcomes = self.db.write(work)
+        stats = {**self._stats_by(x, len(screened.facts), len(screened.refusals)), **extra}
+        outcomes = apply_extraction(self.db, claim, x, screened, settings, ontology, stats=stats)
         if graph.indexer:
             graph.indexer.index_facts(claim.tenant_id, [o.fact_id for o in outcomes
                                                         if o.fact_id and o.action != "duplicate"])
         return "done"
-
-    def _assert(self, tx, claim: Claim, facts: list, offset: int, ontology) -> list:
-        """Assert `facts` (the slice starting at `offset` of the job's facts) in chunks of `bulk_batch_size`;
-        one `AssertOutcome` per fact."""
-        settings = self.services.settings
-        out = []
-        size = settings.bulk_batch_size
-        for start in range(0, len(facts), size):
-            out += fact_store.assert_batch(tx, claim.tenant_id, facts[start:start + size], ontology, settings,
-                                           field_prefix="extraction.facts")
-        return out
-
-    @staticmethod
-    def _retract(tx, claim: Claim, r: Retraction, entity_id: str) -> list[str]:
-        """Apply one retraction; returns the closed fact ids (none when nothing was valid at `r.at`: a no-op)."""
-        tenant = claim.tenant_id
-        if r.subject is not None:
-            pairs = [(entity_id, None)]
-        else:   # the nulled field named the subject: close the facts of r.predicate pointing at the entity
-            about = fact_store.about(tx, tenant, entity_id, as_of=r.at, predicates=[r.predicate])
-            pairs = sorted({(f.subject_id, f"e:{entity_id}") for f in about if f.object_id == entity_id})
-        closed: list[str] = []
-        for subject_id, object_key in pairs:
-            try:
-                closed += fact_store.retract(tx, tenant, subject_id, r.predicate, r.at, r.episode_id, object_key,
-                                             source="system")
-            except NotFound:
-                pass
-        return closed
-
-    def _exclusive(self, tx, claim: Claim, r: Retraction, fact: FactIn, index: int) -> tuple[FactIn, list[str]]:
-        """Prepare an "exclusive" mapped fact (e.g. a deal's new owner, valid from `r.at`) before it is asserted.
-
-        Resolves its subject and object (the fact comes back naming both by id, so the assertion writes exactly
-        what was examined), locks the object (concurrent owner changes of one deal apply one after the other) and
-        reads the object's `r.predicate` facts of every subject and time. Returns the fact to assert and the ids of
-        the other subjects whose fact is valid at `r.at` (to close at `r.at` once it is asserted). When the change
-        arrived out of order, i.e. a fact on the object starts after `r.at` or a displaced one ended after it (a
-        later owner change, or a null, that was processed first), the returned fact is given `valid_to` = the
-        earliest such time: it is stored as history, closed where the later change begins, and the later owner
-        stays current. Raises `InvalidInput`/`NotFound` from entity resolution (as the assertion would)."""
-        tenant = claim.tenant_id
-        owner, target = entity_store.resolve(tx, tenant, [fact.subject, fact.object], self.services.settings,
-                                             [f"extraction.facts[{index}].subject", f"extraction.facts[{index}].object"])
-        tx.rows("facts/lock_subjects", tenant_id=tenant, ids=[target.id])
-        on_target = [f for f in fact_store.about(tx, tenant, target.id, include_superseded=True,
-                                                 predicates=[r.predicate]) if f.object_id == target.id]
-        valid_then = [f for f in on_target if f.subject_id != owner.id and f.valid_from <= r.at
-                      and (f.valid_to is None or f.valid_to > r.at)]
-        later = [f.valid_from for f in on_target if f.valid_from > r.at] + \
-                [f.valid_to for f in valid_then if f.valid_to is not None]
-        update: dict = {"subject": EntityRef(id=owner.id), "object": EntityRef(id=target.id)}
-        if later and (fact.valid_to is None or fact.valid_to > min(later)):
-            update["valid_to"] = min(later)
-        return fact.model_copy(update=update), sorted({f.subject_id for f in valid_then})
-
-    @staticmethod
-    def _displace(tx, claim: Claim, r: Retraction, object_id: str, subject_ids: list[str]) -> list[str]:
-        """Close, as of `r.at`, the `r.predicate` facts of `subject_ids` on `object_id` (the subjects an exclusive
-        fact displaced) through `graphmem.store.facts.retract`: status "retracted", valid_to = `r.at`, this
-        episode as provenance. A replay finds nothing valid to close (a no-op). Returns the closed fact ids."""
-        closed: list[str] = []
-        for subject_id in subject_ids:
-            try:
-                closed += fact_store.retract(tx, claim.tenant_id, subject_id, r.predicate, r.at, r.episode_id,
-                                             f"e:{object_id}", source="system")
-            except NotFound:
-                pass
-        return closed
 
     @staticmethod
     def _stats(x: Extracted, asserted: int, refused: int) -> dict:

@@ -1,0 +1,201 @@
+"""Applying one episode's extraction to the graph: its entities, facts and retractions, in ONE transaction.
+
+The worker (`graphmem.ingest.worker`) owns the job lifecycle (claim, lease, retries, dead-letter); this module owns
+the write. It works in two steps so the worker can link entity mentions (LLM disambiguation, a network call that
+must stay outside the transaction) in between:
+
+1. `screen_extraction(extracted, settings, ontology, episode_id)` (no I/O) applies the write policy to the facts
+   and entities and places each retraction in record order among the facts that passed -> `Screened`.
+2. `apply_extraction(db, claim, extracted, screened, settings, ontology, stats=...)` writes it all in one
+   transaction and marks the job done.
+
+Rules enforced:
+
+- Fencing: the transaction first checks the worker still holds the claim (`jobs/fence`); if not it raises
+  `LeaseLost` and writes nothing, so a job's facts are written exactly once even when a lease expired mid-job.
+- Record order: facts and retractions are applied in the order of the episode's records (a retraction at
+  `position` p goes after the first p facts), so a later record's value is asserted after an earlier record's null
+  and vice versa. Supersession and out-of-order history are the core's (`graphmem.store.facts.assert_batch`).
+- CRM null retractions (`Retraction.exclusive` False): the facts of (subject, predicate) valid at `r.at` are closed
+  through `graphmem.store.facts.retract` (status "retracted", `valid_to` = `r.at`, the episode as provenance); when
+  the nulled field named the subject, the retraction names the object and closes the facts of that predicate
+  pointing at it. Nothing valid at `r.at` is a no-op.
+- Exclusive displacement (`Retraction.exclusive` True, e.g. a deal's `OWNS_DEAL`): the fact at `position` is
+  asserted with its object locked, then the other subjects' facts on that object valid at `r.at` are closed as of
+  `r.at`. When the change arrives out of order (a later owner change, or a null, was applied first) the new fact is
+  bounded: its `valid_to` is the earliest later change, so it is kept as history and the newer owner stays current.
+  A displacement goes with its fact: it is dropped when the write policy refused the fact.
+- Idempotence: the driver may run the transaction function again after a transient error; it works on a copy of
+  the facts, and a replay finds nothing more to close.
+"""
+from __future__ import annotations
+
+from bisect import bisect_left
+from dataclasses import dataclass
+
+from graphmem.errors import NotFound
+from graphmem.ingest import jobs, refusals
+from graphmem.ingest.extract_llm import Extracted
+from graphmem.ingest.jobs import Claim
+from graphmem.ingest.mapping import Retraction
+from graphmem.ingest.policy import PolicyRefusal, screen_entities, screen_facts
+from graphmem.models import AssertOutcome, EntityRef, FactIn
+from graphmem.ontology import Ontology
+from graphmem.settings import Settings
+from graphmem.store import Database
+from graphmem.store import entities as entity_store
+from graphmem.store import facts as fact_store
+from graphmem.store.db import Tx
+
+
+class LeaseLost(Exception):
+    """Another worker took the job over (this worker's lease expired); nothing was written."""
+
+
+@dataclass
+class Screened:
+    """An extraction after the write policy, ready to apply.
+
+    `facts`: the facts that passed, in record order (the worker may replace them with same-length, same-order
+    disambiguated copies). `entities`: the entity references that passed. `retractions`: (position among `facts`,
+    index among the extraction's retractions, retraction), in record order. `refusals`: the extractor's refusals,
+    then the refused facts', then the refused entities'.
+    """
+
+    facts: list[FactIn]
+    entities: list[EntityRef]
+    retractions: list[tuple[int, int, Retraction]]
+    refusals: list[PolicyRefusal]
+
+
+def screen_extraction(x: Extracted, settings: Settings, ontology: Ontology, episode_id: str) -> Screened:
+    """Apply the write policy to `x` (`graphmem.ingest.policy`) and place its retractions among the facts that
+    passed, keeping record order. An exclusive fact's displacement is dropped when the policy refused the fact."""
+    ok, refused = screen_facts(x.facts, settings, ontology, prefix="extraction.facts")
+    passed = set(ok)
+    placed = sorted(((bisect_left(ok, r.position), i, r) for i, r in enumerate(x.retractions)
+                     if not r.exclusive or r.position in passed), key=lambda t: (t[0], t[1]))
+    entities, bad_entities = screen_entities(x.entities, episode_id, "extraction.entities")
+    return Screened(facts=[x.facts[i] for i in ok], entities=entities, retractions=placed,
+                    refusals=x.refusals + [r for _, r in refused] + bad_entities)
+
+
+def apply_extraction(db: Database, claim: Claim, x: Extracted, screened: Screened, settings: Settings,
+                     ontology: Ontology, *, stats: dict) -> list[AssertOutcome]:
+    """Write `screened` (the extraction `x` of `claim.episode`, after `screen_extraction`) in ONE transaction.
+
+    In that transaction: check the claim is still held (`jobs.holds`), resolve (create or enrich) the entities and
+    the null retractions' targets, assert the facts and apply the retractions in record order (facts in chunks of
+    `settings.bulk_batch_size`), record the refusals, and finish the job "done" with `x.notes` as its reason,
+    `x.usage`, and `stats` plus `facts_retracted` (the facts closed) when `x` has retractions.
+
+    Returns one `AssertOutcome` per fact of `screened.facts`, in order. Raises `LeaseLost` (another worker holds the
+    job; nothing written), `InvalidInput`/`NotFound` from entity resolution or assertion (nothing written), or the
+    driver's errors once its retries are exhausted. See the module docstring for the rules.
+    """
+    tenant = claim.tenant_id
+    facts, gone = screened.facts, screened.retractions
+
+    def work(tx: Tx) -> list[AssertOutcome]:
+        if not jobs.holds(tx, claim):
+            raise LeaseLost()
+        if screened.entities:
+            entity_store.resolve(tx, tenant, screened.entities, settings,
+                                 [f"extraction.entities[{i}]" for i in range(len(screened.entities))])
+        plain = [(k, i, r) for k, (_, i, r) in enumerate(gone) if not r.exclusive]
+        targets: dict[int, str] = {}
+        if plain:
+            briefs = entity_store.resolve(tx, tenant, [r.subject or r.object for _, _, r in plain],
+                                          settings, [f"extraction.retractions[{i}]" for _, i, _ in plain])
+            targets = {k: b.id for (k, _, _), b in zip(plain, briefs)}
+        todo = list(facts)      # a copy: the driver may run `work` again after a transient error
+        outcomes: list[AssertOutcome] = []
+        retracted, done_upto = 0, 0
+        for k, (pos, _, r) in enumerate(gone):
+            outcomes += _assert(tx, tenant, todo[done_upto:pos], ontology, settings)
+            done_upto = pos
+            if not r.exclusive:
+                retracted += len(_retract(tx, tenant, r, targets[k]))
+                continue
+            # an exclusive fact (a deal's new owner): fit it among the object's other subjects, assert it,
+            # then close the subjects it displaces
+            todo[pos], displaced = _exclusive(tx, tenant, r, todo[pos], pos, settings)
+            outcomes += _assert(tx, tenant, todo[pos:pos + 1], ontology, settings)
+            done_upto = pos + 1
+            retracted += len(_displace(tx, tenant, r, todo[pos].object.id, displaced))
+        outcomes += _assert(tx, tenant, todo[done_upto:], ontology, settings)
+        refusals.record_tx(tx, tenant, screened.refusals)
+        done_stats = dict(stats)
+        if x.retractions:
+            done_stats["facts_retracted"] = retracted
+        jobs.finish(tx, claim, "done", reason="; ".join(x.notes)[:1000] or None, usage=x.usage, stats=done_stats)
+        return outcomes
+
+    return db.write(work)
+
+
+def _assert(tx: Tx, tenant: str, facts: list[FactIn], ontology: Ontology, settings: Settings) -> list[AssertOutcome]:
+    """Assert `facts` (a slice of the job's facts) in chunks of `bulk_batch_size`; one `AssertOutcome` per fact."""
+    out: list[AssertOutcome] = []
+    size = settings.bulk_batch_size
+    for start in range(0, len(facts), size):
+        out += fact_store.assert_batch(tx, tenant, facts[start:start + size], ontology, settings,
+                                       field_prefix="extraction.facts")
+    return out
+
+
+def _retract(tx: Tx, tenant: str, r: Retraction, entity_id: str) -> list[str]:
+    """Apply one null retraction; returns the closed fact ids (none when nothing was valid at `r.at`: a no-op)."""
+    if r.subject is not None:
+        pairs: list[tuple[str, str | None]] = [(entity_id, None)]
+    else:   # the nulled field named the subject: close the facts of r.predicate pointing at the entity
+        about = fact_store.about(tx, tenant, entity_id, as_of=r.at, predicates=[r.predicate])
+        pairs = sorted({(f.subject_id, f"e:{entity_id}") for f in about if f.object_id == entity_id})
+    return _close(tx, tenant, r, pairs)
+
+
+def _exclusive(tx: Tx, tenant: str, r: Retraction, fact: FactIn, index: int,
+               settings: Settings) -> tuple[FactIn, list[str]]:
+    """Prepare an "exclusive" mapped fact (e.g. a deal's new owner, valid from `r.at`) before it is asserted.
+
+    Resolves its subject and object (the fact comes back naming both by id, so the assertion writes exactly
+    what was examined), locks the object (concurrent owner changes of one deal apply one after the other) and
+    reads the object's `r.predicate` facts of every subject and time. Returns the fact to assert and the ids of
+    the other subjects whose fact is valid at `r.at` (to close at `r.at` once it is asserted). When the change
+    arrived out of order, i.e. a fact on the object starts after `r.at` or a displaced one ended after it (a
+    later owner change, or a null, that was processed first), the returned fact is given `valid_to` = the
+    earliest such time: it is stored as history, closed where the later change begins, and the later owner
+    stays current. Raises `InvalidInput`/`NotFound` from entity resolution (as the assertion would)."""
+    owner, target = entity_store.resolve(tx, tenant, [fact.subject, fact.object], settings,
+                                         [f"extraction.facts[{index}].subject", f"extraction.facts[{index}].object"])
+    tx.rows("facts/lock_subjects", tenant_id=tenant, ids=[target.id])
+    on_target = [f for f in fact_store.about(tx, tenant, target.id, include_superseded=True,
+                                             predicates=[r.predicate]) if f.object_id == target.id]
+    valid_then = [f for f in on_target if f.subject_id != owner.id and f.valid_from <= r.at
+                  and (f.valid_to is None or f.valid_to > r.at)]
+    later = [f.valid_from for f in on_target if f.valid_from > r.at] + \
+            [f.valid_to for f in valid_then if f.valid_to is not None]
+    update: dict = {"subject": EntityRef(id=owner.id), "object": EntityRef(id=target.id)}
+    if later and (fact.valid_to is None or fact.valid_to > min(later)):
+        update["valid_to"] = min(later)
+    return fact.model_copy(update=update), sorted({f.subject_id for f in valid_then})
+
+
+def _displace(tx: Tx, tenant: str, r: Retraction, object_id: str, subject_ids: list[str]) -> list[str]:
+    """Close, as of `r.at`, the `r.predicate` facts of `subject_ids` on `object_id` (the subjects an exclusive
+    fact displaced). A replay finds nothing valid to close (a no-op). Returns the closed fact ids."""
+    return _close(tx, tenant, r, [(subject_id, f"e:{object_id}") for subject_id in subject_ids])
+
+
+def _close(tx: Tx, tenant: str, r: Retraction, pairs: list[tuple[str, str | None]]) -> list[str]:
+    """Retract, for each (subject id, object key or None), its `r.predicate` facts valid at `r.at` through
+    `graphmem.store.facts.retract`: status "retracted", valid_to = `r.at`, `r.episode_id` as provenance,
+    source "system". A pair with nothing to close is skipped. Returns the closed fact ids."""
+    closed: list[str] = []
+    for subject_id, object_key in pairs:
+        try:
+            closed += fact_store.retract(tx, tenant, subject_id, r.predicate, r.at, r.episode_id, object_key,
+                                         source="system")
+        except NotFound:
+            pass
+    return closed
