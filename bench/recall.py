@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import random
 import statistics
 import sys
@@ -113,6 +114,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="10000,100000,1000000")
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--clients", type=int, default=8)
+    ap.add_argument("--warmup-s", type=float, default=10.0, help="unmeasured load before each measurement, per size")
     ap.add_argument("--out", default=str(ROOT / "bench/results/recall.json"))
     a = ap.parse_args()
     results = []
@@ -141,8 +143,8 @@ def main() -> None:
             def hops(r):
                 t = r.choice(tenants)
                 recall.paths_around(t, r.choice(seeds[t])["id"], max_hops=3, limit=50)
-            for _ in range(20):  # warm-up
-                search(rng); hops(rng)
+            measure(search, a.warmup_s, a.clients)   # warm-up: a fresh Neo4j is still compiling its hot paths
+            measure(hops, a.warmup_s, a.clients)
             row = {"facts": loaded, "tenants": len(tenants), "facts_per_tenant": FACTS_PER_TENANT,
                    "entities": len(tenants) * 55, "episodes": len(tenants) * 20, "load_s": round(load_s, 1),
                    "search": measure(search, a.seconds, a.clients), "recall_3hop": measure(hops, a.seconds, a.clients)}
@@ -150,6 +152,7 @@ def main() -> None:
             results.append(row)
             Path(a.out).write_text(json.dumps({**machine(), "benchmark": "recall",
                                                "parameters": {"clients": a.clients, "seconds_per_measure": a.seconds,
+                                                              "warmup_s_per_measure": a.warmup_s,
                                                               "loader": "direct UNWIND (cypher/recall/bench_load_*)",
                                                               "embedder": "none", "search_k": 10,
                                                               "recall_max_hops": 3, "recall_limit": 50,
@@ -157,6 +160,37 @@ def main() -> None:
                                                "units": {"latency": "ms", "throughput": "requests/s", "load": "s"},
                                                "results": results}, indent=1))
         db.close()
+    write_doc(json.loads(Path(a.out).read_text()))
+
+
+DOC = ROOT / "docs/benchmarks/recall.md"
+MARK = re.compile(r"(<!-- results -->\n).*?(<!-- /results -->)", re.S)
+
+
+def write_doc(out: dict) -> None:
+    """Replace the generated block of docs/benchmarks/recall.md (between the results markers) with this run's table,
+    the scale ratio and the target check; the notes around it are written by hand."""
+    rows = out["results"]
+    lines = [f"Commit `{out['commit'][:12]}`, {out['date_utc']}, {out['machine']['cpus']} CPUs, load average "
+             f"{out['machine'].get('load_average_1m')} at the end. One run, {out['parameters']['clients']} clients, "
+             f"{out['parameters']['seconds_per_measure']:g} s per measurement after "
+             f"{out['parameters'].get('warmup_s_per_measure', 0):g} s of warm-up.", "",
+             "| facts | tenants | entities | episodes | load (s) | search p50 / p95 (ms) | search req/s | "
+             "3-hop p50 / p95 (ms) | 3-hop req/s |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        s, h = r["search"], r["recall_3hop"]
+        lines.append(f"| {r['facts']:,} | {r['tenants']:,} | {r['entities']:,} | {r['episodes']:,} | {r['load_s']} | "
+                     f"{s['p50_ms']} / {s['p95_ms']} | {s['throughput_rps']} | {h['p50_ms']} / {h['p95_ms']} | "
+                     f"{h['throughput_rps']} |")
+    first, last = rows[0], rows[-1]
+    ratio_s = last["search"]["p95_ms"] / first["search"]["p95_ms"]
+    ratio_h = last["recall_3hop"]["p95_ms"] / first["recall_3hop"]["p95_ms"]
+    lines += ["", f"- Scale: p95 at {last['facts']:,} / p95 at {first['facts']:,} facts = {ratio_s:.2f} (search) and "
+              f"{ratio_h:.2f} (3-hop): target <= 2, {'met' if max(ratio_s, ratio_h) <= 2 else 'missed'}.",
+              f"- Absolute at {last['facts']:,} facts: search p95 {last['search']['p95_ms']} ms (target <= 40), "
+              f"3-hop p95 {last['recall_3hop']['p95_ms']} ms (target <= 30): "
+              f"{'met' if last['search']['p95_ms'] <= 40 and last['recall_3hop']['p95_ms'] <= 30 else 'missed'}."]
+    DOC.write_text(MARK.sub(lambda m: m.group(1) + "\n".join(lines) + "\n" + m.group(2), DOC.read_text()))
 
 
 if __name__ == "__main__":
