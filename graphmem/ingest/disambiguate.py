@@ -28,9 +28,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from string import Template
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from graphmem.ingest.llm import ChatClient, LLMRejected, LLMUnavailable, Usage
+from graphmem.ingest.llm import ChatClient, LLMRejected, LLMUnavailable, Usage, parse_reply
 from graphmem.models import EntityRef, Episode, FactIn, name_key
 from graphmem.recall.lucene import escape
 from graphmem.settings import PROMPTS, Settings
@@ -207,22 +207,7 @@ def parse(reply: str, mentions: Sequence[Mention]) -> dict[str, str | None]:
     """Mention handle -> chosen entity id (None for "new") from the LLM's reply. `ValueError` (with a message fit for
     the repair prompt) when it is not the JSON object asked for, misses or repeats a mention, names an unknown
     mention, or picks an id that is not one of that mention's candidates."""
-    text = reply.strip()
-    fence = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", text, re.S)
-    if fence:
-        text = fence.group(1)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not valid JSON ({exc.msg} at character {exc.pos})") from exc
-    if not isinstance(data, dict):
-        raise ValueError("the reply must be a JSON object")
-    try:
-        answer = Answer.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise ValueError(f"{loc}: {first['msg']}") from exc
+    answer = parse_reply(reply, Answer)
     by_key = {m.key: m for m in mentions}
     out: dict[str, str | None] = {}
     for i, p in enumerate(answer.choices):

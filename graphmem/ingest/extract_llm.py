@@ -9,7 +9,6 @@ source "inferred"; the write policy and the core's resolver and temporal rules t
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timezone
@@ -20,7 +19,7 @@ from typing import Annotated, Any
 import dateparser
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
-from graphmem.ingest.llm import ChatClient, Usage
+from graphmem.ingest.llm import ChatClient, Usage, parse_reply
 from graphmem.ingest.policy import PolicyRefusal
 from graphmem.models import EntityRef, Episode, FactIn
 from graphmem.ontology import Ontology
@@ -150,13 +149,13 @@ class LLMExtractor:
         messages = self.messages(episode, ontology)
         reply = self.client.complete(tenant_id, messages, out.usage)
         try:
-            parsed = _parse(reply)
+            parsed = parse_reply(reply, Extraction)
         except ValueError as first:
             messages += [{"role": "assistant", "content": reply[:4000]},
                          {"role": "user", "content": self._repair.safe_substitute(error=str(first)[:500])}]
             reply = self.client.complete(tenant_id, messages, out.usage)
             try:
-                parsed = _parse(reply)
+                parsed = parse_reply(reply, Extraction)
             except ValueError as second:
                 raise ExtractionMalformed(f"malformed LLM output after one repair attempt: {second}"[:500]) from second
         self._to_facts(parsed, episode, ontology, out)
@@ -207,22 +206,3 @@ class LLMExtractor:
                                         episode_id=episode.id))
             except ValidationError:
                 refuse("invalid_fact", "value", "the fact does not validate")
-
-
-def _parse(reply: str) -> Extraction:
-    text = reply.strip()
-    fence = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", text, re.S)
-    if fence:
-        text = fence.group(1)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not valid JSON ({exc.msg} at character {exc.pos})") from exc
-    if not isinstance(data, dict):
-        raise ValueError("the reply must be a JSON object")
-    try:
-        return Extraction.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise ValueError(f"{loc}: {first['msg']}" + (f" ({exc.error_count()} errors)" if exc.error_count() > 1 else ""))

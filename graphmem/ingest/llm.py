@@ -12,11 +12,15 @@ Errors: `LLMUnavailable` (transient, after the retries) and `LLMRejected` (a 4xx
 """
 from __future__ import annotations
 
+import json
 import random
+import re
 import threading
 from dataclasses import dataclass
+from typing import TypeVar
 
 import tenacity
+from pydantic import BaseModel, ValidationError
 
 from graphmem.embeddings import _is_retryable, _retry_after_s
 from graphmem.metrics import LLM_CALLS, LLM_TOKENS
@@ -117,3 +121,30 @@ class ChatClient:
 def _short(exc: Exception, n: int = 300) -> str:
     s = str(exc)
     return s if len(s) <= n else s[:n] + "..."
+
+
+M = TypeVar("M", bound=BaseModel)
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)\s*```", re.S)
+
+
+def parse_reply(reply: str, model: type[M]) -> M:
+    """An LLM reply -> `model`. Accepts the JSON object bare or in a ```json fence. Raises `ValueError` with a short
+    message fit for a repair prompt: not JSON (with position), not an object, or the first schema error (with its
+    path and the number of errors)."""
+    text = reply.strip()
+    fence = _FENCE.fullmatch(text)
+    if fence:
+        text = fence.group(1)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not valid JSON ({exc.msg} at character {exc.pos})") from exc
+    if not isinstance(data, dict):
+        raise ValueError("the reply must be a JSON object")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        more = f" ({exc.error_count()} errors)" if exc.error_count() > 1 else ""
+        raise ValueError(f"{loc}: {first['msg']}{more}") from exc
