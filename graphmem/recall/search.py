@@ -66,7 +66,7 @@ class SearchTuning:
 
     weights: dict[str, float] = field(default_factory=dict)
     per_retriever: int = 50
-    fetch_factor: int = 4
+    fetch_factor: int = 2
     max_fetch: int = 2_000
     rrf_k: int = RRF_K
     replies: bool = True
@@ -97,7 +97,10 @@ class HybridSearch:
     def _run(self, tx: Tx, name: str, params: dict, limit: int) -> list[dict]:
         """Run retriever query `name`. Each retriever reads `fetch` candidates of this tenant only (the full-text
         query requires the tenant token, vector similarity is computed over the tenant's nodes), so the post-filters
-        (time, status, scope) rarely starve a list; `fetch_factor` leaves room for them."""
+        (time, status, scope) rarely starve a list; `fetch_factor` leaves room for them. The index call's cost grows
+        with `fetch`: in a tenant of 100k facts the fact query took 13.5 / 7 / 5 ms of server time at fetch 200 / 100
+        / 50, so the default over-fetch is 2x. Without filtering only score ties at the cut differ (the LoCoMo
+        CI slice moved from 73.11 to 72.69)."""
         return tx.rows(name, **params, limit=limit, fetch=min(self.tuning.max_fetch, limit * self.tuning.fetch_factor))
 
     # ---- the search ---------------------------------------------------------------------------
