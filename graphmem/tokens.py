@@ -16,6 +16,8 @@ import hashlib
 import os
 import threading
 import uuid
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -120,6 +122,39 @@ def _loadable_offline(encoding_name: str) -> bool:
     return path is not None and path.is_file()
 
 
+# Counts of texts up to MEMO_MAX_CHARS characters are memoised per counter, least recently used first out once the
+# memo holds MEMO_TOTAL_CHARS characters of text (a few tens of MB at most): the pieces of a context window (tool
+# schemas, pins, raw turns, summaries, the policy) repeat from turn to turn and are encoded once.
+MEMO_MAX_CHARS = 32_000
+MEMO_TOTAL_CHARS = 8_000_000
+
+
+class _Memo:
+    """text -> token count, bounded by the total length of the texts kept (thread-safe LRU)."""
+
+    def __init__(self, total_chars: int = MEMO_TOTAL_CHARS):
+        self._total = total_chars
+        self._chars = 0
+        self._map: OrderedDict[str, int] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, text: str, count: Callable[[str], int]) -> int:
+        with self._lock:
+            n = self._map.get(text)
+            if n is not None:
+                self._map.move_to_end(text)
+                return n
+        n = count(text)
+        with self._lock:
+            if text not in self._map:
+                self._map[text] = n
+                self._chars += len(text)
+                while self._chars > self._total:
+                    old, _ = self._map.popitem(last=False)
+                    self._chars -= len(old)
+        return n
+
+
 @dataclass(frozen=True)
 class TokenCounter:
     """Counts and truncates text in tokens of one tiktoken encoding.
@@ -133,6 +168,7 @@ class TokenCounter:
     encoding_name: str
     exact: bool
     encoding: tiktoken.Encoding = field(repr=False, compare=False)
+    _memo: _Memo = field(default_factory=_Memo, repr=False, compare=False)
 
     @classmethod
     def for_model(cls, model: str, *, allow_network: bool = False) -> TokenCounter:
@@ -141,7 +177,11 @@ class TokenCounter:
         return _counter_for(model, allow_network)
 
     def count(self, text: str) -> int:
-        """Number of tokens in `text`. Special-token markers such as "<|endoftext|>" count as plain text."""
+        """Number of tokens in `text`. Special-token markers such as "<|endoftext|>" count as plain text.
+        Memoised for texts up to `MEMO_MAX_CHARS` characters."""
+        return self._memo.get(text, self._encode_count) if len(text) <= MEMO_MAX_CHARS else self._encode_count(text)
+
+    def _encode_count(self, text: str) -> int:
         return len(self.encoding.encode(text, disallowed_special=()))
 
     def truncate(self, text: str, max_tokens: int) -> str:

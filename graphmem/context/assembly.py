@@ -13,8 +13,8 @@ newest kept first, rendered oldest first). Rendering never includes the current 
 iterates, and uses canonical JSON, so the same state gives the same bytes (prompt caches hit).
 
 Token counts come from a counter with `count(text) -> int` and `truncate(text, n) -> str` (graphmem.tokens);
-the service wraps it in `counting` (`CachedCounter`), which memoises counts per encoding and text, so a piece that
-repeats from turn to turn (tools, pins, raw turns, the summary, the policy, the headings) is encoded once.
+`TokenCounter.count` memoises counts per encoding and text, so a piece that repeats from turn to turn (tools,
+pins, raw turns, the summary, the policy, the headings) is encoded once.
 Pieces start with a non-space character and end with one newline, so tiktoken's pre-tokenizer splits between
 them and the window's count is the sum of the pieces' counts; `fit` recounts the final text only when that sum
 comes within one token per piece of the budget (or a piece is empty), and then drops the lowest-priority pieces if
@@ -25,9 +25,7 @@ from __future__ import annotations
 import json
 import math
 import re
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Literal, Protocol
@@ -57,73 +55,6 @@ class Counter(Protocol):
     def count(self, text: str) -> int: ...
 
     def truncate(self, text: str, max_tokens: int) -> str: ...
-
-
-# Token counts of texts up to CACHE_MAX_CHARS characters are memoised per encoding, least recently used first out
-# once the memo holds CACHE_TOTAL_CHARS characters of text (a few tens of MB at most).
-CACHE_MAX_CHARS = 32_000
-CACHE_TOTAL_CHARS = 8_000_000
-
-
-class _Memo:
-    """text -> token count, bounded by the total length of the texts kept (thread-safe LRU)."""
-
-    def __init__(self, count: Callable[[str], int], total_chars: int):
-        self._count = count
-        self._total = total_chars
-        self._chars = 0
-        self._map: OrderedDict[str, int] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def __call__(self, text: str) -> int:
-        with self._lock:
-            n = self._map.get(text)
-            if n is not None:
-                self._map.move_to_end(text)
-                return n
-        n = self._count(text)
-        with self._lock:
-            if text not in self._map:
-                self._map[text] = n
-                self._chars += len(text)
-                while self._chars > self._total:
-                    old, _ = self._map.popitem(last=False)
-                    self._chars -= len(old)
-        return n
-
-
-_memos: dict[str, _Memo] = {}
-_memos_lock = threading.Lock()
-
-
-class CachedCounter:
-    """A token counter whose `count` is memoised per encoding, keyed by the text itself (so a cached count is
-    always the count of exactly that text): the pieces a window is built from - tool schemas, pins, raw turns,
-    summaries, the policy, the tier headings - repeat from turn to turn and are counted with tiktoken once.
-    `truncate` and every other attribute are the wrapped counter's."""
-
-    def __init__(self, counter: Any):
-        self._counter = counter
-        name = getattr(counter, "encoding_name", None) or repr(counter)
-        with _memos_lock:
-            memo = _memos.get(name)
-            if memo is None:
-                memo = _memos[name] = _Memo(counter.count, CACHE_TOTAL_CHARS)
-        self._memo = memo
-
-    def count(self, text: str) -> int:
-        return self._memo(text) if len(text) <= CACHE_MAX_CHARS else self._counter.count(text)
-
-    def truncate(self, text: str, max_tokens: int) -> str:
-        return self._counter.truncate(text, max_tokens)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._counter, name)
-
-
-def counting(counter: Any) -> CachedCounter:
-    """`counter` with memoised counts (see `CachedCounter`); one memo per encoding, shared by every request."""
-    return counter if isinstance(counter, CachedCounter) else CachedCounter(counter)
 
 
 class Citation(BaseModel):

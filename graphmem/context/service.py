@@ -75,7 +75,7 @@ class ContextService:
         require_tenant(tenant_id)
         check_session_id(session_id)
         started = time.monotonic()
-        counter = assembly.counting(TokenCounter.for_model(req.model))
+        counter = TokenCounter.for_model(req.model)
         search = None
         if req.query.strip() and self.settings.context_retrieval_k > 0:
             search = self._search_pool.submit(self._search, tenant_id, req)
