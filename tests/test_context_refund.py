@@ -7,11 +7,8 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta, timezone
 
-import pytest
-
 from graphmem.context.models import ContextRequest, PinUpdate, ToolSchema, TurnEpisode, TurnIn
-from graphmem.tokens import TokenCounter
-from tests.fake_openai import FakeOpenAIServer, Reply, chat_completion_body, chat_handler, error_body
+from tests.fake_openai import FakeOpenAIServer, Reply, chat_handler, error_body
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=timezone.utc)
 SMALL = dict(compaction_threshold_tokens=260, compaction_keep_tokens=90, summary_max_tokens=120)
@@ -53,6 +50,17 @@ def chatter(ctx, tenant, sid, i):
                                          f"three business days. I will keep an eye on it."}))
 
 
+def first_summary(ctx, tenant, sid):
+    """The opening turn, then chatter until the first compaction has written a summary; returns that summary."""
+    opening(ctx, tenant, sid)
+    i = 2
+    while not ctx.summaries.list(tenant, sid):
+        chatter(ctx, tenant, sid, i)
+        ctx.wait_for_compaction(tenant, sid)
+        i += 1
+    return ctx.summaries.current(tenant, sid)
+
+
 def window(ctx, tenant, sid, budget=700, query=""):
     return ctx.assemble(tenant, sid, ContextRequest(
         query=query, budget_tokens=budget, model="gpt-4", system_policy=POLICY, goal="Refund order A-10293",
@@ -62,7 +70,6 @@ def window(ctx, tenant, sid, budget=700, query=""):
 
 def test_refund_pins_survive_five_rounds_of_compaction(make_context, tenant):
     ctx = make_context(**SMALL)
-    counter = TokenCounter.for_model("gpt-4")
     sid = "refund-thread"
     opening(ctx, tenant, sid)
     pins_before = {p.key: (p.version, p.value) for p in ctx.pins.list(tenant, sid)}
@@ -158,13 +165,7 @@ def test_llm_summarizer_is_used_and_cannot_change_pins(make_context, tenant):
         ctx = make_context(llm_base_url=srv.base_url, llm_api_key="test", llm_model="fake-summarizer",
                            llm_max_retries=0, **SMALL)
         sid = "llm"
-        opening(ctx, tenant, sid)
-        i = 2
-        while not ctx.summaries.list(tenant, sid):
-            chatter(ctx, tenant, sid, i)
-            ctx.wait_for_compaction(tenant, sid)
-            i += 1
-        summary = ctx.summaries.current(tenant, sid)
+        summary = first_summary(ctx, tenant, sid)
         assert summary.model == "fake-summarizer" and summary.fallback_reason is None
         assert "A-99999" in summary.text
         sent = srv.requests_for("/v1/chat/completions")[0].json()
@@ -181,12 +182,6 @@ def test_llm_failure_falls_back_to_the_extractive_summary(make_context, tenant):
         srv.set_default("/v1/chat/completions", lambda req: Reply(500, error_body("model overloaded")))
         ctx = make_context(llm_base_url=srv.base_url, llm_api_key="test", llm_max_retries=0, **SMALL)
         sid = "fallback"
-        opening(ctx, tenant, sid)
-        i = 2
-        while not ctx.summaries.list(tenant, sid):
-            chatter(ctx, tenant, sid, i)
-            ctx.wait_for_compaction(tenant, sid)
-            i += 1
-        summary = ctx.summaries.current(tenant, sid)
+        summary = first_summary(ctx, tenant, sid)
         assert summary.model == "extractive-v1" and "llm failed" in summary.fallback_reason
         assert "A-10293" in summary.text and srv.requests_for("/v1/chat/completions")
