@@ -28,7 +28,10 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="session")
 def services(db: Database, settings: Settings) -> Services:
-    return Services(db, settings)
+    """The server's services. Context search gets a generous deadline: a shared, noisy CI machine must not turn a
+    cold first search into a `degraded` window (the timeout path has its own test in test_context_sessions)."""
+    return Services(db, settings.model_copy(update={"context_search_timeout_s": 10.0,
+                                                    "context_latency_budget_s": 20.0}))
 
 
 @pytest.fixture(scope="session")

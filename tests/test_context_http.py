@@ -37,6 +37,7 @@ def test_turn_loop_over_http(client_for, tenant):
     doc = next(p for p in w["pieces"] if p["tier"] == "documents")
     assert doc["citations"][0] == {"kind": "document", "id": "kb-7", "episode_ids": [], "date": None, "source": None}
     assert "Server-Timing" in w1.headers
+    assert not [d for d in w["degraded"] if d["source"] == "search"], w["degraded"]
     assert c.post("/v1/sessions/tab-1/context", json=req).content == w1.content          # byte-stable
 
     too_small = c.post("/v1/sessions/tab-1/context", json={**req, "budget_tokens": 3, "system_policy": POLICY * 5})
