@@ -1,9 +1,9 @@
-// Hybrid entity retrieval, phase one (rank; search/hydrate_entities reads the winners): full-text (entity_text over name + aliases, Lucene BM25), vector (entity_embedding,
+// Hybrid entity retrieval, phase one (rank; search/hydrate reads the winners): full-text (entity_text over name + aliases, Lucene BM25), vector (entity_embedding,
 // cosine) and graph proximity (entities one fact away from a seed, over facts valid at $as_of).
 // Full-text requires the tenant's token inside Lucene; vector similarity is exact over the tenant's entities
 // (vector.similarity.cosine, no cross-tenant index). Candidates ($fetch per retriever) are filtered to the tenant
-// (and $entity_kinds, created by $known_at) BEFORE each retriever keeps its top $limit. Returns one row per entity: reasons
-// [{retriever, rank, score}], id, text (name and aliases, for MMR).
+// (and $entity_kinds, created by $known_at) BEFORE each retriever keeps its top $limit. Returns one row: hits, a list of
+// {reasons [{retriever, rank, score}], id, text (name and aliases, for MMR)}.
 CALL () {
   WITH $lucene AS q WHERE q IS NOT NULL
   CALL db.index.fulltext.queryNodes('entity_text', '+tenant_token:' + $tenant_token + ' +search_text:(' + q + ')',
@@ -28,5 +28,5 @@ WITH retriever, n, score ORDER BY score DESC, n.updated_at DESC
 WITH retriever, collect({n: n, score: score})[..$limit] AS top
 UNWIND range(0, size(top) - 1) AS i
 WITH top[i].n AS n, collect({retriever: retriever, rank: i + 1, score: top[i].score}) AS reasons
-RETURN reasons, n.id AS id,
-       n.name + CASE WHEN size(coalesce(n.aliases, [])) = 0 THEN '' ELSE ' (' + reduce(a = '', x IN n.aliases | a + CASE WHEN a = '' THEN '' ELSE ', ' END + x) + ')' END AS text
+RETURN collect({reasons: reasons, id: n.id,
+                text: n.name + CASE WHEN size(coalesce(n.aliases, [])) = 0 THEN '' ELSE ' (' + reduce(a = '', x IN n.aliases | a + CASE WHEN a = '' THEN '' ELSE ', ' END + x) + ')' END}) AS hits

@@ -1,10 +1,12 @@
-// Hybrid episode retrieval, phase one (rank; search/hydrate_episodes reads the winners): full-text (episode_text, Lucene BM25), vector (episode_embedding, cosine) and graph
+// Hybrid episode retrieval, phase one (rank; search/hydrate reads the winners): full-text (episode_text, Lucene BM25), vector (episode_embedding, cosine) and graph
 // proximity (episodes that mention a seed entity, and the provenance episodes of the seeds' facts).
 // Full-text requires the tenant's token inside Lucene; vector similarity is exact over the tenant's episodes.
 // Candidates ($fetch per retriever) are filtered by tenant, retention ($now), transaction time
 // ($known_at vs ingested_at), valid time ($as_of: nothing that had not happened yet) and scope filters apply
-// BEFORE each retriever keeps its top $limit. Returns one row per episode: reasons [{retriever, rank, score}], id,
-// text (speaker-prefixed content, for MMR).
+// BEFORE each retriever keeps its top $limit. Returns one row: hits, a list of {reasons [{retriever, rank, score}],
+// id, text (speaker-prefixed content, for MMR), reply}. `reply` ({id, text} or null) answers a hit that asks
+// something (its content has a '?'): the next episode of its session (NEXT) by another speaker, if it passes the
+// same filters.
 CALL () {
   WITH $lucene AS q WHERE q IS NOT NULL
   CALL db.index.fulltext.queryNodes('episode_text', '+tenant_token:' + $tenant_token + ' +content:(' + q + ')',
@@ -40,4 +42,17 @@ WITH retriever, e, score ORDER BY score DESC, e.occurred_at DESC
 WITH retriever, collect({e: e, score: score})[..$limit] AS top
 UNWIND range(0, size(top) - 1) AS i
 WITH top[i].e AS e, collect({retriever: retriever, rank: i + 1, score: top[i].score}) AS reasons
-RETURN reasons, e.id AS id, CASE WHEN e.speaker IS NULL THEN e.content ELSE e.speaker + ': ' + e.content END AS text
+WITH e, reasons, [(e)-[:NEXT]->(r:Episode)
+                  WHERE e.content CONTAINS '?' AND coalesce(r.speaker, '') <> coalesce(e.speaker, '')
+                    AND r.tenant_id = $tenant_id
+                    AND (r.retain_until IS NULL OR r.retain_until > $now)
+                    AND r.ingested_at <= $known_at
+                    AND r.occurred_at <= $as_of
+                    AND ($session_id IS NULL OR r.session_id = $session_id)
+                    AND ($user_id IS NULL OR r.user_id = $user_id)
+                    AND ($occurred_after IS NULL OR r.occurred_at >= $occurred_after)
+                    AND ($occurred_before IS NULL OR r.occurred_at < $occurred_before)
+                  | {id: r.id, text: CASE WHEN r.speaker IS NULL THEN r.content ELSE r.speaker + ': ' + r.content END}
+                 ][0] AS reply
+RETURN collect({reasons: reasons, id: e.id, reply: reply,
+                text: CASE WHEN e.speaker IS NULL THEN e.content ELSE e.speaker + ': ' + e.content END}) AS hits

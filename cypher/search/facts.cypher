@@ -1,12 +1,13 @@
 // Hybrid fact retrieval, phase one (rank): full-text (fact_text, Lucene BM25), vector (fact_embedding, cosine) and
 // graph proximity to the seed entities, each ranked within itself. Only ids, ranks and the statement come back;
-// the few facts that win fusion are read by search/hydrate_facts.
+// the few facts that win fusion are read by search/hydrate.
 // Full-text requires the tenant's token inside Lucene; vector similarity is exact over the tenant's facts
 // (vector.similarity.cosine: the shared vector index cannot filter by tenant). Candidates ($fetch per retriever) are
 // filtered BEFORE each retriever keeps its top $limit.
 // Filters: valid at $as_of (unless $include_superseded) as known at $known_at, never candidates, never past
 // retention ($now), optional predicates, entity kinds, and scope through provenance (session, user, occurred_at).
-// Returns one row per fact: reasons [{retriever, rank, score}], id, text (the statement, for MMR).
+// Returns one row: hits, a list of {reasons [{retriever, rank, score}], id, text (the statement, for MMR)}
+// (one row, not one per hit: each Bolt record costs the Python driver ~30 µs).
 CALL () {
   WITH $lucene AS q WHERE q IS NOT NULL
   CALL db.index.fulltext.queryNodes('fact_text', '+tenant_token:' + $tenant_token + ' +statement:(' + q + ')',
@@ -48,4 +49,5 @@ WITH retriever, f, score ORDER BY score DESC, f.valid_from DESC
 WITH retriever, collect({f: f, score: score})[..$limit] AS top
 UNWIND range(0, size(top) - 1) AS i
 WITH top[i].f AS f, collect({retriever: retriever, rank: i + 1, score: top[i].score}) AS reasons
-RETURN reasons, f.id AS id, f.statement AS text
+RETURN collect({reasons: reasons, id: f.id,
+                text: f.statement}) AS hits

@@ -7,7 +7,7 @@ fused by reciprocal rank fusion (Cormack, Clarke & Büttcher, SIGIR 2009, k = 60
 optionally re-ranked by MMR (Carbonell & Goldstein 1998).
 
 Two phases in one read transaction: the retriever queries return only ids, ranks and text; fusion and MMR pick the
-k winners, and only those are read in full (`cypher/search/hydrate_*`), so a search decodes k records, not the
+k winners, and only those are read in full (`cypher/search/hydrate`), so a search decodes k records, not the
 hundreds of candidates.
 
 Graph proximity needs seeds: `SearchRequest.seed_entity_ids` (callers find them with
@@ -100,8 +100,9 @@ class HybridSearch:
         (time, status, scope) rarely starve a list; `fetch_factor` leaves room for them. The index call's cost grows
         with `fetch`: in a tenant of 100k facts the fact query took 13.5 / 7 / 5 ms of server time at fetch 200 / 100
         / 50, so the default over-fetch is 2x. Without filtering only score ties at the cut differ (the LoCoMo
-        CI slice moved from 73.11 to 72.69)."""
-        return tx.rows(name, **params, limit=limit, fetch=min(self.tuning.max_fetch, limit * self.tuning.fetch_factor))
+        CI slice moved from 73.11 to 72.69). The query answers one row holding the list of hits."""
+        fetch = min(self.tuning.max_fetch, limit * self.tuning.fetch_factor)
+        return tx.rows(name, **params, limit=limit, fetch=fetch)[0]["hits"]
 
     # ---- the search ---------------------------------------------------------------------------
     def search(self, tenant_id: str, req: SearchRequest) -> SearchResponse:
@@ -143,8 +144,8 @@ class HybridSearch:
             if "episode" in req.targets:
                 ep_rows = self._run(tx, "search/episodes", {**base, **scope, "seed_ids": seeds}, limit)
             ranked = self._fuse(ent_rows, fact_rows, ep_rows)
-            if self.tuning.replies and ep_rows:
-                ranked = self._with_replies(tx, ranked, {**base, **scope})
+            if self.tuning.replies:
+                ranked = self._with_replies(ranked, ep_rows)
             if req.mmr:
                 ranked = self._mmr(ranked, req.mmr_lambda, req.k)
             ranked = ranked[:req.k]
@@ -169,19 +170,17 @@ class HybridSearch:
                 for key in sorted(fused, key=lambda x: (-fused[x], x))]
 
     @staticmethod
-    def _with_replies(tx: Tx, ranked: list[Candidate], params: dict) -> list[Candidate]:
+    def _with_replies(ranked: list[Candidate], ep_rows: list[dict]) -> list[Candidate]:
         """Episode candidates that ask a question lend their fused score to their reply (the next episode of the
-        session, by another speaker, that passes the same filters), which then ranks right after its question.
+        session, by another speaker, that passes the same filters; search/episodes returns it with each hit), which
+        then ranks right after its question.
         In a conversation the answer often shares no word with the question that asked for it ("Anything you're
         excited for in the adoption process?" -> "I'm thrilled to make a family for kids who need one"); on LoCoMo
         (conv-26 + conv-30, no embedder) this raised evidence recall@10 from 66.2 to 72.0. Replies listed as a
         separate RRF retriever gained only 2.5 points: a list ranks replies among themselves, not at their question."""
-        asked = [c.id for c in ranked if c.kind == "episode" and "?" in c.text]
-        if not asked:
+        reply_of = {row["id"]: row["reply"] for row in ep_rows if row.get("reply")}
+        if not reply_of:
             return ranked
-        rows = tx.rows("search/replies", ids=asked, **{k: params[k] for k in (
-            "tenant_id", "now", "as_of", "known_at", "session_id", "user_id", "occurred_after", "occurred_before")})
-        reply_of = {r["question_id"]: r for r in rows}
         scored: dict[tuple[str, str], list] = {(c.kind, c.id): [c.score, float(i), c] for i, c in enumerate(ranked)}
         for i, c in enumerate(ranked):
             r = reply_of.get(c.id) if c.kind == "episode" else None
@@ -199,14 +198,16 @@ class HybridSearch:
 
     @staticmethod
     def _hydrate(tx: Tx, tenant_id: str, now: datetime, ranked: list[Candidate]) -> dict[tuple[str, str], dict]:
-        """Phase two: read the winners, one query per kind present. Keyed by (kind, id)."""
-        out: dict[tuple[str, str], dict] = {}
-        for kind, query in (("fact", "search/hydrate_facts"), ("episode", "search/hydrate_episodes"),
-                            ("entity", "search/hydrate_entities")):
-            ids = [c.id for c in ranked if c.kind == kind]
-            if ids:
-                for row in tx.rows(query, tenant_id=tenant_id, ids=ids, now=now):
-                    out[(kind, row[kind]["id"])] = row
+        """Phase two: read the winners (one query, search/hydrate). Keyed by (kind, id); each value holds the record
+        under its kind ("fact", "episode", "entity"), facts also their provenance `episode_ids` and `episode_times`."""
+        if not ranked:
+            return {}
+        ids = {kind: [c.id for c in ranked if c.kind == kind] for kind in ("fact", "episode", "entity")}
+        row = tx.rows("search/hydrate", tenant_id=tenant_id, now=now, fact_ids=ids["fact"],
+                      episode_ids=ids["episode"], entity_ids=ids["entity"])[0]
+        out: dict[tuple[str, str], dict] = {("fact", r["fact"]["id"]): r for r in row["facts"]}
+        out.update({("episode", e["id"]): {"episode": e} for e in row["episodes"]})
+        out.update({("entity", n["id"]): {"entity": n} for n in row["entities"]})
         return out
 
     @staticmethod
