@@ -44,18 +44,19 @@ def profile(db, name: str, **params) -> list[str]:
 def cases(tenant: str, ids: dict) -> dict[str, dict]:
     now = utcnow()
     common = {"tenant_id": tenant, "tenant_token": tenant_token(tenant), "now": now, "as_of": now, "known_at": now}
+    iso = {**common, "now": now.isoformat(), "as_of": now.isoformat(), "known_at": now.isoformat()}  # hot queries
     scope = {"session_id": None, "user_id": None, "occurred_after": None, "occurred_before": None}
     retr = {"lucene": build_query("who reports to Carol at Globex"), "vector": [0.05] * 384, "limit": 50,
             "fetch": 1000, "entity_kinds": None, "seed_ids": [ids["Dana Smith"], ids["Globex"]]}
     return {
-        "search/facts": {**common, **scope, **retr, "include_superseded": False, "predicates": None, "scoped": True},
-        "search/episodes": {**common, **scope, **retr},
-        "search/entities": {**common, **retr},
-        "search/hydrate": {"tenant_id": tenant, "now": now, "fact_ids": [ids["Dana Smith"], ids["Globex"]],
+        "search/facts": {**iso, **scope, **retr, "include_superseded": False, "predicates": None, "scoped": True},
+        "search/episodes": {**iso, **scope, **retr},
+        "search/entities": {**iso, **retr},
+        "search/hydrate": {"tenant_id": tenant, "now": iso["now"], "fact_ids": [ids["Dana Smith"], ids["Globex"]],
                            "episode_ids": [ids["Dana Smith"]], "entity_ids": [ids["Dana Smith"], ids["Globex"]]},
         "search/entities_by_name": {"tenant_id": tenant, "tenant_token": tenant_token(tenant), "lucene": None, "kind": "Person", "offset": 0, "limit": 10,
                                     "fetch": 100},
-        "recall/around": {**common, "entity_id": ids["Sam Me"], "max_hops": 3, "limit": 50, "predicates": None},
+        "recall/around": {**iso, "entity_id": ids["Sam Me"], "max_hops": 3, "limit": 50, "predicates": None},
         "recall/between": {**common, "from_id": ids["Sam Me"], "to_id": ids["Initech"], "k": 5, "max_hops": 3,
                            "predicates": None},
         "recall/neighbours": {**common, "entity_id": ids["Dana Smith"], "direction": "both", "predicates": None,

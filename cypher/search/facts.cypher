@@ -8,6 +8,10 @@
 // retention ($now), optional predicates, entity kinds, and scope through provenance (session, user, occurred_at).
 // Returns one row: hits, a list of {reasons [{retriever, rank, score}], id, text (the statement, for MMR)}
 // (one row, not one per hit: each Bolt record costs the Python driver ~30 µs).
+// Times ($now, $as_of, $known_at, $occurred_after, $occurred_before) arrive as ISO-8601 strings (or null) and are
+// parsed once, into the map `t`: the Python driver spends ~40 µs packing each datetime parameter.
+WITH {now: datetime($now), as_of: datetime($as_of), known_at: datetime($known_at),
+      occurred_after: datetime($occurred_after), occurred_before: datetime($occurred_before)} AS t
 CALL () {
   WITH $lucene AS q WHERE q IS NOT NULL
   CALL db.index.fulltext.queryNodes('fact_text', '+tenant_token:' + $tenant_token + ' +statement:(' + q + ')',
@@ -30,21 +34,21 @@ CALL () {
   WITH f LIMIT $fetch
   RETURN 'graph' AS retriever, f, 0.5 AS score
 }
-WITH retriever, f, sum(score) AS score
+WITH t, retriever, f, sum(score) AS score
 WHERE f.tenant_id = $tenant_id
   AND f.status <> 'candidate'
-  AND (f.retain_until IS NULL OR f.retain_until > $now)
+  AND (f.retain_until IS NULL OR f.retain_until > t.now)
   AND ($predicates IS NULL OR f.predicate IN $predicates)
-  AND f.recorded_at <= $known_at
-  AND (f.expired_at IS NULL OR f.expired_at > $known_at)
-  AND ($include_superseded OR (f.valid_from <= $as_of
-       AND (f.valid_to IS NULL OR f.valid_to > $as_of OR f.closed_at > $known_at)))
+  AND f.recorded_at <= t.known_at
+  AND (f.expired_at IS NULL OR f.expired_at > t.known_at)
+  AND ($include_superseded OR (f.valid_from <= t.as_of
+       AND (f.valid_to IS NULL OR f.valid_to > t.as_of OR f.closed_at > t.known_at)))
   AND ($entity_kinds IS NULL OR EXISTS { MATCH (f)-[:SUBJECT|OBJECT]->(x:Entity) WHERE x.kind IN $entity_kinds })
   AND (NOT $scoped OR EXISTS {
         MATCH (f)-[:DERIVED_FROM]->(e:Episode)
         WHERE ($session_id IS NULL OR e.session_id = $session_id) AND ($user_id IS NULL OR e.user_id = $user_id)
-          AND ($occurred_after IS NULL OR e.occurred_at >= $occurred_after)
-          AND ($occurred_before IS NULL OR e.occurred_at < $occurred_before) })
+          AND (t.occurred_after IS NULL OR e.occurred_at >= t.occurred_after)
+          AND (t.occurred_before IS NULL OR e.occurred_at < t.occurred_before) })
 WITH retriever, f, score ORDER BY score DESC, f.valid_from DESC
 WITH retriever, collect({f: f, score: score})[..$limit] AS top
 UNWIND range(0, size(top) - 1) AS i

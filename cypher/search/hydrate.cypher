@@ -5,14 +5,15 @@
 // episodes: the `Episode` model's fields of each id in $episode_ids (not the job bookkeeping).
 // entities: the `Entity` model's fields of each id in $entity_ids.
 // Temporal values come back as ISO-8601 strings (toString): the Python driver hydrates a DateTime in ~50-100 µs,
-// pydantic parses the string in ~1 µs. Lists are in no particular order.
-CALL () {
+// pydantic parses the string in ~1 µs. Lists are in no particular order. $now is an ISO-8601 string, parsed once.
+WITH datetime($now) AS now
+CALL (now) {
   UNWIND $fact_ids AS fact_id
   MATCH (f:Fact {id: fact_id})-[:SUBJECT]->(s:Entity)
   WHERE f.tenant_id = $tenant_id
   OPTIONAL MATCH (f)-[:OBJECT]->(o:Entity)
   WITH f, s, o, [(f)-[:DERIVED_FROM]->(e:Episode)
-                 WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > $now) | e] AS eps
+                 WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > now) | e] AS eps
   RETURN collect({
            fact: f {.id, .tenant_id, .predicate, .value, .object_key, .statement, .confidence, .source, .fact_class,
                     .status, subject_id: s.id, object_id: o.id,

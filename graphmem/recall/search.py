@@ -118,10 +118,10 @@ class HybridSearch:
         if lucene is None:
             degraded.append("fulltext: the query has no searchable words")
         limit = max(req.k, self.tuning.per_retriever)
-        as_of = req.as_of or now
-        known_at = req.known_at or now
-        base = {"tenant_id": tenant_id, "tenant_token": tenant_token(tenant_id), "lucene": lucene, "vector": vector, "now": now, "as_of": as_of,
-                "known_at": known_at, "entity_kinds": req.entity_kinds}
+        # times go to Cypher as ISO-8601 strings: packing a datetime parameter costs the driver ~40 µs
+        base = {"tenant_id": tenant_id, "tenant_token": tenant_token(tenant_id), "lucene": lucene, "vector": vector,
+                "now": now.isoformat(), "as_of": (req.as_of or now).isoformat(),
+                "known_at": (req.known_at or now).isoformat(), "entity_kinds": req.entity_kinds}
 
         def work(tx: Tx):
             seeds = list(dict.fromkeys(req.seed_entity_ids))
@@ -133,8 +133,9 @@ class HybridSearch:
                     raise NotFound(f"seed_entity_ids: no entity {missing[0]!r}", field="seed_entity_ids")
             if "entity" in req.targets:
                 ent_rows = self._run(tx, "search/entities", {**base, "seed_ids": seeds}, limit)
-            scope = {"session_id": req.session_id, "user_id": req.user_id, "occurred_after": req.occurred_after,
-                     "occurred_before": req.occurred_before}
+            scope = {"session_id": req.session_id, "user_id": req.user_id,
+                     "occurred_after": req.occurred_after and req.occurred_after.isoformat(),
+                     "occurred_before": req.occurred_before and req.occurred_before.isoformat()}
             fact_rows = ep_rows = []
             if "fact" in req.targets:
                 fact_rows = self._run(tx, "search/facts", {
@@ -203,7 +204,7 @@ class HybridSearch:
         if not ranked:
             return {}
         ids = {kind: [c.id for c in ranked if c.kind == kind] for kind in ("fact", "episode", "entity")}
-        row = tx.rows("search/hydrate", tenant_id=tenant_id, now=now, fact_ids=ids["fact"],
+        row = tx.rows("search/hydrate", tenant_id=tenant_id, now=now.isoformat(), fact_ids=ids["fact"],
                       episode_ids=ids["episode"], entity_ids=ids["entity"])[0]
         out: dict[tuple[str, str], dict] = {("fact", r["fact"]["id"]): r for r in row["facts"]}
         out.update({("episode", e["id"]): {"episode": e} for e in row["episodes"]})
