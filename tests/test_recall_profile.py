@@ -49,9 +49,8 @@ def cases(tenant: str, ids: dict) -> dict[str, dict]:
     retr = {"lucene": build_query("who reports to Carol at Globex"), "vector": [0.05] * 384, "limit": 50,
             "fetch": 1000, "entity_kinds": None, "seed_ids": [ids["Dana Smith"], ids["Globex"]]}
     return {
-        "search/facts": {**iso, **scope, **retr, "include_superseded": False, "predicates": None, "scoped": True},
-        "search/episodes": {**iso, **scope, **retr},
-        "search/entities": {**iso, **retr},
+        "search/rank": {**iso, **scope, **retr, "targets": ["entity", "fact", "episode"], "include_superseded": False,
+                        "predicates": None, "scoped": True},
         "search/hydrate": {"tenant_id": tenant, "now": iso["now"], "fact_ids": [ids["Dana Smith"], ids["Globex"]],
                            "episode_ids": [ids["Dana Smith"]], "entity_ids": [ids["Dana Smith"], ids["Globex"]]},
         "search/entities_by_name": {"tenant_id": tenant, "tenant_token": tenant_token(tenant), "lucene": None, "kind": "Person", "offset": 0, "limit": 10,

@@ -6,9 +6,9 @@ BM25), vector (Neo4j vector indexes `fact_embedding`, `episode_embedding`, `enti
 fused by reciprocal rank fusion (Cormack, Clarke & Büttcher, SIGIR 2009, k = 60; see `graphmem.recall.fusion`),
 optionally re-ranked by MMR (Carbonell & Goldstein 1998).
 
-Two phases in one read transaction: the retriever queries return only ids, ranks and text; fusion and MMR pick the
-k winners, and only those are read in full (`cypher/search/hydrate`), so a search decodes k records, not the
-hundreds of candidates.
+Two phases, two auto-commit reads (one round trip each): `cypher/search/rank` runs every retriever and returns only
+ids, ranks and text; fusion and MMR pick the k winners, and only those are read in full (`cypher/search/hydrate`),
+so a search decodes k records, not the hundreds of candidates. A winner deleted between the two reads is left out.
 
 Graph proximity needs seeds: `SearchRequest.seed_entity_ids` (callers find them with
 `RecallService.resolve_entity`). Seeds are not guessed from the query text: on LoCoMo the entities a question
@@ -34,7 +34,6 @@ from graphmem.recall.fusion import RRF_K, jaccard, mmr, rrf
 from graphmem.recall.lucene import build_query
 from graphmem.recall.models import SearchHit, SearchRequest, SearchResponse
 from graphmem.store import Database, require_tenant, tenant_token
-from graphmem.store.db import Tx
 from graphmem.timeutil import utcnow
 
 log = logging.getLogger("graphmem.recall")
@@ -93,17 +92,6 @@ class HybridSearch:
             degraded.append(f"vector: embedder failed ({type(exc).__name__}: {exc})")
             return None
 
-    # ---- one retriever query ------------------------------------------------------------------
-    def _run(self, tx: Tx, name: str, params: dict, limit: int) -> list[dict]:
-        """Run retriever query `name`. Each retriever reads `fetch` candidates of this tenant only (the full-text
-        query requires the tenant token, vector similarity is computed over the tenant's nodes), so the post-filters
-        (time, status, scope) rarely starve a list; `fetch_factor` leaves room for them. The index call's cost grows
-        with `fetch`: in a tenant of 100k facts the fact query took 13.5 / 7 / 5 ms of server time at fetch 200 / 100
-        / 50, so the default over-fetch is 2x. Without filtering only score ties at the cut differ (the LoCoMo
-        CI slice moved from 73.11 to 72.69). The query answers one row holding the list of hits."""
-        fetch = min(self.tuning.max_fetch, limit * self.tuning.fetch_factor)
-        return tx.rows(name, **params, limit=limit, fetch=fetch)[0]["hits"]
-
     # ---- the search ---------------------------------------------------------------------------
     def search(self, tenant_id: str, req: SearchRequest) -> SearchResponse:
         """Hybrid search (module docstring). Raises `TenantRequired`, `InvalidInput` (time range) and
@@ -117,43 +105,43 @@ class HybridSearch:
         lucene = build_query(req.query)
         if lucene is None:
             degraded.append("fulltext: the query has no searchable words")
-        limit = max(req.k, self.tuning.per_retriever)
-        # times go to Cypher as ISO-8601 strings: packing a datetime parameter costs the driver ~40 µs
-        base = {"tenant_id": tenant_id, "tenant_token": tenant_token(tenant_id), "lucene": lucene, "vector": vector,
-                "now": now.isoformat(), "as_of": (req.as_of or now).isoformat(),
-                "known_at": (req.known_at or now).isoformat(), "entity_kinds": req.entity_kinds}
-
-        def work(tx: Tx):
-            seeds = list(dict.fromkeys(req.seed_entity_ids))
-            ent_rows = []
-            if seeds:
-                found = {r["entity"]["id"] for r in tx.rows("entities/get_many", tenant_id=tenant_id, ids=seeds)}
-                missing = [s for s in seeds if s not in found]
-                if missing:
-                    raise NotFound(f"seed_entity_ids: no entity {missing[0]!r}", field="seed_entity_ids")
-            if "entity" in req.targets:
-                ent_rows = self._run(tx, "search/entities", {**base, "seed_ids": seeds}, limit)
-            scope = {"session_id": req.session_id, "user_id": req.user_id,
-                     "occurred_after": req.occurred_after and req.occurred_after.isoformat(),
-                     "occurred_before": req.occurred_before and req.occurred_before.isoformat()}
-            fact_rows = ep_rows = []
-            if "fact" in req.targets:
-                fact_rows = self._run(tx, "search/facts", {
-                    **base, **scope, "seed_ids": seeds, "include_superseded": req.include_superseded,
-                    "predicates": [p.upper() for p in req.predicates] if req.predicates else None,
-                    "scoped": any(v is not None for v in scope.values())}, limit)
-            if "episode" in req.targets:
-                ep_rows = self._run(tx, "search/episodes", {**base, **scope, "seed_ids": seeds}, limit)
-            ranked = self._fuse(ent_rows, fact_rows, ep_rows)
-            if self.tuning.replies:
-                ranked = self._with_replies(ranked, ep_rows)
-            if req.mmr:
-                ranked = self._mmr(ranked, req.mmr_lambda, req.k)
-            ranked = ranked[:req.k]
-            return ranked, self._hydrate(tx, tenant_id, now, ranked)
-        ranked, records = self.db.read(work)
+        seeds = list(dict.fromkeys(req.seed_entity_ids))
+        if seeds:
+            found = {r["entity"]["id"] for r in self.db.rows("entities/get_many", tenant_id=tenant_id, ids=seeds)}
+            missing = [s for s in seeds if s not in found]
+            if missing:
+                raise NotFound(f"seed_entity_ids: no entity {missing[0]!r}", field="seed_entity_ids")
+        row = self.db.read_one("search/rank", **self._rank_params(tenant_id, req, now, lucene, vector, seeds))
+        ranked = self._fuse(row["entity_hits"], row["fact_hits"], row["episode_hits"])
+        if self.tuning.replies:
+            ranked = self._with_replies(ranked, row["episode_hits"])
+        if req.mmr:
+            ranked = self._mmr(ranked, req.mmr_lambda, req.k)
+        ranked = ranked[:req.k]
+        records = self._hydrate(tenant_id, now, ranked)
         return SearchResponse(hits=[self._hit(c, records[(c.kind, c.id)]) for c in ranked if (c.kind, c.id) in records],
                               degraded=degraded)
+
+    def _rank_params(self, tenant_id: str, req: SearchRequest, now: datetime, lucene: str | None,
+                     vector: list[float] | None, seeds: list[str]) -> dict:
+        """Parameters of search/rank. Each retriever keeps `limit` = max(k, per_retriever) hits and reads `fetch`
+        candidates of this tenant only (the full-text query requires the tenant token, vector similarity is computed
+        over the tenant's nodes), so the post-filters (time, status, scope) rarely starve a list; `fetch_factor`
+        leaves room for them. The index call's cost grows with `fetch`: in a tenant of 100k facts the fact query
+        took 13.5 / 7 / 5 ms of server time at fetch 200 / 100 / 50, so the default over-fetch is 2x. Without
+        filtering only score ties at the cut differ (the LoCoMo CI slice moved from 73.11 to 72.69). Times go as
+        ISO-8601 strings: packing a datetime parameter costs the driver ~40 µs."""
+        limit = max(req.k, self.tuning.per_retriever)
+        scope = {"session_id": req.session_id, "user_id": req.user_id,
+                 "occurred_after": req.occurred_after and req.occurred_after.isoformat(),
+                 "occurred_before": req.occurred_before and req.occurred_before.isoformat()}
+        return {"tenant_id": tenant_id, "tenant_token": tenant_token(tenant_id), "targets": list(req.targets),
+                "lucene": lucene, "vector": vector, "seed_ids": seeds, "now": now.isoformat(),
+                "as_of": (req.as_of or now).isoformat(), "known_at": (req.known_at or now).isoformat(),
+                "entity_kinds": req.entity_kinds, "include_superseded": req.include_superseded,
+                "predicates": [p.upper() for p in req.predicates] if req.predicates else None,
+                "scoped": any(v is not None for v in scope.values()), **scope,
+                "limit": limit, "fetch": min(self.tuning.max_fetch, limit * self.tuning.fetch_factor)}
 
     def _fuse(self, ent_rows, fact_rows, ep_rows) -> list[Candidate]:
         """Phase one rows of each kind -> candidates best first by RRF over every (kind, retriever) list."""
@@ -173,7 +161,7 @@ class HybridSearch:
     @staticmethod
     def _with_replies(ranked: list[Candidate], ep_rows: list[dict]) -> list[Candidate]:
         """Episode candidates that ask a question lend their fused score to their reply (the next episode of the
-        session, by another speaker, that passes the same filters; search/episodes returns it with each hit), which
+        session, by another speaker, that passes the same filters; search/rank returns it with each episode hit), which
         then ranks right after its question.
         In a conversation the answer often shares no word with the question that asked for it ("Anything you're
         excited for in the adoption process?" -> "I'm thrilled to make a family for kids who need one"); on LoCoMo
@@ -197,15 +185,15 @@ class HybridSearch:
                 slot[2] = slot[2]._replace(score=slot[0], reasons=[*slot[2].reasons, reason])
         return [slot[2] for slot in sorted(scored.values(), key=lambda s: (-s[0], s[1]))]
 
-    @staticmethod
-    def _hydrate(tx: Tx, tenant_id: str, now: datetime, ranked: list[Candidate]) -> dict[tuple[str, str], dict]:
+    def _hydrate(self, tenant_id: str, now: datetime, ranked: list[Candidate]) -> dict[tuple[str, str], dict]:
         """Phase two: read the winners (one query, search/hydrate). Keyed by (kind, id); each value holds the record
-        under its kind ("fact", "episode", "entity"), facts also their provenance `episode_ids` and `episode_times`."""
+        under its kind ("fact", "episode", "entity"), facts also their provenance `episode_ids` and `episode_times`.
+        A winner deleted since phase one is simply absent."""
         if not ranked:
             return {}
         ids = {kind: [c.id for c in ranked if c.kind == kind] for kind in ("fact", "episode", "entity")}
-        row = tx.rows("search/hydrate", tenant_id=tenant_id, now=now.isoformat(), fact_ids=ids["fact"],
-                      episode_ids=ids["episode"], entity_ids=ids["entity"])[0]
+        row = self.db.read_one("search/hydrate", tenant_id=tenant_id, now=now.isoformat(), fact_ids=ids["fact"],
+                               episode_ids=ids["episode"], entity_ids=ids["entity"])
         out: dict[tuple[str, str], dict] = {("fact", r["fact"]["id"]): r for r in row["facts"]}
         out.update({("episode", e["id"]): {"episode": e} for e in row["episodes"]})
         out.update({("entity", n["id"]): {"entity": n} for n in row["entities"]})
