@@ -106,6 +106,10 @@ class Settings(BaseSettings):
     context_search_timeout_s: float = Field(default=0.3, gt=0, description="Per-source timeout for recall search "
                                             "in assembly (seconds); past it the source is marked degraded.")
     context_retrieval_k: int = Field(default=8, ge=0, le=100, description="Facts/episodes asked of recall per turn.")
+    context_search_depth: int = Field(default=20, ge=1, le=500, description=(
+        "Hits each recall retriever contributes to fusion for the window's search (SearchRequest.depth; at least "
+        "context_retrieval_k). Search's default is 50; the window shows ~8 hits, and in a tenant of 100k facts the "
+        "full-text call's cost grows with the depth."))
     context_tail_max_episodes: int = Field(default=200, ge=1, description="Most raw turns read for the tail.")
     context_document_snippet_tokens: int = Field(default=150, ge=8, description="Longest document snippet (tokens).")
     compaction_threshold_tokens: int = Field(default=3000, ge=1, description="Raw (uncompacted) tail size that "

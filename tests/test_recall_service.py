@@ -6,6 +6,7 @@ import uuid
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from pydantic import ValidationError
 
 from graphmem.errors import InvalidInput, NotFound, TenantRequired
 from graphmem.models import EntityRef, EpisodeIn, FactIn
@@ -84,6 +85,20 @@ def test_search_finds_fact_with_provenance_and_reasons(recall, crm):
     assert top.episode_ids == [ids["episodes"]["e3"]]
     assert any(r.startswith("fulltext rank") for r in top.reasons)
     assert [h.score for h in res.hits] == sorted((h.score for h in res.hits), reverse=True)
+
+
+def test_search_depth_bounds_each_retriever_list(recall, crm):
+    """`depth` = hits each retriever contributes to fusion. Full-text and graph proximity (seeded at Dana) both list
+    Globex facts; at the default depth a top hit carries a reason ranked deep in one list, at depth 3 none does."""
+    tenant, ids = crm
+    req = SearchRequest(query="Globex", targets=["fact"], k=3, seed_entity_ids=[ids["Dana Smith"]])
+
+    def deepest(res):
+        return max(int(r.split(" rank ")[1].split()[0]) for h in res.hits for r in h.reasons)
+    assert deepest(recall.search(tenant, req)) > 3
+    assert deepest(recall.search(tenant, req.model_copy(update={"depth": 3}))) <= 3
+    with pytest.raises(ValidationError):
+        SearchRequest(query="Globex", depth=0)
 
 
 def test_search_ranks_the_reply_to_a_matching_question_right_after_it(recall, graph, tenant):

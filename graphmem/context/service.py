@@ -137,7 +137,7 @@ class ContextService:
 
         return self.services.recall.search(tenant_id, SearchRequest(
             query=req.query.strip()[:2000], k=self.settings.context_retrieval_k, targets=["fact", "episode"],
-            as_of=req.as_of))
+            as_of=req.as_of, depth=self.settings.context_search_depth))
 
     def _collect(self, search: cf.Future | None, started: float, degraded: list[Degraded]) -> list[Any]:
         """The search hits, or [] with the source marked degraded (missing, failed, or slower than its timeout)."""

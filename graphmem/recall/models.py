@@ -29,6 +29,9 @@ class SearchRequest(BaseModel):
     seed_entity_ids: list[str] = Field(default_factory=list)
     mmr: bool = False
     mmr_lambda: float = Field(default=0.7, ge=0.0, le=1.0)
+    depth: int | None = Field(default=None, ge=1, le=500, description=(
+        "Hits each retriever contributes to fusion (at least k); default 50. Smaller is faster in a large tenant "
+        "(the full-text index call's cost grows with it), larger lets more items found by two retrievers meet."))
 
 
 class SearchHit(BaseModel):

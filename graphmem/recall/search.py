@@ -124,14 +124,14 @@ class HybridSearch:
 
     def _rank_params(self, tenant_id: str, req: SearchRequest, now: datetime, lucene: str | None,
                      vector: list[float] | None, seeds: list[str]) -> dict:
-        """Parameters of search/rank. Each retriever keeps `limit` = max(k, per_retriever) hits and reads `fetch`
+        """Parameters of search/rank. Each retriever keeps `limit` = max(k, depth or per_retriever) hits and reads `fetch`
         candidates of this tenant only (the full-text query requires the tenant token, vector similarity is computed
         over the tenant's nodes), so the post-filters (time, status, scope) rarely starve a list; `fetch_factor`
         leaves room for them. The index call's cost grows with `fetch`: in a tenant of 100k facts the fact query
         took 13.5 / 7 / 5 ms of server time at fetch 200 / 100 / 50, so the default over-fetch is 2x. Without
         filtering only score ties at the cut differ (the LoCoMo CI slice moved from 73.11 to 72.69). Times go as
         ISO-8601 strings: packing a datetime parameter costs the driver ~40 µs."""
-        limit = max(req.k, self.tuning.per_retriever)
+        limit = max(req.k, req.depth or self.tuning.per_retriever)
         scope = {"session_id": req.session_id, "user_id": req.user_id,
                  "occurred_after": req.occurred_after and req.occurred_after.isoformat(),
                  "occurred_before": req.occurred_before and req.occurred_before.isoformat()}
