@@ -376,6 +376,7 @@ def main() -> None:
               "parameters": {**vars(args), "model": MODEL, "turns_per_session": 30,
                              "compaction_threshold_tokens": 600, "search_timeout_s": settings.context_search_timeout_s,
                              "retrieval_k": settings.context_retrieval_k,
+                             "search_depth": settings.context_search_depth,
                              "loader": "bench tenant: product path (assert_facts) for product_facts, direct UNWIND "
                                        "(bench/recall.py tenant_rows, cypher/recall/bench_load_*) for tenant_facts "
                                        "and every other tenant"},
@@ -432,7 +433,7 @@ tenants (200 facts each).
   timeout and the window was built without it (marked degraded; pins and tail still present).
 - Latency is server side: `ContextService.assemble` in-process. With search: the graph read of session, pins,
   summary and tail (one query, `cypher/sessions/window_state.cypher`) runs while recall search (full-text only, no
-  embedder, no LLM, k={p['retrieval_k']}, facts and episodes of the tenant) runs in the service's search pool; then
+  embedder, no LLM, k={p['retrieval_k']}, depth {p.get('search_depth', 50)}, facts and episodes of the tenant) runs in the service's search pool; then
   the tier walk (tiktoken counts, memoised per text). Without search (`context_retrieval_k` 0): graph read and
   tier walk only - the split shows what the retrieved tier costs. HTTP adds FastAPI and JSON on top.
 - Concurrency is honest to one `graphmem serve` process: the {p['sessions']} sessions are threads of this one
