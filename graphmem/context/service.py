@@ -184,8 +184,7 @@ class ContextService:
         if not prefs:
             return kept
         ids = sorted({e for h in prefs for e in h.episode_ids})
-        owners = {r["id"]: r for r in self.db.rows("consent/episode_owners", tenant_id=tenant_id, ids=ids)}
-        shared = self.sessions.shares_preferences(tenant_id, user_id) if user_id else False
+        owners, shared = self.sessions.preference_scope(tenant_id, user_id, ids)
         withheld = set()
         for h in prefs:
             mine = [owners[e] for e in h.episode_ids if e in owners]
