@@ -117,7 +117,7 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--warmup-s", type=float, default=60.0,
                     help="unmeasured load before each measurement, per size: a fresh JVM spends its first minute "
-                         "JIT-compiling (search at 10k facts measured p50 67 ms after 8 s of warm-up, 17 ms after 60 s)")
+                         "JIT-compiling (search at 10k facts: p50 67 ms after 8 s of warm-up, 17 ms after 60 s)")
     ap.add_argument("--out", default=str(ROOT / "bench/results/recall.json"))
     a = ap.parse_args()
     results = []

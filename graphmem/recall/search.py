@@ -124,8 +124,8 @@ class HybridSearch:
 
     def _rank_params(self, tenant_id: str, req: SearchRequest, now: datetime, lucene: str | None,
                      vector: list[float] | None, seeds: list[str]) -> dict:
-        """Parameters of search/rank. Each retriever keeps `limit` = max(k, depth or per_retriever) hits and reads `fetch`
-        candidates of this tenant only (the full-text query requires the tenant token, vector similarity is computed
+        """Parameters of search/rank. Each retriever keeps `limit` = max(k, depth or per_retriever) hits and reads
+        `fetch` candidates of this tenant only (the full-text query requires the tenant token, vector similarity is computed
         over the tenant's nodes), so the post-filters (time, status, scope) rarely starve a list; `fetch_factor`
         leaves room for them. The index call's cost grows with `fetch`: in a tenant of 100k facts the fact query
         took 13.5 / 7 / 5 ms of server time at fetch 200 / 100 / 50, so the default over-fetch is 2x. Without
@@ -161,8 +161,8 @@ class HybridSearch:
     @staticmethod
     def _with_replies(ranked: list[Candidate], ep_rows: list[dict]) -> list[Candidate]:
         """Episode candidates that ask a question lend their fused score to their reply (the next episode of the
-        session, by another speaker, that passes the same filters; search/rank returns it with each episode hit), which
-        then ranks right after its question.
+        session, by another speaker, that passes the same filters; search/rank returns it with each episode hit),
+        which then ranks right after its question.
         In a conversation the answer often shares no word with the question that asked for it ("Anything you're
         excited for in the adoption process?" -> "I'm thrilled to make a family for kids who need one"); on LoCoMo
         (conv-26 + conv-30, no embedder) this raised evidence recall@10 from 66.2 to 72.0. Replies listed as a

@@ -104,9 +104,10 @@ class RecallService:
         if not 1 <= max_hops <= AROUND_MAX_HOPS:
             raise InvalidInput(f"max_hops must be between 1 and {AROUND_MAX_HOPS}", field="max_hops")
         now, as_of, known_at = self._times(as_of, known_at)
+        # times as ISO-8601 strings, parsed once in the query (the driver packs a datetime parameter in ~40 µs)
         row = self.db.read_one("recall/around", tenant_id=tenant_id, entity_id=entity_id, max_hops=max_hops,
-                               as_of=as_of.isoformat(), known_at=known_at.isoformat(), now=now.isoformat(), limit=limit,
-                          predicates=[p.upper() for p in predicates] if predicates else None)
+                               as_of=as_of.isoformat(), known_at=known_at.isoformat(), now=now.isoformat(),
+                               limit=limit, predicates=[p.upper() for p in predicates] if predicates else None)
         if not row["paths"]:
             self.graph.get_entity(tenant_id, entity_id)   # NotFound for an unknown entity, else truly no paths
         return to_paths(row)
