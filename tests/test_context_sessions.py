@@ -61,6 +61,10 @@ def test_preferences_cross_sessions_only_with_consent(make_context, tenant, grap
     assert "prefers to be contacted by email" in w.text
     fact_piece = next(p for p in w.pieces if "prefers to be contacted" in p.text)
     assert fact_piece.tier == "retrieved" and fact_piece.citations[0].episode_ids == [r.episode_ids[0]]
+    # a session not created yet: its first window takes the user from the request
+    assert "prefers to be contacted by email" in load(ctx, tenant, "s-new", q, user_id="u1").text
+    assert "prefers to be contacted by email" not in load(ctx, tenant, "s-new", q, user_id="u2").text
+    assert "prefers to be contacted by email" not in load(ctx, tenant, "s-new", q).text
     # another user of the tenant never gets u1's preference, even with a tenant-wide consent
     ctx.sessions.set_consent(tenant, Consent(scope="tenant", share_preferences=True))
     assert "prefers to be contacted by email" not in load(ctx, tenant, "s-c", q).text

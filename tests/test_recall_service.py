@@ -83,8 +83,35 @@ def test_search_finds_fact_with_provenance_and_reasons(recall, crm):
     top = res.hits[0]
     assert top.kind == "fact" and top.fact.predicate == "REPORTS_TO" and top.fact.subject_id == ids["Bob Lee"]
     assert top.episode_ids == [ids["episodes"]["e3"]]
+    assert [(p.episode_id, p.occurred_at, p.session_id, p.user_id) for p in top.provenance] == \
+        [(ids["episodes"]["e3"], T0 + timedelta(days=170), "s1", "u1")]
+    assert top.occurred_at == T0 + timedelta(days=170)
     assert any(r.startswith("fulltext rank") for r in top.reasons)
     assert [h.score for h in res.hits] == sorted((h.score for h in res.hits), reverse=True)
+
+
+@pytest.mark.parametrize("mmr", [False, True])
+def test_search_reads_winners_that_were_not_prefetched(db, graph, recall, crm, mmr):
+    """search/rank reads the likely winners in full with the lists; a winner it did not prefetch is read by a second
+    call. With nothing prefetched, every hit comes from that second read, and the answer is the same."""
+    from graphmem.recall.search import SearchTuning
+
+    tenant, ids = crm
+    req = SearchRequest(query="Globex Dana email", k=6, mmr=mmr, mmr_lambda=0.5)
+    none_prefetched = RecallService(db, graph, embedder=None, tuning=SearchTuning(prefetch_factor=0))
+    calls = []
+    real = db.read_one
+    db.read_one = lambda name, **p: calls.append(p["targets"]) or real(name, **p)
+    try:
+        cold = none_prefetched.search(tenant, req)
+        assert calls == [["fact", "episode", "entity"], []]     # the lists, then the winners by id
+        calls.clear()
+        warm = recall.search(tenant, req)
+        assert calls == [["fact", "episode", "entity"]]         # one round trip
+    finally:
+        db.read_one = real
+    assert len(cold.hits) == 6
+    assert [h.model_dump() for h in cold.hits] == [h.model_dump() for h in warm.hits]
 
 
 def test_search_depth_bounds_each_retriever_list(recall, crm):

@@ -1,5 +1,6 @@
-// Hybrid search, phase one (rank), for the target kinds in $targets ("entity", "fact", "episode"); search/hydrate
-// then reads the few winners of fusion. Each kind has up to three retrievers, each ranked within itself:
+// Hybrid search for the target kinds in $targets ("entity", "fact", "episode"): every retriever's ranked list, and
+// the full records of the likely winners (see "Prefetch" below). Each kind has up to three retrievers, each ranked
+// within itself:
 //   full-text (Lucene BM25 over fact_text / episode_text / entity_text; the query requires the tenant's token inside
 //     Lucene),
 //   vector (cosine, exact over the tenant's own nodes: the shared vector index cannot filter by tenant),
@@ -15,7 +16,11 @@
 // One row: entity_hits, fact_hits, episode_hits, each a list of {reasons [{retriever, rank, score}], id, text (what
 // MMR compares: a fact's statement, an episode's speaker-prefixed content, an entity's name and aliases)}; an
 // episode hit also has `reply` ({id, text} or null): when it asks something (its content has a '?'), the next
-// episode of its session (NEXT) by another speaker, if that passes the same filters.
+// episode of its session (NEXT) by another speaker, if that passes the same filters. Then facts, episodes and
+// entities: the records read in full, in no particular order - facts as {fact (the `Fact` model's fields),
+// provenance [{episode_id, occurred_at, session_id, user_id}] (its episodes still inside retention at $now)},
+// episodes and entities as their models' fields (not the job bookkeeping). Temporal values come back as ISO-8601
+// strings (toString): the Python driver hydrates a DateTime in ~50-100 µs, pydantic parses the string in ~1 µs.
 // Cost notes: one query and one row, not one query per kind and one Bolt record per hit (each query costs the
 // Python driver and the server a round trip; each record ~30 µs in the driver). Times ($now, $as_of, $known_at,
 // $occurred_after, $occurred_before) arrive as ISO-8601 strings (or null), parsed once into the map `t`: the driver
@@ -151,4 +156,58 @@ CALL (t) {
   RETURN collect({reasons: reasons, id: e.id, reply: reply,
                   text: CASE WHEN e.speaker IS NULL THEN e.content ELSE e.speaker + ': ' + e.content END}) AS episode_hits
 }
-RETURN entity_hits, fact_hits, episode_hits
+// Prefetch: the $prefetch best candidates by a preliminary RRF over the same lists (graphmem.recall.fusion.rrf's
+// formula: the sum over lists of $weights['<kind>/<retriever>'] (default 1.0) / ($rrf_k + rank); no reply bonus),
+// the replies of prefetched episodes, and any ids in $fact_ids / $episode_ids / $entity_ids are read in full, so
+// the winners of the exact fusion (in Python) are nearly always here and a search is one round trip. With $targets
+// empty no retriever runs and the query only reads those ids (the rare second read for a winner not prefetched).
+WITH t, entity_hits, fact_hits, episode_hits,
+     [h IN entity_hits | {kind: 'entity', id: h.id, reply: null, score: reduce(s = 0.0, r IN h.reasons |
+                           s + coalesce($weights['entity/' + r.retriever], 1.0) / ($rrf_k + r.rank))}] +
+     [h IN fact_hits | {kind: 'fact', id: h.id, reply: null, score: reduce(s = 0.0, r IN h.reasons |
+                           s + coalesce($weights['fact/' + r.retriever], 1.0) / ($rrf_k + r.rank))}] +
+     [h IN episode_hits | {kind: 'episode', id: h.id, reply: h.reply.id, score: reduce(s = 0.0, r IN h.reasons |
+                           s + coalesce($weights['episode/' + r.retriever], 1.0) / ($rrf_k + r.rank))}] AS scored
+CALL (scored) {
+  UNWIND scored AS c
+  WITH c ORDER BY c.score DESC LIMIT $prefetch
+  RETURN collect(c) AS top
+}
+CALL (t, top) {
+  UNWIND $fact_ids + [c IN top WHERE c.kind = 'fact' | c.id] AS fact_id
+  WITH DISTINCT t, fact_id
+  MATCH (f:Fact {id: fact_id})-[:SUBJECT]->(s:Entity)
+  WHERE f.tenant_id = $tenant_id
+  OPTIONAL MATCH (f)-[:OBJECT]->(o:Entity)
+  RETURN collect({
+           fact: f {.id, .tenant_id, .predicate, .value, .object_key, .statement, .confidence, .source, .fact_class,
+                    .status, subject_id: s.id, object_id: o.id,
+                    valid_from: toString(f.valid_from), valid_to: toString(f.valid_to),
+                    recorded_at: toString(f.recorded_at), closed_at: toString(f.closed_at),
+                    expired_at: toString(f.expired_at), last_confirmed_at: toString(f.last_confirmed_at),
+                    retain_until: toString(f.retain_until)},
+           provenance: [(f)-[:DERIVED_FROM]->(e:Episode)
+                        WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > t.now) |
+                        {episode_id: e.id, occurred_at: toString(e.occurred_at), session_id: e.session_id,
+                         user_id: e.user_id}]}) AS facts
+}
+CALL (top) {
+  UNWIND $episode_ids + [c IN top WHERE c.kind = 'episode' | c.id] +
+         [c IN top WHERE c.kind = 'episode' AND c.reply IS NOT NULL | c.reply] AS episode_id
+  WITH DISTINCT episode_id
+  MATCH (e:Episode {id: episode_id})
+  WHERE e.tenant_id = $tenant_id
+  RETURN collect(e {.id, .tenant_id, .kind, .content, .session_id, .user_id, .role, .speaker, .idempotency_key,
+                    .source, .token_count, .extraction_status, .legal_hold, .agent_version, .prompt_version,
+                    .tool_version, occurred_at: toString(e.occurred_at), ingested_at: toString(e.ingested_at),
+                    retain_until: toString(e.retain_until)}) AS episodes
+}
+CALL (top) {
+  UNWIND $entity_ids + [c IN top WHERE c.kind = 'entity' | c.id] AS entity_id
+  WITH DISTINCT entity_id
+  MATCH (n:Entity {id: entity_id})
+  WHERE n.tenant_id = $tenant_id
+  RETURN collect(n {.id, .tenant_id, .kind, .name, .name_key, .aliases, .email, .domain, .external_ids, .summary,
+                    created_at: toString(n.created_at), updated_at: toString(n.updated_at)}) AS entities
+}
+RETURN entity_hits, fact_hits, episode_hits, facts, episodes, entities

@@ -1,6 +1,9 @@
 // Everything a window needs from the graph in one round trip: the session, its pins (by key), its current summary
 // and its raw tail (episodes since the window start that no active summary covers, newest first, at most $limit);
-// expired episodes, and summaries built on them, are left out at once. Lean on purpose (this runs at the start of
+// expired episodes, and summaries built on them, are left out at once. Also the consent records that apply to the
+// session's user (or $user_id when the session has none, or does not exist yet): the tenant-wide one ('*') and the
+// user's own, which decide whether preferences learned in other sessions may enter. Always one row; `session` is
+// null (and pins, summaries and tail empty) for an unknown session. Lean on purpose (this runs at the start of
 // every turn): only the fields assembly renders or checks, and temporal values as ISO strings (toString), which
 // pydantic / datetime.fromisoformat parse far faster than the driver hydrates neo4j.time.DateTime.
 // Index use: Pin by pin_key_unique (tenant_id, session_id, key), the tail by episode_tenant_session
@@ -9,17 +12,18 @@
 // tenant, 10k+ rows, ~29 ms) over the session's own episodes. The expired-episode check of a summary names no label
 // on purpose: it expands the summary's own COVERS edges instead of scanning the Episode(retain_until) index (every
 // retained episode of every tenant) once per summary. Summaries are found through the (tenant_id, session_id)
-// index on :Summary (schema/072).
-MATCH (s:Session {tenant_id: $tenant_id, id: $session_id})
+// index on :Summary (schema/072); consents by consent_subject_unique (tenant_id, subject).
+OPTIONAL MATCH (s:Session {tenant_id: $tenant_id, id: $session_id})
 CALL (s) {
   OPTIONAL MATCH (p:Pin {tenant_id: $tenant_id, session_id: $session_id})
-  WHERE p.key IS NOT NULL
+  WHERE s IS NOT NULL AND p.key IS NOT NULL
   WITH p ORDER BY p.key
   RETURN collect(p {.session_id, .key, .value_type, .value, .attrs, .status, .version, .set_by, .written_by,
                     created_at: toString(p.created_at), updated_at: toString(p.updated_at)}) AS pins
 }
 CALL (s) {
   OPTIONAL MATCH (m:Summary {tenant_id: $tenant_id, session_id: $session_id, status: 'active'})
+  WHERE s IS NOT NULL
   WITH m ORDER BY m.rev DESC
   WHERE NOT EXISTS { MATCH (m)-[:COVERS]->(x) WHERE x.retain_until <= $now }
   WITH m LIMIT 1
@@ -29,13 +33,18 @@ CALL (s) {
 CALL (s) {
   OPTIONAL MATCH (e:Episode {tenant_id: $tenant_id, session_id: $session_id})
   USING INDEX e:Episode(tenant_id, session_id, occurred_at)
-  WHERE e.occurred_at IS NOT NULL
+  WHERE s IS NOT NULL AND e.occurred_at IS NOT NULL
     AND coalesce(e.seq, 0) >= coalesce(s.window_from_seq, 0)
     AND NOT coalesce(e.retain_until <= $now, false)
     AND NOT EXISTS { MATCH (:Summary {tenant_id: $tenant_id, session_id: $session_id, status: 'active'})-[:COVERS]->(e) }
   WITH e ORDER BY e.occurred_at DESC, e.seq DESC LIMIT $limit
   RETURN collect(e {.id, .kind, .role, .speaker, .content, .source, occurred_at: toString(e.occurred_at)}) AS tail
 }
+CALL (s) {
+  OPTIONAL MATCH (c:Consent {tenant_id: $tenant_id})
+  WHERE c.subject IN ['*', 'user:' + coalesce(s.user_id, $user_id)]
+  RETURN collect(c {.subject, .share_preferences}) AS consents
+}
 RETURN s {.id, .user_id, .agent_id, .version, .window_from_seq, created_at: toString(s.created_at),
           last_active_at: toString(s.last_active_at), window_reset_at: toString(s.window_reset_at)} AS session,
-       pins, summaries, tail
+       pins, summaries, tail, consents

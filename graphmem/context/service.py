@@ -28,7 +28,7 @@ from graphmem.context.compaction import Compactor, SummaryStore
 from graphmem.context.models import (CompactionResult, ContextRequest, Degraded, Summary, TurnIn, TurnResult,
                                      Window)
 from graphmem.context.pins import PinStore, check_key, delete_in, from_row, pin_version_check, put_in
-from graphmem.context.sessions import SessionInfo, SessionStore, _info, check_session_id
+from graphmem.context.sessions import SessionInfo, SessionStore, _info, check_session_id, shares_preferences
 from graphmem.context.summarizer import build_summarizer
 from graphmem.errors import Conflict, GraphmemError, InvalidInput, NotFound, Unavailable
 from graphmem.models import EpisodeIn
@@ -79,11 +79,11 @@ class ContextService:
         search = None
         if req.query.strip() and self.settings.context_retrieval_k > 0:
             search = self._search_pool.submit(self._search, tenant_id, req)
-        state = self._state(tenant_id, session_id)
+        state = self._state(tenant_id, session_id, req.user_id)
         notes: list[str] = []
         if state["session"] is not None and self.sessions.is_expired(state["session"]):
             _, reset = self.sessions.reset_if_expired(tenant_id, session_id)
-            state = self._state(tenant_id, session_id)
+            state = self._state(tenant_id, session_id, req.user_id)
             if reset:
                 notes.append(f"session was idle longer than its TTL ({self.settings.session_ttl_s:.0f} s): the window "
                              f"starts afresh; earlier turns are stored but not loaded")
@@ -97,8 +97,9 @@ class ContextService:
         tail: list[assembly.TailTurn] = state["tail"]
         degraded: list[Degraded] = []
         hits = self._collect(search, started, degraded)
-        hits = self._filter_hits(tenant_id, session_id, info.user_id if info and info.user_id else req.user_id,
-                                 hits, {e.id for e in tail}, notes)
+        user_id = info.user_id if info and info.user_id else req.user_id
+        hits = self._filter_hits(session_id, user_id, shares_preferences(state["consents"], user_id), hits,
+                                 {e.id for e in tail}, notes)
         if not counter.exact:
             notes.append(f"no offline encoding for {req.model!r}: counted with {counter.encoding_name} (estimates)")
         cands: dict[str, list[assembly.Candidate]] = {
@@ -119,18 +120,16 @@ class ContextService:
                       degraded=degraded, summary_rev=summary.rev if summary else None, window_reset_at=reset_at,
                       notes=notes)
 
-    def _state(self, tenant_id: str, session_id: str) -> dict[str, Any]:
-        """Session, pins, current summary and raw tail (newest first) in one query (one read transaction). The query
+    def _state(self, tenant_id: str, session_id: str, user_id: str | None) -> dict[str, Any]:
+        """Session (None when unknown), pins, current summary, raw tail (newest first) and the consent records that
+        apply to the session's user (or `user_id`) in one auto-commit read (cypher/sessions/window_state). The query
         returns only what assembly needs, temporal values as ISO strings; the tail comes back as `TailTurn`s."""
-        limit = self.settings.context_tail_max_episodes
-
-        row = self.db.read_one("sessions/window_state", tenant_id=tenant_id, session_id=session_id, limit=limit,
-                               now=utcnow())
-        if row is None:
-            return {"session": None, "pins": [], "summary": None, "tail": []}
-        return {"session": _info(row["session"]), "pins": [from_row(p) for p in row["pins"]],
+        row = self.db.read_one("sessions/window_state", tenant_id=tenant_id, session_id=session_id, user_id=user_id,
+                               limit=self.settings.context_tail_max_episodes, now=utcnow())
+        return {"session": _info(row["session"]) if row["session"] else None,
+                "pins": [from_row(p) for p in row["pins"]],
                 "summary": Summary(**row["summaries"][0]) if row["summaries"] else None,
-                "tail": [assembly.TailTurn.from_row(e) for e in row["tail"]]}
+                "tail": [assembly.TailTurn.from_row(e) for e in row["tail"]], "consents": row["consents"]}
 
     def _search(self, tenant_id: str, req: ContextRequest):
         from graphmem.recall.models import SearchRequest
@@ -167,34 +166,28 @@ class ContextService:
             degraded.append(Degraded(source=f"search.{name.strip()}", reason=why.strip() or item))
         return list(response.hits)
 
-    def _filter_hits(self, tenant_id: str, session_id: str, user_id: str | None, hits: list[Any], in_tail: set[str],
+    @staticmethod
+    def _filter_hits(session_id: str, user_id: str | None, shared: bool, hits: list[Any], in_tail: set[str],
                      notes: list[str]) -> list[Any]:
         """Keep hits this session may see: episodes of this session (not already in the tail) or of no session;
-        facts, except preferences learned only in other sessions - those only with consent and for the same user."""
-        kept, prefs = [], []
+        facts, except preferences learned only in other sessions (by their provenance episodes' sessions) - those
+        only when `shared` (consent) and for the same user."""
+        kept, withheld = [], 0
         for h in hits:
             if h.kind == "episode" and h.episode is not None:
                 if h.episode.id in in_tail or (h.episode.session_id not in (None, session_id)):
                     continue
-                kept.append(h)
-            elif h.kind == "fact" and h.fact is not None:
-                if h.fact.fact_class == "preference":
-                    prefs.append(h)
-                kept.append(h)
-        if not prefs:
-            return kept
-        ids = sorted({e for h in prefs for e in h.episode_ids})
-        owners, shared = self.sessions.preference_scope(tenant_id, user_id, ids)
-        withheld = set()
-        for h in prefs:
-            mine = [owners[e] for e in h.episode_ids if e in owners]
-            ok = any(o["session_id"] in (None, session_id) or (shared and o["user_id"] == user_id) for o in mine)
-            if not ok:
-                withheld.add(h.id)
+            elif h.kind != "fact" or h.fact is None:
+                continue
+            elif h.fact.fact_class == "preference" and not any(
+                    p.session_id in (None, session_id) or (shared and p.user_id == user_id) for p in h.provenance):
+                withheld += 1
+                continue
+            kept.append(h)
         if withheld:
-            notes.append(f"{len(withheld)} preference(s) learned in other sessions withheld (no consent to share "
+            notes.append(f"{withheld} preference(s) learned in other sessions withheld (no consent to share "
                          f"preferences across sessions)")
-        return [h for h in kept if h.id not in withheld]
+        return kept
 
     # ---- the turn ------------------------------------------------------------------------------------------
     def append_turn(self, tenant_id: str, session_id: str, turn: TurnIn, *, agent_id: str | None = None) -> TurnResult:

@@ -143,13 +143,10 @@ class SessionStore:
                                share_preferences=c["share_preferences"], updated_at=c["updated_at"]))
         return out
 
-    def preference_scope(self, tenant_id: str, user_id: str | None,
-                         episode_ids: list[str]) -> tuple[dict[str, dict], bool]:
-        """For preferences that search found: ({episode id: {"session_id", "user_id"}} of `episode_ids`, whether
-        `user_id` may see preferences learned in other sessions). Sharing needs a user and the tenant's or the
-        user's consent; the user's own flag wins. One auto-commit read (cypher/consent/preference_scope)."""
-        require_tenant(tenant_id)
-        row = self.db.read_one("consent/preference_scope", tenant_id=tenant_id, ids=episode_ids,
-                               user_subject=f"user:{user_id}" if user_id else None)
-        flags = {"tenant" if c["subject"] == "*" else "user": c["share_preferences"] for c in row["consents"]}
-        return {o["id"]: o for o in row["owners"]}, bool(user_id) and flags.get("user", flags.get("tenant", False))
+
+def shares_preferences(consents: list[dict], user_id: str | None) -> bool:
+    """Whether `user_id` may see preferences learned in their other sessions, from the consent records that apply
+    (`[{"subject": "*" | "user:<id>", "share_preferences": bool}]`, as cypher/sessions/window_state returns them):
+    sharing needs a user and the tenant's or the user's consent; the user's own flag wins."""
+    flags = {"tenant" if c["subject"] == "*" else "user": c["share_preferences"] for c in consents}
+    return bool(user_id) and bool(flags.get("user", flags.get("tenant", False)))

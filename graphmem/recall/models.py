@@ -34,9 +34,20 @@ class SearchRequest(BaseModel):
         "(the full-text index call's cost grows with it), larger lets more items found by two retrievers meet."))
 
 
+class Provenance(BaseModel):
+    """One provenance episode of a fact hit: its id, when it occurred (UTC), and the session and user it was part of
+    (None when none)."""
+
+    episode_id: str
+    occurred_at: UtcDatetime
+    session_id: str | None = None
+    user_id: str | None = None
+
+
 class SearchHit(BaseModel):
     """One result. `score` is the fused RRF score; `reasons` says which retrievers found it and at what rank.
-    `episode_ids` are the episodes it cites: a fact's provenance, or the episode itself."""
+    `episode_ids` are the episodes it cites: a fact's provenance, or the episode itself. `provenance` details a
+    fact's episodes (empty for entities and episodes; an episode hit carries its session and user itself)."""
 
     kind: Target
     id: str
@@ -47,6 +58,7 @@ class SearchHit(BaseModel):
     entity: Entity | None = None
     episode: Episode | None = None
     episode_ids: list[str] = Field(default_factory=list)
+    provenance: list[Provenance] = Field(default_factory=list)
     occurred_at: UtcDatetime | None = None
 
 

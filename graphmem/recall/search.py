@@ -6,9 +6,12 @@ BM25), vector (Neo4j vector indexes `fact_embedding`, `episode_embedding`, `enti
 fused by reciprocal rank fusion (Cormack, Clarke & Büttcher, SIGIR 2009, k = 60; see `graphmem.recall.fusion`),
 optionally re-ranked by MMR (Carbonell & Goldstein 1998).
 
-Two phases, two auto-commit reads (one round trip each): `cypher/search/rank` runs every retriever and returns only
-ids, ranks and text; fusion and MMR pick the k winners, and only those are read in full (`cypher/search/hydrate`),
-so a search decodes k records, not the hundreds of candidates. A winner deleted between the two reads is left out.
+One auto-commit read (`cypher/search/rank`) runs every retriever and returns each list's hits as ids, ranks and
+text, plus the full records of the likely winners: the `prefetch` best by a preliminary RRF in Cypher (same formula,
+no reply bonus) and their replies. Fusion, replies and MMR then pick the k winners here; a winner that was not
+prefetched (rare: a reply bonus or MMR reaching deep) is read by a second call of the same query with no targets.
+So a search is one round trip and decodes about 2k records, not the hundreds of candidates (each round trip costs
+the Python driver ~0.3 ms of CPU and the server a transaction). A winner deleted between two reads is left out.
 
 Graph proximity needs seeds: `SearchRequest.seed_entity_ids` (callers find them with
 `RecallService.resolve_entity`). Seeds are not guessed from the query text: on LoCoMo the entities a question
@@ -32,7 +35,7 @@ from graphmem.models import Entity, Episode, Fact
 from graphmem.recall.embedding_guard import EmbeddingGuard
 from graphmem.recall.fusion import RRF_K, jaccard, mmr, rrf
 from graphmem.recall.lucene import build_query
-from graphmem.recall.models import SearchHit, SearchRequest, SearchResponse
+from graphmem.recall.models import Provenance, SearchHit, SearchRequest, SearchResponse
 from graphmem.store import Database, require_tenant, tenant_token
 from graphmem.timeutil import utcnow
 
@@ -61,11 +64,13 @@ class SearchTuning:
     """Knobs of the hybrid search. `weights` are RRF list weights keyed "<kind>/<retriever>" (default 1.0);
     `per_retriever` = how many hits each retriever contributes (at least k); `fetch_factor` = index over-fetch
     relative to that (other tenants' nodes are filtered out after the index call); `replies` = rank the reply to
-    a question episode right after it (`HybridSearch._with_replies`)."""
+    a question episode right after it (`HybridSearch._with_replies`); `prefetch_factor` x k candidates (by the
+    preliminary RRF) are read in full with the lists."""
 
     weights: dict[str, float] = field(default_factory=dict)
     per_retriever: int = 50
     fetch_factor: int = 2
+    prefetch_factor: int = 2
     max_fetch: int = 2_000
     rrf_k: int = RRF_K
     replies: bool = True
@@ -111,14 +116,19 @@ class HybridSearch:
             missing = [s for s in seeds if s not in found]
             if missing:
                 raise NotFound(f"seed_entity_ids: no entity {missing[0]!r}", field="seed_entity_ids")
-        row = self.db.read_one("search/rank", **self._rank_params(tenant_id, req, now, lucene, vector, seeds))
+        params = self._rank_params(tenant_id, req, now, lucene, vector, seeds)
+        row = self.db.read_one("search/rank", **params)
         ranked = self._fuse(row["entity_hits"], row["fact_hits"], row["episode_hits"])
         if self.tuning.replies:
             ranked = self._with_replies(ranked, row["episode_hits"])
         if req.mmr:
             ranked = self._mmr(ranked, req.mmr_lambda, req.k)
         ranked = ranked[:req.k]
-        records = self._hydrate(tenant_id, now, ranked)
+        records = self._records(row)
+        missing = [c for c in ranked if (c.kind, c.id) not in records]
+        if missing:
+            ids = {f"{kind}_ids": [c.id for c in missing if c.kind == kind] for kind in ("fact", "episode", "entity")}
+            records.update(self._records(self.db.read_one("search/rank", **{**params, "targets": [], **ids})))
         return SearchResponse(hits=[self._hit(c, records[(c.kind, c.id)]) for c in ranked if (c.kind, c.id) in records],
                               degraded=degraded)
 
@@ -141,7 +151,9 @@ class HybridSearch:
                 "entity_kinds": req.entity_kinds, "include_superseded": req.include_superseded,
                 "predicates": [p.upper() for p in req.predicates] if req.predicates else None,
                 "scoped": any(v is not None for v in scope.values()), **scope,
-                "limit": limit, "fetch": min(self.tuning.max_fetch, limit * self.tuning.fetch_factor)}
+                "limit": limit, "fetch": min(self.tuning.max_fetch, limit * self.tuning.fetch_factor),
+                "weights": self.tuning.weights, "rrf_k": self.tuning.rrf_k,
+                "prefetch": req.k * self.tuning.prefetch_factor, "fact_ids": [], "episode_ids": [], "entity_ids": []}
 
     def _fuse(self, ent_rows, fact_rows, ep_rows) -> list[Candidate]:
         """Phase one rows of each kind -> candidates best first by RRF over every (kind, retriever) list."""
@@ -185,15 +197,10 @@ class HybridSearch:
                 slot[2] = slot[2]._replace(score=slot[0], reasons=[*slot[2].reasons, reason])
         return [slot[2] for slot in sorted(scored.values(), key=lambda s: (-s[0], s[1]))]
 
-    def _hydrate(self, tenant_id: str, now: datetime, ranked: list[Candidate]) -> dict[tuple[str, str], dict]:
-        """Phase two: read the winners (one query, search/hydrate). Keyed by (kind, id); each value holds the record
-        under its kind ("fact", "episode", "entity"), facts also their provenance `episode_ids` and `episode_times`.
-        A winner deleted since phase one is simply absent."""
-        if not ranked:
-            return {}
-        ids = {kind: [c.id for c in ranked if c.kind == kind] for kind in ("fact", "episode", "entity")}
-        row = self.db.read_one("search/hydrate", tenant_id=tenant_id, now=now.isoformat(), fact_ids=ids["fact"],
-                               episode_ids=ids["episode"], entity_ids=ids["entity"])
+    @staticmethod
+    def _records(row: dict) -> dict[tuple[str, str], dict]:
+        """The records search/rank read in full, keyed by (kind, id); each value holds the record under its kind
+        ("fact", "episode", "entity"), facts also their `provenance`."""
         out: dict[tuple[str, str], dict] = {("fact", r["fact"]["id"]): r for r in row["facts"]}
         out.update({("episode", e["id"]): {"episode": e} for e in row["episodes"]})
         out.update({("entity", n["id"]): {"entity": n} for n in row["entities"]})
@@ -204,9 +211,10 @@ class HybridSearch:
         record = {k: v for k, v in row[c.kind].items() if v is not None}
         if c.kind == "fact":
             fact = Fact(**record)
-            times = sorted(row["episode_times"])   # ISO-8601 UTC strings sort in time order
+            prov = sorted((Provenance(**p) for p in row["provenance"]), key=lambda p: (p.occurred_at, p.episode_id))
             return SearchHit(kind="fact", id=fact.id, text=fact.statement, score=c.score, reasons=c.explain(),
-                             fact=fact, episode_ids=row["episode_ids"], occurred_at=times[0] if times else fact.valid_from)
+                             fact=fact, episode_ids=[p.episode_id for p in prov], provenance=prov,
+                             occurred_at=prov[0].occurred_at if prov else fact.valid_from)
         if c.kind == "episode":
             ep = Episode(**record)
             return SearchHit(kind="episode", id=ep.id, text=c.text, score=c.score, reasons=c.explain(), episode=ep,
