@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.common import neo4j_for_bench, pct  # noqa: E402
 from bench.locomo_common import load as load_locomo, machine, session_time  # noqa: E402
-from bench.recall import FACTS_PER_TENANT, load as load_tenants, tenant_rows  # noqa: E402
+from bench.recall import FACTS_PER_TENANT, load as load_tenants, tenant_rows, with_search_terms  # noqa: E402
 
 import cypher  # noqa: E402
 from graphmem.context.models import ContextRequest, PinUpdate, ToolSchema, TurnEpisode, TurnIn  # noqa: E402
@@ -100,6 +100,7 @@ def load_bench_tenant_bulk(db: Database, tenant: str, n: int, rng: random.Random
             e["name_key"] = name_key(e["name"])
         for ep in eps:
             ep["key"] = f"bulk-{chunk}-{ep['key']}"
+        with_search_terms(tenant, ents, eps, facts)
 
         def work(tx, ents=ents, eps=eps, facts=facts):
             tx.run("recall/bench_load_entities", tenant_id=tenant, tenant_token=tok, rows=ents, now=now)
@@ -217,7 +218,7 @@ def profile(ctx, ctx_nosearch, db: Database, tenant: str, sid: str, reqs: list[C
     q = cypher.query("sessions/window_state")
     if "context/window_state" in cypher.names():
         q = cypher.query("context/window_state")
-    params = {"tenant_id": tenant, "session_id": sid, "limit": ctx.settings.context_tail_max_episodes,
+    params = {"tenant_id": tenant, "session_id": sid, "user_id": None, "limit": ctx.settings.context_tail_max_episodes,
               "now": datetime.now(UTC)}
     with db.driver.session(database=db.database) as s:
         for _ in range(5):

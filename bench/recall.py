@@ -33,6 +33,7 @@ from graphmem.models import name_key, new_id  # noqa: E402
 from graphmem.recall.models import SearchRequest  # noqa: E402
 from graphmem.recall.service import RecallService  # noqa: E402
 from graphmem.store import Database, tenant_token  # noqa: E402
+from graphmem.store.fulltext import search_terms  # noqa: E402
 from graphmem.store.schema import apply_schema  # noqa: E402
 
 FIRST = ["Dana", "Bob", "Carol", "Eve", "Frank", "Grace", "Heidi", "Ivan", "Judy", "Mallory", "Niaj", "Olivia",
@@ -71,11 +72,20 @@ def tenant_rows(rng: random.Random) -> tuple[list, list, list, list[str]]:
     return people + orgs, eps, facts, [p["id"] for p in people]
 
 
+def with_search_terms(tenant: str, ents: list, eps: list, facts: list) -> None:
+    """Give `tenant_rows`' rows the `search_terms` the full-text indexes hold (graphmem.store.fulltext), as the
+    product's write path does: entities from their name, episodes from their content, facts from their statement."""
+    for rows, field in ((ents, "name"), (eps, "content"), (facts, "statement")):
+        for r in rows:
+            r["search_terms"] = search_terms(tenant, r[field])
+
+
 def load(db: Database, tenants: list[str], seeds: dict, rng: random.Random) -> float:
     t0 = time.perf_counter()
     now = datetime.now(timezone.utc)
     for i, t in enumerate(tenants):
         ents, eps, facts, people = tenant_rows(rng)
+        with_search_terms(t, ents, eps, facts)
         def work(tx):
             tx.run("recall/bench_load_entities", tenant_id=t, tenant_token=tenant_token(t), rows=ents, now=now)
             tx.run("recall/bench_load_episodes", tenant_id=t, tenant_token=tenant_token(t), rows=eps, now=now)

@@ -45,6 +45,29 @@ def test_dimension_change_refused_unless_migration(db, settings):
         apply_schema(db, settings.embedding_dimension, migrate=True)
 
 
+def test_schema_4_graph_gets_per_tenant_search_terms(db, settings, graph, tenant):
+    """A graph written before schema 5 has no search_terms: start-up rebuilds the full-text indexes over terms it
+    computes for every searchable node, and search finds the old facts, episodes and entities again."""
+    from graphmem.recall.models import SearchRequest
+    from graphmem.recall.service import RecallService
+    from graphmem.store.fulltext import search_terms
+
+    ep, _ = graph.append_episode(tenant, msg("Quentin Okafor signed the renewal for Zyntrex"))
+    graph.assert_facts(tenant, [FactIn(subject=EntityRef(kind="Person", name="Quentin Okafor"), predicate="WORKS_AT",
+                                       object=EntityRef(kind="Organization", name="Zyntrex"), episode_id=ep.id)])
+    with db.driver.session(database=db.database) as s:   # what a schema-4 graph looks like
+        s.run("MATCH (n) WHERE (n:Fact OR n:Episode OR n:Entity) AND n.tenant_id = $t REMOVE n.search_terms",
+              t=tenant).consume()
+    db.execute("meta/set_schema", version=4, embedding_dimension=settings.embedding_dimension)
+    assert apply_schema(db, settings.embedding_dimension)["migrated"] is True
+    assert {o["state"] for o in schema_objects(db)} == {"ONLINE"}
+    with db.driver.session(database=db.database) as s:
+        terms = s.run("MATCH (f:Fact {tenant_id: $t}) RETURN f.search_terms AS t", t=tenant).single()["t"]
+    assert terms == search_terms(tenant, "Quentin Okafor works at Zyntrex")
+    hits = RecallService(db, graph).search(tenant, SearchRequest(query="Zyntrex okafor", k=10)).hits
+    assert {h.kind for h in hits} == {"fact", "episode", "entity"}
+
+
 # ---- episodes -------------------------------------------------------------------------------
 def test_episode_idempotent_by_key(graph, db, tenant):
     first, created = graph.append_episode(tenant, msg("hello", key="k1"))

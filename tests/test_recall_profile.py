@@ -46,7 +46,7 @@ def cases(tenant: str, ids: dict) -> dict[str, dict]:
     common = {"tenant_id": tenant, "tenant_token": tenant_token(tenant), "now": now, "as_of": now, "known_at": now}
     iso = {**common, "now": now.isoformat(), "as_of": now.isoformat(), "known_at": now.isoformat()}  # hot queries
     scope = {"session_id": None, "user_id": None, "occurred_after": None, "occurred_before": None}
-    retr = {"lucene": build_query("who reports to Carol at Globex"), "vector": [0.05] * 384, "limit": 50,
+    retr = {"lucene": build_query("who reports to Carol at Globex", tenant), "vector": [0.05] * 384, "limit": 50,
             "fetch": 1000, "entity_kinds": None, "seed_ids": [ids["Dana Smith"], ids["Globex"]], "weights": {},
             "rrf_k": 60, "prefetch": 20}
     rank_ids = {"fact_ids": [ids["Dana Smith"], ids["Globex"]], "episode_ids": [ids["Dana Smith"]],

@@ -10,7 +10,7 @@ CALL (m) {
   RETURN count(x) > 0 AS exact
 }
 CALL (m) {
-  CALL db.index.fulltext.queryNodes('entity_text', '+tenant_token:' + $tenant_token + ' +search_text:(' + m.lucene + ')',
+  CALL db.index.fulltext.queryNodes('entity_text', '+tenant_token:' + $tenant_token + ' +search_terms:(' + m.lucene + ')',
                                    {limit: $fetch}) YIELD node, score
   WHERE node.tenant_id = $tenant_id AND node.kind = m.kind
   RETURN collect(node {.id, .kind, .name, .aliases, .summary, score: score}) AS candidates

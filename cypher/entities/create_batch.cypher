@@ -2,7 +2,7 @@
 // owns that alias the row creates nothing and resolves to the owner (race-free through alias_key_unique).
 // A row with claim_alias = false (its name alias belongs to somebody else with other identifiers) is also
 // linked from that alias, so name lookups find both.
-// $rows: [{id, kind, name, name_key, alias_key, claim_alias, email, domain, summary, search_text}]
+// $rows: [{id, kind, name, name_key, alias_key, claim_alias, email, domain, summary, search_text, search_terms}]
 // Returns only the rows that lost their alias to another writer: {requested_id, id (the owner)}.
 UNWIND $rows AS r
 CALL (r) {
@@ -19,7 +19,7 @@ CALL (r, a, owner) {
   WITH r, a, owner WHERE owner = r.id
   CREATE (e:Entity {id: r.id, tenant_id: $tenant_id, tenant_token: $tenant_token, kind: r.kind, name: r.name, name_key: r.name_key,
                     aliases: [], email: r.email, domain: r.domain, external_ids: [], summary: r.summary,
-                    search_text: r.search_text, created_at: $now, updated_at: $now})
+                    search_text: r.search_text, search_terms: r.search_terms, created_at: $now, updated_at: $now})
   SET e:$(r.kind)
   FOREACH (_ IN CASE WHEN a IS NULL THEN [] ELSE [1] END | CREATE (a)-[:ALIAS_OF]->(e))
 }

@@ -1,6 +1,7 @@
 // Add aliases, strong identifiers and external ids learned about existing entities.
 // Aliases already owned by another entity are left with their owner. An email/domain is only set when empty.
-// $rows: [{id, aliases: [{name, key, name_key}], email, domain, external_keys: [..], summary}]
+// $rows: [{id, aliases: [{name, key, name_key, terms}], email, domain, external_keys: [..], summary}]; `terms` are
+// the alias's search_terms (graphmem.store.fulltext), appended to the entity's for the aliases it gains.
 UNWIND $rows AS r
 MATCH (e:Entity {tenant_id: $tenant_id, id: r.id})
 SET e.email = coalesce(e.email, r.email),
@@ -23,10 +24,12 @@ CALL (r, e) {
   MERGE (x)-[:IDENTIFIES]->(e)
   RETURN collect(k) AS ext
 }
-WITH e, [n IN owned WHERE NOT n IN e.aliases AND n <> e.name] AS new_aliases,
+WITH r, e, [n IN owned WHERE NOT n IN e.aliases AND n <> e.name] AS new_aliases,
      [k IN ext WHERE NOT k IN e.external_ids] AS new_ext
 SET e.aliases = e.aliases + new_aliases,
     e.external_ids = e.external_ids + new_ext,
     e.search_text = reduce(s = e.name, n IN e.aliases + new_aliases | s + ' | ' + n),
+    e.search_terms = reduce(s = coalesce(e.search_terms, ''), al IN r.aliases |
+                            CASE WHEN al.name IN new_aliases THEN s + ' ' + al.terms ELSE s END),
     e.updated_at = CASE WHEN size(new_aliases) + size(new_ext) > 0 THEN $now ELSE e.updated_at END
 RETURN e.id AS id

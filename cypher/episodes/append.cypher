@@ -70,4 +70,4 @@ CALL (s, e, created) {
   FOREACH (_ IN CASE WHEN p IS NULL THEN [] ELSE [1] END | CREATE (p)-[:NEXT]->(e))
   FOREACH (_ IN CASE WHEN nxt IS NULL THEN [] ELSE [1] END | CREATE (e)-[:NEXT]->(nxt))
 }
-RETURN created, conflict, retain_days, CASE WHEN created THEN null ELSE e {.*, embedding: null} END AS episode
+RETURN created, conflict, retain_days, CASE WHEN created THEN null ELSE e {.*, embedding: null, search_terms: null} END AS episode

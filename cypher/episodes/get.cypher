@@ -1,4 +1,4 @@
 // One episode by id, within the tenant.
 MATCH (e:Episode {id: $id})
 WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > $now)
-RETURN e {.*, embedding: null} AS episode
+RETURN e {.*, embedding: null, search_terms: null} AS episode

@@ -1,6 +1,6 @@
 // A session's episodes in NEXT-chain order (occurred_at, then arrival), paginated.
 MATCH (e:Episode {tenant_id: $tenant_id, session_id: $session_id})
 WHERE e.retain_until IS NULL OR e.retain_until > $now
-RETURN e {.*, embedding: null} AS episode
+RETURN e {.*, embedding: null, search_terms: null} AS episode
 ORDER BY e.occurred_at, e.seq
 SKIP $offset LIMIT $limit

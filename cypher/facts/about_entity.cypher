@@ -11,6 +11,6 @@ WHERE e.tenant_id = $tenant_id AND f.tenant_id = $tenant_id
        AND (f.valid_to IS NULL OR f.valid_to > $as_of OR f.closed_at > $known_at)))
 MATCH (f)-[:SUBJECT]->(s:Entity)
 OPTIONAL MATCH (f)-[:OBJECT]->(o:Entity)
-RETURN f {.*, embedding: null, subject_id: s.id, object_id: o.id} AS fact, s.name AS subject_name, o.name AS object_name
+RETURN f {.*, embedding: null, search_terms: null, subject_id: s.id, object_id: o.id} AS fact, s.name AS subject_name, o.name AS object_name
 ORDER BY fact.predicate, fact.valid_from, fact.recorded_at
 LIMIT $limit

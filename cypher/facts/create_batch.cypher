@@ -1,5 +1,6 @@
 // Create facts with their SUBJECT, OBJECT and DERIVED_FROM (provenance, role 'assertion') edges.
-// $rows: [{id, subject_id, object_id (or null), episode_id, predicate, value, object_key, statement, valid_from,
+// $rows: [{id, subject_id, object_id (or null), episode_id, predicate, value, object_key, statement,
+// search_terms (graphmem.store.fulltext), valid_from,
 // valid_to, retain_until (ISO 8601 strings or null; stored as DATETIME), confidence, source, fact_class, status}].
 // Times travel as strings because the driver packs a Python datetime far slower than a string; `recorded_at`,
 // `last_confirmed_at` and `closed_at` (when valid_to is set) are $now. Returns nothing but a count.
@@ -8,7 +9,7 @@ UNWIND $rows AS r
 MATCH (s:Entity {id: r.subject_id}) WHERE s.tenant_id = $tenant_id
 MATCH (ep:Episode {id: r.episode_id}) WHERE ep.tenant_id = $tenant_id
 CREATE (f:Fact {id: r.id, tenant_id: $tenant_id, tenant_token: $tenant_token, predicate: r.predicate,
-                value: r.value, object_key: r.object_key, statement: r.statement,
+                value: r.value, object_key: r.object_key, statement: r.statement, search_terms: r.search_terms,
                 valid_from: datetime(r.valid_from), valid_to: datetime(r.valid_to),
                 recorded_at: $now, closed_at: CASE WHEN r.valid_to IS NULL THEN null ELSE $now END,
                 last_confirmed_at: $now, confidence: r.confidence, source: r.source, fact_class: r.fact_class,

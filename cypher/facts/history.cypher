@@ -8,6 +8,6 @@ WHERE h.tenant_id = $tenant_id AND h.status <> 'candidate' AND ($single_valued O
 OPTIONAL MATCH (h)-[:OBJECT]->(o:Entity)
 OPTIONAL MATCH (h)-[:SUPERSEDES]->(older:Fact)
 WITH h, s, o, collect(older.id) AS supersedes
-RETURN h {.*, embedding: null, subject_id: s.id, object_id: o.id} AS fact, s.name AS subject_name,
+RETURN h {.*, embedding: null, search_terms: null, subject_id: s.id, object_id: o.id} AS fact, s.name AS subject_name,
        o.name AS object_name, supersedes
 ORDER BY fact.valid_from, fact.recorded_at

@@ -34,6 +34,6 @@ CALL (f) {
   WHERE NOT ep.id IN $episode_ids
   RETURN count(ep) AS other_sources
 }
-RETURN size(matched) AS total, f {.*, embedding: null, subject_id: s.id, object_id: o.id} AS fact,
+RETURN size(matched) AS total, f {.*, embedding: null, search_terms: null, subject_id: s.id, object_id: o.id} AS fact,
        s.name AS subject_name, o.name AS object_name, provenance, other_sources
 ORDER BY fact.recorded_at DESC, fact.id

@@ -5,7 +5,7 @@ CALL () {
   MATCH (e:Episode {id: eid})
   WHERE e.tenant_id = $tenant_id
   WITH e ORDER BY e.occurred_at, e.seq
-  RETURN collect(e {.*, embedding: null}) AS episodes
+  RETURN collect(e {.*, embedding: null, search_terms: null}) AS episodes
 }
 CALL () {
   OPTIONAL MATCH (s:Session {tenant_id: $tenant_id})
@@ -15,17 +15,17 @@ CALL () {
 CALL () {
   OPTIONAL MATCH (p:Pin {tenant_id: $tenant_id})
   WHERE p.session_id IN $session_ids
-  RETURN collect(p {.*, embedding: null}) AS pins
+  RETURN collect(p {.*, embedding: null, search_terms: null}) AS pins
 }
 CALL () {
   OPTIONAL MATCH (m:Summary {tenant_id: $tenant_id})
   WHERE m.session_id IN $session_ids
-  RETURN collect(m {.*, embedding: null}) AS summaries
+  RETURN collect(m {.*, embedding: null, search_terms: null}) AS summaries
 }
 CALL () {
   OPTIONAL MATCH (r:Refusal {tenant_id: $tenant_id})
   WHERE r.episode_id IN $episode_ids
      OR EXISTS { MATCH (r)--(e:Episode) WHERE e.tenant_id = $tenant_id AND e.id IN $episode_ids }
-  RETURN collect(r {.*, embedding: null}) AS refusals
+  RETURN collect(r {.*, embedding: null, search_terms: null}) AS refusals
 }
 RETURN episodes, sessions, pins, summaries, refusals

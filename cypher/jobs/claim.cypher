@@ -20,4 +20,4 @@ WITH e, recovered WHERE claimable
 SET e.extraction_status = 'running', e.claimed_by = $worker_id, e.claim_token = $token,
     e.lease_until = $lease_until, e.claimed_at = $now, e.attempts = coalesce(e.attempts, 0) + 1,
     e.recovered_from_crash = recovered
-RETURN e {.*, embedding: null} AS episode
+RETURN e {.*, embedding: null, search_terms: null} AS episode

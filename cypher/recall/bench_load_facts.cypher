@@ -1,12 +1,12 @@
 // Benchmark loader only (bench/recall.py): synthetic facts of one tenant with SUBJECT, OBJECT and DERIVED_FROM
 // edges, the same shape facts/create_batch writes. $rows: [{id, predicate, subject_id, object_id, value, statement,
-// valid_from, episode_id}]
+// search_terms, valid_from, episode_id}]
 UNWIND $rows AS r
 MATCH (s:Entity {id: r.subject_id}) WHERE s.tenant_id = $tenant_id
 MATCH (ep:Episode {id: r.episode_id}) WHERE ep.tenant_id = $tenant_id
 OPTIONAL MATCH (o:Entity {id: r.object_id}) WHERE o.tenant_id = $tenant_id
 CREATE (f:Fact {id: r.id, tenant_id: $tenant_id, tenant_token: $tenant_token, predicate: r.predicate, value: r.value,
-                object_key: coalesce('e:' + r.object_id, 'v:' + r.value), statement: r.statement,
+                object_key: coalesce('e:' + r.object_id, 'v:' + r.value), statement: r.statement, search_terms: r.search_terms,
                 valid_from: r.valid_from, recorded_at: $now, last_confirmed_at: $now, confidence: 1.0,
                 source: 'user_explicit', fact_class: 'relationship', status: 'current'})
 CREATE (f)-[:SUBJECT]->(s)

@@ -15,8 +15,8 @@ MATCH (f)-[:SUBJECT]->(s:Entity)
 WITH a, f, r, n, s
 ORDER BY f.predicate, f.valid_from DESC, f.id
 SKIP $offset LIMIT $limit
-RETURN f {.*, embedding: null, subject_id: s.id,
+RETURN f {.*, embedding: null, search_terms: null, subject_id: s.id,
           object_id: CASE WHEN type(r) = 'SUBJECT' THEN n.id ELSE a.id END} AS fact,
        CASE WHEN type(r) = 'SUBJECT' THEN 'out' ELSE 'in' END AS direction,
-       n {.*, embedding: null, search_text: null} AS neighbour,
+       n {.*, embedding: null, search_terms: null, search_text: null} AS neighbour,
        [(f)-[:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > $now) | e.id] AS episode_ids

@@ -23,10 +23,10 @@ WHERE $predicate IS NOT NULL AND h.tenant_id = $tenant_id AND h.predicate = $pre
 WITH p, m, h
 WHERE $predicate IS NULL OR h IS NOT NULL
 OPTIONAL MATCH (h)-[:OBJECT]->(ho:Entity)
-RETURN p {.*, embedding: null, search_text: null} AS entity,
-       m {.*, embedding: null, subject_id: p.id, object_id: $org_id} AS membership,
+RETURN p {.*, embedding: null, search_terms: null, search_text: null} AS entity,
+       m {.*, embedding: null, search_terms: null, subject_id: p.id, object_id: $org_id} AS membership,
        [(m)-[:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > $now) | e.id] AS membership_episode_ids,
-       CASE WHEN h IS NULL THEN null ELSE h {.*, embedding: null, subject_id: p.id, object_id: ho.id} END AS property,
+       CASE WHEN h IS NULL THEN null ELSE h {.*, embedding: null, search_terms: null, subject_id: p.id, object_id: ho.id} END AS property,
        CASE WHEN h IS NULL THEN [] ELSE [(h)-[:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > $now) | e.id] END
          AS property_episode_ids
 ORDER BY entity.name, entity.id

@@ -3,7 +3,7 @@
 // tenant's token inside Lucene and the tenant id is checked again before SKIP/LIMIT.
 CALL () {
   WITH $lucene AS q WHERE q IS NOT NULL
-  CALL db.index.fulltext.queryNodes('entity_text', '+tenant_token:' + $tenant_token + ' +search_text:(' + q + ')',
+  CALL db.index.fulltext.queryNodes('entity_text', '+tenant_token:' + $tenant_token + ' +search_terms:(' + q + ')',
                                    {limit: $fetch}) YIELD node, score
   WHERE node.tenant_id = $tenant_id
   RETURN node AS n, score
@@ -15,6 +15,6 @@ CALL () {
 }
 WITH n, score
 WHERE $kind IS NULL OR n.kind = $kind
-RETURN n {.*, embedding: null, search_text: null} AS entity, score
+RETURN n {.*, embedding: null, search_terms: null, search_text: null} AS entity, score
 ORDER BY score DESC, entity.name, entity.id
 SKIP $offset LIMIT $limit

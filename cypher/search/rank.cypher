@@ -31,7 +31,7 @@ CALL (t) {
   WITH t WHERE 'entity' IN $targets
   CALL (t) {
     WITH $lucene AS q WHERE q IS NOT NULL
-    CALL db.index.fulltext.queryNodes('entity_text', '+tenant_token:' + $tenant_token + ' +search_text:(' + q + ')',
+    CALL db.index.fulltext.queryNodes('entity_text', '+tenant_token:' + $tenant_token + ' +search_terms:(' + q + ')',
                                        {limit: $fetch}) YIELD node, score
     RETURN 'fulltext' AS retriever, node AS n, score
     UNION ALL
@@ -62,7 +62,7 @@ CALL (t) {
   WITH t WHERE 'fact' IN $targets
   CALL () {
     WITH $lucene AS q WHERE q IS NOT NULL
-    CALL db.index.fulltext.queryNodes('fact_text', '+tenant_token:' + $tenant_token + ' +statement:(' + q + ')',
+    CALL db.index.fulltext.queryNodes('fact_text', '+tenant_token:' + $tenant_token + ' +search_terms:(' + q + ')',
                                        {limit: $fetch}) YIELD node, score
     RETURN 'fulltext' AS retriever, node AS f, score
     UNION ALL
@@ -108,7 +108,7 @@ CALL (t) {
   WITH t WHERE 'episode' IN $targets
   CALL () {
     WITH $lucene AS q WHERE q IS NOT NULL
-    CALL db.index.fulltext.queryNodes('episode_text', '+tenant_token:' + $tenant_token + ' +content:(' + q + ')',
+    CALL db.index.fulltext.queryNodes('episode_text', '+tenant_token:' + $tenant_token + ' +search_terms:(' + q + ')',
                                        {limit: $fetch}) YIELD node, score
     RETURN 'fulltext' AS retriever, node AS e, score
     UNION ALL

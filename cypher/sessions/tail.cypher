@@ -8,6 +8,6 @@ WHERE e.occurred_at IS NOT NULL
   AND coalesce(e.seq, 0) >= $from_seq
   AND NOT coalesce(e.retain_until <= $now, false)
   AND NOT EXISTS { MATCH (:Summary {tenant_id: $tenant_id, session_id: $session_id, status: 'active'})-[:COVERS]->(e) }
-RETURN e {.*, embedding: null} AS episode
+RETURN e {.*, embedding: null, search_terms: null} AS episode
 ORDER BY e.occurred_at DESC, e.seq DESC
 LIMIT $limit

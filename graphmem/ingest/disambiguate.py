@@ -37,6 +37,7 @@ from graphmem.settings import PROMPTS, Settings
 from graphmem.store import Database
 from graphmem.store.db import Tx, tenant_token
 from graphmem.store.entities import alias_key
+from graphmem.store.fulltext import tenant_prefix
 
 # The prompt version, the similarity threshold and the candidate cap are settings (graphmem/settings.py:
 # `disambiguation_prompt`, `disambiguation_min_similarity`, `disambiguation_max_candidates`).
@@ -49,7 +50,6 @@ MAX_QUERY_WORDS = 12
 
 NEW = "new"
 _STOP = frozenset({"the", "of", "and", "&"})
-_OPERATORS = {"and", "or", "not", "to"}
 
 
 class DisambiguationMalformed(Exception):
@@ -140,15 +140,14 @@ def similarity(a: str, b: str) -> float:
     return matched / len(short)
 
 
-def lucene_query(name: str) -> str | None:
-    """The escaped Lucene query finding near names: each word (the first `MAX_QUERY_WORDS`), OR-ed with its prefix
-    form (`corp*`) when it has at least 3 letters. None when the name has no words."""
+def lucene_query(name: str, tenant_id: str) -> str | None:
+    """The escaped Lucene query finding near names in tenant `tenant_id`'s terms (`graphmem.store.fulltext`): each
+    word (the first `MAX_QUERY_WORDS`), OR-ed with its prefix form (`corp*`) when it has at least 3 letters. None
+    when the name has no words."""
     parts = []
+    prefix = tenant_prefix(tenant_id)
     for t in list(dict.fromkeys(tokens(name)))[:MAX_QUERY_WORDS]:
-        if t in _OPERATORS:
-            parts.append(f'"{t}"')
-            continue
-        e = escape(t)
+        e = prefix + escape(t)
         parts.append(e)
         if len(t) >= 3:
             parts.append(e + "*")
@@ -177,7 +176,7 @@ def find_ambiguous(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], *, min_sim
     rows = []
     order = list(seen.values())
     for i, ref in enumerate(order):
-        q = lucene_query(ref.name or "")
+        q = lucene_query(ref.name or "", tenant_id)
         if q:
             rows.append({"idx": i, "kind": ref.kind, "alias_key": alias_key(ref.kind, name_key(ref.name)), "lucene": q})
     if not rows:

@@ -1,8 +1,9 @@
 """Turning user text into a safe Lucene query for Neo4j's full-text indexes (BM25 scoring).
 
 User text never reaches Lucene's query parser as syntax: it is split into word tokens, each token is escaped
-(`escape`, the special characters of the Lucene classic query parser: + - && || ! ( ) { } [ ] ^ " ~ * ? : \\ /)
-and the tokens are OR-ed. The full-text indexes use Lucene's English analyzer (Porter stemming, a small stop list),
+(`escape`, the special characters of the Lucene classic query parser: + - && || ! ( ) { } [ ] ^ " ~ * ? : \\ /),
+prefixed with the tenant's prefix (the indexes hold per-tenant terms, `graphmem.store.fulltext`) and the tokens
+are OR-ed. The full-text indexes use Lucene's English analyzer (Porter stemming, a small stop list),
 so inflections match; `terms` also drops the question words that analyzer keeps ("what", "did", "when"), which
 otherwise add BM25 noise to every question.
 """
@@ -10,9 +11,9 @@ from __future__ import annotations
 
 import re
 
+from graphmem.store.fulltext import WORD, tenant_prefix
+
 _SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/]|&&|\|\|)')
-_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
-_OPERATORS = {"and", "or", "not", "to"}
 
 STOP_WORDS = frozenset("""
 a an the of to in on and or is are was were be been being do did does doing done i you he she it we they me him her
@@ -31,15 +32,17 @@ def escape(term: str) -> str:
 def terms(text: str) -> list[str]:
     """Lower-cased word tokens of `text` without stop words, first occurrence order, no duplicates.
     If every token is a stop word, the tokens themselves (so "who is it" still searches something)."""
-    words = [w.lower().replace("'s", "") for w in _WORD.findall(text)]
+    words = [w.lower().replace("'s", "") for w in WORD.findall(text)]
     words = [w for w in words if w]
     kept = [w for w in words if w not in STOP_WORDS and len(w) > 1]
     return list(dict.fromkeys(kept or words))
 
 
-def build_query(text: str) -> str | None:
-    """A Lucene query string for `text`: its escaped `terms` OR-ed. None when `text` has no words."""
+def build_query(text: str, tenant_id: str) -> str | None:
+    """A Lucene query string for `text` in tenant `tenant_id`'s terms: its escaped `terms`, each with the tenant
+    prefix, OR-ed. None when `text` has no words."""
     ts = terms(text)
     if not ts:
         return None
-    return " ".join(escape(t) if t not in _OPERATORS else f'"{t}"' for t in ts)
+    prefix = tenant_prefix(tenant_id)
+    return " ".join(prefix + escape(t) for t in ts)

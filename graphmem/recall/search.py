@@ -107,7 +107,7 @@ class HybridSearch:
         now = utcnow()
         degraded: list[str] = []
         vector = self._vector(req.query, degraded)
-        lucene = build_query(req.query)
+        lucene = build_query(req.query, tenant_id)
         if lucene is None:
             degraded.append("fulltext: the query has no searchable words")
         seeds = list(dict.fromkeys(req.seed_entity_ids))

@@ -44,7 +44,7 @@ class RecallService:
         require_tenant(tenant_id)
         if name is not None and not name.strip():
             raise InvalidInput("name must not be empty", field="name")
-        lucene = build_query(name) if name else None
+        lucene = build_query(name, tenant_id) if name else None
         if name and lucene is None:
             raise InvalidInput("name has no letters or digits", field="name")
         exact = self.graph.find_entities(tenant_id, name, kind, limit=offset + limit) if name else []

@@ -21,6 +21,7 @@ from graphmem.models import Entity, EntityRef
 from graphmem.models import name_key as _name_key
 from graphmem.settings import Settings
 from graphmem.store.db import Tx, tenant_token
+from graphmem.store.fulltext import search_terms
 from graphmem.timeutil import utcnow
 
 
@@ -116,7 +117,8 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
             if dedupe not in to_create:
                 to_create[dedupe] = {"id": None, "kind": ref.kind, "name": ref.name, "name_key": name_key(ref.name),
                                      "alias_key": key, "claim_alias": not named, "email": ref.email,
-                                     "domain": ref.domain, "summary": ref.summary, "search_text": ref.name}
+                                     "domain": ref.domain, "summary": ref.summary, "search_text": ref.name,
+                                     "search_terms": search_terms(tenant_id, ref.name)}
             pending[i] = dedupe
         if to_create:
             for row, eid in zip(to_create.values(), new_ids(len(to_create))):
@@ -152,7 +154,8 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
                 row["domain"] = row["domain"] or (ref.domain if new_domain else None)
                 row["summary"] = ref.summary if new_summary else row["summary"]
                 row["external_keys"] += [k for k in ext if k not in row["external_keys"]]
-                row["aliases"] += [{"name": a, "key": alias_key(ref.kind, name_key(a)), "name_key": name_key(a)}
+                row["aliases"] += [{"name": a, "key": alias_key(ref.kind, name_key(a)), "name_key": name_key(a),
+                                     "terms": search_terms(tenant_id, a)}
                                    for a in aliases if a not in [x["name"] for x in row["aliases"]]]
         if enrich:
             tx.rows("entities/enrich_batch", tenant_id=tenant_id, now=now, rows=list(enrich.values()))

@@ -14,6 +14,7 @@ from graphmem.errors import InvalidInput, NotFound
 from graphmem.models import Episode, EpisodeIn, new_id
 from graphmem.settings import Settings
 from graphmem.store.db import Tx, tenant_token
+from graphmem.store.fulltext import search_terms
 from graphmem.timeutil import utcnow
 
 
@@ -36,6 +37,7 @@ def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_c
     props = ep.model_dump(exclude_none=True)
     occurred_at = props.pop("occurred_at")
     props.update(id=eid, tenant_id=tenant_id, tenant_token=tenant_token(tenant_id), token_count=token_count,
+                 search_terms=search_terms(tenant_id, ep.content),
                  extraction_status=extraction_status, legal_hold=False, idempotency_key=ep.idempotency_key or eid)
     if extraction_reason:
         props["extraction_reason"] = extraction_reason

@@ -22,6 +22,7 @@ from graphmem.ontology import Ontology
 from graphmem.settings import Settings
 from graphmem.store import entities
 from graphmem.store.db import Tx, tenant_token
+from graphmem.store.fulltext import search_terms
 from graphmem.temporal import Assertion, Decision, TimelineFact, decide
 from graphmem.timeutil import utcnow
 
@@ -137,7 +138,8 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
                   else "retracted" if d.retracted else "closed")
         creates.append({"id": new.id, "subject_id": subj.id, "object_id": obj.id if obj else None,
                         "episode_id": f.episode_id, "predicate": p.name, "value": f.value, "object_key": okey,
-                        "statement": statement, "valid_from": iso(valid_from), "valid_to": iso(d.valid_to),
+                        "statement": statement, "search_terms": search_terms(tenant_id, statement),
+                        "valid_from": iso(valid_from), "valid_to": iso(d.valid_to),
                         "confidence": f.confidence, "source": f.source, "fact_class": p.fact_class,
                         "status": status, "retain_until": ttl_until[p.name]})
         if d.action == "candidate":

@@ -8,14 +8,18 @@ the stored embeddings and recreates the indexes at the new size. Version 2 added
 indexes and version 3 their English analyzer; an older graph is migrated at start-up (full-text indexes rebuilt,
 tokens backfilled per tenant). Version 4 dropped four single-property range indexes that no query plan uses
 (`UNUSED_INDEXES`, checked with EXPLAIN over every file in cypher/) but every fact or episode write maintained.
+Version 5 indexes per-tenant terms (`search_terms`, graphmem.store.fulltext) instead of the raw text: the full-text
+indexes are dropped, every searchable node gets its terms (per tenant, in batches) and the indexes are rebuilt.
 """
 from __future__ import annotations
 
 import cypher
 from graphmem.errors import SchemaMismatch
 from graphmem.store.db import Database, tenant_token
+from graphmem.store.fulltext import search_terms
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
+BACKFILL_BATCH = 10_000
 FULLTEXT_INDEXES = ("entity_text", "fact_text", "episode_text")
 VECTOR_INDEXES = ("entity_embedding", "fact_embedding", "episode_embedding")
 UNUSED_INDEXES = ("fact_valid_from", "fact_valid_to", "fact_recorded_at", "episode_occurred_at")
@@ -56,11 +60,31 @@ def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict
         for name in UNUSED_INDEXES:
             db.schema_statement("meta/drop_index", name=name)
         migrated = True
+    if recorded and (recorded["version"] or 1) < 5:   # full-text indexes over per-tenant search_terms
+        for name in FULLTEXT_INDEXES:
+            db.schema_statement("meta/drop_index", name=name)
+        backfill_search_terms(db)
+        migrated = True
     for name in cypher.names("schema"):
         db.schema_statement(name, dimension=dimension)
     db.schema_statement("meta/await_indexes", timeout_s=300)
     db.execute("meta/set_schema", version=SCHEMA_VERSION, embedding_dimension=dimension)
     return {"version": SCHEMA_VERSION, "embedding_dimension": dimension, "migrated": migrated}
+
+
+def backfill_search_terms(db: Database, batch: int = BACKFILL_BATCH) -> int:
+    """Give every searchable node without `search_terms` its terms (schema 4 -> 5), one tenant and `batch` nodes
+    per transaction. Returns the number of nodes updated."""
+    done = 0
+    for row in db.rows("meta/search_terms_tenants"):
+        tenant = row["tenant_id"]
+        while True:
+            nodes = db.rows("meta/search_terms_missing", tenant_id=tenant, limit=batch)
+            if not nodes:
+                break
+            done += db.execute("meta/set_search_terms", tenant_id=tenant, rows=[
+                {"eid": n["eid"], "terms": search_terms(tenant, n["text"])} for n in nodes])[0]["updated"]
+    return done
 
 
 def schema_objects(db: Database) -> list[dict]:
