@@ -1,8 +1,8 @@
 // Hybrid search for the target kinds in $targets ("entity", "fact", "episode"): every retriever's ranked list, and
 // the full records of the likely winners (see "Prefetch" below). Each kind has up to three retrievers, each ranked
 // within itself:
-//   full-text (Lucene BM25 over fact_text / episode_text / entity_text; the query requires the tenant's token inside
-//     Lucene),
+//   full-text (Lucene BM25 over fact_text / episode_text / entity_text; $lucene holds the tenant's prefixed terms
+//     (graphmem.store.fulltext), and the query also requires the tenant's token inside Lucene),
 //   vector (cosine, exact over the tenant's own nodes: the shared vector index cannot filter by tenant),
 //   graph proximity to the seed entities ($seed_ids): facts touching a seed (1.0) or one entity further (0.5);
 //     episodes that mention a seed (1.0) or are provenance of a seed's facts (0.5); entities one valid fact away.

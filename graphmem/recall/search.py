@@ -17,7 +17,8 @@ Graph proximity needs seeds: `SearchRequest.seed_entity_ids` (callers find them 
 `RecallService.resolve_entity`). Seeds are not guessed from the query text: on LoCoMo the entities a question
 names are the speakers, who touch every fact, and proximity lists built from them cost 7 points of recall@10
 (measured, docs/benchmarks/locomo_search.md).
-Tenancy inside the retrievers: full-text queries require the tenant's token (`graphmem.store.tenant_token`) inside
+Tenancy inside the retrievers: full-text queries match the tenant's own terms (`search_terms`, every word prefixed
+per tenant: `graphmem.store.fulltext`) and require the tenant's token (`graphmem.store.tenant_token`) inside
 Lucene, and vector similarity is computed exactly over the tenant's own nodes (Neo4j 5.26's vector index cannot
 filter, and top-k over every tenant misses a small tenant's nodes); every query re-checks `tenant_id`.
 """
