@@ -126,9 +126,9 @@ class HybridSearch:
             ranked = self._mmr(ranked, req.mmr_lambda, req.k)
         ranked = ranked[:req.k]
         records = self._records(row)
-        missing = [c for c in ranked if (c.kind, c.id) not in records]
-        if missing:
-            ids = {f"{kind}_ids": [c.id for c in missing if c.kind == kind] for kind in ("fact", "episode", "entity")}
+        unread = [c for c in ranked if (c.kind, c.id) not in records]    # winners the first read did not prefetch
+        if unread:
+            ids = {f"{kind}_ids": [c.id for c in unread if c.kind == kind] for kind in ("fact", "episode", "entity")}
             records.update(self._records(self.db.read_one("search/rank", **{**params, "targets": [], **ids})))
         return SearchResponse(hits=[self._hit(c, records[(c.kind, c.id)]) for c in ranked if (c.kind, c.id) in records],
                               degraded=degraded)
