@@ -16,7 +16,6 @@ import hashlib
 import os
 import threading
 import uuid
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -122,36 +121,34 @@ def _loadable_offline(encoding_name: str) -> bool:
     return path is not None and path.is_file()
 
 
-# Counts of texts up to MEMO_MAX_CHARS characters are memoised per counter, least recently used first out once the
-# memo holds MEMO_TOTAL_CHARS characters of text (a few tens of MB at most): the pieces of a context window (tool
-# schemas, pins, raw turns, summaries, the policy) repeat from turn to turn and are encoded once.
+# Counts of texts up to MEMO_MAX_CHARS characters are memoised per counter; when the memo holds MEMO_TOTAL_CHARS
+# characters of text (a few tens of MB at most) it is emptied and fills again with what is in use: the pieces of a
+# context window (tool schemas, pins, raw turns, summaries, the policy) repeat from turn to turn and are encoded
+# once. A hit is one dict lookup without a lock (a window looks up ~70 pieces).
 MEMO_MAX_CHARS = 32_000
 MEMO_TOTAL_CHARS = 8_000_000
 
 
 class _Memo:
-    """text -> token count, bounded by the total length of the texts kept (thread-safe LRU)."""
+    """text -> token count, bounded by the total length of the texts kept (thread-safe; emptied when full)."""
 
     def __init__(self, total_chars: int = MEMO_TOTAL_CHARS):
         self._total = total_chars
         self._chars = 0
-        self._map: OrderedDict[str, int] = OrderedDict()
+        self._map: dict[str, int] = {}
         self._lock = threading.Lock()
 
     def get(self, text: str, count: Callable[[str], int]) -> int:
-        with self._lock:
-            n = self._map.get(text)
-            if n is not None:
-                self._map.move_to_end(text)
-                return n
+        n = self._map.get(text)   # a dict read is atomic; writers replace entries only under the lock
+        if n is not None:
+            return n
         n = count(text)
         with self._lock:
+            if self._chars + len(text) > self._total:
+                self._map, self._chars = {}, 0
             if text not in self._map:
                 self._map[text] = n
                 self._chars += len(text)
-                while self._chars > self._total:
-                    old, _ = self._map.popitem(last=False)
-                    self._chars -= len(old)
         return n
 
 

@@ -112,3 +112,22 @@ def test_models(counter: TokenCounter) -> None:
     gpt4o = TokenCounter.for_model("gpt-4o")  # exact only if o200k_base happens to be cached already
     assert (gpt4o.encoding_name, gpt4o.exact) in {("o200k_base", True), ("cl100k_base", False)}
     assert gpt4o.count("hello world") == 2
+
+
+def test_count_memo_is_bounded_and_exact():
+    """Counts are memoised (a repeated piece is encoded once) within a bounded amount of text: a full memo is
+    emptied, and a count is never wrong whichever way."""
+    from graphmem.tokens import _Memo
+
+    encoded = []
+
+    def count(text):
+        encoded.append(text)
+        return len(text)
+    memo = _Memo(total_chars=10)
+    assert memo.get("abcd", count) == 4 and memo.get("abcd", count) == 4
+    assert encoded == ["abcd"]
+    assert memo.get("efghij", count) == 6       # 10 characters held: full, not over
+    assert memo.get("abcd", count) == 4 and encoded == ["abcd", "efghij"]
+    assert memo.get("k", count) == 1            # 11 > 10: emptied before "k" goes in
+    assert memo.get("abcd", count) == 4 and encoded == ["abcd", "efghij", "k", "abcd"]
