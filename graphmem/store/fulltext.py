@@ -3,7 +3,8 @@
 Every searchable node stores `search_terms`: the words of its text (a fact's statement, an episode's content, an
 entity's name and aliases), lower-cased, Lucene's English stop words left out, each prefixed with its tenant's
 `tenant_prefix` ("t<digits>_"). The index's English analyzer still stems each term (Porter) and strips possessives;
-the prefix has no vowel, so Porter's measure, and hence the stem, is that of the bare word.
+the prefix has no vowel, so Porter's measure, and hence the stem, is that of the bare word (except that a leading
+"y" now counts as a vowel; index and query terms go through the same analyzer, so they still match).
 
 Why: a query must be confined to one tenant inside Lucene. With one shared term per word ("report"), Lucene walks
 every document of the tenant (or every document with the word, across tenants) to score the few that match: in a
