@@ -10,7 +10,6 @@ import pytest
 
 import cypher
 from graphmem.recall.lucene import build_query
-from graphmem.store import tenant_token
 from graphmem.timeutil import utcnow
 from tests.test_recall_service import T0, build_crm
 
@@ -43,7 +42,7 @@ def profile(db, name: str, **params) -> list[str]:
 
 def cases(tenant: str, ids: dict) -> dict[str, dict]:
     now = utcnow()
-    common = {"tenant_id": tenant, "tenant_token": tenant_token(tenant), "now": now, "as_of": now, "known_at": now}
+    common = {"tenant_id": tenant, "now": now, "as_of": now, "known_at": now}
     iso = {**common, "now": now.isoformat(), "as_of": now.isoformat(), "known_at": now.isoformat()}  # hot queries
     scope = {"session_id": None, "user_id": None, "occurred_after": None, "occurred_before": None}
     retr = {"lucene": build_query("who reports to Carol at Globex", tenant), "vector": [0.05] * 384, "limit": 50,
@@ -56,7 +55,7 @@ def cases(tenant: str, ids: dict) -> dict[str, dict]:
                         "predicates": None, "scoped": True, "fact_ids": [], "episode_ids": [], "entity_ids": []},
         "search/rank (ids only)": {**iso, **scope, **retr, "targets": [], "include_superseded": False,
                                    "predicates": None, "scoped": False, **rank_ids},
-        "search/entities_by_name": {"tenant_id": tenant, "tenant_token": tenant_token(tenant), "lucene": None, "kind": "Person", "offset": 0, "limit": 10,
+        "search/entities_by_name": {"tenant_id": tenant, "lucene": None, "kind": "Person", "offset": 0, "limit": 10,
                                     "fetch": 100},
         "recall/around": {**iso, "entity_id": ids["Sam Me"], "max_hops": 3, "limit": 50, "predicates": None},
         "recall/between": {**common, "from_id": ids["Sam Me"], "to_id": ids["Initech"], "k": 5, "max_hops": 3,

@@ -213,6 +213,38 @@ def test_search_never_crosses_tenants(recall, crm, graph, tenant):
     assert err.value.field == "seed_entity_ids"
 
 
+def test_fulltext_query_requires_the_tenant_token_only_where_a_term_can_split():
+    from graphmem.store.fulltext import tenant_prefix, tenant_query
+    from graphmem.store import tenant_token
+
+    p = tenant_prefix("acme")
+    assert tenant_query("acme", ["carol", "o'brien", "corp*"]) == \
+        f"search_terms:{p}carol search_terms:{p}o'brien search_terms:{p}corp*"
+    assert tenant_query("acme", ["季度报告", "report"]) == \
+        f"+tenant_token:{tenant_token('acme')} +search_terms:({p}季度报告 {p}report)"
+    assert tenant_query("acme", ["90's"]).startswith("+tenant_token:")   # digit-apostrophe-letter splits
+    assert tenant_query("acme", []) is None
+
+
+def test_busy_tenant_never_crowds_out_a_small_one(recall, graph, tenant):
+    """Another tenant holds many short episodes with the same words. Searching the small tenant with a tiny
+    over-fetch still finds its own episode, for words Lucene keeps whole (prefixed terms) and for Han text, which
+    Lucene splits per character (the tenant's token is then required inside the index)."""
+    busy = f"t-{uuid.uuid4().hex[:12]}"
+    for i in range(40):
+        graph.append_episode(busy, EpisodeIn(content="季度报告 quarterly report", occurred_at=T0,
+                                             idempotency_key=f"b{i}"))
+    for i in range(20):   # the tenant's own Han text: its split-off prefix token is no rarer than the busy words
+        graph.append_episode(tenant, EpisodeIn(content=f"会议纪要 {i}", occurred_at=T0, idempotency_key=f"o{i}"))
+    mine, _ = graph.append_episode(tenant, EpisodeIn(
+        content="季度报告 quarterly report for Acme: the second draft of the numbers that the finance team reviewed "
+                "with the board before the annual planning meeting in the spring", occurred_at=T0,
+        idempotency_key="m"))
+    for query in ("季度报告", "quarterly report"):
+        res = recall.search(tenant, SearchRequest(query=query, k=1, depth=1, targets=["episode"]))
+        assert [h.id for h in res.hits] == [mine.id], query
+
+
 def test_search_bad_input(recall, crm):
     tenant, _ = crm
     with pytest.raises(TenantRequired):

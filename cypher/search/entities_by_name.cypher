@@ -1,10 +1,10 @@
 // Entity lookup for the analyst: by full-text over name and aliases ($lucene) when given, else every entity
-// of the tenant (optionally of one kind) by name. Paginated with $offset/$limit; the full-text query requires the
-// tenant's token inside Lucene and the tenant id is checked again before SKIP/LIMIT.
+// of the tenant (optionally of one kind) by name. Paginated with $offset/$limit; $lucene is the whole Lucene
+// query over the tenant's prefixed terms (graphmem.store.fulltext.tenant_query) and the tenant id is checked again
+// before SKIP/LIMIT.
 CALL () {
   WITH $lucene AS q WHERE q IS NOT NULL
-  CALL db.index.fulltext.queryNodes('entity_text', '+tenant_token:' + $tenant_token + ' +search_terms:(' + q + ')',
-                                   {limit: $fetch}) YIELD node, score
+  CALL db.index.fulltext.queryNodes('entity_text', q, {limit: $fetch}) YIELD node, score
   WHERE node.tenant_id = $tenant_id
   RETURN node AS n, score
   UNION ALL

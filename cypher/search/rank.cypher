@@ -1,8 +1,8 @@
 // Hybrid search for the target kinds in $targets ("entity", "fact", "episode"): every retriever's ranked list, and
 // the full records of the likely winners (see "Prefetch" below). Each kind has up to three retrievers, each ranked
 // within itself:
-//   full-text (Lucene BM25 over fact_text / episode_text / entity_text; $lucene holds the tenant's prefixed terms
-//     (graphmem.store.fulltext), and the query also requires the tenant's token inside Lucene),
+//   full-text (Lucene BM25 over fact_text / episode_text / entity_text; $lucene is the whole Lucene query over the
+//     tenant's prefixed terms, graphmem.store.fulltext.tenant_query, so it matches this tenant's nodes only),
 //   vector (cosine, exact over the tenant's own nodes: the shared vector index cannot filter by tenant),
 //   graph proximity to the seed entities ($seed_ids): facts touching a seed (1.0) or one entity further (0.5);
 //     episodes that mention a seed (1.0) or are provenance of a seed's facts (0.5); entities one valid fact away.
@@ -31,8 +31,7 @@ CALL (t) {
   WITH t WHERE 'entity' IN $targets
   CALL (t) {
     WITH $lucene AS q WHERE q IS NOT NULL
-    CALL db.index.fulltext.queryNodes('entity_text', '+tenant_token:' + $tenant_token + ' +search_terms:(' + q + ')',
-                                       {limit: $fetch}) YIELD node, score
+    CALL db.index.fulltext.queryNodes('entity_text', q, {limit: $fetch}) YIELD node, score
     RETURN 'fulltext' AS retriever, node AS n, score
     UNION ALL
     WITH $vector AS v WHERE v IS NOT NULL
@@ -62,8 +61,7 @@ CALL (t) {
   WITH t WHERE 'fact' IN $targets
   CALL () {
     WITH $lucene AS q WHERE q IS NOT NULL
-    CALL db.index.fulltext.queryNodes('fact_text', '+tenant_token:' + $tenant_token + ' +search_terms:(' + q + ')',
-                                       {limit: $fetch}) YIELD node, score
+    CALL db.index.fulltext.queryNodes('fact_text', q, {limit: $fetch}) YIELD node, score
     RETURN 'fulltext' AS retriever, node AS f, score
     UNION ALL
     WITH $vector AS v WHERE v IS NOT NULL
@@ -108,8 +106,7 @@ CALL (t) {
   WITH t WHERE 'episode' IN $targets
   CALL () {
     WITH $lucene AS q WHERE q IS NOT NULL
-    CALL db.index.fulltext.queryNodes('episode_text', '+tenant_token:' + $tenant_token + ' +search_terms:(' + q + ')',
-                                       {limit: $fetch}) YIELD node, score
+    CALL db.index.fulltext.queryNodes('episode_text', q, {limit: $fetch}) YIELD node, score
     RETURN 'fulltext' AS retriever, node AS e, score
     UNION ALL
     WITH $vector AS v WHERE v IS NOT NULL

@@ -35,9 +35,9 @@ from graphmem.models import EntityRef, Episode, FactIn, name_key
 from graphmem.recall.lucene import escape
 from graphmem.settings import PROMPTS, Settings
 from graphmem.store import Database
-from graphmem.store.db import Tx, tenant_token
+from graphmem.store.db import Tx
 from graphmem.store.entities import alias_key
-from graphmem.store.fulltext import tenant_prefix
+from graphmem.store.fulltext import tenant_query
 
 # The prompt version, the similarity threshold and the candidate cap are settings (graphmem/settings.py:
 # `disambiguation_prompt`, `disambiguation_min_similarity`, `disambiguation_max_candidates`).
@@ -145,13 +145,11 @@ def lucene_query(name: str, tenant_id: str) -> str | None:
     word (the first `MAX_QUERY_WORDS`), OR-ed with its prefix form (`corp*`) when it has at least 3 letters. None
     when the name has no words."""
     parts = []
-    prefix = tenant_prefix(tenant_id)
     for t in list(dict.fromkeys(tokens(name)))[:MAX_QUERY_WORDS]:
-        e = prefix + escape(t)
-        parts.append(e)
+        parts.append(escape(t))
         if len(t) >= 3:
-            parts.append(e + "*")
-    return " ".join(parts) or None
+            parts.append(escape(t) + "*")
+    return tenant_query(tenant_id, parts)
 
 
 def _mention_key(ref: EntityRef) -> tuple[str, str]:
@@ -181,8 +179,7 @@ def find_ambiguous(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], *, min_sim
             rows.append({"idx": i, "kind": ref.kind, "alias_key": alias_key(ref.kind, name_key(ref.name)), "lucene": q})
     if not rows:
         return []
-    found = tx.rows("entities/candidates", tenant_id=tenant_id, tenant_token=tenant_token(tenant_id),
-                    mentions=rows, fetch=FETCH)
+    found = tx.rows("entities/candidates", tenant_id=tenant_id, mentions=rows, fetch=FETCH)
     out: list[Mention] = []
     for r in sorted(found, key=lambda r: r["idx"]):
         if r["exact"]:

@@ -2,8 +2,8 @@
 
 User text never reaches Lucene's query parser as syntax: it is split into word tokens, each token is escaped
 (`escape`, the special characters of the Lucene classic query parser: + - && || ! ( ) { } [ ] ^ " ~ * ? : \\ /),
-prefixed with the tenant's prefix (the indexes hold per-tenant terms, `graphmem.store.fulltext`) and the tokens
-are OR-ed. The full-text indexes use Lucene's English analyzer (Porter stemming, a small stop list),
+and the tokens are OR-ed in the tenant's terms (`graphmem.store.fulltext.tenant_query`: the indexes hold per-tenant
+terms). The full-text indexes use Lucene's English analyzer (Porter stemming, a small stop list),
 so inflections match; `terms` also drops the question words that analyzer keeps ("what", "did", "when"), which
 otherwise add BM25 noise to every question.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from graphmem.store.fulltext import WORD, tenant_prefix
+from graphmem.store.fulltext import WORD, tenant_query
 
 _SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/]|&&|\|\|)')
 
@@ -39,10 +39,6 @@ def terms(text: str) -> list[str]:
 
 
 def build_query(text: str, tenant_id: str) -> str | None:
-    """A Lucene query string for `text` in tenant `tenant_id`'s terms: its escaped `terms`, each with the tenant
-    prefix, OR-ed. None when `text` has no words."""
-    ts = terms(text)
-    if not ts:
-        return None
-    prefix = tenant_prefix(tenant_id)
-    return " ".join(prefix + escape(t) for t in ts)
+    """The whole Lucene query string for `text` in tenant `tenant_id`'s terms: its escaped `terms`, OR-ed
+    (`tenant_query`). None when `text` has no words."""
+    return tenant_query(tenant_id, [escape(t) for t in terms(text)])

@@ -17,9 +17,9 @@ Graph proximity needs seeds: `SearchRequest.seed_entity_ids` (callers find them 
 `RecallService.resolve_entity`). Seeds are not guessed from the query text: on LoCoMo the entities a question
 names are the speakers, who touch every fact, and proximity lists built from them cost 7 points of recall@10
 (measured, docs/benchmarks/locomo_search.md).
-Tenancy inside the retrievers: full-text queries match the tenant's own terms (`search_terms`, every word prefixed
-per tenant: `graphmem.store.fulltext`) and require the tenant's token (`graphmem.store.tenant_token`) inside
-Lucene, and vector similarity is computed exactly over the tenant's own nodes (Neo4j 5.26's vector index cannot
+Tenancy inside the retrievers: full-text queries match the tenant's own terms only (`search_terms`, every word
+prefixed per tenant, plus the tenant's token where a term could split: `graphmem.store.fulltext.tenant_query`), and
+vector similarity is computed exactly over the tenant's own nodes (Neo4j 5.26's vector index cannot
 filter, and top-k over every tenant misses a small tenant's nodes); every query re-checks `tenant_id`.
 """
 from __future__ import annotations
@@ -37,7 +37,7 @@ from graphmem.recall.embedding_guard import EmbeddingGuard
 from graphmem.recall.fusion import RRF_K, jaccard, mmr, rrf
 from graphmem.recall.lucene import build_query
 from graphmem.recall.models import Provenance, SearchHit, SearchRequest, SearchResponse
-from graphmem.store import Database, require_tenant, tenant_token
+from graphmem.store import Database, require_tenant
 from graphmem.timeutil import utcnow
 
 log = logging.getLogger("graphmem.recall")
@@ -146,7 +146,7 @@ class HybridSearch:
         scope = {"session_id": req.session_id, "user_id": req.user_id,
                  "occurred_after": req.occurred_after and req.occurred_after.isoformat(),
                  "occurred_before": req.occurred_before and req.occurred_before.isoformat()}
-        return {"tenant_id": tenant_id, "tenant_token": tenant_token(tenant_id), "targets": list(req.targets),
+        return {"tenant_id": tenant_id, "targets": list(req.targets),
                 "lucene": lucene, "vector": vector, "seed_ids": seeds, "now": now.isoformat(),
                 "as_of": (req.as_of or now).isoformat(), "known_at": (req.known_at or now).isoformat(),
                 "entity_kinds": req.entity_kinds, "include_superseded": req.include_superseded,

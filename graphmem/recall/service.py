@@ -16,7 +16,7 @@ from graphmem.recall.lucene import build_query
 from graphmem.recall.models import SearchRequest, SearchResponse
 from graphmem.recall.paths import AROUND_MAX_HOPS, MAX_HOPS, Member, Neighbour, Path, to_path, to_paths
 from graphmem.recall.search import HybridSearch, SearchTuning
-from graphmem.store import Database, require_tenant, tenant_token
+from graphmem.store import Database, require_tenant
 from graphmem.timeutil import to_utc, utcnow
 
 
@@ -48,8 +48,7 @@ class RecallService:
         if name and lucene is None:
             raise InvalidInput("name has no letters or digits", field="name")
         exact = self.graph.find_entities(tenant_id, name, kind, limit=offset + limit) if name else []
-        rows = self.db.rows("search/entities_by_name", tenant_id=tenant_id, tenant_token=tenant_token(tenant_id),
-                            lucene=lucene, kind=kind, offset=0,
+        rows = self.db.rows("search/entities_by_name", tenant_id=tenant_id, lucene=lucene, kind=kind, offset=0,
                             limit=offset + limit + len(exact), fetch=max(1000, 20 * (offset + limit)))
         seen, out = set(), []
         for e in exact + [Entity(**r["entity"]) for r in rows]:

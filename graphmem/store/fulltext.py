@@ -10,8 +10,16 @@ Why: a query must be confined to one tenant inside Lucene. With one shared term 
 every document of the tenant (or every document with the word, across tenants) to score the few that match: in a
 tenant of 100k facts a three-word question cost ~3 ms of server CPU. With prefixed terms the postings Lucene reads
 are the tenant's own (~1 ms for the same question, bench/context.py graph), and BM25's document frequencies are
-per tenant. `tenant_token` stays required in every query (`+tenant_token:...`): it is cheap once the terms lead,
-and it keeps tenancy strict where the tokenizer splits a prefixed term (CJK text is split per character).
+per tenant.
+
+Queries (`tenant_query`): a prefixed term that Lucene keeps whole (ASCII letters and digits, with an apostrophe
+between letters) can only match the tenant's own nodes, so a query made of such terms is a plain disjunction,
+`search_terms:t.._carol search_terms:t.._wu ...`, which Lucene scores with its top-k skipping (block-max WAND). The
+tokenizer splits some prefixed words (UAX#29: Han and Hiragana are one token per character, without the prefix),
+so a query with any other term also requires the tenant inside Lucene (`+tenant_token:... +search_terms:(...)`),
+which makes Lucene visit every match of the disjunction: in the bench/context.py tenant (100k facts) "who does
+Carol Wu report to" matched 35k facts and took ~1.9 ms of server time with the required token, ~1.0 ms without.
+Every query also checks `tenant_id` on what the index returns.
 """
 from __future__ import annotations
 
@@ -19,10 +27,13 @@ import functools
 import hashlib
 import re
 
-from graphmem.store.db import require_tenant
+from graphmem.store.db import require_tenant, tenant_token
 
 WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
 # Lucene's EnglishAnalyzer stop set (EnglishAnalyzer.ENGLISH_STOP_WORDS_SET): the index never held these words.
+# A prefixed term the English analyzer keeps as one token (UAX#29: letters and digits join the prefix's "_"; an
+# apostrophe joins two letters), optionally a prefix query ("corp*").
+WHOLE_TERM = re.compile(r"(?:[a-z0-9]+|[a-z0-9]*[a-z]'[a-z][a-z0-9]*)\*?")
 INDEX_STOP_WORDS = frozenset("a an and are as at be but by for if in into is it no not of on or such that the "
                              "their then there these they this to was will with".split())
 
@@ -44,3 +55,16 @@ def search_terms(tenant_id: str, text: str) -> str:
     """The `search_terms` property for `text` of tenant `tenant_id` (see the module docstring)."""
     prefix = tenant_prefix(tenant_id)
     return " ".join(prefix + w for w in words(text) if w not in INDEX_STOP_WORDS)
+
+
+def tenant_query(tenant_id: str, terms: list[str]) -> str | None:
+    """The Lucene query string OR-ing `terms` (lower-cased words, Lucene-escaped, a trailing `*` for a prefix
+    query) in tenant `tenant_id`'s search terms; None when `terms` is empty. A plain disjunction when every term
+    is one Lucene token with its prefix (`WHOLE_TERM`), else the disjunction with the tenant's token required (see
+    the module docstring)."""
+    if not terms:
+        return None
+    prefix = tenant_prefix(tenant_id)
+    if all(WHOLE_TERM.fullmatch(t) for t in terms):
+        return " ".join(f"search_terms:{prefix}{t}" for t in terms)
+    return f"+tenant_token:{tenant_token(tenant_id)} +search_terms:(" + " ".join(prefix + t for t in terms) + ")"
