@@ -216,10 +216,8 @@ def profile(ctx, ctx_nosearch, db: Database, tenant: str, sid: str, reqs: list[C
         st.sort_stats("tottime").print_stats(25)
         st.sort_stats("cumulative").print_stats(40)
     q = cypher.query("sessions/window_state")
-    if "context/window_state" in cypher.names():
-        q = cypher.query("context/window_state")
     params = {"tenant_id": tenant, "session_id": sid, "user_id": None, "limit": ctx.settings.context_tail_max_episodes,
-              "now": datetime.now(UTC)}
+              "now": datetime.now(UTC).isoformat()}
     with db.driver.session(database=db.database) as s:
         for _ in range(5):
             s.run(q, params).consume()

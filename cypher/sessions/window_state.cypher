@@ -12,7 +12,9 @@
 // tenant, 10k+ rows, ~29 ms) over the session's own episodes. The expired-episode check of a summary names no label
 // on purpose: it expands the summary's own COVERS edges instead of scanning the Episode(retain_until) index (every
 // retained episode of every tenant) once per summary. Summaries are found through the (tenant_id, session_id)
-// index on :Summary (schema/072); consents by consent_subject_unique (tenant_id, subject).
+// index on :Summary (schema/072); consents by consent_subject_unique (tenant_id, subject). $now arrives as an
+// ISO-8601 string (the driver packs a datetime parameter in ~40 µs).
+WITH datetime($now) AS now
 OPTIONAL MATCH (s:Session {tenant_id: $tenant_id, id: $session_id})
 CALL (s) {
   OPTIONAL MATCH (p:Pin {tenant_id: $tenant_id, session_id: $session_id})
@@ -21,21 +23,21 @@ CALL (s) {
   RETURN collect(p {.session_id, .key, .value_type, .value, .attrs, .status, .version, .set_by, .written_by,
                     created_at: toString(p.created_at), updated_at: toString(p.updated_at)}) AS pins
 }
-CALL (s) {
+CALL (s, now) {
   OPTIONAL MATCH (m:Summary {tenant_id: $tenant_id, session_id: $session_id, status: 'active'})
   WHERE s IS NOT NULL
   WITH m ORDER BY m.rev DESC
-  WHERE NOT EXISTS { MATCH (m)-[:COVERS]->(x) WHERE x.retain_until <= $now }
+  WHERE NOT EXISTS { MATCH (m)-[:COVERS]->(x) WHERE x.retain_until <= now }
   WITH m LIMIT 1
   RETURN collect(m {.*, covers_from_at: toString(m.covers_from_at), covers_to_at: toString(m.covers_to_at),
                     created_at: toString(m.created_at)}) AS summaries
 }
-CALL (s) {
+CALL (s, now) {
   OPTIONAL MATCH (e:Episode {tenant_id: $tenant_id, session_id: $session_id})
   USING INDEX e:Episode(tenant_id, session_id, occurred_at)
   WHERE s IS NOT NULL AND e.occurred_at IS NOT NULL
     AND coalesce(e.seq, 0) >= coalesce(s.window_from_seq, 0)
-    AND NOT coalesce(e.retain_until <= $now, false)
+    AND NOT coalesce(e.retain_until <= now, false)
     AND NOT EXISTS { MATCH (:Summary {tenant_id: $tenant_id, session_id: $session_id, status: 'active'})-[:COVERS]->(e) }
   WITH e ORDER BY e.occurred_at DESC, e.seq DESC LIMIT $limit
   RETURN collect(e {.id, .kind, .role, .speaker, .content, .source, occurred_at: toString(e.occurred_at)}) AS tail

@@ -125,7 +125,7 @@ class ContextService:
         apply to the session's user (or `user_id`) in one auto-commit read (cypher/sessions/window_state). The query
         returns only what assembly needs, temporal values as ISO strings; the tail comes back as `TailTurn`s."""
         row = self.db.read_one("sessions/window_state", tenant_id=tenant_id, session_id=session_id, user_id=user_id,
-                               limit=self.settings.context_tail_max_episodes, now=utcnow())
+                               limit=self.settings.context_tail_max_episodes, now=utcnow().isoformat())
         return {"session": _info(row["session"]) if row["session"] else None,
                 "pins": [from_row(p) for p in row["pins"]],
                 "summary": Summary(**row["summaries"][0]) if row["summaries"] else None,
