@@ -11,9 +11,7 @@ Hot queries return temporal values as ISO-8601 strings, which the pydantic model
 """
 from __future__ import annotations
 
-from datetime import datetime
-
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, TypeAdapter
 
 from graphmem.models import Entity, Fact, UtcDatetime
 
@@ -66,42 +64,40 @@ class Member(BaseModel):
 
 
 def to_path(row: dict) -> Path:
-    """A row of `recall/between` -> `Path` (hop facts get subject/object ids filled in)."""
+    """A row of `recall/between` -> `Path` (hop facts get subject/object ids filled in), validated in one call."""
     hops = []
     for h in row["hops"]:
-        fact = Fact(**h["fact"], subject_id=h["subject_id"],
-                    object_id=h["to_id"] if h["subject_id"] == h["from_id"] else h["from_id"])
-        hops.append(_hop(h, fact, h["episode_ids"]))
-    return Path(target=Entity(**row["target"]), length=row["length"], confidence=row["confidence"],
-                latest=row["latest"], hops=hops)
+        out = h["subject_id"] == h["from_id"]
+        hops.append({**h, "direction": "out" if out else "in",
+                     "fact": {**h["fact"], "subject_id": h["subject_id"], "object_id": h["to_id"] if out else h["from_id"]}})
+    return Path.model_validate({**row, "hops": hops})
 
 
 def to_paths(row: dict) -> list[Path]:
     """The row of `recall/around` (`facts`: each distinct hop fact once, `paths`: hops by fact id) -> `Path`s.
-    A fact shared by several paths is validated once and shared by their hops."""
-    facts, provenance = {}, {}
-    for f in row["facts"]:
-        facts[f["id"]], provenance[f["id"]] = f, f["episode_ids"]
-    built: dict[tuple[str, str], Fact] = {}
-    out = []
+    A fact shared by several paths is validated once and shared by their hops. The facts, then the paths, are
+    validated in one pydantic call each (`_FACTS`, `_PATHS`): for a 3-hop answer (~50 paths, ~50 facts, ~115 hops)
+    that costs ~0.9 ms, against ~1.5 ms for one model constructor per object (bench/recall.py graph)."""
+    ends: dict[str, tuple[str, str]] = {}
+    for p in row["paths"]:
+        for h in p["hops"]:
+            ends.setdefault(h["fact_id"], (h["from_id"], h["to_id"]))
+    raws = row["facts"]
+    for f in raws:   # the object is the hop's other end (a hop's fact always joins two entities)
+        a, b = ends[f["id"]]
+        f["object_id"] = b if f["subject_id"] == a else a
+    facts = {f.id: f for f in _FACTS.validate_python(raws)}
+    provenance = {f["id"]: f["episode_ids"] for f in raws}
+    paths = []
     for p in row["paths"]:
         hops = []
         for h in p["hops"]:
-            raw = facts[h["fact_id"]]
-            obj = h["to_id"] if raw["subject_id"] == h["from_id"] else h["from_id"]
-            fact = built.get((raw["id"], obj))
-            if fact is None:
-                fact = built[(raw["id"], obj)] = Fact(**raw, object_id=obj)
-            hops.append(_hop(h, fact, provenance[raw["id"]]))
-        out.append(Path(target=Entity(**p["target"]), length=p["length"], confidence=p["confidence"],
-                        latest=p["latest"], hops=hops))
-    return out
+            fact = facts[h["fact_id"]]
+            hops.append({**h, "fact": fact, "episode_ids": provenance[fact.id],
+                         "direction": "out" if fact.subject_id == h["from_id"] else "in"})
+        paths.append({**p, "hops": hops})
+    return _PATHS.validate_python(paths)
 
 
-def _hop(h: dict, fact: Fact, episode_ids: list[str]) -> Hop:
-    return Hop(from_id=h["from_id"], from_name=h["from_name"], to_id=h["to_id"], to_name=h["to_name"],
-               direction="out" if fact.subject_id == h["from_id"] else "in", fact=fact, episode_ids=episode_ids)
-
-
-def as_of_or_now(value: datetime | None, now: datetime) -> datetime:
-    return value or now
+_FACTS = TypeAdapter(list[Fact])
+_PATHS = TypeAdapter(list[Path])
