@@ -8,6 +8,7 @@ import contextlib
 import math
 import os
 import platform
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -53,7 +54,8 @@ def free_port() -> int:
 @contextlib.contextmanager
 def neo4j_for_bench(uri: str | None = None, heap: str = "3g", pagecache: str = "2g") -> Iterator[tuple[object, str]]:
     """Settings for a benchmark's Neo4j: `uri` when given, else a private LocalNeo4j (temp dir, free port, `heap`
-    and `pagecache`) started here and stopped on exit. Yields (settings, description of the server)."""
+    and `pagecache`) started here, stopped on exit and its temp dir (~4 GB after a 1M-fact run) removed. Yields
+    (settings, description of the server)."""
     from graphmem.localneo4j import LocalNeo4j
     from graphmem.settings import Settings
     if uri:
@@ -68,3 +70,4 @@ def neo4j_for_bench(uri: str | None = None, heap: str = "3g", pagecache: str = "
             f"private LocalNeo4j 5.26 (heap {heap}, page cache {pagecache})"
     finally:
         server.stop()
+        shutil.rmtree(base.home, ignore_errors=True)

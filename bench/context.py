@@ -17,7 +17,7 @@ Starts its own LocalNeo4j (heap 3g, page cache 2g, temp dir, free port) unless -
 Writes bench/results/context.json and docs/benchmarks/context.md (not with --profile-only).
 
 usage: python bench/context.py [--uri bolt://...] [--facts 1000000] [--tenant-facts 100000] [--product-facts 2000]
-                               [--sessions 8] [--calls 40] [--locomo 7] [--profile] [--profile-only]
+                               [--sessions 8] [--calls 40] [--rounds 10] [--locomo 7] [--profile] [--profile-only]
 """
 from __future__ import annotations
 
@@ -150,15 +150,16 @@ def make_requests(people: list[dict], calls: int) -> list[ContextRequest]:
     return out
 
 
-def measure(ctx, tenant: str, sids: list[str], reqs: list[ContextRequest]) -> dict:
-    """Each session (one thread each, all in this process) loads len(reqs) windows back to back."""
+def measure(ctx, tenant: str, sids: list[str], reqs: list[ContextRequest], rounds: int = 1) -> dict:
+    """Each session (one thread each, all in this process) loads its len(reqs) windows `rounds` times, back to
+    back."""
     lat: list[float] = []
     degraded = 0
     lock = threading.Lock()
 
     def run(sid: str) -> None:
         nonlocal degraded
-        for req in reqs:
+        for req in reqs * rounds:
             t = time.perf_counter()
             w = ctx.assemble(tenant, sid, req)
             dt = (time.perf_counter() - t) * 1000
@@ -176,17 +177,20 @@ def measure(ctx, tenant: str, sids: list[str], reqs: list[ContextRequest]) -> di
 
 
 def bench_latency(ctx, ctx_nosearch, tenant: str, sids: list[str], reqs: list[ContextRequest],
-                  warmup_s: float = 60.0) -> dict:
+                  warmup_s: float = 60.0, rounds: int = 10) -> dict:
     """Warm up for `warmup_s` seconds (query plans, token counts, and the JVM's JIT, which takes about a minute on a
-    fresh server), then: one session alone and all sessions concurrently, with and without the retrieved tier."""
+    fresh server), then: one session alone and all sessions concurrently, with and without the retrieved tier, each
+    session loading its requests `rounds` times. With one round (320 windows, ~1.2 s at 8 sessions) p95 rests on
+    the 16 slowest windows, so a moment of load from elsewhere on this shared machine moves it by several ms; ten
+    rounds take ~12 s per measurement."""
     until = time.monotonic() + warmup_s
     while time.monotonic() < until:
         for c in (ctx, ctx_nosearch):
             measure(c, tenant, sids, reqs[:4])
     out = {}
     for label, c in (("search", ctx), ("nosearch", ctx_nosearch)):
-        one = measure(c, tenant, sids[:1], reqs)
-        many = measure(c, tenant, sids, reqs)
+        one = measure(c, tenant, sids[:1], reqs, rounds)
+        many = measure(c, tenant, sids, reqs, rounds)
         print(f"  {label}: 1 session p50 {one['p50_ms']} p95 {one['p95_ms']} ms; {len(sids)} sessions p50 "
               f"{many['p50_ms']} p95 {many['p95_ms']} ms ({many['search_degraded']} search timeouts)", flush=True)
         tag = "" if label == "search" else "_nosearch"
@@ -289,7 +293,8 @@ def main() -> None:
     ap.add_argument("--product-facts", type=int, default=2_000,
                     help="facts of the benchmark tenant written through assert_facts")
     ap.add_argument("--sessions", type=int, default=8)
-    ap.add_argument("--calls", type=int, default=40)
+    ap.add_argument("--calls", type=int, default=40, help="distinct window requests per session")
+    ap.add_argument("--rounds", type=int, default=10, help="times each session loads its requests when measured")
     ap.add_argument("--warmup-s", type=float, default=60.0, help="unmeasured windows before measuring (JVM JIT)")
     ap.add_argument("--locomo", type=int, default=7)
     ap.add_argument("--budget", type=int, default=4000)
@@ -340,7 +345,8 @@ def main() -> None:
                     (ROOT / "bench" / "results" / "context_profile.txt").write_text(report)
             print("assembly latency ...", flush=True)
             gc.freeze()   # the loaded rows are harness data: keep them out of collections, as api/app.py does
-            figures.update(bench_latency(svc.context, svc_nosearch.context, tenant, sids, reqs, args.warmup_s))
+            figures.update(bench_latency(svc.context, svc_nosearch.context, tenant, sids, reqs, args.warmup_s,
+                                         args.rounds))
             if args.locomo and not args.profile_only:
                 print("LoCoMo tokens ...", flush=True)
                 svc_locomo = Services(db, settings.model_copy(update={"compaction_threshold_tokens": 3000,
@@ -412,7 +418,7 @@ Commit `{r['commit']}`, {r['date']}, {m['cpus']} CPUs ({m['cpu_model']}), {m['ra
 1-minute load average {m.get('load_average_1m', '?')} at the end, {r['neo4j']}.
 
 Command: `python bench/context.py --facts {p['facts']} --tenant-facts {p['tenant_facts']} --product-facts \
-{p['product_facts']} --sessions {p['sessions']} --calls {p['calls']} --locomo {p['locomo']}`
+{p['product_facts']} --sessions {p['sessions']} --calls {p['calls']} --rounds {p.get('rounds', 1)} --locomo {p['locomo']}`
 
 Graph: {v['graph_facts']} facts, {v['graph_episodes']} episodes, {v['graph_entities']} entities,
 {v['graph_sessions']} sessions in all. The benchmark tenant holds {p['product_facts'] + p['tenant_facts']} of the
@@ -436,8 +442,8 @@ tenants (200 facts each).
   the tier walk (tiktoken counts, memoised per text). Without search (`context_retrieval_k` 0): graph read and
   tier walk only - the split shows what the retrieved tier costs. HTTP adds FastAPI and JSON on top.
 - Concurrency is honest to one `graphmem serve` process: the {p['sessions']} sessions are threads of this one
-  Python process (one GIL) with the assembler and the search pool, {p['calls']} windows each, back to back, after
-  a warm-up; Neo4j runs beside it on the same {m['cpus']} cores (shared with other work: see the load average).
+  Python process (one GIL) with the assembler and the search pool, each loading its {p['calls']} requests
+  {p.get('rounds', 1)} times ({p['calls'] * p.get('rounds', 1)} windows each), back to back, after a warm-up; Neo4j runs beside it on the same {m['cpus']} cores (shared with other work: see the load average).
 - Loading: the benchmark sessions' turns, pins and compaction go through the product path (`append_turn`), and
   {p['product_facts']} facts of the benchmark tenant through `TemporalGraph.assert_facts`
   ({v['product_load_facts_per_s']} facts/s). Everything else is bulk-loaded by the recall benchmark's direct UNWIND
