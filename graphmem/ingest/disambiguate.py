@@ -146,9 +146,10 @@ def lucene_query(name: str, tenant_id: str) -> str | None:
     when the name has no words."""
     parts = []
     for t in list(dict.fromkeys(tokens(name)))[:MAX_QUERY_WORDS]:
-        parts.append(escape(t))
+        e = escape(t)
+        parts.append(e)
         if len(t) >= 3:
-            parts.append(escape(t) + "*")
+            parts.append(e + "*")
     return tenant_query(tenant_id, parts)
 
 

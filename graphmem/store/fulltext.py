@@ -14,11 +14,11 @@ per tenant.
 
 Queries (`tenant_query`): a prefixed term that Lucene keeps whole (ASCII letters and digits, with an apostrophe
 between letters) can only match the tenant's own nodes, so a query made of such terms is a plain disjunction,
-`search_terms:t.._carol search_terms:t.._wu ...`, which Lucene scores with its top-k skipping (block-max WAND). The
-tokenizer splits some prefixed words (UAX#29: Han and Hiragana are one token per character, without the prefix),
-so a query with any other term also requires the tenant inside Lucene (`+tenant_token:... +search_terms:(...)`),
-which makes Lucene visit every match of the disjunction: in the bench/context.py tenant (100k facts) "who does
-Carol Wu report to" matched 35k facts and took ~1.9 ms of server time with the required token, ~1.0 ms without.
+`search_terms:t.._carol search_terms:t.._wu ...`. The tokenizer splits some prefixed words (UAX#29: Han and
+Hiragana are one token per character, without the prefix), so a query with any other term also requires the tenant
+inside Lucene (`+tenant_token:... +search_terms:(...)`). The required clause is not free: in the bench/context.py
+tenant (100k facts) "who does Carol Wu report to" matches 35k facts and took ~1.9 ms of server time with it, ~1.0 ms
+as a plain disjunction (same hits, same order: the clause adds one constant to every score).
 Every query also checks `tenant_id` on what the index returns.
 """
 from __future__ import annotations
@@ -31,11 +31,11 @@ from graphmem.store.db import require_tenant, tenant_token
 
 WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
 # Lucene's EnglishAnalyzer stop set (EnglishAnalyzer.ENGLISH_STOP_WORDS_SET): the index never held these words.
+INDEX_STOP_WORDS = frozenset("a an and are as at be but by for if in into is it no not of on or such that the "
+                             "their then there these they this to was will with".split())
 # A prefixed term the English analyzer keeps as one token (UAX#29: letters and digits join the prefix's "_"; an
 # apostrophe joins two letters), optionally a prefix query ("corp*").
 WHOLE_TERM = re.compile(r"(?:[a-z0-9]+|[a-z0-9]*[a-z]'[a-z][a-z0-9]*)\*?")
-INDEX_STOP_WORDS = frozenset("a an and are as at be but by for if in into is it no not of on or such that the "
-                             "their then there these they this to was will with".split())
 
 
 @functools.lru_cache(maxsize=4096)
