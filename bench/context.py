@@ -418,7 +418,8 @@ Commit `{r['commit']}`, {r['date']}, {m['cpus']} CPUs ({m['cpu_model']}), {m['ra
 1-minute load average {m.get('load_average_1m', '?')} at the end, {r['neo4j']}.
 
 Command: `python bench/context.py --facts {p['facts']} --tenant-facts {p['tenant_facts']} --product-facts \
-{p['product_facts']} --sessions {p['sessions']} --calls {p['calls']} --rounds {p.get('rounds', 1)} --locomo {p['locomo']}`
+{p['product_facts']} --sessions {p['sessions']} --calls {p['calls']} --rounds {p.get('rounds', 1)} \
+--locomo {p['locomo']}`
 
 Graph: {v['graph_facts']} facts, {v['graph_episodes']} episodes, {v['graph_entities']} entities,
 {v['graph_sessions']} sessions in all. The benchmark tenant holds {p['product_facts'] + p['tenant_facts']} of the

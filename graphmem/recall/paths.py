@@ -68,8 +68,8 @@ def to_path(row: dict) -> Path:
     hops = []
     for h in row["hops"]:
         out = h["subject_id"] == h["from_id"]
-        hops.append({**h, "direction": "out" if out else "in",
-                     "fact": {**h["fact"], "subject_id": h["subject_id"], "object_id": h["to_id"] if out else h["from_id"]}})
+        fact = {**h["fact"], "subject_id": h["subject_id"], "object_id": h["to_id"] if out else h["from_id"]}
+        hops.append({**h, "direction": "out" if out else "in", "fact": fact})
     return Path.model_validate({**row, "hops": hops})
 
 
