@@ -6,8 +6,9 @@ The graph: the benchmark tenant gets --product-facts facts through the product p
 entity resolution and temporal rules) plus --tenant-facts bulk facts; every other fact up to --facts belongs to
 other tenants (200 facts each, the recall benchmark's CRM shape). Bulk facts go through the recall benchmark's
 direct UNWIND loader (bench/recall.py `tenant_rows`/`load`, cypher/recall/bench_load_*.cypher): the product path
-runs ~1.2k facts/s here, too slow for 1M. The sessions' own turns, pins and compaction go through the product path
-(`ContextService.append_turn`). The graph size (facts, episodes, entities, sessions) is recorded in the results.
+runs ~300 facts/s in this harness (recorded as product_load_facts_per_s), too slow for 1M. The sessions' own turns,
+pins and compaction go through the product path (`ContextService.append_turn`). The graph size (facts, episodes,
+entities, sessions) is recorded in the results.
 
 Latency is measured four ways: one session alone and --sessions concurrent sessions (threads sharing this one
 Python process and its GIL, as one `graphmem serve` process would), each with the retrieved tier (recall search,
