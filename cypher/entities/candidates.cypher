@@ -2,7 +2,8 @@
 // $mentions: [{idx, kind, alias_key, lucene}]; `lucene` is the whole escaped Lucene query over the mention's name in
 // the tenant's prefixed terms (graphmem.store.fulltext.tenant_query; never raw input). Per mention: `exact` (an
 // entity of the tenant already owns the mention's name or alias key, so the deterministic resolver decides) and up
-// to $fetch full-text hits of the same kind in `entity_text`, the tenant id checked again. Candidates are brief maps with the BM25 score.
+// to $fetch full-text hits of the same kind in `entity_text`, the tenant id checked again. Candidates are brief maps
+// with the BM25 score.
 UNWIND $mentions AS m
 CALL (m) {
   OPTIONAL MATCH (:Alias {tenant_id: $tenant_id, key: m.alias_key})-[:ALIAS_OF]->(x:Entity)
