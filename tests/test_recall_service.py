@@ -273,9 +273,16 @@ def test_paths_around_carry_facts_and_provenance(recall, crm):
     assert by_target[ids["Frank Wu"]].length == 2
     assert by_target[ids["Initech"]].length == 3
     assert ids["Acme"] not in by_target  # Dana left Acme: that fact is not valid now
+    assert (by_target[ids["Frank Wu"]].target.name, by_target[ids["Frank Wu"]].target.kind) == ("Frank Wu", "Person")
     hop = by_target[ids["Frank Wu"]].hops[1]
     assert hop.fact.predicate == "KNOWS" and hop.from_id == ids["Dana Smith"] and hop.direction == "out"
+    assert (hop.fact.subject_id, hop.fact.object_id) == (ids["Dana Smith"], ids["Frank Wu"])
     assert hop.episode_ids == [ids["episodes"]["e4"]] and hop.fact.statement
+    assert hop.fact.valid_from.tzinfo is not None and hop.fact.valid_to is None
+    back = by_target[ids["Eve Adams"]].hops[1]   # Eve reports to Dana: walked from Dana, the fact's object
+    assert (back.from_name, back.to_name, back.direction) == ("Dana Smith", "Eve Adams", "in")
+    assert (back.fact.subject_id, back.fact.object_id, back.fact.predicate) == (ids["Eve Adams"], ids["Dana Smith"],
+                                                                                  "REPORTS_TO")
     assert [p.length for p in paths] == sorted(p.length for p in paths)
     one = recall.paths_around(tenant, ids["Sam Me"], max_hops=1)
     assert {p.target.id for p in one} == {ids["Dana Smith"]}
@@ -291,9 +298,13 @@ def test_introduction_path(recall, crm):
     tenant, ids = crm
     path = recall.introduction(tenant, ids["Sam Me"], ids["Initech"])
     assert [h.to_id for h in path.hops] == [ids["Dana Smith"], ids["Frank Wu"], ids["Initech"]]
+    assert [h.direction for h in path.hops] == ["out", "out", "out"] and path.target.name == "Initech"
+    assert path.hops[2].fact.subject_id == ids["Frank Wu"] and path.hops[2].episode_ids == [ids["episodes"]["e4"]]
     assert recall.introduction(tenant, ids["Sam Me"], ids["Initech"], max_hops=2) is None
     paths = recall.paths_between(tenant, ids["Bob Lee"], ids["Eve Adams"], max_hops=4)
     assert paths and paths[0].length == 2  # both at Globex
+    assert [(h.to_name, h.direction, h.fact.subject_id) for h in paths[0].hops] == [
+        ("Globex", "out", ids["Bob Lee"]), ("Eve Adams", "in", ids["Eve Adams"])]
     assert [p.length for p in paths] == sorted(p.length for p in paths)
 
 

@@ -78,7 +78,7 @@ def search(body: SearchRequest, who: Reader, services: ServicesDep) -> SearchRes
 
 @router.post("/recall", response_model=RecallResponse, summary="Multi-hop paths around one entity or between two",
              responses={200: {"content": {"application/json": {"example": {"paths": [
-                 {"target": {"id": "c3...", "name": "Frank Wu"}, "length": 2, "confidence": 1.0,
+                 {"target": {"id": "c3...", "kind": "Person", "name": "Frank Wu"}, "length": 2, "confidence": 1.0,
                   "latest": "2023-06-30T00:00:00Z", "hops": [{"from_name": "Sam", "to_name": "Dana Smith",
                                                               "direction": "out", "fact": {"predicate": "KNOWS"}}]}]}}}}})
 def recall(body: RecallRequest, who: Reader, services: ServicesDep) -> RecallResponse:

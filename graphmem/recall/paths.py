@@ -8,6 +8,12 @@ hop `valid_from`. Cypher does not accept a parameter as a quantifier, so the bou
 whole neighbourhood, and on a CRM graph three hops already reach most of a tenant; exploring a fourth level and
 filtering it away cost ~40% of the query (PROFILE db hits, bench/recall.py graph).
 Hot queries return temporal values as ISO-8601 strings, which the pydantic models parse.
+
+A path carries what navigating it needs and no more: the target's id, kind and name (`PathEntity`), and per hop
+the fact's statement, predicate, valid time and confidence (`HopFact`) with its provenance episode ids. The full
+records, with transaction time, source and retention, are one `GET /v1/facts/{id}` / `/v1/entities/{id}` away.
+Returning full `Fact` and `Entity` records instead cost ~25% more CPU per 3-hop call (Neo4j projection, driver
+decoding and validation; bench/recall.py graph, ~50 paths per call).
 """
 from __future__ import annotations
 
@@ -19,6 +25,28 @@ MAX_HOPS = 4
 AROUND_MAX_HOPS = 3
 
 
+class PathEntity(BaseModel):
+    """An entity a path reaches or passes: `id`, `kind`, `name` (the full record: `GET /v1/entities/{id}`)."""
+
+    id: str
+    kind: str
+    name: str
+
+
+class HopFact(BaseModel):
+    """The fact a hop walks: what it says and when it was true (valid time, UTC). A hop always joins two
+    entities, so `object_id` is set. The full record, with transaction time and source: `GET /v1/facts/{id}`."""
+
+    id: str
+    predicate: str
+    subject_id: str
+    object_id: str
+    statement: str
+    valid_from: UtcDatetime
+    valid_to: UtcDatetime | None = None
+    confidence: float
+
+
 class Hop(BaseModel):
     """One step of a path: from entity `from_id` over `fact` to `to_id`. `direction` is "out" when `from_id` is
     the fact's subject, "in" when it is the object. `episode_ids` are the fact's provenance."""
@@ -28,7 +56,7 @@ class Hop(BaseModel):
     to_id: str
     to_name: str
     direction: str
-    fact: Fact
+    fact: HopFact
     episode_ids: list[str] = Field(default_factory=list)
 
 
@@ -36,7 +64,7 @@ class Path(BaseModel):
     """A path of `length` hops ending at `target`. `confidence` is the weakest hop's; `latest` the most recent
     `valid_from` (UTC) along it."""
 
-    target: Entity
+    target: PathEntity
     length: int
     confidence: float
     latest: UtcDatetime
@@ -63,41 +91,43 @@ class Member(BaseModel):
     property_episode_ids: list[str] = Field(default_factory=list)
 
 
+def _ends(hop: dict) -> dict:
+    """A hop row's `out` flag (it walks from the fact's subject) -> the fact's subject and object ids."""
+    if hop["out"]:
+        return {"direction": "out", "subject_id": hop["from_id"], "object_id": hop["to_id"]}
+    return {"direction": "in", "subject_id": hop["to_id"], "object_id": hop["from_id"]}
+
+
 def to_path(row: dict) -> Path:
-    """A row of `recall/between` -> `Path` (hop facts get subject/object ids filled in), validated in one call."""
+    """A row of `recall/between` -> `Path`, validated in one call."""
     hops = []
     for h in row["hops"]:
-        out = h["subject_id"] == h["from_id"]
-        fact = {**h["fact"], "subject_id": h["subject_id"], "object_id": h["to_id"] if out else h["from_id"]}
-        hops.append({**h, "direction": "out" if out else "in", "fact": fact})
+        ends = _ends(h)
+        hops.append({**h, "direction": ends["direction"], "fact": {**h["fact"], **ends}})
     return Path.model_validate({**row, "hops": hops})
 
 
 def to_paths(row: dict) -> list[Path]:
     """The row of `recall/around` (`facts`: each distinct hop fact once, `paths`: hops by fact id) -> `Path`s.
-    A fact shared by several paths is validated once and shared by their hops. The facts, then the paths, are
-    validated in one pydantic call each (`_FACTS`, `_PATHS`): for a 3-hop answer (~50 paths, ~50 facts, ~115 hops)
-    that costs ~0.9 ms, against ~1.5 ms for one model constructor per object (bench/recall.py graph)."""
-    ends: dict[str, tuple[str, str]] = {}
+    A fact shared by several paths is validated once and shared by their hops (a fact lies on shortest paths in
+    one direction only). The facts, then the paths, are validated in one pydantic call each (`_FACTS`, `_PATHS`)."""
+    ends: dict[str, dict] = {}
     for p in row["paths"]:
         for h in p["hops"]:
-            ends.setdefault(h["fact_id"], (h["from_id"], h["to_id"]))
+            if h["fact_id"] not in ends:
+                ends[h["fact_id"]] = _ends(h)
     raws = row["facts"]
-    for f in raws:   # the object is the hop's other end (a hop's fact always joins two entities)
-        a, b = ends[f["id"]]
-        f["object_id"] = b if f["subject_id"] == a else a
-    facts = {f.id: f for f in _FACTS.validate_python(raws)}
+    facts = {f.id: f for f in _FACTS.validate_python([{**f, **ends[f["id"]]} for f in raws])}
     provenance = {f["id"]: f["episode_ids"] for f in raws}
     paths = []
     for p in row["paths"]:
         hops = []
         for h in p["hops"]:
             fact = facts[h["fact_id"]]
-            hops.append({**h, "fact": fact, "episode_ids": provenance[fact.id],
-                         "direction": "out" if fact.subject_id == h["from_id"] else "in"})
+            hops.append({**h, "fact": fact, "episode_ids": provenance[fact.id], "direction": "out" if h["out"] else "in"})
         paths.append({**p, "hops": hops})
     return _PATHS.validate_python(paths)
 
 
-_FACTS = TypeAdapter(list[Fact])
+_FACTS = TypeAdapter(list[HopFact])
 _PATHS = TypeAdapter(list[Path])
