@@ -34,9 +34,39 @@ def graph(db: Database, settings: Settings) -> TemporalGraph:
 
 
 @pytest.fixture
-def tenant() -> str:
-    """A tenant id no other test uses."""
-    return f"t-{uuid.uuid4().hex[:12]}"
+def tenant(request) -> Iterator[str]:
+    """A tenant id no other test uses. After a test that used the graph, every fact of the tenant with an entity
+    object must still have exactly one RELATED edge mirroring it (checked at teardown: `related_out_of_step`)."""
+    tenant_id = f"t-{uuid.uuid4().hex[:12]}"
+    yield tenant_id
+    if {"db", "graph"} & set(request.fixturenames):
+        bad = related_out_of_step(request.getfixturevalue("db"), tenant_id)
+        assert not bad, f"RELATED edges out of step with these facts of {tenant_id}: {bad}"
+
+
+RELATED_FIELDS = ("tenant_id", "predicate", "status", "valid_from", "valid_to", "recorded_at", "expired_at",
+                  "retain_until", "confidence")
+
+
+def related_out_of_step(db: Database, tenant_id: str) -> list[str]:
+    """Fact ids of the tenant whose derived `(subject)-[:RELATED]->(object)` edge (cypher/facts/create_batch) is
+    missing, doubled, between other entities or differs in a copied property, and the fact ids of RELATED edges
+    whose fact is gone (test-only raw queries)."""
+    with db.driver.session(database=db.database) as s:
+        facts = s.run("MATCH (f:Fact {tenant_id: $t})-[:OBJECT]->(o:Entity) MATCH (f)-[:SUBJECT]->(s:Entity) "
+                      "RETURN f.id AS id, s.id AS s, o.id AS o, f {.*, embedding: null} AS p", t=tenant_id).data()
+        edges = s.run("MATCH (s:Entity {tenant_id: $t})-[l:RELATED]->(o:Entity) "
+                      "RETURN l.fact_id AS id, s.id AS s, o.id AS o, properties(l) AS p", t=tenant_id).data()
+    by_fact: dict[str, list[dict]] = {}
+    for e in edges:
+        by_fact.setdefault(e["id"], []).append(e)
+    bad = []
+    for f in facts:
+        want = (f["s"], f["o"], {k: f["p"].get(k) for k in RELATED_FIELDS if f["p"].get(k) is not None})
+        got = [(e["s"], e["o"], {k: v for k, v in e["p"].items() if k != "fact_id"}) for e in by_fact.pop(f["id"], [])]
+        if got != [want]:
+            bad.append(f["id"])
+    return bad + sorted(by_fact)
 
 
 def tenant_node_count(db: Database, tenant_id: str) -> int:

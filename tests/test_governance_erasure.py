@@ -199,6 +199,22 @@ def test_forget_a_session_and_a_fact(gov, graph, db, tenant):
         gov.forget(tenant)
 
 
+def test_forgetting_a_fact_between_kept_entities_leaves_no_path(gov, graph, db, tenant):
+    """Both people stay (they have other facts), so only the forgotten fact's RELATED edge can take it off the
+    paths; the `tenant` fixture checks at teardown that no edge outlives its fact."""
+    from graphmem.recall.service import RecallService
+
+    e = episode(graph, tenant, "Dana knows Eli; both work at Globex")
+    knows = fact(graph, tenant, person("Dana"), "KNOWS", e, obj=person("Eli")).fact_id
+    for who in ("Dana", "Eli"):
+        fact(graph, tenant, person(who), "WORKS_AT", e, obj=org("Globex"))
+    dana = graph.find_entities(tenant, "Dana")[0].id
+    recall = RecallService(db, graph)
+    assert {(p.target.name, p.length) for p in recall.paths_around(tenant, dana)} == {("Eli", 1), ("Globex", 1)}
+    assert gov.forget(tenant, fact_id=knows).counts["facts"] == 1
+    assert {(p.target.name, p.length) for p in recall.paths_around(tenant, dana)} == {("Eli", 2), ("Globex", 1)}
+
+
 def test_legal_hold_refuses_erasure_until_released(gov, graph, db, tenant):
     e1 = episode(graph, tenant, "Dana works at Globex", user="held", session="sh")
     e2 = episode(graph, tenant, "Dana likes chess", user="free", session="sf")

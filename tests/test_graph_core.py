@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from graphmem.errors import InvalidInput, NotFound, SchemaMismatch, TenantRequired
 from graphmem.models import EntityRef, EpisodeIn, FactIn
 from graphmem.store.schema import apply_schema, schema_objects
-from tests.graph_fixture import tenant_node_count
+from tests.graph_fixture import related_out_of_step, tenant_node_count
 
 UTC = timezone.utc
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
@@ -66,6 +66,30 @@ def test_schema_4_graph_gets_per_tenant_search_terms(db, settings, graph, tenant
     assert terms == search_terms(tenant, "Quentin Okafor works at Zyntrex")
     hits = RecallService(db, graph).search(tenant, SearchRequest(query="Zyntrex okafor", k=10)).hits
     assert {h.kind for h in hits} == {"fact", "episode", "entity"}
+
+
+def test_schema_5_graph_gets_related_edges(db, settings, graph, tenant):
+    """A graph written before schema 6 has no RELATED edges: start-up derives one per fact with an entity object,
+    and multi-hop recall walks the old facts again."""
+    from graphmem.recall.service import RecallService
+
+    ep, _ = graph.append_episode(tenant, msg("Quentin Okafor works at Zyntrex and knows Ada Brun"))
+    q = EntityRef(kind="Person", name="Quentin Okafor")
+    graph.assert_facts(tenant, [
+        FactIn(subject=q, predicate="WORKS_AT", object=EntityRef(kind="Organization", name="Zyntrex"), episode_id=ep.id),
+        FactIn(subject=q, predicate="KNOWS", object=EntityRef(kind="Person", name="Ada Brun"), episode_id=ep.id),
+        FactIn(subject=q, predicate="HAS_TITLE", value="CFO", episode_id=ep.id)])
+    with db.driver.session(database=db.database) as s:   # what a schema-5 graph looks like
+        s.run("MATCH (:Entity {tenant_id: $t})-[l:RELATED]->() DELETE l", t=tenant).consume()
+    ada = graph.find_entities(tenant, "Ada Brun")[0].id
+    recall = RecallService(db, graph)
+    assert recall.paths_around(tenant, ada) == []
+    assert related_out_of_step(db, tenant) != []
+    db.execute("meta/set_schema", version=5, embedding_dimension=settings.embedding_dimension)
+    assert apply_schema(db, settings.embedding_dimension)["migrated"] is True
+    assert related_out_of_step(db, tenant) == []
+    assert [(p.target.name, p.length) for p in recall.paths_around(tenant, ada)] == [("Quentin Okafor", 1),
+                                                                                   ("Zyntrex", 2)]
 
 
 # ---- episodes -------------------------------------------------------------------------------

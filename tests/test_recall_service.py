@@ -294,6 +294,20 @@ def test_paths_around_as_of_uses_the_past_graph(recall, crm):
     assert {p.target.id for p in past} == {ids["Acme"]}
 
 
+def test_paths_follow_a_correction_in_transaction_time(recall, graph, tenant):
+    """A corrected fact leaves the paths of now, and `known_at` before the correction still walks it."""
+    ep, _ = graph.append_episode(tenant, EpisodeIn(content="Ana reports to Bo", occurred_at=T0, session_id="s1"))
+    ana = P("Ana Lind")
+    [wrong] = graph.assert_facts(tenant, [FactIn(subject=ana, predicate="REPORTS_TO", object=P("Bo Berg"),
+                                                 episode_id=ep.id, valid_from=T0)])
+    before = datetime.now(timezone.utc)
+    graph.correct(tenant, wrong.fact_id, ep.id, object=P("Cy Carr"))
+    ana_id = graph.find_entities(tenant, "Ana Lind")[0].id
+    assert [p.target.name for p in recall.paths_around(tenant, ana_id)] == ["Cy Carr"]
+    then = recall.paths_around(tenant, ana_id, known_at=before)
+    assert [(p.target.name, p.hops[0].fact.id) for p in then] == [("Bo Berg", wrong.fact_id)]
+
+
 def test_introduction_path(recall, crm):
     tenant, ids = crm
     path = recall.introduction(tenant, ids["Sam Me"], ids["Initech"])

@@ -1,6 +1,6 @@
 // Another episode said the same fact (or retracted/confirmed it): add a DERIVED_FROM edge once per episode.
 // $rows: [{fact_id, episode_id, confidence, source, role, retain_until (DATETIME, ISO 8601 string or null)}];
-// a new assertion refreshes the TTL.
+// a new assertion refreshes the TTL (on the fact's RELATED edge too, see facts/create_batch).
 UNWIND $rows AS r
 MATCH (f:Fact {id: r.fact_id}) WHERE f.tenant_id = $tenant_id
 MATCH (ep:Episode {id: r.episode_id}) WHERE ep.tenant_id = $tenant_id
@@ -9,4 +9,7 @@ MERGE (f)-[d:DERIVED_FROM]->(ep)
 SET f.last_confirmed_at = CASE WHEN r.role = 'assertion' THEN $now ELSE f.last_confirmed_at END,
     f.retain_until = CASE WHEN r.role = 'assertion' AND r.retain_until IS NOT NULL THEN datetime(r.retain_until)
                           ELSE f.retain_until END
+WITH f, d
+OPTIONAL MATCH ()-[l:RELATED {fact_id: f.id}]->()
+SET l.retain_until = f.retain_until
 RETURN count(d) AS linked

@@ -1,9 +1,12 @@
 // Supersession repair after an erasure: set a surviving fact's validity end ($rows: [{id, valid_to}]; a null
-// valid_to re-opens it as current; otherwise it is closed, closed_at = $now).
+// valid_to re-opens it as current; otherwise it is closed, closed_at = $now), and its RELATED edge (facts/create_batch).
 UNWIND $rows AS r
 MATCH (f:Fact {id: r.id})
 WHERE f.tenant_id = $tenant_id
 SET f.valid_to = r.valid_to,
     f.status = CASE WHEN r.valid_to IS NULL THEN 'current' ELSE 'closed' END,
     f.closed_at = CASE WHEN r.valid_to IS NULL THEN null ELSE $now END
+WITH f
+OPTIONAL MATCH ()-[l:RELATED {fact_id: f.id}]->()
+SET l.valid_to = f.valid_to, l.status = f.status
 RETURN count(f) AS repaired

@@ -1,29 +1,35 @@
 // Multi-hop recall between two entities: up to $k shortest paths of 1..$max_hops facts (at most 4) from $from_id to
-// $to_id (Neo4j 5 quantified path pattern with SHORTEST), walking only facts valid at $as_of as known at $known_at
-// (never candidates, never past retention at $now), optionally only $predicates. With $k = 1 this is the shortest
-// connection ("who can introduce us"). One row per path: target {id, kind, name}, length, confidence, latest and
-// hops, each with its fact (statement, validity, confidence), provenance episode ids and `out` (the hop walks
-// from the fact's subject). The same path shape as recall/around; temporal values as ISO-8601 strings.
+// $to_id (Neo4j 5 quantified path pattern with SHORTEST) over the facts' derived RELATED edges (see recall/around),
+// walking only facts valid at $as_of as known at $known_at (never candidates, never past retention at $now),
+// optionally only $predicates. With $k = 1 this is the shortest connection ("who can introduce us"). One row per
+// path: target {id, kind, name}, length, confidence, latest and hops, each with its fact (statement, validity,
+// confidence), provenance episode ids and `out` (the hop walks from the fact's subject). The same path shape as
+// recall/around; temporal values as ISO-8601 strings.
 MATCH (a:Entity {tenant_id: $tenant_id, id: $from_id})
 MATCH (b:Entity {tenant_id: $tenant_id, id: $to_id})
-MATCH p = SHORTEST 5 (a) ((x:Entity)<-[xr:SUBJECT|OBJECT]-(f:Fact)-[:SUBJECT|OBJECT]->(y:Entity)
-      WHERE f.tenant_id = $tenant_id AND x <> y AND f.status <> 'candidate'
-        AND ($predicates IS NULL OR f.predicate IN $predicates)
-        AND f.valid_from <= $as_of AND (f.valid_to IS NULL OR f.valid_to > $as_of)
-        AND f.recorded_at <= $known_at AND (f.expired_at IS NULL OR f.expired_at > $known_at)
-        AND (f.retain_until IS NULL OR f.retain_until > $now)){1,4} (b)
-WHERE size(f) <= $max_hops
-WITH b, f, x, y, xr, size(f) AS length,
-     reduce(c = 1.0, ff IN f | CASE WHEN ff.confidence < c THEN ff.confidence ELSE c END) AS confidence,
-     reduce(t = f[0].valid_from, ff IN f | CASE WHEN ff.valid_from > t THEN ff.valid_from ELSE t END) AS latest
+MATCH p = SHORTEST 5 (a) ((x:Entity)-[l:RELATED]-(y:Entity)
+      WHERE l.tenant_id = $tenant_id AND l.status <> 'candidate'
+        AND ($predicates IS NULL OR l.predicate IN $predicates)
+        AND l.valid_from <= $as_of AND (l.valid_to IS NULL OR l.valid_to > $as_of)
+        AND l.recorded_at <= $known_at AND (l.expired_at IS NULL OR l.expired_at > $known_at)
+        AND (l.retain_until IS NULL OR l.retain_until > $now)){1,4} (b)
+WHERE size(l) <= $max_hops
+WITH b, l, x, y, size(l) AS length,
+     reduce(c = 1.0, e IN l | CASE WHEN e.confidence < c THEN e.confidence ELSE c END) AS confidence,
+     reduce(t = l[0].valid_from, e IN l | CASE WHEN e.valid_from > t THEN e.valid_from ELSE t END) AS latest
 ORDER BY length, confidence DESC, latest DESC
 LIMIT $k
-WITH b, x, y, xr, length, confidence, latest,
-     [ff IN f | ff {.id, .predicate, .statement, .confidence,
-                    valid_from: toString(ff.valid_from), valid_to: toString(ff.valid_to),
-                    episode_ids: [(ff)-[:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id
-                                  AND (e.retain_until IS NULL OR e.retain_until > $now) | e.id]}] AS facts
+CALL (l) {
+  UNWIND range(0, size(l) - 1) AS i
+  MATCH (f:Fact {id: l[i].fact_id})
+  WHERE f.tenant_id = $tenant_id
+  WITH i, f ORDER BY i
+  RETURN collect(f {.id, .predicate, .statement, .confidence,
+                    valid_from: toString(f.valid_from), valid_to: toString(f.valid_to),
+                    episode_ids: [(f)-[:DERIVED_FROM]->(ep:Episode) WHERE ep.tenant_id = $tenant_id
+                                  AND (ep.retain_until IS NULL OR ep.retain_until > $now) | ep.id]}) AS facts
+}
 RETURN b {.id, .kind, .name} AS target, length, confidence, toString(latest) AS latest,
        [i IN range(0, length - 1) | {fact: facts[i], episode_ids: facts[i].episode_ids,
                                      from_id: x[i].id, from_name: x[i].name, to_id: y[i].id, to_name: y[i].name,
-                                     out: type(xr[i]) = 'SUBJECT'}] AS hops
+                                     out: startNode(l[i]) = x[i]}] AS hops

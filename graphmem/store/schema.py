@@ -10,6 +10,9 @@ tokens backfilled per tenant). Version 4 dropped four single-property range inde
 (`UNUSED_INDEXES`, checked with EXPLAIN over every file in cypher/) but every fact or episode write maintained.
 Version 5 indexes per-tenant terms (`search_terms`, graphmem.store.fulltext) instead of the raw text: the full-text
 indexes are dropped, every searchable node gets its terms (per tenant, in batches) and the indexes are rebuilt.
+Version 6 adds the derived `(Entity)-[:RELATED {fact_id, ...}]->(Entity)` edge of every fact with an entity object,
+which multi-hop recall walks (cypher/recall/around): an older graph gets them after the schema statements, per
+tenant in batches.
 """
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ from graphmem.errors import SchemaMismatch
 from graphmem.store.db import Database, tenant_token
 from graphmem.store.fulltext import search_terms
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 BACKFILL_BATCH = 10_000
 FULLTEXT_INDEXES = ("entity_text", "fact_text", "episode_text")
 VECTOR_INDEXES = ("entity_embedding", "fact_embedding", "episode_embedding")
@@ -68,6 +71,9 @@ def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict
     for name in cypher.names("schema"):
         db.schema_statement(name, dimension=dimension)
     db.schema_statement("meta/await_indexes", timeout_s=300)
+    if recorded and (recorded["version"] or 1) < 6:   # RELATED edges for multi-hop recall (needs related_fact_id)
+        backfill_related(db)
+        migrated = True
     db.execute("meta/set_schema", version=SCHEMA_VERSION, embedding_dimension=dimension)
     return {"version": SCHEMA_VERSION, "embedding_dimension": dimension, "migrated": migrated}
 
@@ -84,6 +90,16 @@ def backfill_search_terms(db: Database, batch: int = BACKFILL_BATCH) -> int:
                 break
             done += db.execute("meta/set_search_terms", tenant_id=tenant, rows=[
                 {"eid": n["eid"], "terms": search_terms(tenant, n["text"])} for n in nodes])[0]["updated"]
+    return done
+
+
+def backfill_related(db: Database, batch: int = BACKFILL_BATCH) -> int:
+    """Give every fact with an entity object its RELATED edge (schema 5 -> 6), one tenant and `batch` facts per
+    transaction; safe to re-run after an interruption. Returns the number of edges created."""
+    done = 0
+    for row in db.rows("meta/related_tenants"):
+        while created := db.execute("meta/backfill_related", tenant_id=row["tenant_id"], limit=batch)[0]["created"]:
+            done += created
     return done
 
 
