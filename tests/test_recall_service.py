@@ -107,7 +107,10 @@ def test_search_reads_winners_that_were_not_prefetched(db, graph, recall, crm, m
         assert calls == [["fact", "episode", "entity"], []]     # the lists, then the winners by id
         calls.clear()
         warm = recall.search(tenant, req)
-        assert calls == [["fact", "episode", "entity"]]         # one round trip
+        # One round trip. With MMR a pick deep in the fused list may still need the second read (documented in
+        # graphmem.recall.search): Lucene's BM25 statistics span the whole index, so other tenants' data moves
+        # the fused order, and on a shared server that pick can fall outside the prefetch.
+        assert calls[0] == ["fact", "episode", "entity"] and (mmr or len(calls) == 1)
     finally:
         db.read_one = real
     assert len(cold.hits) == 6
