@@ -93,17 +93,13 @@ class Member(BaseModel):
 
 def _ends(hop: dict) -> dict:
     """A hop row's `out` flag (it walks from the fact's subject) -> the fact's subject and object ids."""
-    if hop["out"]:
-        return {"direction": "out", "subject_id": hop["from_id"], "object_id": hop["to_id"]}
-    return {"direction": "in", "subject_id": hop["to_id"], "object_id": hop["from_id"]}
+    subject, obj = (hop["from_id"], hop["to_id"]) if hop["out"] else (hop["to_id"], hop["from_id"])
+    return {"subject_id": subject, "object_id": obj}
 
 
 def to_path(row: dict) -> Path:
     """A row of `recall/between` -> `Path`, validated in one call."""
-    hops = []
-    for h in row["hops"]:
-        ends = _ends(h)
-        hops.append({**h, "direction": ends["direction"], "fact": {**h["fact"], **ends}})
+    hops = [{**h, "direction": "out" if h["out"] else "in", "fact": {**h["fact"], **_ends(h)}} for h in row["hops"]]
     return Path.model_validate({**row, "hops": hops})
 
 
