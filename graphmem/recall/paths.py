@@ -1,4 +1,5 @@
-"""Multi-hop recall: paths over reified facts, Entity <-[:SUBJECT|OBJECT]- Fact -[:SUBJECT|OBJECT]-> Entity.
+"""Multi-hop recall: paths over facts, each hop one fact's derived (subject)-[:RELATED]->(object) edge, walked in
+either direction (the edge copies what the walk filters and ranks by; the Fact node, read by id, stays the record).
 
 Queries use Neo4j 5 quantified path patterns (`cypher/recall/around`, `between`) with per-hop filters: only facts
 valid at `as_of` (valid time) as known at `known_at` (transaction time), never candidates, never past retention.
