@@ -26,11 +26,6 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"   # the workspace's shar
 DATA = Path(os.environ.get("LOCOMO_DATA", SHARED / "benchdata" / "locomo" / "locomo_dev7.json"))
 SCORER = Path(os.environ.get("LOCOMO_SCORER", SHARED / "tools" / "locomo_recall.py"))
 _ID = re.compile(r"D:?(\d+):(\d+)")
-TARGETS = ["episode"]
-"""What the quality benchmark searches. LoCoMo asks which turns are evidence, and a turn is an episode whose
-full-text terms include the observations derived from it (graphmem.store.facts.refresh_episode_terms), so facts
-are found through their turns. Searching facts as well counts each observation twice, once in its turn and once on
-its own: recall@10 on "all but 5", no embedder, fell from 73.7 to 69.7 (docs/benchmarks/locomo_search.md)."""
 
 
 def load(path: Path = DATA) -> list[dict]:

@@ -2,8 +2,8 @@
 
 Each conversation of locomo_dev7 is ingested into its own tenant (bench/locomo_common.py: turns as episodes,
 observations as OBSERVED facts derived from their turns); each question is answered by `services.recall.search`
-over episodes (`locomo_common.TARGETS`: a turn's full-text terms include its observations; full-text, vector when an
-embedder is configured; RRF, replies, the speaker boost); hits become ranked dia_ids. Scored only by
+(facts + episodes; full-text, vector when an embedder is configured, graph proximity to the entities the question
+names; RRF); hits become ranked dia_ids (a fact expands to its source turns). Scored only by
 /work/shared/tools/locomo_recall.py, next to its BM25-over-turns baseline, for each embedder mode.
 
 usage: NEO4J_URI=bolt://127.0.0.1:17687 python bench/locomo_search.py [--embedders none,local] [--samples N]
@@ -54,7 +54,7 @@ def run_mode(db: Database, settings: Settings, data: list[dict], embedder: str, 
             t0 = time.perf_counter()
             for qi, q in qs:
                 res = services.recall.search(ing.tenant_id, SearchRequest(query=q["question"], k=k,
-                                                                          targets=lc.TARGETS))
+                                                                          targets=["fact", "episode"]))
                 ranked = lc.ranked_dia_ids(res.hits, ing.dia_of, neighbours=adj)
                 fh.write(json.dumps({"sample_id": sample["sample_id"], "qa_index": qi, "ranked": ranked}) + "\n")
                 n_q += 1
@@ -99,7 +99,7 @@ def main() -> None:
     meta = lc.machine()
     out = {**meta, "benchmark": "locomo_search", "unit": "percent of evidence turns found (recall@k)",
            "parameters": {"data": str(lc.DATA), "samples": [s["sample_id"] for s in data],
-                          "questions_per_sample": a.questions, "search_k": 50, "targets": lc.TARGETS,
+                          "questions_per_sample": a.questions, "search_k": 50, "targets": ["fact", "episode"],
                           "neighbours": a.neighbours, "scorer": str(lc.SCORER)},
            "results": {name: r["results"] for name, r in results.items()},
            "scorable": {name: r["scorable"] for name, r in results.items()},

@@ -167,9 +167,9 @@ class TemporalGraph:
             if outcome.fact_id:
                 tx.run("facts/link_supersedes", tenant_id=tenant_id, now=now,
                        rows=[{"newer": outcome.fact_id, "older": fact_id}])
-            fact_store.add_provenance(tx, tenant_id, [
+            tx.run("facts/add_provenance", tenant_id=tenant_id, now=now, rows=[
                 {"fact_id": fact_id, "episode_id": episode_id, "confidence": 1.0, "source": "user_explicit",
-                 "role": "correction"}], now)
+                 "role": "correction"}])
             return AssertOutcome(action="corrected", fact_id=outcome.fact_id, closed_fact_id=fact_id)
         result = self.db.write(work)
         if self.indexer and result.fact_id:

@@ -215,24 +215,6 @@ def test_forgetting_a_fact_between_kept_entities_leaves_no_path(gov, graph, db, 
     assert {(p.target.name, p.length) for p in recall.paths_around(tenant, dana)} == {("Eli", 2), ("Globex", 1)}
 
 
-def test_forgetting_a_fact_takes_its_words_off_the_turn_it_came_from(gov, graph, db, tenant):
-    """An episode is found by the statements of the facts asserted from it (document expansion); once such a fact
-    is forgotten, its words find the episode no more, while the episode's own words and its other facts still do."""
-    from graphmem.recall.models import SearchRequest
-    from graphmem.recall.service import RecallService
-
-    e = episode(graph, tenant, "Guess who called me today!")
-    moved = fact(graph, tenant, person("Dana"), "WORKS_AT", e, obj=org("Globex")).fact_id
-    fact(graph, tenant, person("Dana"), "INTERESTED_IN", e, value="chess")
-    recall = RecallService(db, graph)
-
-    def found(query):
-        return [h.id for h in recall.search(tenant, SearchRequest(query=query, targets=["episode"])).hits]
-    assert found("Globex") == [e] and found("chess") == [e] and found("called") == [e]
-    assert gov.forget(tenant, fact_id=moved).counts["facts"] == 1
-    assert found("Globex") == [] and found("chess") == [e] and found("called") == [e]
-
-
 def test_legal_hold_refuses_erasure_until_released(gov, graph, db, tenant):
     e1 = episode(graph, tenant, "Dana works at Globex", user="held", session="sh")
     e2 = episode(graph, tenant, "Dana likes chess", user="free", session="sf")

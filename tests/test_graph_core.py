@@ -92,28 +92,6 @@ def test_schema_5_graph_gets_related_edges(db, settings, graph, tenant):
                                                                                    ("Zyntrex", 2)]
 
 
-def test_schema_6_graph_gets_episode_terms_from_its_facts(db, settings, graph, tenant):
-    """A graph written before schema 7 indexes an episode by its own words only: start-up adds the terms of the
-    facts asserted from it, so search finds the turn by what was learned from it."""
-    from graphmem.recall.models import SearchRequest
-    from graphmem.recall.service import RecallService
-    from graphmem.store.fulltext import search_terms
-
-    ep, _ = graph.append_episode(tenant, msg("She finally signed it!"))
-    graph.assert_facts(tenant, [FactIn(subject=EntityRef(kind="Person", name="Quentin Okafor"), predicate="WORKS_AT",
-                                       object=EntityRef(kind="Organization", name="Zyntrex"), episode_id=ep.id)])
-    recall = RecallService(db, graph)
-    req = SearchRequest(query="Okafor Zyntrex", targets=["episode"])
-    assert [h.id for h in recall.search(tenant, req).hits] == [ep.id]
-    with db.driver.session(database=db.database) as s:   # what a schema-6 graph looks like
-        s.run("MATCH (e:Episode {tenant_id: $t}) SET e.search_terms = $own REMOVE e.fact_terms", t=tenant,
-              own=search_terms(tenant, ep.content)).consume()
-    assert recall.search(tenant, req).hits == []
-    db.execute("meta/set_schema", version=6, embedding_dimension=settings.embedding_dimension)
-    assert apply_schema(db, settings.embedding_dimension)["migrated"] is True
-    assert [h.id for h in recall.search(tenant, req).hits] == [ep.id]
-
-
 # ---- episodes -------------------------------------------------------------------------------
 def test_episode_idempotent_by_key(graph, db, tenant):
     first, created = graph.append_episode(tenant, msg("hello", key="k1"))

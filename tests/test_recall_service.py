@@ -165,57 +165,6 @@ def test_search_ranks_the_reply_to_a_matching_question_right_after_it(recall, gr
     assert asked in before and reply not in before   # the reply had not happened yet
 
 
-def test_search_finds_an_episode_by_the_facts_asserted_from_it(recall, graph, tenant):
-    """A turn that never names what it is about ("She said yes!") is found by the fact learned from it, and
-    so is a later turn that asserts the same fact again; a turn that asserts nothing is not, and each turn is still
-    found by its own words. The `tenant` fixture checks every episode's terms against its facts at teardown."""
-    def say(key, text, minutes):
-        e, _ = graph.append_episode(tenant, EpisodeIn(content=text, occurred_at=T0 + timedelta(minutes=minutes),
-                                                      idempotency_key=key, session_id="s1", user_id="u1",
-                                                      role="user", speaker="Sam"))
-        return e.id
-    said = say("e1", "She said yes!", 1)
-    again = say("e2", "Great news, as I told you.", 2)
-    say("e3", "Nothing else today.", 3)
-    accepted = FactIn(subject=P("Dana Smith"), predicate="HAS_TITLE", value="VP of Sales at Globex",
-                      statement="Dana Smith accepted the Globex offer", episode_id=said)
-    req = SearchRequest(query="Did Dana accept the Globex offer?", targets=["episode"])
-    assert recall.search(tenant, req).hits == []
-    assert graph.assert_facts(tenant, [accepted])[0].action == "created"
-    hits = recall.search(tenant, req).hits
-    assert [h.id for h in hits] == [said] and hits[0].text == "Sam: She said yes!"
-    assert graph.assert_facts(tenant, [accepted.model_copy(update={"episode_id": again})])[0].action == "duplicate"
-    assert {h.id for h in recall.search(tenant, req).hits} == {said, again}
-    assert [h.id for h in recall.search(tenant, SearchRequest(query="great news", targets=["episode"])).hits] == [again]
-
-
-def test_search_ranks_turns_by_the_speaker_the_query_names_first(recall, graph, tenant):
-    """Two people say the same words; a question about one of them ranks that person's turn first, with twice its
-    fused score, and says why. A query naming nobody, or a tuning without the boost, leaves them in plain order."""
-    def say(key, speaker, text, minutes):
-        e, _ = graph.append_episode(tenant, EpisodeIn(content=text, occurred_at=T0 + timedelta(minutes=minutes),
-                                                      idempotency_key=key, session_id="s1", user_id="u1",
-                                                      role="user", speaker=speaker))
-        return e.id
-    mel = say("m", "Melanie", "I painted a sunrise over the lake last weekend.", 1)
-    caro = say("c", "Caroline", "I painted a sunrise over the lake last weekend.", 2)
-    from graphmem.recall.search import SearchTuning
-    off = RecallService(recall.db, graph, embedder=None, tuning=SearchTuning(speaker_boost=0.0))
-    for who, first in (("Melanie", mel), ("Caroline", caro)):
-        req = SearchRequest(query=f"What has {who} painted?", targets=["episode"])
-        hits = recall.search(tenant, req).hits
-        assert [h.id for h in hits][0] == first and len(hits) == 2
-        assert any(r.startswith("speaker named in the query (score x2)") for r in hits[0].reasons)
-        assert not any(r.startswith("speaker") for r in hits[1].reasons)
-        unboosted = {h.id: h.score for h in off.search(tenant, req).hits}
-        assert hits[0].score == pytest.approx(2 * unboosted[first]) and hits[1].score == unboosted[hits[1].id]
-    # without the boost, or naming nobody, equal words tie and the later turn comes first
-    plain = recall.search(tenant, SearchRequest(query="Who painted a sunrise?", targets=["episode"])).hits
-    assert [h.id for h in plain] == [caro, mel] and not any("speaker" in r for h in plain for r in h.reasons)
-    assert [h.id for h in off.search(tenant, SearchRequest(query="What has Melanie painted?",
-                                                          targets=["episode"])).hits] == [caro, mel]
-
-
 def test_search_default_is_current_facts_only_and_as_of_goes_back(recall, crm):
     tenant, ids = crm
     now = recall.search(tenant, SearchRequest(query="Dana works at", targets=["fact"], predicates=["WORKS_AT"]))

@@ -15,8 +15,8 @@
 //   entities: tenant, $entity_kinds, created by $known_at.
 // One row: entity_hits, fact_hits, episode_hits, each a list of {reasons [{retriever, rank, score}], id, text (what
 // MMR compares: a fact's statement, an episode's speaker-prefixed content, an entity's name and aliases)}; an
-// episode hit also has its `speaker` and `reply` ({id, speaker, text} or null): when it asks something (its
-// content has a '?'), the next episode of its session (NEXT) by another speaker, if that passes the same filters. Then facts, episodes and
+// episode hit also has `reply` ({id, text} or null): when it asks something (its content has a '?'), the next
+// episode of its session (NEXT) by another speaker, if that passes the same filters. Then facts, episodes and
 // entities: the records read in full, in no particular order - facts as {fact (the `Fact` model's fields),
 // provenance [{episode_id, occurred_at, session_id, user_id}] (its episodes still inside retention at $now)},
 // episodes and entities as their models' fields (not the job bookkeeping). Temporal values come back as ISO-8601
@@ -148,10 +148,9 @@ CALL (t) {
                       AND ($user_id IS NULL OR r.user_id = $user_id)
                       AND (t.occurred_after IS NULL OR r.occurred_at >= t.occurred_after)
                       AND (t.occurred_before IS NULL OR r.occurred_at < t.occurred_before)
-                    | {id: r.id, speaker: r.speaker,
-                       text: CASE WHEN r.speaker IS NULL THEN r.content ELSE r.speaker + ': ' + r.content END}
+                    | {id: r.id, text: CASE WHEN r.speaker IS NULL THEN r.content ELSE r.speaker + ': ' + r.content END}
                    ][0] AS reply
-  RETURN collect({reasons: reasons, id: e.id, reply: reply, speaker: e.speaker,
+  RETURN collect({reasons: reasons, id: e.id, reply: reply,
                   text: CASE WHEN e.speaker IS NULL THEN e.content ELSE e.speaker + ': ' + e.content END}) AS episode_hits
 }
 // Prefetch: the $prefetch best candidates by a preliminary RRF over the same lists (graphmem.recall.fusion.rrf's

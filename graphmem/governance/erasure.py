@@ -26,7 +26,6 @@ from graphmem.errors import InvalidInput, NotFound, Refused
 from graphmem.governance import audit
 from graphmem.governance.models import Receipt, TargetKind
 from graphmem.store import Database, require_tenant
-from graphmem.store import facts as fact_store
 from graphmem.store.db import Tx
 from graphmem.timeutil import to_utc, utcnow
 
@@ -193,7 +192,7 @@ class Eraser:
         if episodes or sessions:
             counts["pins"] = tx.one("governance/delete_pins", **t, session_ids=sessions, episode_ids=episodes)["deleted"]
         if delete_ids:
-            counts["facts"] = fact_store.delete(tx, tenant_id, delete_ids)
+            counts["facts"] = tx.one("governance/delete_facts", **t, ids=delete_ids)["deleted"]
         if ends:
             tx.run("governance/repair_facts", **t, now=now, rows=[{"id": k, "valid_to": v} for k, v in ends.items()])
             counts["facts_reopened"] = sum(1 for v in ends.values() if v is None)

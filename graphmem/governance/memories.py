@@ -166,11 +166,11 @@ class Memories:
                          statement=cand.statement, episode_id=ep)
             out = fact_store.assert_batch(tx, tenant_id, [new], ontology, self.graph.settings, "fact")[0]
             if out.fact_id and out.action != "rejected":
-                fact_store.add_provenance(tx, tenant_id, [
+                tx.run("facts/add_provenance", tenant_id=tenant_id, now=utcnow(), rows=[
                     {"fact_id": out.fact_id, "episode_id": s["episode_id"], "confidence": s["confidence"],
                      "source": s["source"], "role": "assertion", "retain_until": None}
-                    for s in sources if s["episode_id"] != ep], utcnow())
-                fact_store.delete(tx, tenant_id, [fact_id])
+                    for s in sources if s["episode_id"] != ep])
+                tx.run("governance/delete_facts", tenant_id=tenant_id, ids=[fact_id])
             return out
         try:
             out = self.db.write(work)

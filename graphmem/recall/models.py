@@ -45,9 +45,7 @@ class Provenance(BaseModel):
 
 
 class SearchHit(BaseModel):
-    """One result. `score` is the fused RRF score; `reasons` says which retrievers found it and at what rank
-    ("fulltext rank 1 (score 2.31)", "reply rank 3 (...)" for the answer to a matching question, "speaker named in
-    the query (score x2)" for an episode whose speaker the query names).
+    """One result. `score` is the fused RRF score; `reasons` says which retrievers found it and at what rank.
     `episode_ids` are the episodes it cites: a fact's provenance, or the episode itself. `provenance` details a
     fact's episodes (empty for entities and episodes; an episode hit carries its session and user itself)."""
 

@@ -1,17 +1,15 @@
 """Hybrid search over facts, entities and episodes of one tenant.
 
 Retrievers per target kind: full-text (Neo4j full-text indexes `fact_text`, `episode_text`, `entity_text`; Lucene
-BM25; an episode's terms include those of the facts asserted from it, graphmem.store.facts.refresh_episode_terms),
-vector (Neo4j vector indexes `fact_embedding`, `episode_embedding`, `entity_embedding` via
+BM25), vector (Neo4j vector indexes `fact_embedding`, `episode_embedding`, `entity_embedding` via
 `db.index.vector.queryNodes`, cosine) and graph proximity to seed entities. Every (kind, retriever) ranked list is
 fused by reciprocal rank fusion (Cormack, Clarke & Büttcher, SIGIR 2009, k = 60; see `graphmem.recall.fusion`),
 optionally re-ranked by MMR (Carbonell & Goldstein 1998).
 
 One auto-commit read (`cypher/search/rank`) runs every retriever and returns each list's hits as ids, ranks and
 text, plus the full records of the likely winners: the `prefetch` best by a preliminary RRF in Cypher (same formula,
-no reply bonus) and their replies. Fusion, replies, the speaker boost and MMR then pick the k winners here; a
-winner that was not prefetched (rare: a reply bonus, the speaker boost or MMR reaching deep) is read by a second
-call of the same query with no targets.
+no reply bonus) and their replies. Fusion, replies and MMR then pick the k winners here; a winner that was not
+prefetched (rare: a reply bonus or MMR reaching deep) is read by a second call of the same query with no targets.
 So a search is one round trip and decodes about 2k records, not the hundreds of candidates (each round trip costs
 the Python driver ~0.3 ms of CPU and the server a transaction). A winner deleted between two reads is left out.
 
@@ -40,7 +38,6 @@ from graphmem.recall.fusion import RRF_K, jaccard, mmr, rrf
 from graphmem.recall.lucene import build_query
 from graphmem.recall.models import Provenance, SearchHit, SearchRequest, SearchResponse
 from graphmem.store import Database, require_tenant
-from graphmem.store.fulltext import words
 from graphmem.timeutil import utcnow
 
 log = logging.getLogger("graphmem.recall")
@@ -49,22 +46,18 @@ _WORDS = re.compile(r"\w+")
 
 class Candidate(NamedTuple):
     """A fused search result before hydration: `kind` ("fact", "entity", "episode"), `id`, `text` (what MMR
-    compares), fused RRF `score`, `reasons` as the query returned them ([{retriever, rank, score}]; the speaker
-    boost adds {retriever: "speaker", factor}), and an episode's `speaker`."""
+    compares), fused RRF `score`, and `reasons` as the query returned them ([{retriever, rank, score}])."""
 
     kind: str
     id: str
     text: str
     score: float
     reasons: list[dict]
-    speaker: str | None = None
 
     def explain(self) -> list[str]:
-        """The reasons as shown to callers: "<retriever> rank <r> (score <s>)", best rank first, then
-        "speaker named in the query (score x<factor>)"."""
-        ranked = sorted((r for r in self.reasons if "rank" in r), key=lambda r: r["rank"])
-        return ([f"{r['retriever']} rank {r['rank']} (score {r['score']:.4g})" for r in ranked]
-                + [f"speaker named in the query (score x{r['factor']:.3g})" for r in self.reasons if "factor" in r])
+        """The reasons as shown to callers: "<retriever> rank <r> (score <s>)", best rank first."""
+        return [f"{r['retriever']} rank {r['rank']} (score {r['score']:.4g})"
+                for r in sorted(self.reasons, key=lambda r: r["rank"])]
 
 
 @dataclass
@@ -72,9 +65,8 @@ class SearchTuning:
     """Knobs of the hybrid search. `weights` are RRF list weights keyed "<kind>/<retriever>" (default 1.0);
     `per_retriever` = how many hits each retriever contributes (at least k); `fetch_factor` = index over-fetch
     relative to that (other tenants' nodes are filtered out after the index call); `replies` = rank the reply to
-    a question episode right after it (`HybridSearch._with_replies`); `speaker_boost` = an episode whose speaker
-    the query names has its fused score multiplied by 1 + speaker_boost (`HybridSearch._speaker_boost`; 0 turns it
-    off); `prefetch_factor` x k candidates (by the preliminary RRF) are read in full with the lists."""
+    a question episode right after it (`HybridSearch._with_replies`); `prefetch_factor` x k candidates (by the
+    preliminary RRF) are read in full with the lists."""
 
     weights: dict[str, float] = field(default_factory=dict)
     per_retriever: int = 50
@@ -83,7 +75,6 @@ class SearchTuning:
     max_fetch: int = 2_000
     rrf_k: int = RRF_K
     replies: bool = True
-    speaker_boost: float = 1.0
 
 
 class HybridSearch:
@@ -131,8 +122,6 @@ class HybridSearch:
         ranked = self._fuse(row["entity_hits"], row["fact_hits"], row["episode_hits"])
         if self.tuning.replies:
             ranked = self._with_replies(ranked, row["episode_hits"])
-        if self.tuning.speaker_boost:
-            ranked = self._speaker_boost(ranked, req.query, self.tuning.speaker_boost)
         if req.mmr:
             ranked = self._mmr(ranked, req.mmr_lambda, req.k)
         ranked = ranked[:req.k]
@@ -179,7 +168,7 @@ class HybridSearch:
                     lists.setdefault(f"{kind}/{r['retriever']}", []).append((r["rank"], key))
         ranked = [(name, [key for _, key in sorted(items)]) for name, items in lists.items()]
         fused = rrf(ranked, k=self.tuning.rrf_k, weights=self.tuning.weights)
-        return [Candidate(key[0], key[1], meta[key]["text"], fused[key], meta[key]["reasons"], meta[key].get("speaker"))
+        return [Candidate(key[0], key[1], meta[key]["text"], fused[key], meta[key]["reasons"])
                 for key in sorted(fused, key=lambda x: (-fused[x], x))]
 
     @staticmethod
@@ -202,32 +191,12 @@ class HybridSearch:
             reason = {"retriever": "reply", "rank": i + 1, "score": c.score}
             slot = scored.get(("episode", r["id"]))
             if slot is None:
-                scored[("episode", r["id"])] = [c.score, i + 0.5,
-                                                Candidate("episode", r["id"], r["text"], c.score, [reason], r.get("speaker"))]
+                scored[("episode", r["id"])] = [c.score, i + 0.5, Candidate("episode", r["id"], r["text"], c.score, [reason])]
             else:
                 slot[0] += c.score
                 slot[1] = min(slot[1], i + 0.5)
                 slot[2] = slot[2]._replace(score=slot[0], reasons=[*slot[2].reasons, reason])
         return [slot[2] for slot in sorted(scored.values(), key=lambda s: (-s[0], s[1]))]
-
-    @staticmethod
-    def _speaker_boost(ranked: list[Candidate], query: str, boost: float) -> list[Candidate]:
-        """Episodes spoken by someone the query names (the first word of the episode's `speaker` is a word of the
-        query, case-insensitive: "What has Melanie painted?" names "Melanie") have their fused score multiplied by
-        1 + `boost`, then everything is re-sorted (stable). People ask about what someone said or did, and that
-        person's own turns say it. On LoCoMo (seven conversations, turns searched with the document expansion of
-        graphmem.store.facts.refresh_episode_terms) a boost of 1.0 raised evidence recall@10 on "all but 5" by
-        about 3 points and multi-hop recall@10 by about 6 in the offline replay of docs/benchmarks/locomo_search.md;
-        0.2-0.5 gained less, 2.0 no more."""
-        asked = set(words(query))
-        factor = 1.0 + boost
-        out = []
-        for c in ranked:
-            first = words(c.speaker or "")[:1]
-            if c.kind == "episode" and first and first[0] in asked:
-                c = c._replace(score=c.score * factor, reasons=[*c.reasons, {"retriever": "speaker", "factor": factor}])
-            out.append(c)
-        return sorted(out, key=lambda c: -c.score)
 
     @staticmethod
     def _records(row: dict) -> dict[tuple[str, str], dict]:

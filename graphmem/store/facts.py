@@ -161,7 +161,6 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
 
     if creates:
         tx.run("facts/create_batch", tenant_id=tenant_id, tenant_token=tenant_token(tenant_id), now=now, rows=creates)
-        refresh_episode_terms(tx, tenant_id, [r["episode_id"] for r in creates])
     if closes:
         tx.run("facts/close_batch", tenant_id=tenant_id, now=now, rows=list(closes.values()))
     if unlink_rows:
@@ -170,32 +169,8 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
         tx.run("facts/link_supersedes", tenant_id=tenant_id, now=now,
                rows=[{"newer": n, "older": o} for n, o in new_links])
     if provenance:
-        add_provenance(tx, tenant_id, provenance, now)
+        tx.run("facts/add_provenance", tenant_id=tenant_id, now=now, rows=provenance)
     return outcomes
-
-
-def add_provenance(tx: Tx, tenant_id: str, rows: list[dict], now: datetime) -> None:
-    """Link facts to more episodes (`facts/add_provenance`; rows {fact_id, episode_id, confidence, source, role,
-    retain_until}), then refresh the full-text terms of the episodes that now assert a fact."""
-    tx.run("facts/add_provenance", tenant_id=tenant_id, now=now, rows=rows)
-    refresh_episode_terms(tx, tenant_id, [r["episode_id"] for r in rows if r["role"] == "assertion"])
-
-
-def delete(tx: Tx, tenant_id: str, ids: list[str]) -> int:
-    """Physically delete facts `ids` (erasure, expiry, a reviewed candidate replaced) with their edges, and take
-    their statements out of their episodes' full-text terms. Returns how many were deleted."""
-    row = tx.one("governance/delete_facts", tenant_id=tenant_id, ids=ids)
-    refresh_episode_terms(tx, tenant_id, row["episode_ids"])
-    return row["deleted"]
-
-
-def refresh_episode_terms(tx: Tx, tenant_id: str, episode_ids: list[str]) -> None:
-    """Document expansion (cypher/episodes/refresh_fact_terms): an episode's full-text terms include the
-    statements of the facts asserted from it, so search finds a turn by what was learned from it. On LoCoMo
-    (seven conversations, no embedder) it raised evidence recall@10 on "all but 5" by about 3 points when turns are
-    searched (docs/benchmarks/locomo_search.md)."""
-    if episode_ids:
-        tx.run("episodes/refresh_fact_terms", tenant_id=tenant_id, ids=sorted(set(episode_ids)))
 
 
 def retract(tx: Tx, tenant_id: str, subject_id: str, predicate: str, at: datetime, episode_id: str,
@@ -212,9 +187,9 @@ def retract(tx: Tx, tenant_id: str, subject_id: str, predicate: str, at: datetim
     now = utcnow()
     tx.run("facts/close_batch", tenant_id=tenant_id, now=now,
            rows=[{"id": fid, "valid_to": iso(at), "status": "retracted"} for fid in hit])
-    add_provenance(tx, tenant_id, [
+    tx.run("facts/add_provenance", tenant_id=tenant_id, now=now, rows=[
         {"fact_id": fid, "episode_id": episode_id, "confidence": 1.0, "source": source, "role": "retraction"}
-        for fid in hit], now)
+        for fid in hit])
     return hit
 
 

@@ -12,8 +12,7 @@ Version 5 indexes per-tenant terms (`search_terms`, graphmem.store.fulltext) ins
 indexes are dropped, every searchable node gets its terms (per tenant, in batches) and the indexes are rebuilt.
 Version 6 adds the derived `(Entity)-[:RELATED {fact_id, ...}]->(Entity)` edge of every fact with an entity object,
 which multi-hop recall walks (cypher/recall/around): an older graph gets them after the schema statements, per
-tenant in batches. Version 7 adds to each episode's full-text terms the terms of the facts asserted from it
-(document expansion, cypher/episodes/refresh_fact_terms), per tenant in batches.
+tenant in batches.
 """
 from __future__ import annotations
 
@@ -22,7 +21,7 @@ from graphmem.errors import SchemaMismatch
 from graphmem.store.db import Database, tenant_token
 from graphmem.store.fulltext import search_terms
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 6
 BACKFILL_BATCH = 10_000
 FULLTEXT_INDEXES = ("entity_text", "fact_text", "episode_text")
 VECTOR_INDEXES = ("entity_embedding", "fact_embedding", "episode_embedding")
@@ -75,9 +74,6 @@ def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict
     if recorded and (recorded["version"] or 1) < 6:   # RELATED edges for multi-hop recall (needs related_fact_id)
         backfill_related(db)
         migrated = True
-    if recorded and (recorded["version"] or 1) < 7:   # episodes' full-text terms include their facts' terms
-        backfill_fact_terms(db)
-        migrated = True
     db.execute("meta/set_schema", version=SCHEMA_VERSION, embedding_dimension=dimension)
     return {"version": SCHEMA_VERSION, "embedding_dimension": dimension, "migrated": migrated}
 
@@ -104,16 +100,6 @@ def backfill_related(db: Database, batch: int = BACKFILL_BATCH) -> int:
     for row in db.rows("meta/related_tenants"):
         while created := db.execute("meta/backfill_related", tenant_id=row["tenant_id"], limit=batch)[0]["created"]:
             done += created
-    return done
-
-
-def backfill_fact_terms(db: Database, batch: int = BACKFILL_BATCH) -> int:
-    """Give every episode that asserts a fact its facts' full-text terms (schema 6 -> 7), one tenant and `batch`
-    episodes per transaction; safe to re-run after an interruption. Returns the number of episodes changed."""
-    done = 0
-    for row in db.rows("meta/fact_terms_tenants"):
-        while ids := [r["id"] for r in db.rows("meta/fact_terms_missing", tenant_id=row["tenant_id"], limit=batch)]:
-            done += db.execute("episodes/refresh_fact_terms", tenant_id=row["tenant_id"], ids=ids)[0]["refreshed"]
     return done
 
 
