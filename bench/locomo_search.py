@@ -6,8 +6,13 @@ observations as OBSERVED facts derived from their turns); each question is answe
 names; RRF); hits become ranked dia_ids (a fact expands to its source turns). Scored only by
 /work/shared/tools/locomo_recall.py, next to its BM25-over-turns baseline, for each embedder mode.
 
-usage: NEO4J_URI=bolt://127.0.0.1:17687 python bench/locomo_search.py [--embedders none,local] [--samples N]
-       [--questions N] [--neighbours] [--out bench/results/locomo_search.json]
+Each embedder mode runs on its own private LocalNeo4j (temp dir, free port; bench/common.neo4j_for_bench), started
+and stopped here, unless --uri names an existing server. Lucene's BM25 statistics (document count, average length)
+span everything in a full-text index, so on a shared server the figures depend on the other data there (on the
+dev server, holding ~20k other episodes, recall@10 moved by 0.0 / 0.3 points without / with the local embedder).
+
+usage: python bench/locomo_search.py [--uri bolt://...] [--embedders none,local] [--samples N] [--questions N]
+       [--neighbours] [--out bench/results/locomo_search.json]
 """
 from __future__ import annotations
 
@@ -23,6 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import locomo_common as lc  # noqa: E402
+from bench.common import neo4j_for_bench  # noqa: E402
 from graphmem.recall.models import SearchRequest  # noqa: E402
 from graphmem.services import Services  # noqa: E402
 from graphmem.settings import Settings  # noqa: E402
@@ -76,6 +82,7 @@ def table(results: dict) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--uri", help="an existing Neo4j server (default: a private one per embedder mode)")
     ap.add_argument("--embedders", default="none,local")
     ap.add_argument("--samples", type=int, default=None, help="first N conversations only")
     ap.add_argument("--questions", type=int, default=None, help="first N questions per conversation only")
@@ -85,22 +92,24 @@ def main() -> None:
     data = lc.load()[: a.samples] if a.samples else lc.load()
     subset = Path(tempfile.mkdtemp()) / "locomo_subset.json"
     subset.write_text(json.dumps(data))
-    settings = Settings()
-    db = Database.from_settings(settings)
-    apply_schema(db, settings.embedding_dimension)
-    results, timings = {}, {}
+    results, timings, servers = {}, {}, {}
     tmp = Path(tempfile.mkdtemp())
     results["bm25 baseline (scorer)"] = lc.bm25_baseline(tmp / "bm25.json", subset)
     for emb in [e for e in a.embedders.split(",") if e]:
-        pred, timings[emb] = run_mode(db, settings, data, emb, questions=a.questions, neighbours=a.neighbours)
+        with neo4j_for_bench(a.uri, heap="1g", pagecache="512m") as (settings, servers[emb]):
+            db = Database.from_settings(settings)
+            apply_schema(db, settings.embedding_dimension)
+            try:
+                pred, timings[emb] = run_mode(db, settings, data, emb, questions=a.questions, neighbours=a.neighbours)
+            finally:
+                db.close()
         results[f"graphmem, embedder={emb}"] = lc.score(pred, tmp / f"{emb}.json", subset)
         print(table({f"graphmem, embedder={emb}": results[f"graphmem, embedder={emb}"]}))
-    db.close()
     meta = lc.machine()
     out = {**meta, "benchmark": "locomo_search", "unit": "percent of evidence turns found (recall@k)",
            "parameters": {"data": str(lc.DATA), "samples": [s["sample_id"] for s in data],
                           "questions_per_sample": a.questions, "search_k": 50, "targets": ["fact", "episode"],
-                          "neighbours": a.neighbours, "scorer": str(lc.SCORER)},
+                          "neighbours": a.neighbours, "scorer": str(lc.SCORER), "neo4j": servers},
            "results": {name: r["results"] for name, r in results.items()},
            "scorable": {name: r["scorable"] for name, r in results.items()},
            "missing_predictions": {name: r["missing_predictions"] for name, r in results.items()},
