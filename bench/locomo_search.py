@@ -2,8 +2,8 @@
 
 Each conversation of locomo_dev7 is ingested into its own tenant (bench/locomo_common.py: turns as episodes,
 observations as OBSERVED facts derived from their turns); each question is answered by `services.recall.search`
-(facts + episodes; full-text, vector when an embedder is configured, graph proximity to the entities the question
-names; RRF); hits become ranked dia_ids (a fact expands to its source turns). Scored only by
+(facts + episodes; full-text, and vector when an embedder is configured; RRF; no seed entities, so no graph
+proximity); hits become ranked dia_ids (a fact expands to its source turns). Scored only by
 /work/shared/tools/locomo_recall.py, next to its BM25-over-turns baseline, for each embedder mode.
 
 Each embedder mode runs on its own private LocalNeo4j (temp dir, free port; bench/common.neo4j_for_bench), started
