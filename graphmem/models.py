@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 import uuid
-from datetime import timezone
+from datetime import datetime, timezone
 from typing import Annotated, Any, Literal
 
 from pydantic import (AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field,
@@ -20,12 +20,40 @@ def _from_neo4j(v: Any) -> Any:
     return v.to_native() if hasattr(v, "to_native") else v
 
 
-UtcDatetime = Annotated[AwareDatetime, BeforeValidator(_from_neo4j),
-                        AfterValidator(lambda d: d.astimezone(timezone.utc))]
-"""A timezone-aware datetime, normalised to UTC. Accepts `neo4j.time.DateTime` from the driver."""
+def _as_utc(d: datetime) -> datetime:
+    try:
+        return d.astimezone(timezone.utc)
+    except OverflowError:   # e.g. 9999-12-31T23:00:00-05:00 is past year 9999 in UTC
+        raise ValueError("the datetime is outside years 1-9999 once converted to UTC") from None
+
+
+UtcDatetime = Annotated[AwareDatetime, BeforeValidator(_from_neo4j), AfterValidator(_as_utc)]
+"""A timezone-aware datetime, normalised to UTC. Accepts `neo4j.time.DateTime` from the driver. A value that
+falls outside years 1-9999 once converted to UTC is a validation error (ValueError), not an OverflowError."""
 
 KIND_RE = re.compile(r"^[A-Z][A-Za-z0-9]{0,63}$")
 PREDICATE_RE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
+
+
+def predicate_name(v: str) -> str:
+    """`v` stripped and upper-cased if it is a predicate name (`PREDICATE_RE`); else `ValueError`."""
+    v = v.strip().upper()
+    if not PREDICATE_RE.match(v):
+        raise ValueError("predicate must be UPPER_SNAKE_CASE, e.g. WORKS_AT")
+    return v
+
+
+def kind_name(v: str) -> str:
+    """`v` if it is an entity kind (`KIND_RE`, PascalCase); else `ValueError`."""
+    if not KIND_RE.match(v):
+        raise ValueError("kind must be a PascalCase word such as Person or Organization")
+    return v
+
+
+PredicateName = Annotated[str, AfterValidator(predicate_name)]
+"""A predicate as callers may write it ("works_at" is WORKS_AT); anything else is a validation error."""
+KindName = Annotated[str, AfterValidator(kind_name)]
+"""An entity kind (PascalCase, e.g. Person); anything else is a validation error."""
 
 Source = Literal["user_explicit", "user_confirmed", "inferred", "system"]
 """Where a fact came from (DESIGN.md, principle 5)."""
@@ -84,9 +112,7 @@ class EntityRef(_Record):
     @field_validator("kind")
     @classmethod
     def _kind(cls, v: str | None) -> str | None:
-        if v is not None and not KIND_RE.match(v):
-            raise ValueError("kind must be a PascalCase word such as Person or Organization")
-        return v
+        return v if v is None else kind_name(v)
 
     @field_validator("name")
     @classmethod
@@ -219,10 +245,7 @@ class FactIn(_Record):
     @field_validator("predicate")
     @classmethod
     def _predicate(cls, v: str) -> str:
-        v = v.strip().upper()
-        if not PREDICATE_RE.match(v):
-            raise ValueError("predicate must be UPPER_SNAKE_CASE, e.g. WORKS_AT")
-        return v
+        return predicate_name(v)
 
     @model_validator(mode="after")
     def _object_xor_value(self) -> "FactIn":

@@ -22,7 +22,8 @@ def to_utc(value: Any, field: str) -> datetime:
     """Coerce `value` (aware `datetime`, ISO 8601 string with offset, or `neo4j.time.DateTime`)
     to an aware UTC `datetime`.
 
-    Raises `InvalidInput` naming `field` for naive datetimes, strings without an offset, or anything else.
+    Raises `InvalidInput` naming `field` for naive datetimes, strings without an offset, values outside years
+    1-9999 in UTC, or anything else.
     """
     if hasattr(value, "to_native"):  # neo4j.time.DateTime
         value = value.to_native()
@@ -35,4 +36,7 @@ def to_utc(value: Any, field: str) -> datetime:
         raise InvalidInput(f"{field}: expected a datetime, got {type(value).__name__}", field=field)
     if value.tzinfo is None or value.utcoffset() is None:
         raise InvalidInput(f"{field}: datetime must carry a timezone (naive datetimes are refused)", field=field)
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise InvalidInput(f"{field}: {value.isoformat()} is outside years 1-9999 in UTC", field=field) from None

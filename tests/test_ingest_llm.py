@@ -7,6 +7,8 @@ import json
 import time
 from datetime import datetime, timezone
 
+import pytest
+
 from graphmem.ingest.extract_llm import Extraction, resolve_time
 from graphmem.ingest.worker import Worker
 from graphmem.metrics import LLM_TOKENS
@@ -65,6 +67,9 @@ def test_relative_dates_resolve_against_occurred_at():
     assert resolve_time("2023-06-02", WED) == datetime(2023, 6, 2, tzinfo=UTC)
     assert resolve_time("2023-06-02T10:00:00+02:00", WED) == datetime(2023, 6, 2, 8, tzinfo=UTC)
     assert resolve_time(None, WED) is None
+    for beyond in ("9999-12-31T23:00:00-05:00", "0001-01-01T00:00:00+05:00"):   # outside years 1-9999 in UTC
+        with pytest.raises(ValueError):
+            resolve_time(beyond, WED)
 
 
 def test_extraction_end_to_end_with_policy_and_usage(llm_services, fake_llm, tenant):

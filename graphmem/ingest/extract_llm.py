@@ -91,15 +91,18 @@ def resolve_time(text: str | None, reference: datetime) -> datetime | None:
             return datetime.combine(date.fromisoformat(s), time(0), UTC)
         d = datetime.fromisoformat(s.replace("Z", "+00:00"))
         return (d if d.tzinfo else d.replace(tzinfo=UTC)).astimezone(UTC)
-    except ValueError:
+    except (ValueError, OverflowError):   # OverflowError: outside years 1-9999 once in UTC
         pass
     phrase = re.sub(r"(?i)^(since|from|as of|starting|until|till|to)\s+", "", s)
-    got = dateparser.parse(phrase, settings={
-        "RELATIVE_BASE": reference.astimezone(UTC).replace(tzinfo=None), "PREFER_DATES_FROM": "past",
-        "TIMEZONE": "UTC", "TO_TIMEZONE": "UTC", "RETURN_AS_TIMEZONE_AWARE": True, "PREFER_DAY_OF_MONTH": "first"})
-    if got is None:
-        raise ValueError(f"cannot read {s!r} as a date")
-    return got.astimezone(UTC)
+    try:
+        got = dateparser.parse(phrase, settings={
+            "RELATIVE_BASE": reference.astimezone(UTC).replace(tzinfo=None), "PREFER_DATES_FROM": "past",
+            "TIMEZONE": "UTC", "TO_TIMEZONE": "UTC", "RETURN_AS_TIMEZONE_AWARE": True, "PREFER_DAY_OF_MONTH": "first"})
+        if got is not None:
+            return got.astimezone(UTC)
+    except OverflowError:
+        pass
+    raise ValueError(f"cannot read {s!r} as a date")
 
 
 def _predicate_lines(ontology: Ontology) -> str:
