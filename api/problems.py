@@ -35,17 +35,27 @@ def problem(status: int, title: str, detail: str, *, field: str | None = None, r
     return JSONResponse(body, status_code=status, media_type=PROBLEM, headers=headers)
 
 
-def _loc(loc) -> str:
-    parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
+_LOCATIONS = ("body", "query", "path", "header", "cookie")
+
+
+def _loc(loc, kind: str = "") -> str:
+    """A pydantic error location as the caller names the field: the request part (body, query, ...) dropped,
+    list indexes in brackets ("facts[2].predicate"); "body" for a body that is not valid JSON (whose location is
+    a character offset)."""
+    parts = [str(p) for p in loc]
+    if kind == "json_invalid":
+        return "body"
+    if len(parts) > 1 and parts[0] in _LOCATIONS:
+        parts = parts[1:]
     out = ""
     for p in parts:
         out += f"[{p}]" if p.isdigit() else (f".{p}" if out else p)
-    return out or ".".join(str(p) for p in loc)
+    return out
 
 
 def _invalid(request: Request, raw_errors) -> JSONResponse:
     """422 naming the first field at fault, with every error in `errors`."""
-    errors = [{"field": _loc(e.get("loc", ())), "message": e.get("msg", "")} for e in raw_errors]
+    errors = [{"field": _loc(e.get("loc", ()), e.get("type", "")), "message": e.get("msg", "")} for e in raw_errors]
     first = errors[0] if errors else {"field": None, "message": "invalid request"}
     return problem(422, "Invalid input", f"{first['field']}: {first['message']}", field=first["field"] or None,
                    request=request, errors=errors)
