@@ -16,9 +16,11 @@ Queries (`tenant_query`): a prefixed term that Lucene keeps whole (ASCII letters
 between letters) can only match the tenant's own nodes, so a query made of such terms is a plain disjunction,
 `search_terms:t.._carol search_terms:t.._wu ...`. The tokenizer splits some prefixed words (UAX#29: Han and
 Hiragana are one token per character, without the prefix), so a query with any other term also requires the tenant
-inside Lucene (`+tenant_token:... +search_terms:(...)`). The required clause is not free: in the bench/context.py
-tenant (100k facts) "who does Carol Wu report to" matches 35k facts and took ~1.9 ms of server time with it, ~1.0 ms
-as a plain disjunction (same hits, same order: the clause adds one constant to every score).
+inside Lucene (`+tenant_token:... +search_terms:(...)`), and such a term is searched as phrases (see
+`tenant_query`) so that the bare prefix Lucene cuts off never matches on its own. The required clause is not free:
+in the bench/context.py tenant (100k facts) "who does Carol Wu report to" matches 35k facts and took ~1.9 ms of
+server time with it, ~1.0 ms as a plain disjunction (same hits, same order: the clause adds one constant to every
+score).
 Every query also checks `tenant_id` on what the index returns.
 """
 from __future__ import annotations
@@ -61,10 +63,16 @@ def tenant_query(tenant_id: str, terms: list[str]) -> str | None:
     """The Lucene query string OR-ing `terms` (lower-cased words, Lucene-escaped, a trailing `*` for a prefix
     query) in tenant `tenant_id`'s search terms; None when `terms` is empty. A plain disjunction when every term
     is one Lucene token with its prefix (`WHOLE_TERM`), else the disjunction with the tenant's token required (see
-    the module docstring)."""
+    the module docstring). A term that may split is two phrases, with and without the prefix: Lucene keeps
+    "t.._müller" whole, but cuts "t.._北京" into the bare prefix and one token per character, where "北京" may
+    stand mid-word in the text (Han text has no spaces) and, as loose terms, the bare prefix would match every
+    such text of the tenant."""
     if not terms:
         return None
     prefix = tenant_prefix(tenant_id)
     if all(WHOLE_TERM.fullmatch(t) for t in terms):
         return " ".join(f"search_terms:{prefix}{t}" for t in terms)
-    return f"+tenant_token:{tenant_token(tenant_id)} +search_terms:(" + " ".join(prefix + t for t in terms) + ")"
+    return (f"+tenant_token:{tenant_token(tenant_id)} +search_terms:("
+            + " ".join(prefix + t if WHOLE_TERM.fullmatch(t) or t.endswith("*") else f'"{prefix}{t}" "{t}"'
+                       for t in terms)
+            + ")")
