@@ -47,6 +47,35 @@ def test_validation_problem_names_the_field(client_for, tenant):
     assert body["field"] == "role" and body["status"] == 422 and "traceback" not in r.text.lower()
 
 
+def test_problem_field_is_the_path_in_the_request(client_for, tenant):
+    """The field is named as the caller wrote it: the request part (body, query) is dropped only in front, so a
+    field that is itself called "query" keeps its name, nested fields keep their parents, and a body that is not
+    JSON is "body"."""
+    c = client_for(tenant)
+    cases = [({"query": ""}, "/v1/search", "query"),
+             ({"entity": {"query": 5}}, "/v1/recall", "entity.query"),
+             ({"entity": {"id": "x"}, "other": {"query": "x" * 2001}}, "/v1/recall", "other.query")]
+    for body, route, field in cases:
+        r = c.post(route, json=body)
+        assert r.status_code == 422 and r.json()["field"] == field, (body, r.text)
+    r = c.post("/v1/search", content=b'{"query": "dana", ', headers={"content-type": "application/json"})
+    assert r.status_code == 422 and r.json()["field"] == "body", r.text
+
+
+def test_times_beyond_year_9999_in_utc_are_bad_input(client_for, tenant):
+    """An offset can carry a valid date past year 9999 (or before year 1) once converted to UTC: a 422 naming the
+    field, not a server error, on reads and writes alike."""
+    c = client_for(tenant)
+    r = c.post("/v1/search", json={"query": "dana", "as_of": "9999-12-31T23:59:59-05:00"})
+    assert r.status_code == 422 and r.json()["field"] == "as_of", r.text
+    r = c.post("/v1/search", json={"query": "dana", "known_at": "0001-01-01T00:00:00+05:00"})
+    assert r.status_code == 422 and r.json()["field"] == "known_at", r.text
+    r = c.get("/v1/facts", params={"entity_id": "x", "as_of": "9999-12-31T23:59:59-05:00"})
+    assert r.status_code == 422 and r.json()["field"] == "as_of", r.text
+    r = c.post("/v1/search", json={"query": "dana", "as_of": "9999-12-31T23:59:59Z"})
+    assert r.status_code == 200, r.text
+
+
 def test_body_limit(client_for, tenant, settings):
     admin = client_for("ops", "admin")
     r = admin.post(f"/v1/admin/tenants/{tenant}/keys", content=b"x" * (settings.max_body_bytes + 10),

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -114,6 +114,9 @@ def test_turn_loop_and_other_areas_through_the_client(api_url, make_key, tenant)
         assert dana.name == "Dana Reyes" and dana.id in [e.id for e in gm.find_entities("Dana").items]
         hits = gm.search({"query": "Globex", "targets": ["fact"]}).hits
         assert hits and hits[0].id == out.outcomes[0].fact_id
+        globex = gm.get_fact(out.outcomes[0].fact_id).object_id
+        assert gm.paths(dana.id, globex).paths[0].length == 1
+        assert gm.paths(dana.id, globex, known_at=now - timedelta(days=1)).paths == []   # not yet recorded then
         receipt = gm.forget(fact_id=out.outcomes[0].fact_id)
         assert receipt is not None
         with pytest.raises(ApiError) as err:

@@ -41,6 +41,11 @@ def test_recall_around_and_between(client_for, crm_api):
     assert r.status_code == 422 and "entity" in r.json().get("field", "") + r.text
     r = c.post("/v1/recall", json={"entity": {"name": "Nobody"}})
     assert r.status_code == 404 and r.json()["field"] == "entity_name"
+    # a name is a name: "Dana Jones" does not stand for Dana Smith, though the answer points at her
+    r = c.post("/v1/recall", json={"entity": {"name": "Dana Jones"}})
+    assert r.status_code == 404 and r.json()["field"] == "entity_name" and "'Dana Smith'" in r.json()["detail"]
+    r = c.post("/v1/recall", json={"entity": {"name": "??"}})
+    assert r.status_code == 422 and r.json()["field"] == "entity_name"
 
 
 def test_introductions_and_who_at(client_for, crm_api):
@@ -52,6 +57,50 @@ def test_introductions_and_who_at(client_for, crm_api):
     r = c.get("/v1/recall/who-at", params={"org": "Globex", "predicate": "REPORTS_TO", "via_predicate": "HAS_TITLE",
                                            "via_value": "CFO"})
     assert r.status_code == 200 and [m["entity"]["name"] for m in r.json()["items"]] == ["Bob Lee"]
+
+
+def test_known_at_on_every_multi_hop_route(client_for, crm_api):
+    """Transaction time reaches every multi-hop answer: as known before the story was recorded there is no
+    introduction, no member of Globex and no path; as known now they are there."""
+    tenant, ids = crm_api
+    c = client_for(tenant)
+    before, now = "2000-01-01T00:00:00Z", "2100-01-01T00:00:00Z"
+    intro = {"from": ids["Sam Me"], "to": "Initech"}
+    who = {"org": "Globex", "predicate": "REPORTS_TO", "via_predicate": "HAS_TITLE", "via_value": "CFO"}
+    paths = f"/v1/entities/{ids['Bob Lee']}/paths/{ids['Eve Adams']}"
+    r = c.get("/v1/recall/introductions", params={**intro, "known_at": before})
+    assert r.status_code == 200 and r.json() == {"path": None, "introducers": []}, r.text
+    assert c.get("/v1/recall/introductions", params={**intro, "known_at": now}).json()["introducers"] == \
+        ["Dana Smith", "Frank Wu"]
+    assert c.get("/v1/recall/who-at", params={**who, "known_at": before}).json()["items"] == []
+    assert len(c.get("/v1/recall/who-at", params={**who, "known_at": now}).json()["items"]) == 1
+    assert c.get(paths, params={"known_at": before}).json()["paths"] == []
+    assert c.get(paths, params={"known_at": now}).json()["paths"][0]["length"] == 2
+
+
+def test_predicates_and_kinds_are_checked_everywhere(client_for, crm_api):
+    """A predicate or kind that cannot exist is bad input naming the field, not an empty answer; a lower-case
+    predicate is the upper-case one."""
+    tenant, ids = crm_api
+    c = client_for(tenant)
+    sam = {"id": ids["Sam Me"]}
+    for route, body, field in (("/v1/search", {"query": "Dana", "predicates": ["works at; DROP"]}, "predicates[0]"),
+                               ("/v1/search", {"query": "Dana", "entity_kinds": ["person"]}, "entity_kinds[0]"),
+                               ("/v1/recall", {"entity": {"name": "Dana Smith", "kind": "person"}}, "entity.kind"),
+                               ("/v1/recall", {"entity": sam, "predicates": ["NO PE"]}, "predicates[0]")):
+        r = c.post(route, json=body)
+        assert r.status_code == 422 and r.json()["field"] == field, (body, r.text)
+    carol = f"/v1/entities/{ids['Carol Jones']}/neighbourhood"
+    for route, params, field in (("/v1/recall/who-at", {"org": "Globex", "member_predicate": "FOO; bar"},
+                                  "member_predicate"),
+                                 ("/v1/recall/who-at", {"org": "Globex", "member_predicate": ""}, "member_predicate"),
+                                 (carol, {"predicate": "?? x"}, "predicate[0]"),
+                                 ("/v1/recall/introductions", {"from": ids["Sam Me"], "to": "Initech",
+                                                               "predicates": "a-b"}, "predicates[0]")):
+        r = c.get(route, params=params)
+        assert r.status_code == 422 and r.json()["field"] == field, (params, r.text)
+    r = c.post("/v1/recall", json={"entity": {"id": ids["Sam Me"]}, "predicates": ["knows"], "max_hops": 1})
+    assert r.status_code == 200 and [p["target"]["name"] for p in r.json()["paths"]] == ["Dana Smith"]
 
 
 def test_entities_routes(client_for, crm_api, tenant):

@@ -62,7 +62,7 @@ def cases(tenant: str, ids: dict) -> dict[str, dict]:
                            "predicates": None},
         "recall/neighbours": {**common, "entity_id": ids["Dana Smith"], "direction": "both", "predicates": None,
                               "include_superseded": False, "offset": 0, "limit": 50},
-        "recall/who_at": {"tenant_id": tenant, "now": now, "as_of": now, "org_id": ids["Globex"],
+        "recall/who_at": {"tenant_id": tenant, "now": now, "as_of": now, "known_at": now, "org_id": ids["Globex"],
                           "member_predicate": "WORKS_AT", "predicate": "REPORTS_TO", "value_key": None,
                           "object_id": None, "via_predicate": "HAS_TITLE", "via_value_key": "cfo", "offset": 0,
                           "limit": 50},

@@ -233,10 +233,28 @@ def test_fulltext_query_requires_the_tenant_token_only_where_a_term_can_split():
     p = tenant_prefix("acme")
     assert tenant_query("acme", ["carol", "o'brien", "corp*"]) == \
         f"search_terms:{p}carol search_terms:{p}o'brien search_terms:{p}corp*"
-    assert tenant_query("acme", ["季度报告", "report"]) == \
-        f"+tenant_token:{tenant_token('acme')} +search_terms:({p}季度报告 {p}report)"
+    assert tenant_query("acme", ["季度报告", "report", "müller"]) == \
+        f'+tenant_token:{tenant_token("acme")} +search_terms:' \
+        f'("{p}季度报告" "季度报告" {p}report "{p}müller" "müller")'
     assert tenant_query("acme", ["90's"]).startswith("+tenant_token:")   # digit-apostrophe-letter splits
     assert tenant_query("acme", []) is None
+
+
+def test_han_and_accented_words_match_only_what_contains_them(recall, graph, tenant):
+    """Lucene splits Han text into characters and cuts the tenant prefix off as a token of its own; a Han query
+    word must still match only the texts that contain it (not every Han text of the tenant), and a word with an
+    accent, which Lucene keeps whole, must still be found."""
+    def say(key, text):
+        return graph.append_episode(tenant, EpisodeIn(content=text, occurred_at=T0, idempotency_key=key))[0].id
+    beijing = say("a", "王小明在北京科技有限公司工作")
+    tokyo = say("b", "東京で会議があります")
+    mueller = say("c", "Frau Müller signed the order")
+
+    def found(query):
+        return [h.id for h in recall.search(tenant, SearchRequest(query=query, targets=["episode"])).hits]
+    assert found("苹果") == [] and found("こんにちは") == []
+    assert found("北京") == [beijing] and found("東京") == [tokyo]
+    assert found("Müller") == [mueller] and found("北京 Müller") in ([beijing, mueller], [mueller, beijing])
 
 
 def test_busy_tenant_never_crowds_out_a_small_one(recall, graph, tenant):

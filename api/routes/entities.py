@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
 from api.deps import PageDep, Reader, ServicesDep
-from graphmem.models import KIND_RE, Entity, UtcDatetime
+from graphmem.models import KIND_RE, Entity, PredicateName, UtcDatetime
 from graphmem.errors import InvalidInput
 from graphmem.recall.paths import MAX_HOPS, Neighbour, Path
 
@@ -60,7 +60,7 @@ def get_entity(entity_id: str, who: Reader, services: ServicesDep) -> Entity:
                 {"direction": "in", "fact": {"predicate": "REPORTS_TO", "statement": "Bob Lee reports to Carol Jones"},
                  "neighbour": {"name": "Bob Lee"}, "episode_ids": ["41c2..."]}], "offset": 0, "limit": 50}}}}})
 def neighbourhood(entity_id: str, who: Reader, services: ServicesDep, page: PageDep,
-                  predicate: Annotated[list[str] | None, Query(examples=["REPORTS_TO"])] = None,
+                  predicate: Annotated[list[PredicateName] | None, Query(examples=["REPORTS_TO"])] = None,
                   direction: Annotated[Literal["in", "out", "both"], Query()] = "both",
                   as_of: Annotated[UtcDatetime | None, Query()] = None,
                   known_at: Annotated[UtcDatetime | None, Query()] = None,
@@ -78,6 +78,7 @@ def paths(entity_id: str, other_id: str, who: Reader, services: ServicesDep,
           max_hops: Annotated[int, Query(ge=1, le=MAX_HOPS)] = 3,
           k: Annotated[int, Query(ge=1, le=5)] = 5,
           as_of: Annotated[UtcDatetime | None, Query()] = None,
-          predicate: Annotated[list[str] | None, Query()] = None) -> PathList:
+          known_at: Annotated[UtcDatetime | None, Query()] = None,
+          predicate: Annotated[list[PredicateName] | None, Query()] = None) -> PathList:
     return PathList(paths=services.recall.paths_between(who.tenant_id, entity_id, other_id, max_hops=max_hops, k=k,
-                                                        as_of=as_of, predicates=predicate))
+                                                        as_of=as_of, known_at=known_at, predicates=predicate))

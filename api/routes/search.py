@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field, model_validator
 
 from api.deps import PageDep, Reader, ServicesDep
-from graphmem.models import UtcDatetime
+from graphmem.models import KindName, PredicateName, UtcDatetime
 from graphmem.recall.models import SearchRequest, SearchResponse
 from graphmem.recall.paths import MAX_HOPS, Member, Path
 
@@ -22,7 +22,7 @@ class EntitySelector(BaseModel):
     id: str | None = Field(default=None, examples=["5f0c..."])
     name: str | None = Field(default=None, max_length=300, examples=["Dana Smith"])
     query: str | None = Field(default=None, max_length=2000, examples=["the Globex CFO"])
-    kind: str | None = Field(default=None, examples=["Person"])
+    kind: KindName | None = Field(default=None, examples=["Person"])
 
     @model_validator(mode="after")
     def _one(self) -> "EntitySelector":
@@ -42,7 +42,7 @@ class RecallRequest(BaseModel):
     limit: int = Field(default=50, ge=1, le=500, description="paths around one entity")
     as_of: UtcDatetime | None = None
     known_at: UtcDatetime | None = None
-    predicates: list[str] | None = Field(default=None, examples=[["KNOWS", "WORKS_AT"]])
+    predicates: list[PredicateName] | None = Field(default=None, examples=[["KNOWS", "WORKS_AT"]])
 
 
 class RecallResponse(BaseModel):
@@ -103,11 +103,13 @@ def introductions(who: Reader, services: ServicesDep,
                   to: Annotated[str, Query(description="entity id (or name) to reach")],
                   max_hops: Annotated[int, Query(ge=1, le=MAX_HOPS)] = 4,
                   as_of: Annotated[UtcDatetime | None, Query()] = None,
-                  predicates: Annotated[list[str] | None, Query()] = None) -> IntroductionResponse:
+                  known_at: Annotated[UtcDatetime | None, Query()] = None,
+                  predicates: Annotated[list[PredicateName] | None, Query()] = None) -> IntroductionResponse:
     tenant = who.tenant_id
     a = _by_id_or_name(services, tenant, from_, "from")
     b = _by_id_or_name(services, tenant, to, "to")
-    path = services.recall.introduction(tenant, a.id, b.id, max_hops=max_hops, as_of=as_of, predicates=predicates)
+    path = services.recall.introduction(tenant, a.id, b.id, max_hops=max_hops, as_of=as_of, known_at=known_at,
+                                        predicates=predicates)
     return IntroductionResponse(path=path, introducers=[h.to_name for h in path.hops[:-1]] if path else [])
 
 
@@ -126,16 +128,17 @@ def _by_id_or_name(services, tenant: str, value: str, field: str):
                  "property": {"predicate": "REPORTS_TO"}}], "offset": 0, "limit": 50}}}}})
 def who_at(who: Reader, services: ServicesDep, page: PageDep,
            org: Annotated[str, Query(description="organisation entity id or name", examples=["Globex"])],
-           member_predicate: Annotated[str, Query()] = "WORKS_AT",
-           predicate: Annotated[str | None, Query(examples=["REPORTS_TO"])] = None,
+           member_predicate: Annotated[PredicateName, Query()] = "WORKS_AT",
+           predicate: Annotated[PredicateName | None, Query(examples=["REPORTS_TO"])] = None,
            value: Annotated[str | None, Query()] = None,
            object_id: Annotated[str | None, Query()] = None,
-           via_predicate: Annotated[str | None, Query(examples=["HAS_TITLE"])] = None,
+           via_predicate: Annotated[PredicateName | None, Query(examples=["HAS_TITLE"])] = None,
            via_value: Annotated[str | None, Query(examples=["CFO"])] = None,
-           as_of: Annotated[UtcDatetime | None, Query()] = None) -> MembersResponse:
+           as_of: Annotated[UtcDatetime | None, Query()] = None,
+           known_at: Annotated[UtcDatetime | None, Query()] = None) -> MembersResponse:
     tenant = who.tenant_id
     o = _by_id_or_name(services, tenant, org, "org")
     items = services.recall.who_at(tenant, o.id, member_predicate=member_predicate, predicate=predicate, value=value,
                                    object_id=object_id, via_predicate=via_predicate, via_value=via_value,
-                                   as_of=as_of, offset=page.offset, limit=page.limit)
+                                   as_of=as_of, known_at=known_at, offset=page.offset, limit=page.limit)
     return MembersResponse(items=items, offset=page.offset, limit=page.limit)

@@ -2,22 +2,26 @@
 // $org_id valid at $as_of, that also have a $predicate fact valid at $as_of whose object is $object_id, or whose
 // literal value normalises to $value_key, or (via) whose object entity itself has a $via_predicate fact with value
 // key $via_value_key (e.g. people at Globex who REPORTS_TO someone who HAS_TITLE 'cfo'). A null condition is
-// ignored. Facts: never candidates, never corrected (as known now), never past retention ($now).
+// ignored. Facts: never candidates, recorded by $known_at and not corrected as known then (transaction time),
+// never past retention ($now).
 // Returns each person with the facts that matched (membership, property, via), each with provenance ids.
 MATCH (org:Entity {tenant_id: $tenant_id, id: $org_id})<-[:OBJECT]-(m:Fact)-[:SUBJECT]->(p:Entity)
 WHERE m.tenant_id = $tenant_id AND m.predicate = $member_predicate AND m.status <> 'candidate'
-  AND m.expired_at IS NULL AND (m.retain_until IS NULL OR m.retain_until > $now)
+  AND m.recorded_at <= $known_at AND (m.expired_at IS NULL OR m.expired_at > $known_at)
+  AND (m.retain_until IS NULL OR m.retain_until > $now)
   AND m.valid_from <= $as_of AND (m.valid_to IS NULL OR m.valid_to > $as_of)
 OPTIONAL MATCH (p)<-[:SUBJECT]-(h:Fact)
 WHERE $predicate IS NOT NULL AND h.tenant_id = $tenant_id AND h.predicate = $predicate AND h.status <> 'candidate'
-  AND h.expired_at IS NULL AND (h.retain_until IS NULL OR h.retain_until > $now)
+  AND h.recorded_at <= $known_at AND (h.expired_at IS NULL OR h.expired_at > $known_at)
+  AND (h.retain_until IS NULL OR h.retain_until > $now)
   AND h.valid_from <= $as_of AND (h.valid_to IS NULL OR h.valid_to > $as_of)
   AND ($value_key IS NULL OR h.object_key = 'v:' + $value_key)
   AND ($object_id IS NULL OR h.object_key = 'e:' + $object_id)
   AND ($via_predicate IS NULL OR EXISTS {
         MATCH (h)-[:OBJECT]->(:Entity)<-[:SUBJECT]-(v:Fact)
         WHERE v.tenant_id = $tenant_id AND v.predicate = $via_predicate AND v.status <> 'candidate'
-          AND v.expired_at IS NULL AND (v.retain_until IS NULL OR v.retain_until > $now)
+          AND v.recorded_at <= $known_at AND (v.expired_at IS NULL OR v.expired_at > $known_at)
+          AND (v.retain_until IS NULL OR v.retain_until > $now)
           AND v.valid_from <= $as_of AND (v.valid_to IS NULL OR v.valid_to > $as_of)
           AND ($via_value_key IS NULL OR v.object_key = 'v:' + $via_value_key) })
 WITH p, m, h

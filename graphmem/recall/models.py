@@ -5,7 +5,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from graphmem.models import Entity, Episode, Fact, UtcDatetime
+from graphmem.models import Entity, Episode, Fact, KindName, PredicateName, UtcDatetime
 
 Target = Literal["fact", "entity", "episode"]
 
@@ -20,8 +20,8 @@ class SearchRequest(BaseModel):
     as_of: UtcDatetime | None = None
     known_at: UtcDatetime | None = None
     include_superseded: bool = False
-    predicates: list[str] | None = None
-    entity_kinds: list[str] | None = None
+    predicates: list[PredicateName] | None = None
+    entity_kinds: list[KindName] | None = None
     session_id: str | None = None
     user_id: str | None = None
     occurred_after: UtcDatetime | None = None

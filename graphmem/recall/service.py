@@ -59,9 +59,10 @@ class RecallService:
 
     def resolve_entity(self, tenant_id: str, *, entity_id: str | None = None, name: str | None = None,
                        query: str | None = None, kind: str | None = None, field: str = "entity") -> Entity:
-        """One seed entity from an id, a name (normalised name/alias, then full-text) or free text (full-text +
-        vector over entities, best fused hit). Raises `InvalidInput` when none is given, `NotFound` when nothing
-        matches; errors name `field` (e.g. "from")."""
+        """One seed entity from an id, a name (its normalised name or an alias, exactly: "Dana Smith" never
+        stands for Dana Reyes) or free text (full-text + vector over entities, best fused hit). Raises
+        `InvalidInput` when none is given, `NotFound` when nothing matches (for a name, naming the closest entities
+        by full-text as a hint); errors name `field` (e.g. "from")."""
         require_tenant(tenant_id)
         if entity_id:
             try:
@@ -69,10 +70,14 @@ class RecallService:
             except NotFound as exc:
                 raise NotFound(f"{field}: no entity {entity_id!r}", field=f"{field}_id") from exc
         if name:
-            found = self.find_entities(tenant_id, name, kind, limit=1)
-            if found:
-                return found[0]
-            raise NotFound(f"{field}: no entity named {name!r}", field=f"{field}_name")
+            if build_query(name, tenant_id) is None:
+                raise InvalidInput(f"{field}: the name has no letters or digits", field=f"{field}_name")
+            exact = self.graph.find_entities(tenant_id, name, kind, limit=1)
+            if exact:
+                return exact[0]
+            near = [e.name for e in self.find_entities(tenant_id, name, kind, limit=3)]
+            hint = f" (closest by text: {', '.join(map(repr, near))}; `query` takes free text)" if near else ""
+            raise NotFound(f"{field}: no entity named {name!r}{hint}", field=f"{field}_name")
         if query:
             res = self.search(tenant_id, SearchRequest(query=query, k=1, targets=["entity"],
                                                        entity_kinds=[kind] if kind else None))
@@ -130,11 +135,13 @@ class RecallService:
         return [to_path(r) for r in rows]
 
     def introduction(self, tenant_id: str, from_id: str, to_id: str, *, max_hops: int = 4,
-                     as_of: datetime | None = None, predicates: list[str] | None = None) -> Path | None:
-        """The shortest connection from `from_id` to `to_id` ("who can introduce us"): the intermediate entities
-        of the returned path are the introducers. None when not connected within `max_hops`."""
+                     as_of: datetime | None = None, known_at: datetime | None = None,
+                     predicates: list[str] | None = None) -> Path | None:
+        """The shortest connection from `from_id` to `to_id` ("who can introduce us") over facts valid at `as_of`
+        as known at `known_at`: the intermediate entities of the returned path are the introducers. None when
+        not connected within `max_hops`."""
         paths = self.paths_between(tenant_id, from_id, to_id, max_hops=max_hops, k=1, as_of=as_of,
-                                   predicates=predicates)
+                                   known_at=known_at, predicates=predicates)
         return paths[0] if paths else None
 
     def neighbours(self, tenant_id: str, entity_id: str, *, predicates: list[str] | None = None,
@@ -156,10 +163,11 @@ class RecallService:
     def who_at(self, tenant_id: str, org_id: str, *, member_predicate: str = "WORKS_AT",
                predicate: str | None = None, value: str | None = None, object_id: str | None = None,
                via_predicate: str | None = None, via_value: str | None = None, as_of: datetime | None = None,
-               offset: int = 0, limit: int = 50) -> list[Member]:
+               known_at: datetime | None = None, offset: int = 0, limit: int = 50) -> list[Member]:
         """"Who at organisation X has property Y": entities with a `member_predicate` fact to `org_id` valid at
         `as_of`, and (when `predicate` is given) a `predicate` fact whose literal value is `value`, or whose object
-        is `object_id`, or whose object has a `via_predicate` fact with value `via_value`. Example: people
+        is `object_id`, or whose object has a `via_predicate` fact with value `via_value`, all as known at
+        `known_at` (transaction time; default now). Example: people
         currently WORKS_AT Globex who REPORTS_TO the person who HAS_TITLE CFO:
         `who_at(t, globex, predicate="REPORTS_TO", via_predicate="HAS_TITLE", via_value="CFO")`."""
         require_tenant(tenant_id)
@@ -168,8 +176,9 @@ class RecallService:
         if via_value and not via_predicate:
             raise InvalidInput("via_value needs via_predicate", field="via_predicate")
         self.resolve_entity(tenant_id, entity_id=org_id, field="org")
-        now, as_of, _ = self._times(as_of, None)
+        now, as_of, known_at = self._times(as_of, known_at)
         rows = self.db.rows("recall/who_at", tenant_id=tenant_id, org_id=org_id, now=now, as_of=as_of,
+                            known_at=known_at,
                             member_predicate=member_predicate.upper(),
                             predicate=predicate.upper() if predicate else None,
                             value_key=value_key(value) if value else None, object_id=object_id,
