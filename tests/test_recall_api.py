@@ -46,6 +46,11 @@ def test_recall_around_and_between(client_for, crm_api):
     assert r.status_code == 404 and r.json()["field"] == "entity_name" and "'Dana Smith'" in r.json()["detail"]
     r = c.post("/v1/recall", json={"entity": {"name": "??"}})
     assert r.status_code == 422 and r.json()["field"] == "entity_name"
+    for blank in ({"name": "   "}, {"query": " "}, {"id": ""}):
+        r = c.post("/v1/recall", json={"entity": blank})
+        assert r.status_code == 422 and r.json()["field"].startswith("entity."), (blank, r.text)
+    r = c.get("/v1/recall/introductions", params={"from": "x" * 301, "to": "Initech"})
+    assert r.status_code == 422 and r.json()["field"] == "from", r.text
 
 
 def test_introductions_and_who_at(client_for, crm_api):

@@ -19,9 +19,9 @@ class EntitySelector(BaseModel):
     """An entity named by `id`, or by `name` (normalised name or alias), or by free text `query` (full-text +
     vector over entities); `kind` narrows a name or query."""
 
-    id: str | None = Field(default=None, examples=["5f0c..."])
-    name: str | None = Field(default=None, max_length=300, examples=["Dana Smith"])
-    query: str | None = Field(default=None, max_length=2000, examples=["the Globex CFO"])
+    id: str | None = Field(default=None, min_length=1, max_length=200, pattern=r"\S", examples=["5f0c..."])
+    name: str | None = Field(default=None, min_length=1, max_length=300, pattern=r"\S", examples=["Dana Smith"])
+    query: str | None = Field(default=None, min_length=1, max_length=2000, pattern=r"\S", examples=["the Globex CFO"])
     kind: KindName | None = Field(default=None, examples=["Person"])
 
     @model_validator(mode="after")
@@ -99,8 +99,9 @@ def recall(body: RecallRequest, who: Reader, services: ServicesDep) -> RecallRes
             responses={200: {"content": {"application/json": {"example": {
                 "path": {"length": 3}, "introducers": ["Dana Smith", "Frank Wu"]}}}}})
 def introductions(who: Reader, services: ServicesDep,
-                  from_: Annotated[str, Query(alias="from", description="entity id (or name) to start from")],
-                  to: Annotated[str, Query(description="entity id (or name) to reach")],
+                  from_: Annotated[str, Query(alias="from", min_length=1, max_length=300,
+                                              description="entity id (or name) to start from")],
+                  to: Annotated[str, Query(min_length=1, max_length=300, description="entity id (or name) to reach")],
                   max_hops: Annotated[int, Query(ge=1, le=MAX_HOPS)] = 4,
                   as_of: Annotated[UtcDatetime | None, Query()] = None,
                   known_at: Annotated[UtcDatetime | None, Query()] = None,
@@ -127,7 +128,8 @@ def _by_id_or_name(services, tenant: str, value: str, field: str):
                 {"entity": {"name": "Bob Lee"}, "membership": {"predicate": "WORKS_AT"},
                  "property": {"predicate": "REPORTS_TO"}}], "offset": 0, "limit": 50}}}}})
 def who_at(who: Reader, services: ServicesDep, page: PageDep,
-           org: Annotated[str, Query(description="organisation entity id or name", examples=["Globex"])],
+           org: Annotated[str, Query(min_length=1, max_length=300, description="organisation entity id or name",
+                                     examples=["Globex"])],
            member_predicate: Annotated[PredicateName, Query()] = "WORKS_AT",
            predicate: Annotated[PredicateName | None, Query(examples=["REPORTS_TO"])] = None,
            value: Annotated[str | None, Query()] = None,
