@@ -62,6 +62,10 @@ def test_introductions_and_who_at(client_for, crm_api):
     r = c.get("/v1/recall/who-at", params={"org": "Globex", "predicate": "REPORTS_TO", "via_predicate": "HAS_TITLE",
                                            "via_value": "CFO"})
     assert r.status_code == 200 and [m["entity"]["name"] for m in r.json()["items"]] == ["Bob Lee"]
+    r = c.get("/v1/recall/who-at", params={"org": "Globex", "predicate": "REPORTS_TO", "object_id": ids["Carol Jones"]})
+    assert [m["entity"]["name"] for m in r.json()["items"]] == ["Bob Lee"]
+    r = c.get("/v1/recall/who-at", params={"org": "Globex", "predicate": "REPORTS_TO", "object_id": "zzz"})
+    assert r.status_code == 404 and r.json()["field"] == "object_id", r.text
 
 
 def test_known_at_on_every_multi_hop_route(client_for, crm_api):

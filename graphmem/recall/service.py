@@ -167,15 +167,18 @@ class RecallService:
         """"Who at organisation X has property Y": entities with a `member_predicate` fact to `org_id` valid at
         `as_of`, and (when `predicate` is given) a `predicate` fact whose literal value is `value`, or whose object
         is `object_id`, or whose object has a `via_predicate` fact with value `via_value`, all as known at
-        `known_at` (transaction time; default now). Example: people
-        currently WORKS_AT Globex who REPORTS_TO the person who HAS_TITLE CFO:
-        `who_at(t, globex, predicate="REPORTS_TO", via_predicate="HAS_TITLE", via_value="CFO")`."""
+        `known_at` (transaction time; default now). Example: people currently WORKS_AT Globex who REPORTS_TO the
+        person who HAS_TITLE CFO: `who_at(t, globex, predicate="REPORTS_TO", via_predicate="HAS_TITLE",
+        via_value="CFO")`. Raises `InvalidInput` (a condition without its predicate) and `NotFound` (an `org_id` or
+        `object_id` that is not this tenant's entity, fields org_id / object_id)."""
         require_tenant(tenant_id)
         if (value or object_id or via_predicate) and not predicate:
             raise InvalidInput("value, object_id and via_predicate need a predicate", field="predicate")
         if via_value and not via_predicate:
             raise InvalidInput("via_value needs via_predicate", field="via_predicate")
         self.resolve_entity(tenant_id, entity_id=org_id, field="org")
+        if object_id:
+            self.resolve_entity(tenant_id, entity_id=object_id, field="object")
         now, as_of, known_at = self._times(as_of, known_at)
         rows = self.db.rows("recall/who_at", tenant_id=tenant_id, org_id=org_id, now=now, as_of=as_of,
                             known_at=known_at,
