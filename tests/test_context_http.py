@@ -85,3 +85,21 @@ def test_sessions_list_consent_and_summaries(client_for, tenant):
     assert c.put("/v1/consent", json={"scope": "user", "share_preferences": True}).json()["field"] == "user_id"
     assert c.get("/v1/sessions/a/summaries").json()["items"] == []
     assert c.post("/v1/sessions/a/summaries/rollback").status_code == 404
+
+
+def test_an_episode_key_of_another_session_is_refused_not_dropped(client_for, tenant):
+    """A turn's episode may carry its own idempotency key; a key another session already used does not name a
+    new episode. The turn is refused naming the key, stores nothing, and never hands back the other session's
+    episode id."""
+    c = client_for(tenant)
+    first = turn("t1", "My parcel never arrived.")
+    first["episodes"][0]["idempotency_key"] = "shared-k"
+    r = c.post("/v1/sessions/tab-a/turns", json=first)
+    assert r.status_code == 201, r.text
+    theirs = r.json()["episode_ids"]
+    second = {**turn("t1", "Please cancel my subscription."), "user_id": "u-7"}
+    second["episodes"][0]["idempotency_key"] = "shared-k"
+    r = c.post("/v1/sessions/tab-b/turns", json=second)
+    assert r.status_code == 422 and r.json()["field"].endswith("idempotency_key"), r.text
+    assert theirs[0] not in r.text
+    assert c.get("/v1/sessions/tab-b/episodes").json()["items"] == []

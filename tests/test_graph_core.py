@@ -96,9 +96,14 @@ def test_schema_5_graph_gets_related_edges(db, settings, graph, tenant):
 def test_episode_idempotent_by_key(graph, db, tenant):
     first, created = graph.append_episode(tenant, msg("hello", key="k1"))
     count = tenant_node_count(db, tenant)
-    again, created2 = graph.append_episode(tenant, msg("hello, different text", key="k1"))
+    again, created2 = graph.append_episode(tenant, msg("hello", key="k1"))
     assert created and not created2
     assert again.id == first.id and again.content == "hello"
+    with pytest.raises(InvalidInput) as err:   # a used key with other content is not a replay: never dropped silently
+        graph.append_episode(tenant, msg("hello, different text", key="k1"))
+    assert err.value.field == "idempotency_key"
+    with pytest.raises(InvalidInput):
+        graph.append_episode(tenant, msg("hello", key="k1").model_copy(update={"session_id": "another"}))
     assert tenant_node_count(db, tenant) == count
     assert first.token_count == 1 and first.extraction_status == "pending"
 

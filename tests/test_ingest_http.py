@@ -16,9 +16,11 @@ def test_append_replay_get_and_list(client_for, tenant):
     assert r.status_code == 201 and r.json()["created"] is True
     ep = r.json()["episode"]
     assert ep["extraction_status"] == "pending" and ep["tenant_id"] == tenant
-    again = c.post("/v1/episodes", json={**EP, "content": "changed"})
-    assert again.status_code == 200 and again.json()["episode"]["id"] == ep["id"]
-    assert again.json()["episode"]["content"] == "Dana moved to Globex."
+    again = c.post("/v1/episodes", json=EP)
+    assert again.status_code == 200 and again.json()["episode"]["id"] == ep["id"] and again.json()["created"] is False
+    changed = c.post("/v1/episodes", json={**EP, "content": "changed"})   # a used key is not a new episode's key
+    assert changed.status_code == 422 and changed.json()["field"] == "idempotency_key", changed.text
+    assert c.get(f"/v1/episodes/{ep['id']}").json()["content"] == "Dana moved to Globex."
     assert c.get(f"/v1/episodes/{ep['id']}").json()["id"] == ep["id"]
 
     batch = [{**EP, "idempotency_key": f"b{i}", "content": f"turn {i}",

@@ -21,7 +21,9 @@ class EpisodeBatch(BaseModel):
 
 class Appended(BaseModel):
     episode: Episode
-    created: bool = Field(description="False when the idempotency key was seen before (the stored episode is returned).")
+    created: bool = Field(description="False when the same episode was sent before under its idempotency key (the "
+                                      "stored episode is returned); a used key with other content, kind, session or "
+                                      "user is a 422 naming idempotency_key.")
 
 
 class BatchAppended(BaseModel):

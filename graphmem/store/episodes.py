@@ -27,7 +27,10 @@ def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_c
     session's NEXT chain. A created episode is returned from what was sent, not read back. `extraction_reason`
     (e.g. "chatter" for a job skipped at intake) is stored with `finished_at` = the ingestion time.
     Raises `InvalidInput` (field `content`) when the content exceeds `settings.max_episode_chars`, (field `user_id`)
-    when the session belongs to another user.
+    when the session belongs to another user, and (field `idempotency_key`) when the key already names an episode
+    with other content, kind, session or user: a replay is the same episode sent again, and anything else under a
+    used key would be dropped silently (422 as the IETF draft "The Idempotency-Key HTTP Header Field",
+    draft-ietf-httpapi-idempotency-key-header, asks for a key reused with another payload).
     """
     if len(ep.content) > settings.max_episode_chars:
         raise InvalidInput(f"content is {len(ep.content)} characters; the limit is {settings.max_episode_chars}",
@@ -48,7 +51,13 @@ def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_c
     if row["conflict"]:
         raise InvalidInput(f"session {ep.session_id!r} belongs to another user", field="user_id")
     if not row["created"]:
-        return Episode(**row["episode"]), False
+        stored = Episode(**row["episode"])
+        if (stored.content, stored.kind, stored.session_id, stored.user_id) != (ep.content, ep.kind, ep.session_id,
+                                                                                 ep.user_id):
+            raise InvalidInput(f"idempotency_key {ep.idempotency_key!r} already names another episode (other "
+                               "content, kind, session or user); use a new key for a new episode",
+                               field="idempotency_key")
+        return stored, False
     days = row["retain_days"]
     return Episode(**props, occurred_at=occurred_at, ingested_at=now,
                    retain_until=now + timedelta(days=days) if days is not None else None), True
