@@ -103,3 +103,17 @@ def test_an_episode_key_of_another_session_is_refused_not_dropped(client_for, te
     assert r.status_code == 422 and r.json()["field"].endswith("idempotency_key"), r.text
     assert theirs[0] not in r.text
     assert c.get("/v1/sessions/tab-b/episodes").json()["items"] == []
+
+
+def test_loading_another_users_session_is_refused(client_for, tenant):
+    """Loading a window names the user like appending a turn does: another user's session is a 422 naming
+    user_id, and its turns and pins stay out of the answer."""
+    c = client_for(tenant)
+    body = turn("t1", "Refund order A-10293 please", pins=[{"key": "order_id",
+                                                            "value": {"type": "order_id", "value": "A-10293"}}])
+    assert c.post("/v1/sessions/tab-1/turns", json=body).status_code == 201
+    req = {"query": "refund", "budget_tokens": 800, "system_policy": POLICY}
+    r = c.post("/v1/sessions/tab-1/context", json={**req, "user_id": "u-7"})
+    assert r.status_code == 422 and r.json()["field"] == "user_id" and "A-10293" not in r.text, r.text
+    assert "A-10293" in c.post("/v1/sessions/tab-1/context", json={**req, "user_id": "u-42"}).json()["text"]
+    assert "A-10293" in c.post("/v1/sessions/tab-1/context", json=req).json()["text"]   # no user named: the owner's

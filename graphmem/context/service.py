@@ -69,7 +69,8 @@ class ContextService:
     def assemble(self, tenant_id: str, session_id: str, req: ContextRequest) -> Window:
         """Load the window for the next turn of `session_id` (see `graphmem.context.assembly` for the tier walk).
 
-        Raises `InvalidInput` (field `budget`) when the system policy alone exceeds `req.budget_tokens`.
+        Raises `InvalidInput` (field `budget`) when the system policy alone exceeds `req.budget_tokens`, (field
+        `user_id`) when `req.user_id` is given and the session belongs to another user (as `append_turn` does).
         An unknown session gives a window without turns or pins (the first turn creates the session).
         """
         require_tenant(tenant_id)
@@ -88,6 +89,10 @@ class ContextService:
                 notes.append(f"session was idle longer than its TTL ({self.settings.session_ttl_s:.0f} s): the window "
                              f"starts afresh; earlier turns are stored but not loaded")
         info: SessionInfo | None = state["session"]
+        if info is not None and info.user_id and req.user_id and info.user_id != req.user_id:
+            if search is not None:
+                search.cancel()
+            raise InvalidInput(f"session {session_id!r} belongs to another user", field="user_id")
         reset_at = info.window_reset_at if info else None
         if reset_at is not None and not notes:
             notes.append(f"window started afresh at {assembly.iso(reset_at)} (session TTL); earlier turns not loaded")
