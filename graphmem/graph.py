@@ -81,6 +81,11 @@ class TemporalGraph:
             self.indexer.index_episodes(tenant_id, [stored.id])
         return stored, created
 
+    def discard_episode(self, tenant_id: str, episode_id: str) -> bool:
+        """Delete `episode_id` if no fact cites it (the record of a write that then failed); True if deleted."""
+        require_tenant(tenant_id)
+        return self.db.execute("episodes/discard_unused", tenant_id=tenant_id, id=episode_id)[0]["deleted"] > 0
+
     def get_episode(self, tenant_id: str, episode_id: str) -> Episode:
         require_tenant(tenant_id)
         return self.db.read(lambda tx: episode_store.get(tx, tenant_id, episode_id))

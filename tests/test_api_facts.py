@@ -142,7 +142,26 @@ def test_bad_facts_name_the_field_and_write_nothing(client_for, tenant, db):
     assert r.status_code == 404 and r.json()["field"] == "facts[0].episode_id"
     r = c.get("/v1/facts", params={"entity_id": "x", "as_of": "2020-01-01T00:00:00"})
     assert r.status_code == 422 and r.json()["field"] == "as_of"
+    # refused after the call was recorded as an episode: that episode goes again
+    for bad, status in (({"subject": {"id": "missing"}, "predicate": "WORKS_AT", "object": GLOBEX}, 404),
+                        ({"subject": {"kind": "Organization", "name": "Acme"}, "predicate": "HAS_TITLE",
+                          "value": "CFO"}, 422),
+                        ({"subject": DANA, "predicate": "WORKS_AT", "object": GLOBEX, "episode_id": "nope"}, 404)):
+        r = c.post("/v1/facts", json={"facts": [{"subject": DANA, "predicate": "WORKS_AT", "object": GLOBEX}, bad]})
+        assert r.status_code == status, r.text
     assert tenant_node_count(db, tenant) == keys_only == 1
+    dana = c.post("/v1/facts", json={"facts": [{"subject": DANA, "predicate": "WORKS_AT", "object": GLOBEX}]}).json()
+    fact_id = dana["outcomes"][0]["fact_id"]
+    after_one = tenant_node_count(db, tenant)
+    r = c.post(f"/v1/facts/{fact_id}/correct", json={"value": "x" * 5000})
+    assert r.status_code == 422, r.text
+    r = c.post("/v1/facts/retract", json={"subject_id": c.get(f"/v1/facts/{fact_id}").json()["subject_id"],
+                                          "predicate": "HAS_TITLE"})
+    assert r.status_code == 404, r.text
+    assert tenant_node_count(db, tenant) == after_one
+    c.post("/v1/facts/retract", json={"subject_id": c.get(f"/v1/facts/{fact_id}").json()["subject_id"],
+                                      "predicate": "WORKS_AT"})
+    assert tenant_node_count(db, tenant) == after_one + 1   # a retraction that happened keeps its episode
 
 
 def test_other_tenants_ids_answer_like_unknown_ids(client_for, tenant):

@@ -8,6 +8,8 @@ provenance. An `Idempotency-Key` header makes that episode, and so the whole cal
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Query
@@ -104,29 +106,36 @@ def _call_key(what: str, idempotency_key: str) -> str:
     return "api:" + hashlib.sha256(f"{what}\n{idempotency_key}".encode()).hexdigest()
 
 
-def record_call(services: Services, who: Principal, what: str, idempotency_key: str | None) -> str:
-    """Record an API write as an episode of kind "event" (source "system") through the ingest service; return
-    its id. The content names the call and the key id, never a secret. With `idempotency_key` the same call
-    maps to the same episode."""
+@contextmanager
+def recorded_call(services: Services, who: Principal, what: str, idempotency_key: str | None) -> Iterator[str]:
+    """Record an API write as an episode of kind "event" (source "system") through the ingest service; yield its
+    id for the write's provenance. The content names the call and the key id, never a secret. With
+    `idempotency_key` the same call maps to the same episode. If the write raises, an episode this call created
+    is deleted again (unless something already cites it), so a refused request leaves nothing behind."""
     ep = EpisodeIn(kind="event", source="system", occurred_at=utcnow(), role="system",
                    content=f"API call {what} by key {who.key_id}",
                    idempotency_key=_call_key(what, idempotency_key) if idempotency_key else None)
-    episode, _created = services.ingest.append_episodes(who.tenant_id, [ep], extract=False)[0]
-    return episode.id
+    episode, created = services.ingest.append_episodes(who.tenant_id, [ep], extract=False)[0]
+    try:
+        yield episode.id
+    except Exception:
+        if created:
+            services.graph.discard_episode(who.tenant_id, episode.id)
+        raise
 
 
 @router.post("", response_model=FactsAsserted, summary="Assert explicit facts (batch)")
 def assert_facts(body: FactsAssert, who: Writer, services: ServicesDep,
                  idempotency_key: IdempotencyKey = None) -> FactsAsserted:
     facts = body.facts
-    episode_id = None
-    if any(f.episode_id is None for f in facts):
-        ontology = services.graph.ontology(who.tenant_id)
-        for i, f in enumerate(facts):  # an unknown predicate fails before the call is recorded
-            ontology.get(f.predicate, field=f"facts[{i}].predicate")
-        episode_id = record_call(services, who, "POST /v1/facts", idempotency_key)
+    if all(f.episode_id for f in facts):
+        return FactsAsserted(outcomes=services.ingest.assert_facts(who.tenant_id, facts), episode_id=None)
+    ontology = services.graph.ontology(who.tenant_id)
+    for i, f in enumerate(facts):  # an unknown predicate fails before the call is recorded
+        ontology.get(f.predicate, field=f"facts[{i}].predicate")
+    with recorded_call(services, who, "POST /v1/facts", idempotency_key) as episode_id:
         facts = [f if f.episode_id else f.model_copy(update={"episode_id": episode_id}) for f in facts]
-    return FactsAsserted(outcomes=services.ingest.assert_facts(who.tenant_id, facts), episode_id=episode_id)
+        return FactsAsserted(outcomes=services.ingest.assert_facts(who.tenant_id, facts), episode_id=episode_id)
 
 
 @router.get("", response_model=FactPage, summary="An entity's facts (valid at as_of, as known at known_at)")
@@ -171,15 +180,21 @@ def fact_provenance(fact_id: str, who: Reader, services: ServicesDep, page: Page
 def correct_fact(fact_id: str, body: FactCorrection, who: Writer, services: ServicesDep,
                  idempotency_key: IdempotencyKey = None) -> AssertOutcome:
     services.graph.get_fact(who.tenant_id, fact_id)  # 404 before anything is recorded
-    episode_id = body.episode_id or record_call(services, who, f"POST /v1/facts/{fact_id}/correct", idempotency_key)
-    return services.graph.correct(who.tenant_id, fact_id, episode_id, value=body.value, object=body.object)
+    if body.episode_id:
+        return services.graph.correct(who.tenant_id, fact_id, body.episode_id, value=body.value, object=body.object)
+    with recorded_call(services, who, f"POST /v1/facts/{fact_id}/correct", idempotency_key) as episode_id:
+        return services.graph.correct(who.tenant_id, fact_id, episode_id, value=body.value, object=body.object)
 
 
 @router.post("/retract", response_model=Retracted, summary="Retract facts (close them with provenance; nothing is deleted)")
 def retract_facts(body: FactRetraction, who: Writer, services: ServicesDep,
                   idempotency_key: IdempotencyKey = None) -> Retracted:
     services.graph.get_entity(who.tenant_id, body.subject_id)  # 404 before anything is recorded
-    episode_id = body.episode_id or record_call(services, who, "POST /v1/facts/retract", idempotency_key)
-    ids = services.graph.retract(who.tenant_id, body.subject_id, body.predicate, episode_id, at=body.at,
-                                 object_id=body.object_id, value=body.value)
-    return Retracted(fact_ids=ids, episode_id=episode_id)
+    def retract(episode_id: str) -> Retracted:
+        ids = services.graph.retract(who.tenant_id, body.subject_id, body.predicate, episode_id, at=body.at,
+                                     object_id=body.object_id, value=body.value)
+        return Retracted(fact_ids=ids, episode_id=episode_id)
+    if body.episode_id:
+        return retract(body.episode_id)
+    with recorded_call(services, who, "POST /v1/facts/retract", idempotency_key) as episode_id:
+        return retract(episode_id)
