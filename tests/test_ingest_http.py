@@ -21,6 +21,15 @@ def test_append_replay_get_and_list(client_for, tenant):
     changed = c.post("/v1/episodes", json={**EP, "content": "changed"})   # a used key is not a new episode's key
     assert changed.status_code == 422 and changed.json()["field"] == "idempotency_key", changed.text
     assert c.get(f"/v1/episodes/{ep['id']}").json()["content"] == "Dana moved to Globex."
+    r = c.post("/v1/episodes", json={**EP, "idempotency_key": "big", "content": "x" * 100_001})
+    assert r.status_code == 422 and r.json()["field"] == "content", r.text   # one episode: the body's own field
+    s9 = {**EP, "session_id": "s9"}
+    twice = [{**s9, "idempotency_key": "dup", "content": "first"}, {**s9, "idempotency_key": "dup", "content": "2nd"}]
+    r = c.post("/v1/episodes/batch", json={"episodes": twice})   # refused before anything is written
+    assert r.status_code == 422 and r.json()["field"] == "episodes[1].idempotency_key", r.text
+    assert c.get("/v1/sessions/s9/episodes").json()["items"] == []
+    r = c.post("/v1/episodes/batch", json={"episodes": [{**s9, "idempotency_key": "fresh"}, {**EP, "content": "new"}]})
+    assert r.status_code == 422 and r.json()["field"] == "episodes[1].idempotency_key", r.text
     assert c.get(f"/v1/episodes/{ep['id']}").json()["id"] == ep["id"]
 
     batch = [{**EP, "idempotency_key": f"b{i}", "content": f"turn {i}",

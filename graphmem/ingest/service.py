@@ -50,21 +50,35 @@ class IngestService:
         the reason when it ended at intake) and the refusal recorded when secrets were redacted. Status: "pending" (the job), or "skipped" with reason
         "chatter" when the chatter gate applies, or with reason "explicit facts" when `extract` is false (an episode
         that records a caller's explicit facts: nothing is left to extract). Raises `TenantRequired`; `InvalidInput` naming
-        `episodes[i].content` when content is over `settings.max_episode_chars` (checked for all before any write).
+        `episodes[i].content` when content is over `settings.max_episode_chars`, `episodes[i].idempotency_key` when
+        two episodes of the batch share a key with different content (both checked for all before any write), or
+        when the key already names another stored episode (`graphmem.store.episodes.append`; the episodes before it
+        are stored, and a retry with a fresh key replays them).
         """
         require_tenant(tenant_id)
         limit = self.settings.max_episode_chars
+        seen: dict[str, EpisodeIn] = {}
         for i, ep in enumerate(episodes):
             if len(ep.content) > limit:
                 raise InvalidInput(f"episodes[{i}].content is {len(ep.content)} characters; the limit is {limit}",
                                    field=f"episodes[{i}].content")
+            if ep.idempotency_key:
+                first = seen.setdefault(ep.idempotency_key, ep)
+                if (first.content, first.kind, first.session_id, first.user_id) != (ep.content, ep.kind,
+                                                                                    ep.session_id, ep.user_id):
+                    raise InvalidInput(f"episodes[{i}].idempotency_key {ep.idempotency_key!r} is used by an earlier "
+                                       "episode of the batch with other content",
+                                       field=f"episodes[{i}].idempotency_key")
         out: list[tuple[Episode, bool]] = []
-        for ep in episodes:
+        for i, ep in enumerate(episodes):
             clean, kinds = redact_episode(ep)
             status, reason = initial_status(clean, self.settings) if extract else ("skipped", "explicit facts")
-            out.append(self.graph.append_episode(tenant_id, clean, extraction_status=status, agent_id=agent_id,
-                                                 extraction_reason=reason,
-                                                 on_created=_record_redaction(tenant_id, kinds) if kinds else None))
+            try:
+                out.append(self.graph.append_episode(tenant_id, clean, extraction_status=status, agent_id=agent_id,
+                                                     extraction_reason=reason,
+                                                     on_created=_record_redaction(tenant_id, kinds) if kinds else None))
+            except InvalidInput as exc:
+                raise InvalidInput(exc.detail, field=f"episodes[{i}].{exc.field}" if exc.field else None) from None
         return out
 
     def append_episode(self, tenant_id: str, episode: EpisodeIn, *, agent_id: str | None = None) -> tuple[Episode, bool]:
