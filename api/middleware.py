@@ -71,7 +71,7 @@ class RequestContext:
         scope.setdefault("state", {})["request_id"] = rid
         declared = headers.get(b"content-length")
         if declared and declared.isdigit() and int(declared) > self.max_body:
-            await _too_large(send, rid, self.max_body)
+            await _too_large(send, rid, self.max_body, scope["path"])
             return
         token = REQUEST_ID.set(rid)
         seen = 0
@@ -97,7 +97,7 @@ class RequestContext:
         try:
             await self.app(scope, limited_receive, send_wrapper)
         except BodyTooLarge:
-            await _too_large(send, rid, self.max_body)
+            await _too_large(send, rid, self.max_body, scope["path"])
             status["code"] = 413
         finally:
             elapsed = time.perf_counter() - start
@@ -110,9 +110,10 @@ class RequestContext:
             REQUEST_ID.reset(token)
 
 
-async def _too_large(send: Send, rid: str, limit: int) -> None:
+async def _too_large(send: Send, rid: str, limit: int, path: str) -> None:
     body = json.dumps({"type": "about:blank", "title": "Request body too large", "status": 413,
-                       "detail": f"request bodies are limited to {limit} bytes", "request_id": rid}).encode()
+                       "detail": f"request bodies are limited to {limit} bytes", "instance": path,
+                       "request_id": rid}).encode()
     await send({"type": "http.response.start", "status": 413,
                 "headers": [(b"content-type", b"application/problem+json"), (b"x-request-id", rid.encode()),
                             (b"content-length", str(len(body)).encode())]})

@@ -6,13 +6,14 @@ All datetimes are timezone-aware UTC; naive datetimes are refused.
 """
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 import uuid
 from datetime import datetime, timezone
 from typing import Annotated, Any, Literal
 
-from pydantic import (AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field,
+from pydantic import (AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo,
                       field_validator, model_validator)
 
 
@@ -183,6 +184,17 @@ class EpisodeIn(_Record):
     agent_version: str | None = None
     prompt_version: str | None = None
     tool_version: str | None = None
+
+    @field_validator("content")
+    @classmethod
+    def _json_is_json(cls, v: str, info: ValidationInfo) -> str:
+        """A `json` episode's content must parse now: its mapping reads it later, when an error is too late."""
+        if info.data.get("kind") == "json":
+            try:
+                json.loads(v)
+            except (ValueError, RecursionError):   # RecursionError: nested deeper than the parser can go
+                raise ValueError("an episode of kind json must hold a JSON document") from None
+        return v
 
 
 class Episode(_Record):

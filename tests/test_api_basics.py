@@ -81,3 +81,4 @@ def test_body_limit(client_for, tenant, settings):
     r = admin.post(f"/v1/admin/tenants/{tenant}/keys", content=b"x" * (settings.max_body_bytes + 10),
                    headers={"content-type": "application/json"})
     assert r.status_code == 413 and r.json()["title"] == "Request body too large"
+    assert r.json()["instance"] == f"/v1/admin/tenants/{tenant}/keys"

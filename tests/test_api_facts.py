@@ -162,6 +162,13 @@ def test_bad_facts_name_the_field_and_write_nothing(client_for, tenant, db):
     c.post("/v1/facts/retract", json={"subject_id": c.get(f"/v1/facts/{fact_id}").json()["subject_id"],
                                       "predicate": "WORKS_AT"})
     assert tenant_node_count(db, tenant) == after_one + 1   # a retraction that happened keeps its episode
+    # fields are named as the request names them
+    r = c.post("/v1/facts/retract", json={"subject_id": "nope", "predicate": "WORKS_AT"})
+    assert r.status_code == 404 and r.json()["field"] == "subject_id", r.text
+    r = c.post(f"/v1/facts/{fact_id}/correct", json={"value": "x" * 5000})
+    assert r.json()["field"] == "value", r.text
+    r = c.get("/v1/facts", params={"entity_id": "x", "predicate": "has title"})
+    assert r.status_code == 422 and r.json()["field"] == "predicate[0]", r.text
 
 
 def test_other_tenants_ids_answer_like_unknown_ids(client_for, tenant):
@@ -186,7 +193,7 @@ def test_other_tenants_ids_answer_like_unknown_ids(client_for, tenant):
     same(f"/v1/facts?entity_id={dana_id}", f"/v1/facts?entity_id={unknown}")
     same(f"/v1/facts/{fid}/correct", f"/v1/facts/{unknown}/correct", "POST", {"value": "x"})
     ra = b.post("/v1/facts/retract", json={"subject_id": dana_id, "predicate": "WORKS_AT"})
-    assert ra.status_code == 404 and ra.json()["field"] == "entity_id"
+    assert ra.status_code == 404 and ra.json()["field"] == "subject_id"
     # and tenant A's fact is untouched
     assert a.get(f"/v1/facts/{fid}").json()["status"] == "current"
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from datetime import datetime, timezone
 
+import pytest
+from pydantic import ValidationError
+
 from graphmem.ingest.worker import Worker
 from graphmem.models import EpisodeIn
 
@@ -93,7 +96,11 @@ def test_replayed_record_changes_add_nothing(make_services, tenant):
 
 def test_unmappable_json_fails_with_reason(make_services, tenant):
     s = make_services()
-    bad = [EpisodeIn(kind="json", content="{not json", occurred_at=when("2023-01-01")),
+    with pytest.raises(ValidationError):   # content that does not parse is refused at intake now
+        EpisodeIn(kind="json", content="{not json", occurred_at=when("2023-01-01"))
+    # ... one stored before that check still fails its job, permanently
+    bad = [EpisodeIn.model_construct(kind="json", content="{not json", occurred_at=when("2023-01-01"),
+                                     source="user_explicit"),
            EpisodeIn(kind="json", content=json.dumps({"object": "invoice", "id": "i-1"}), occurred_at=when("2023-01-01")),
            EpisodeIn(kind="json", content=json.dumps({"object": "contact", "id": "c-3", "name": "Lee",
                                                       "changed_at": "yesterday-ish"}), occurred_at=when("2023-01-01"))]

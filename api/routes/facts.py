@@ -16,8 +16,9 @@ from fastapi import APIRouter, Header, Query
 from pydantic import BaseModel, Field, model_validator
 
 from api.deps import PageDep, Reader, ServicesDep, Writer
+from graphmem.errors import NotFound
 from graphmem.keys import Principal
-from graphmem.models import AssertOutcome, EntityRef, EpisodeIn, Fact, FactIn, Provenance, UtcDatetime
+from graphmem.models import AssertOutcome, EntityRef, EpisodeIn, Fact, FactIn, PredicateName, Provenance, UtcDatetime
 from graphmem.services import Services
 from graphmem.timeutil import utcnow
 
@@ -145,11 +146,11 @@ def list_facts(who: Reader, services: ServicesDep, page: PageDep,
                as_of: Annotated[UtcDatetime | None, Query(description="Valid time (UTC); default now.")] = None,
                known_at: Annotated[UtcDatetime | None, Query(description="Transaction time (UTC); default now.")] = None,
                include_superseded: Annotated[bool, Query(description="Every version, not only the valid one.")] = False,
-               predicate: Annotated[list[str] | None, Query(description="Only these predicates (repeatable).")] = None,
+               predicate: Annotated[list[PredicateName] | None,
+                                    Query(description="Only these predicates (repeatable).")] = None,
                ) -> FactPage:
-    preds = [p.strip().upper() for p in predicate] if predicate else None
     facts = services.graph.facts_about(who.tenant_id, entity_id, as_of=as_of, known_at=known_at,
-                                       include_superseded=include_superseded, predicates=preds)
+                                       include_superseded=include_superseded, predicates=predicate)
     return FactPage(items=facts[page.offset:page.offset + page.limit], offset=page.offset, limit=page.limit)
 
 
@@ -189,7 +190,10 @@ def correct_fact(fact_id: str, body: FactCorrection, who: Writer, services: Serv
 @router.post("/retract", response_model=Retracted, summary="Retract facts (close them with provenance; nothing is deleted)")
 def retract_facts(body: FactRetraction, who: Writer, services: ServicesDep,
                   idempotency_key: IdempotencyKey = None) -> Retracted:
-    services.graph.get_entity(who.tenant_id, body.subject_id)  # 404 before anything is recorded
+    try:   # 404 before anything is recorded
+        services.graph.get_entity(who.tenant_id, body.subject_id)
+    except NotFound as exc:
+        raise NotFound(exc.detail, field="subject_id") from None
     def retract(episode_id: str) -> Retracted:
         ids = services.graph.retract(who.tenant_id, body.subject_id, body.predicate, episode_id, at=body.at,
                                      object_id=body.object_id, value=body.value)
