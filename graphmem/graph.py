@@ -185,6 +185,18 @@ class TemporalGraph:
             self.indexer.index_facts(tenant_id, [result.fact_id])
         return result
 
+    def corrected_by(self, tenant_id: str, fact_id: str, episode_id: str) -> AssertOutcome | None:
+        """The outcome of the correction of `fact_id` that `episode_id` recorded (to replay a retried call), or
+        None when that episode corrected nothing."""
+        require_tenant(tenant_id)
+        row = self.db.one("facts/corrected_by", tenant_id=tenant_id, fact_id=fact_id, episode_id=episode_id)
+        return AssertOutcome(action="corrected", fact_id=row["fact_id"], closed_fact_id=fact_id) if row else None
+
+    def retracted_by(self, tenant_id: str, episode_id: str) -> list[str]:
+        """The ids of the facts `episode_id` retracted (to replay a retried call), sorted."""
+        require_tenant(tenant_id)
+        return [r["fact_id"] for r in self.db.rows("facts/retracted_by", tenant_id=tenant_id, episode_id=episode_id)]
+
     def get_fact(self, tenant_id: str, fact_id: str) -> Fact:
         require_tenant(tenant_id)
         return self.db.read(lambda tx: fact_store.get(tx, tenant_id, fact_id))

@@ -122,6 +122,24 @@ def test_idempotency_key_makes_a_retry_harmless(client_for, tenant):
     assert two["outcomes"][0]["action"] == "duplicate" and two["outcomes"][0]["fact_id"] == one["outcomes"][0]["fact_id"]
     prov = c.get(f"/v1/facts/{one['outcomes'][0]['fact_id']}/provenance").json()["items"]
     assert len(prov) == 1
+    # the same key with another body is not a retry: refused, nothing written
+    r = c.post("/v1/facts", json={"facts": [{**fact, "object": {"kind": "Organization", "name": "Initech"}}]},
+               headers={"Idempotency-Key": key})
+    assert r.status_code == 422 and r.json()["field"] == "Idempotency-Key", r.text
+    dana = c.get(f"/v1/facts/{one['outcomes'][0]['fact_id']}").json()["subject_id"]
+    assert [f["statement"] for f in c.get("/v1/facts", params={"entity_id": dana}).json()["items"]] == \
+        ["Dana Reyes works at Globex"]
+    # a retried correction or retraction replays its answer instead of failing
+    title = _assert(c, {"subject": DANA, "predicate": "HAS_TITLE", "value": "CTO"})["outcomes"][0]["fact_id"]
+    fix = {"Idempotency-Key": uuid.uuid4().hex}
+    first = c.post(f"/v1/facts/{title}/correct", json={"value": "CEO"}, headers=fix)
+    again = c.post(f"/v1/facts/{title}/correct", json={"value": "CEO"}, headers=fix)
+    assert first.status_code == again.status_code == 200 and first.json() == again.json(), again.text
+    drop = {"Idempotency-Key": uuid.uuid4().hex}
+    first = c.post("/v1/facts/retract", json={"subject_id": dana, "predicate": "WORKS_AT"}, headers=drop)
+    again = c.post("/v1/facts/retract", json={"subject_id": dana, "predicate": "WORKS_AT"}, headers=drop)
+    assert first.status_code == again.status_code == 200 and first.json() == again.json(), again.text
+    assert first.json()["fact_ids"] == [one["outcomes"][0]["fact_id"]]
 
 
 def test_bad_facts_name_the_field_and_write_nothing(client_for, tenant, db):

@@ -16,7 +16,7 @@ from fastapi import APIRouter, Header, Query
 from pydantic import BaseModel, Field, model_validator
 
 from api.deps import PageDep, Reader, ServicesDep, Writer
-from graphmem.errors import NotFound
+from graphmem.errors import InvalidInput, NotFound
 from graphmem.keys import Principal
 from graphmem.models import AssertOutcome, EntityRef, EpisodeIn, Fact, FactIn, PredicateName, Provenance, UtcDatetime
 from graphmem.services import Services
@@ -108,17 +108,27 @@ def _call_key(what: str, idempotency_key: str) -> str:
 
 
 @contextmanager
-def recorded_call(services: Services, who: Principal, what: str, idempotency_key: str | None) -> Iterator[str]:
-    """Record an API write as an episode of kind "event" (source "system") through the ingest service; yield its
-    id for the write's provenance. The content names the call and the key id, never a secret. With
-    `idempotency_key` the same call maps to the same episode. If the write raises, an episode this call created
-    is deleted again (unless something already cites it), so a refused request leaves nothing behind."""
+def recorded_call(services: Services, who: Principal, what: str, body: BaseModel,
+                  idempotency_key: str | None) -> Iterator[tuple[str, bool]]:
+    """Record an API write as an episode of kind "event" (source "system") through the ingest service; yield
+    (its id for the write's provenance, replayed: the same call was recorded before under `idempotency_key`).
+    The content names the call, the key id and, with an idempotency key, a digest of the body, never a secret:
+    the same key with another body is a 422 naming Idempotency-Key (IETF draft-ietf-httpapi-idempotency-key-header).
+    If the write raises, an episode this call created is deleted again (unless something already cites it), so a
+    refused request leaves nothing behind."""
+    digest = hashlib.sha256(body.model_dump_json().encode()).hexdigest()[:16] if idempotency_key else None
     ep = EpisodeIn(kind="event", source="system", occurred_at=utcnow(), role="system",
-                   content=f"API call {what} by key {who.key_id}",
+                   content=f"API call {what} by key {who.key_id}" + (f" (request {digest})" if digest else ""),
                    idempotency_key=_call_key(what, idempotency_key) if idempotency_key else None)
-    episode, created = services.ingest.append_episodes(who.tenant_id, [ep], extract=False)[0]
     try:
-        yield episode.id
+        episode, created = services.ingest.append_episodes(who.tenant_id, [ep], extract=False)[0]
+    except InvalidInput as exc:
+        if exc.field and exc.field.endswith("idempotency_key"):
+            raise InvalidInput("Idempotency-Key: this key was used for a different request; use a new key",
+                               field="Idempotency-Key") from None
+        raise
+    try:
+        yield episode.id, not created
     except Exception:
         if created:
             services.graph.discard_episode(who.tenant_id, episode.id)
@@ -134,7 +144,7 @@ def assert_facts(body: FactsAssert, who: Writer, services: ServicesDep,
     ontology = services.graph.ontology(who.tenant_id)
     for i, f in enumerate(facts):  # an unknown predicate fails before the call is recorded
         ontology.get(f.predicate, field=f"facts[{i}].predicate")
-    with recorded_call(services, who, "POST /v1/facts", idempotency_key) as episode_id:
+    with recorded_call(services, who, "POST /v1/facts", body, idempotency_key) as (episode_id, _replayed):
         facts = [f if f.episode_id else f.model_copy(update={"episode_id": episode_id}) for f in facts]
         return FactsAsserted(outcomes=services.ingest.assert_facts(who.tenant_id, facts), episode_id=episode_id)
 
@@ -183,8 +193,11 @@ def correct_fact(fact_id: str, body: FactCorrection, who: Writer, services: Serv
     services.graph.get_fact(who.tenant_id, fact_id)  # 404 before anything is recorded
     if body.episode_id:
         return services.graph.correct(who.tenant_id, fact_id, body.episode_id, value=body.value, object=body.object)
-    with recorded_call(services, who, f"POST /v1/facts/{fact_id}/correct", idempotency_key) as episode_id:
-        return services.graph.correct(who.tenant_id, fact_id, episode_id, value=body.value, object=body.object)
+    with recorded_call(services, who, f"POST /v1/facts/{fact_id}/correct", body, idempotency_key) as (episode_id,
+                                                                                                     replayed):
+        done = services.graph.corrected_by(who.tenant_id, fact_id, episode_id) if replayed else None
+        return done or services.graph.correct(who.tenant_id, fact_id, episode_id, value=body.value,
+                                              object=body.object)
 
 
 @router.post("/retract", response_model=Retracted, summary="Retract facts (close them with provenance; nothing is deleted)")
@@ -200,5 +213,6 @@ def retract_facts(body: FactRetraction, who: Writer, services: ServicesDep,
         return Retracted(fact_ids=ids, episode_id=episode_id)
     if body.episode_id:
         return retract(body.episode_id)
-    with recorded_call(services, who, "POST /v1/facts/retract", idempotency_key) as episode_id:
-        return retract(episode_id)
+    with recorded_call(services, who, "POST /v1/facts/retract", body, idempotency_key) as (episode_id, replayed):
+        done = services.graph.retracted_by(who.tenant_id, episode_id) if replayed else []
+        return Retracted(fact_ids=done, episode_id=episode_id) if done else retract(episode_id)
