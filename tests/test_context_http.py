@@ -117,3 +117,18 @@ def test_loading_another_users_session_is_refused(client_for, tenant):
     assert r.status_code == 422 and r.json()["field"] == "user_id" and "A-10293" not in r.text, r.text
     assert "A-10293" in c.post("/v1/sessions/tab-1/context", json={**req, "user_id": "u-42"}).json()["text"]
     assert "A-10293" in c.post("/v1/sessions/tab-1/context", json=req).json()["text"]   # no user named: the owner's
+
+
+def test_concurrent_retries_of_a_turn_with_a_pin_all_get_its_answer(client_for, tenant):
+    """A client that retries a turn before the first try answered sends the same turn several times at once. One
+    of them writes it; the others replay that answer (not a 409 from the pin the first one just set)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    body = turn("t-race", "Order 42 please", pins=[{"key": "order_id", "value": {"type": "order_id", "value": "42"}}])
+    clients = [client_for(tenant) for _ in range(6)]
+    with ThreadPoolExecutor(len(clients)) as pool:
+        replies = list(pool.map(lambda c: c.post("/v1/sessions/tab-race/turns", json=body), clients))
+    assert sorted(r.status_code for r in replies) == [200] * 5 + [201], [r.text for r in replies]
+    assert len({tuple(r.json()["episode_ids"]) for r in replies}) == 1
+    assert {r.json()["pins"]["order_id"] for r in replies} == {1}
+    assert len(clients[0].get("/v1/sessions/tab-race/episodes").json()["items"]) == 1

@@ -202,14 +202,27 @@ class ContextService:
         Pin updates are checked against their expected versions before anything is written (a stale one raises
         `Conflict`, field `pins[i].expected_version`, and nothing is stored) and applied in one transaction after the
         episodes. If a concurrent writer wins between the check and the write, the episodes are stored and the
-        call raises `Conflict`; retrying with the same key does not duplicate them. Compaction is scheduled (not
-        awaited) when the raw tail passes the threshold.
+        call raises `Conflict`; retrying with the same key does not duplicate them. When that writer was a retry of
+        this very turn (same key, sent concurrently), the call replays its answer instead. Compaction is scheduled
+        (not awaited) when the raw tail passes the threshold.
         """
         require_tenant(tenant_id)
         check_session_id(session_id)
-        seen = self.db.one("sessions/turn_get", tenant_id=tenant_id, session_id=session_id, key=turn.idempotency_key)
-        if seen:
-            return TurnResult(**{**json.loads(seen["result"]), "replayed": True})
+        if (seen := self._replay(tenant_id, session_id, turn.idempotency_key)) is not None:
+            return seen
+        try:
+            return self._append_turn(tenant_id, session_id, turn, agent_id)
+        except Conflict:
+            if (seen := self._replay(tenant_id, session_id, turn.idempotency_key)) is not None:
+                return seen
+            raise
+
+    def _replay(self, tenant_id: str, session_id: str, key: str) -> TurnResult | None:
+        """The stored answer of turn `key` of the session, marked `replayed`, or None."""
+        seen = self.db.one("sessions/turn_get", tenant_id=tenant_id, session_id=session_id, key=key)
+        return TurnResult(**{**json.loads(seen["result"]), "replayed": True}) if seen else None
+
+    def _append_turn(self, tenant_id: str, session_id: str, turn: TurnIn, agent_id: str | None) -> TurnResult:
         if not turn.episodes and not turn.pins:
             raise InvalidInput("a turn needs at least one episode or pin update", field="episodes")
         keys = set()
