@@ -207,6 +207,7 @@ def retract_facts(body: FactRetraction, who: Writer, services: ServicesDep,
         services.graph.get_entity(who.tenant_id, body.subject_id)
     except NotFound as exc:
         raise NotFound(exc.detail, field="subject_id") from None
+
     def retract(episode_id: str) -> Retracted:
         ids = services.graph.retract(who.tenant_id, body.subject_id, body.predicate, episode_id, at=body.at,
                                      object_id=body.object_id, value=body.value)
