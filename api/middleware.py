@@ -88,6 +88,11 @@ class RequestContext:
         status = {"code": 500}
 
         async def send_wrapper(msg: Message) -> None:
+            if seen > self.max_body:   # FastAPI turned our BodyTooLarge (a streamed body) into its own 400
+                if msg["type"] == "http.response.start":
+                    status["code"] = 413
+                    await _too_large(send, rid, self.max_body, scope["path"])
+                return
             if msg["type"] == "http.response.start":
                 status["code"] = msg["status"]
                 msg.setdefault("headers", []).append((b"x-request-id", rid.encode()))

@@ -82,3 +82,7 @@ def test_body_limit(client_for, tenant, settings):
                    headers={"content-type": "application/json"})
     assert r.status_code == 413 and r.json()["title"] == "Request body too large"
     assert r.json()["instance"] == f"/v1/admin/tenants/{tenant}/keys"
+    # a streamed body (no Content-Length) that grows past the limit is a 413 too
+    chunks = (b"x" * 65536 for _ in range(settings.max_body_bytes // 65536 + 2))
+    r = client_for(tenant).post("/v1/episodes", content=chunks, headers={"content-type": "application/json"})
+    assert r.status_code == 413 and r.json()["instance"] == "/v1/episodes", r.text
