@@ -6,7 +6,6 @@ from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field
 
 from api.deps import PageDep, Reader, ServicesDep, Writer
-from graphmem.errors import InvalidInput
 from graphmem.models import Episode, EpisodeIn
 
 router = APIRouter(prefix="/v1", tags=["episodes"])
@@ -41,11 +40,7 @@ class EpisodePage(BaseModel):
              responses={200: {"description": "Idempotent replay: the episode stored under this key"}},
              openapi_extra={"requestBody": {"content": {"application/json": {"example": EPISODE_EXAMPLE}}}})
 def append(body: EpisodeIn, who: Writer, services: ServicesDep, response: Response) -> Appended:
-    try:
-        episode, created = services.ingest.append_episodes(who.tenant_id, [body])[0]
-    except InvalidInput as exc:   # one episode: its fields are the body's own, not episodes[0]'s
-        field = exc.field.removeprefix("episodes[0].") if exc.field else None
-        raise InvalidInput(exc.detail.removeprefix("episodes[0]."), field=field) from None
+    episode, created = services.ingest.append_episode(who.tenant_id, body)
     if not created:
         response.status_code = 200
     return Appended(episode=episode, created=created)

@@ -12,6 +12,7 @@ from graphmem.ingest.llm import ChatClient
 from graphmem.ingest.mapping import Mapping
 from graphmem.ingest.policy import PolicyRefusal, initial_status, redact_episode, screen_facts
 from graphmem.models import AssertOutcome, Episode, EpisodeIn, FactIn
+from graphmem.store import episodes as episode_store
 from graphmem.store import require_tenant
 
 
@@ -41,8 +42,8 @@ class IngestService:
         return self._extractor
 
     # ---- episodes ------------------------------------------------------------------------------
-    def append_episodes(self, tenant_id: str, episodes: list[EpisodeIn], *,
-                        agent_id: str | None = None, extract: bool = True) -> list[tuple[Episode, bool]]:
+    def append_episodes(self, tenant_id: str, episodes: list[EpisodeIn], *, agent_id: str | None = None,
+                        extract: bool = True, batch: bool = True) -> list[tuple[Episode, bool]]:
         """Store episodes (secrets redacted first), each with a durable extraction job; returns (episode, created)
         per input, in order. Idempotent by `idempotency_key` (a replay returns the stored episode, created False).
 
@@ -53,22 +54,22 @@ class IngestService:
         `episodes[i].content` when content is over `settings.max_episode_chars`, `episodes[i].idempotency_key` when
         two episodes of the batch share a key with different content (both checked for all before any write), or
         when the key already names another stored episode (`graphmem.store.episodes.append`; the episodes before it
-        are stored, and a retry with a fresh key replays them).
+        are stored, and a retry with a fresh key replays them). With `batch` false (one episode sent on its own)
+        the fields are named without the `episodes[0].` prefix.
         """
         require_tenant(tenant_id)
         limit = self.settings.max_episode_chars
         seen: dict[str, EpisodeIn] = {}
         for i, ep in enumerate(episodes):
+            at = f"episodes[{i}]." if batch else ""
             if len(ep.content) > limit:
-                raise InvalidInput(f"episodes[{i}].content is {len(ep.content)} characters; the limit is {limit}",
-                                   field=f"episodes[{i}].content")
+                raise InvalidInput(f"{at}content is {len(ep.content)} characters; the limit is {limit}",
+                                   field=f"{at}content")
             if ep.idempotency_key:
                 first = seen.setdefault(ep.idempotency_key, ep)
-                if (first.content, first.kind, first.session_id, first.user_id) != (ep.content, ep.kind,
-                                                                                    ep.session_id, ep.user_id):
-                    raise InvalidInput(f"episodes[{i}].idempotency_key {ep.idempotency_key!r} is used by an earlier "
-                                       "episode of the batch with other content",
-                                       field=f"episodes[{i}].idempotency_key")
+                if episode_store.identity(first) != episode_store.identity(ep):
+                    raise InvalidInput(f"{at}idempotency_key {ep.idempotency_key!r} is used by an earlier "
+                                       "episode of the batch with other content", field=f"{at}idempotency_key")
         out: list[tuple[Episode, bool]] = []
         for i, ep in enumerate(episodes):
             clean, kinds = redact_episode(ep)
@@ -78,12 +79,14 @@ class IngestService:
                                                      extraction_reason=reason,
                                                      on_created=_record_redaction(tenant_id, kinds) if kinds else None))
             except InvalidInput as exc:
+                if not batch:
+                    raise
                 raise InvalidInput(exc.detail, field=f"episodes[{i}].{exc.field}" if exc.field else None) from None
         return out
 
     def append_episode(self, tenant_id: str, episode: EpisodeIn, *, agent_id: str | None = None) -> tuple[Episode, bool]:
         """One episode; see `append_episodes`."""
-        return self.append_episodes(tenant_id, [episode], agent_id=agent_id)[0]
+        return self.append_episodes(tenant_id, [episode], agent_id=agent_id, batch=False)[0]
 
     # ---- explicit facts --------------------------------------------------------------------------
     def assert_facts(self, tenant_id: str, facts: list[FactIn]) -> list[AssertOutcome]:

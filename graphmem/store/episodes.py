@@ -52,8 +52,7 @@ def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_c
         raise InvalidInput(f"session {ep.session_id!r} belongs to another user", field="user_id")
     if not row["created"]:
         stored = Episode(**row["episode"])
-        if (stored.content, stored.kind, stored.session_id, stored.user_id) != (ep.content, ep.kind, ep.session_id,
-                                                                                 ep.user_id):
+        if identity(stored) != identity(ep):
             raise InvalidInput(f"idempotency_key {ep.idempotency_key!r} already names another episode (other "
                                "content, kind, session or user); use a new key for a new episode",
                                field="idempotency_key")
@@ -61,6 +60,12 @@ def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_c
     days = row["retain_days"]
     return Episode(**props, occurred_at=occurred_at, ingested_at=now,
                    retain_until=now + timedelta(days=days) if days is not None else None), True
+
+
+def identity(ep: Episode | EpisodeIn) -> tuple:
+    """What makes two episodes under one idempotency key the same episode sent again: content, kind, session and
+    user (not the times: a retry may stamp them anew)."""
+    return ep.content, ep.kind, ep.session_id, ep.user_id
 
 
 def get(tx: Tx, tenant_id: str, episode_id: str) -> Episode:
