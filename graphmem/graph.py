@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable
 from datetime import datetime
 
-from graphmem.errors import InvalidInput, NotFound
+from graphmem.errors import InvalidInput
 from graphmem.indexer import Indexer
 from graphmem.models import (AssertOutcome, Entity, EntityRef, Episode, EpisodeIn, Fact, FactIn, Provenance,
                              value_key)
@@ -168,11 +168,8 @@ class TemporalGraph:
             new = FactIn(subject=EntityRef(id=old.subject_id), predicate=old.predicate, object=object, value=value,
                          valid_from=old.valid_from, valid_to=old.valid_to, source="user_explicit", confidence=1.0,
                          episode_id=episode_id)
-            try:
-                outcome = fact_store.assert_batch(tx, tenant_id, [new], ontology, self.settings, "correction")[0]
-            except (InvalidInput, NotFound) as exc:   # name the caller's own fields (value, object), not a batch's
-                field = exc.field.removeprefix("correction[0].") if exc.field else None
-                raise type(exc)(exc.detail.removeprefix("correction[0]."), field=field) from None
+            # errors name the caller's own fields (value, object), not a batch's
+            outcome = fact_store.assert_batch(tx, tenant_id, [new], ontology, self.settings, field_prefix="")[0]
             if outcome.fact_id:
                 tx.run("facts/link_supersedes", tenant_id=tenant_id, now=now,
                        rows=[{"newer": outcome.fact_id, "older": fact_id}])

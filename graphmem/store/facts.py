@@ -52,37 +52,44 @@ def _timeline_fact(t: dict) -> TimelineFact:
                         t["confidence"], t["source"], t["status"])
 
 
+def _at(prefix: str, name: str) -> str:
+    """A field name under `prefix` ("facts[2]" + "predicate"), or the bare name without one."""
+    return f"{prefix}.{name}" if prefix else name
+
+
 def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Ontology, settings: Settings,
                  field_prefix: str = "facts") -> list[AssertOutcome]:
     """Assert `facts` (each with an `episode_id`) under the temporal rules; one `AssertOutcome` per fact.
 
     Raises `InvalidInput` (unknown predicate, wrong kinds, oversized values, missing episode_id) or `NotFound`
-    (unknown entity or episode id) naming the field, before anything is written.
+    (unknown entity or episode id) naming the field, before anything is written: "<field_prefix>[i].<name>", or
+    just "<name>" with `field_prefix` "" (one fact whose fields are the request's own, as in a correction).
     """
     now = utcnow()
-    fields = [f"{field_prefix}[{i}]" for i in range(len(facts))]
+    fields = [f"{field_prefix}[{i}]" if field_prefix else "" for i in range(len(facts))]
     preds = []
     for f, fld in zip(facts, fields):
-        p = ontology.get(f.predicate, field=f"{fld}.predicate")
+        p = ontology.get(f.predicate, field=_at(fld, "predicate"))
         if f.episode_id is None:
-            raise InvalidInput(f"{fld}.episode_id: every fact needs the episode it came from", field=f"{fld}.episode_id")
+            raise InvalidInput(f"{_at(fld, 'episode_id')}: every fact needs the episode it came from",
+                               field=_at(fld, "episode_id"))
         for name, text in (("value", f.value), ("statement", f.statement)):
             if text is not None and len(text) > settings.max_value_chars:
-                raise InvalidInput(f"{fld}.{name} is {len(text)} characters; the limit is {settings.max_value_chars}",
-                                   field=f"{fld}.{name}")
+                raise InvalidInput(f"{_at(fld, name)} is {len(text)} characters; the limit is "
+                                   f"{settings.max_value_chars}", field=_at(fld, name))
         preds.append(p)
 
     episode_times = {r["id"]: from_us(r["occurred_us"]) for r in
                      tx.rows("episodes/get_many", tenant_id=tenant_id, ids=list({f.episode_id for f in facts}))}
     for f, fld in zip(facts, fields):
         if f.episode_id not in episode_times:
-            raise NotFound(f"{fld}.episode_id: no episode {f.episode_id!r}", field=f"{fld}.episode_id")
+            raise NotFound(f"{_at(fld, 'episode_id')}: no episode {f.episode_id!r}", field=_at(fld, "episode_id"))
 
     refs, ref_fields, slots = [], [], []
     for f, fld in zip(facts, fields):
-        slots.append(len(refs)); refs.append(f.subject); ref_fields.append(f"{fld}.subject")
+        slots.append(len(refs)); refs.append(f.subject); ref_fields.append(_at(fld, "subject"))
         if f.object is not None:
-            refs.append(f.object); ref_fields.append(f"{fld}.object")
+            refs.append(f.object); ref_fields.append(_at(fld, "object"))
     resolved = entities.resolve(tx, tenant_id, refs, settings, ref_fields)
 
     rows = []
@@ -90,14 +97,15 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
         subj = resolved[slots[i]]
         obj = resolved[slots[i] + 1] if f.object is not None else None
         if not p.accepts_subject(subj.kind):
-            raise InvalidInput(f"{fld}.subject: {p.name} takes a subject of kind {p.subject_kinds}, not {subj.kind}",
-                               field=f"{fld}.subject.kind")
+            raise InvalidInput(f"{_at(fld, 'subject')}: {p.name} takes a subject of kind {p.subject_kinds}, not "
+                               f"{subj.kind}", field=_at(fld, "subject.kind"))
         if not p.accepts_object(obj.kind if obj else None):
             got = obj.kind if obj else "a literal value"
-            raise InvalidInput(f"{fld}.object: {p.name} takes {p.object_kinds}, not {got}", field=f"{fld}.object")
+            raise InvalidInput(f"{_at(fld, 'object')}: {p.name} takes {p.object_kinds}, not {got}",
+                               field=_at(fld, "object"))
         valid_from = f.valid_from or episode_times[f.episode_id]
         if f.valid_to is not None and f.valid_to <= valid_from:
-            raise InvalidInput(f"{fld}.valid_to must be after valid_from", field=f"{fld}.valid_to")
+            raise InvalidInput(f"{_at(fld, 'valid_to')} must be after valid_from", field=_at(fld, "valid_to"))
         rows.append((f, p, subj, obj, valid_from))
 
     # Subjects this transaction just created have no facts and nobody else can see them yet: no lock to take and
