@@ -106,6 +106,31 @@ def models_fetch(all_: bool) -> None:
         _fail(str(e))
 
 
+@main.group()
+def embeddings() -> None:
+    """Stored vectors (GRAPHMEM_EMBEDDER)."""
+
+
+@embeddings.command("reembed")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+def embeddings_reembed(yes: bool) -> None:
+    """Replace every stored vector with one from the configured embedder (after changing the model).
+
+    Vector search is off for what is not yet re-embedded; restart the API and workers afterwards."""
+    from graphmem.indexer import Indexer
+    services = open_services()
+    try:
+        if services.embedder is None:
+            _fail("GRAPHMEM_EMBEDDER=none: configure the embedder to re-embed with first")
+        if not yes:
+            click.confirm(f"Remove every stored vector and re-embed with {services.embedder.name}?", abort=True)
+        total = Indexer(services.db, services.embedder).reembed(
+            lambda tenant, n: click.echo(f"{tenant}: {n} vectors", err=True))
+        click.echo(json.dumps({"embedding_model": services.embedder.name, "vectors": total}))
+    finally:
+        services.close()
+
+
 def open_graph(settings: Settings | None = None, start_local: bool = True):
     """Connect (starting the local Neo4j if NEO4J_URI is unset), apply the schema, return a `TemporalGraph`."""
     from graphmem.graph import TemporalGraph

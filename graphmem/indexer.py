@@ -8,6 +8,7 @@ only written by the embedding model recorded for the graph (`graphmem.recall.emb
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from graphmem.embeddings import Embedder
 from graphmem.recall.embedding_guard import EmbeddingGuard
@@ -71,6 +72,31 @@ class Indexer:
         items = [(r["kind"], r["id"], r["text"]) for r in
                  self.db.rows("embeddings/backfill_candidates", tenant_id=tenant_id, limit=limit)]
         return self._safe(tenant_id, items)
+
+    def reembed(self, on_tenant: Callable[[str, int], None] | None = None, batch: int = 500) -> int:
+        """Replace every stored vector, in every tenant, by one from this indexer's embedder: remove all
+        embeddings, record this embedder as the graph's model (`GraphmemSchema.embedding_model`), then embed
+        each tenant's facts, entities and episodes `batch` per kind and call at a time. `on_tenant(tenant_id,
+        stored)` is called after each tenant. Returns the number of vectors stored.
+
+        For a change of model (e.g. GRAPHMEM_LOCAL_MODEL); vector search is off for what is not yet re-embedded,
+        and processes started before it keep refusing vectors (their guard checked once) until restarted.
+        Raises ValueError when no embedder is configured; embedder errors propagate (run it again to go on)."""
+        if self.embedder is None:
+            raise ValueError("no embedder is configured (GRAPHMEM_EMBEDDER=none): nothing to re-embed with")
+        self.db.schema_statement("meta/clear_embeddings")
+        self.db.execute("meta/set_embedding_model", model=self.embedder.name)
+        self.guard = EmbeddingGuard(self.db, self.embedder.name)
+        total = 0
+        for row in self.db.rows("meta/unembedded_tenants"):
+            tenant, stored = row["tenant_id"], 0
+            while n := self._store(tenant, [(r["kind"], r["id"], r["text"]) for r in self.db.rows(
+                    "embeddings/backfill_candidates", tenant_id=tenant, limit=batch)]):
+                stored += n
+            total += stored
+            if on_tenant:
+                on_tenant(tenant, stored)
+        return total
 
     def _safe(self, tenant_id: str, items: list[tuple[str, str, str]]) -> int:
         try:

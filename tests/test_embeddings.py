@@ -3,7 +3,6 @@ factory, and the OpenAI embedder through the real `openai` client against a loca
 from __future__ import annotations
 
 import math
-import sys
 import time
 
 import numpy as np

@@ -3,8 +3,8 @@
 The first time a configured embedder is used for recall, its `name` (e.g. "local:all-MiniLM-L6-v2") is recorded
 on the database's `(:GraphmemSchema {id: 'graphmem'})` node as `embedding_model` (query `search/embedding_model`);
 afterwards a different embedder is refused for vector search (a `degraded` note, full-text and graph still run)
-until the operator re-embeds and resets the record. The vector dimension itself is guarded by the schema
-(`graphmem.store.schema.apply_schema`).
+until the operator re-embeds the graph with `graphmem embeddings reembed` (which also resets the record). The
+vector dimension itself is guarded by the schema (`graphmem.store.schema.apply_schema`).
 """
 from __future__ import annotations
 
@@ -33,7 +33,8 @@ class EmbeddingGuard:
             if recorded != self.name:
                 self._problem = (f"vector: stored vectors were made by {recorded!r} but the configured embedder is "
                                  f"{self.name!r}; vectors of different models are not comparable. Re-embed the graph "
-                                 f"with the new model and reset GraphmemSchema.embedding_model, or configure {recorded!r}")
+                                 f"with `graphmem embeddings reembed`, or configure {recorded!r} again (a local "
+                                 f"model is chosen by GRAPHMEM_LOCAL_MODEL)")
                 log.error(self._problem)
             self._checked = True
         return self._problem

@@ -1,0 +1,105 @@
+"""Changing the local model: vectors of the old model are refused for search (a `degraded` note that names the
+fix), and `graphmem embeddings reembed` replaces every vector in every tenant with the new model's.
+
+Re-embedding is database-wide (it clears every vector and rewrites the recorded model), so this runs on a private
+Neo4j of its own instead of the session's shared one."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from graphmem.localneo4j import LocalNeo4j
+from graphmem.models import EntityRef, EpisodeIn, FactIn
+from graphmem.recall.models import SearchRequest
+from graphmem.services import Services
+from graphmem.settings import Settings
+from graphmem.store import Database
+from graphmem.store.schema import apply_schema
+from tests.neo4j_fixture import free_port
+
+GRAPHMEM = str(Path(sys.executable).parent / "graphmem")
+WHEN = datetime(2024, 3, 1, tzinfo=timezone.utc)
+
+
+@pytest.fixture(scope="module")
+def private(tmp_path_factory) -> Settings:
+    server = LocalNeo4j(Settings(home=tmp_path_factory.mktemp("reembed-home"), cache_dir=Settings().cache_dir,
+                                 local_neo4j_port=free_port(), local_neo4j_heap="512m", local_neo4j_pagecache="64m",
+                                 NEO4J_URI=None, NEO4J_PASSWORD=None))
+    uri = server.start(timeout_s=180)
+    try:
+        yield Settings(NEO4J_URI=uri, NEO4J_PASSWORD=None, embedder="local", embed_on_write=True)
+    finally:
+        server.stop()
+
+
+def _services(settings: Settings, model: str) -> Services:
+    db = Database.from_settings(settings)
+    apply_schema(db, settings.embedding_dimension)
+    return Services(db, settings.model_copy(update={"local_model": model}))
+
+
+def _write(services: Services, tenant: str) -> list[str]:
+    ep, _ = services.ingest.append_episodes(tenant, [EpisodeIn(
+        content="My cat Luna chewed the charger cable again", occurred_at=WHEN, session_id="s1")])[0]
+    fact = services.graph.assert_fact(tenant, FactIn(subject=EntityRef(kind="Person", name="Ana"),
+                                                     predicate="OBSERVED", value="Ana adopted a kitten in March",
+                                                     episode_id=ep.id))
+    return [ep.id, fact.fact_id]
+
+
+def test_changed_model_is_refused_then_reembed_replaces_every_vector(private: Settings) -> None:
+    old = _services(private, "all-MiniLM-L6-v2")
+    tenants = [f"t-{uuid.uuid4().hex[:8]}" for _ in range(2)]
+    try:
+        ids = {t: _write(old, t) for t in tenants}
+    finally:
+        old.close()
+
+    new = _services(private, "bge-small-en-v1.5")
+    try:
+        res = new.recall.search(tenants[0], SearchRequest(query="pet animal", k=5))
+        note = " ".join(d for d in res.degraded if d.startswith("vector"))
+        assert "'local:all-MiniLM-L6-v2'" in note and "graphmem embeddings reembed" in note
+    finally:
+        new.close()
+
+    env = {**os.environ, "NEO4J_URI": private.neo4j_uri, "GRAPHMEM_EMBEDDER": "local",
+           "GRAPHMEM_LOCAL_MODEL": "bge-small-en-v1.5"}
+    run = subprocess.run([GRAPHMEM, "embeddings", "reembed", "--yes"], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    assert out["embedding_model"] == "local:bge-small-en-v1.5"
+    assert out["vectors"] >= 2 * 3  # per tenant: the episode, the fact and its subject entity
+    assert all(t in run.stderr for t in tenants)
+
+    new = _services(private, "bge-small-en-v1.5")
+    try:
+        with new.db.driver.session() as s:
+            rows = s.run("MATCH (n) WHERE n.id IN $ids RETURN n.id AS id, n.embedding AS v, "
+                         "coalesce(n.statement, n.content) AS text", ids=ids[tenants[1]]).data()
+        assert len(rows) == 2
+        for r in rows:  # the new model's vectors of the texts the indexer embeds (no speaker here)
+            np.testing.assert_allclose(r["v"], new.embedder.embed([r["text"]])[0], atol=1e-5)
+        res = new.recall.search(tenants[1], SearchRequest(query="pet animal", k=5))
+        assert not [d for d in res.degraded if d.startswith("vector")]
+        reasons = {h.id: " ".join(h.reasons) for h in res.hits}
+        assert "vector" in reasons.get(ids[tenants[1]][0], "")
+    finally:
+        new.close()
+
+
+def test_reembed_without_an_embedder_is_refused(private: Settings) -> None:
+    env = {**os.environ, "NEO4J_URI": private.neo4j_uri, "GRAPHMEM_EMBEDDER": "none"}
+    run = subprocess.run([GRAPHMEM, "embeddings", "reembed", "--yes"], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 1 and "GRAPHMEM_EMBEDDER=none" in run.stderr
