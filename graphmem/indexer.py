@@ -89,10 +89,15 @@ class Indexer:
         self.guard = EmbeddingGuard(self.db, self.embedder.name)
         total = 0
         for row in self.db.rows("meta/unembedded_tenants"):
-            tenant, stored = row["tenant_id"], 0
-            while n := self._store(tenant, [(r["kind"], r["id"], r["text"]) for r in self.db.rows(
-                    "embeddings/backfill_candidates", tenant_id=tenant, limit=batch)]):
-                stored += n
+            tenant, stored, previous = row["tenant_id"], 0, None
+            while True:
+                items = [(r["kind"], r["id"], r["text"]) for r in self.db.rows(
+                    "embeddings/backfill_candidates", tenant_id=tenant, limit=batch)]
+                ids = {i for _, i, _ in items}
+                if not ids or ids == previous:  # done, or only nodes without text are left
+                    break
+                stored += self._store(tenant, items)
+                previous = ids
             total += stored
             if on_tenant:
                 on_tenant(tenant, stored)

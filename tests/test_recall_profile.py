@@ -47,7 +47,7 @@ def cases(tenant: str, ids: dict) -> dict[str, dict]:
     scope = {"session_id": None, "user_id": None, "occurred_after": None, "occurred_before": None}
     retr = {"lucene": build_query("who reports to Carol at Globex", tenant), "vector": [0.05] * 384, "limit": 50,
             "fetch": 1000, "entity_kinds": None, "seed_ids": [ids["Dana Smith"], ids["Globex"]], "weights": {},
-            "rrf_k": 60, "prefetch": 20}
+            "rrf_k": 10, "prefetch": 20}
     rank_ids = {"fact_ids": [ids["Dana Smith"], ids["Globex"]], "episode_ids": [ids["Dana Smith"]],
                 "entity_ids": [ids["Dana Smith"], ids["Globex"]]}
     return {

@@ -3,7 +3,7 @@
 Retrievers per target kind: full-text (Neo4j full-text indexes `fact_text`, `episode_text`, `entity_text`; Lucene
 BM25), vector (Neo4j vector indexes `fact_embedding`, `episode_embedding`, `entity_embedding` via
 `db.index.vector.queryNodes`, cosine) and graph proximity to seed entities. Every (kind, retriever) ranked list is
-fused by reciprocal rank fusion (Cormack, Clarke & Büttcher, SIGIR 2009, k = 60; see `graphmem.recall.fusion`),
+fused by reciprocal rank fusion (Cormack, Clarke & Büttcher, SIGIR 2009, k = 10; see `graphmem.recall.fusion`),
 optionally re-ranked by MMR (Carbonell & Goldstein 1998).
 
 One auto-commit read (`cypher/search/rank`) runs every retriever and returns each list's hits as ids, ranks and
