@@ -39,9 +39,9 @@ __all__ = [
     "EmbedderUnavailable",
     "OpenAIEmbedder",
     "cosine",
+    "l2_normalise",
     "make_embedder",
 ]
-
 
 
 class EmbedderUnavailable(Unavailable):
