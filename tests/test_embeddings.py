@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import get_args
 
 import numpy as np
 import openai
@@ -21,7 +22,7 @@ from graphmem.embeddings import (
     make_embedder,
 )
 from graphmem.local_models import LOCAL_MODELS, OnnxEmbedder
-from graphmem.settings import Settings
+from graphmem.settings import LocalModelName, Settings
 
 try:
     from fake_openai import FakeOpenAIServer, Reply, chat_completion_body, deterministic_vector, embeddings_handler, error_body
@@ -159,8 +160,9 @@ def test_make_embedder_local() -> None:
     assert (emb.name, emb.dimension) == ("local:bge-small-en-v1.5", 384)
     emb = make_embedder(Settings(embedder="local", local_model="all-MiniLM-L6-v2"))
     assert emb.name == "local:all-MiniLM-L6-v2"
-    with pytest.raises(ValidationError, match="unknown local model 'bge-large'"):
+    with pytest.raises(ValidationError, match="'bge-small-en-v1.5' or 'all-MiniLM-L6-v2'"):
         Settings(local_model="bge-large")
+    assert set(get_args(LocalModelName)) == set(LOCAL_MODELS)
     with pytest.raises(EmbedderMismatch, match="GRAPHMEM_EMBEDDING_DIMENSION=768"):
         make_embedder(Settings(embedder="local", embedding_dimension=768))
 

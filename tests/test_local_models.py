@@ -91,7 +91,11 @@ def test_fetch_errors_name_the_url(repo, tmp_path: Path) -> None:
     _serve(repo, model, body)
     with pytest.raises(ModelFetchError, match=f"has no {BGE.tokenizer}"):
         fetch(model, tmp_path, base)
-    assert not model_path(model, tmp_path).exists()
+    assert [p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")] == []  # no partial files either
+    blocked = tmp_path / "file"
+    blocked.write_text("")  # a model dir that cannot be created
+    with pytest.raises(ModelFetchError, match="into .*file/sub failed"):
+        fetch(model, blocked / "sub", base)
 
 
 def test_cli_fetch_prints_the_model_directory(repo, tmp_path: Path) -> None:
