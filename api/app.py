@@ -38,6 +38,10 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         app.state.services = services or Services.from_settings(settings)
+        # The embedder is built (a local model loaded) now, not inside the first request: a configured model that is
+        # missing stops the start with its message instead of failing most routes with 503s, and the first context
+        # call does not spend its search time budget loading the model.
+        app.state.services.embedder
         if owned:
             from graphmem.ops import ensure_bootstrap_admin
             ensure_bootstrap_admin(app.state.services.db, settings.bootstrap_admin_key)

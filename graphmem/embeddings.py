@@ -1,4 +1,4 @@
-"""Text embeddings behind one interface: a bundled local model, an OpenAI-compatible API, a cache.
+"""Text embeddings behind one interface: a local model, an OpenAI-compatible API, a cache.
 
 Shapes and units: `embed(texts)` takes N strings and returns N vectors, each a `list[float]` of
 length `dimension`, L2-normalised (unit length), so the dot product of two vectors is their

@@ -150,6 +150,14 @@ class Settings(BaseSettings):
             raise ValueError(f"no prompt file {', '.join(missing)} in {PROMPTS}")
         return v
 
+    @field_validator("model_dir", mode="before")
+    @classmethod
+    def _model_dir_home(cls, v):
+        """An empty value means unset; a leading ~ is the user's home (as a shell would read it)."""
+        if isinstance(v, str):
+            return Path(v).expanduser() if v.strip() else None
+        return v
+
     @property
     def resolved_model_dir(self) -> Path:
         """`model_dir`, or `<cache_dir>/models` when unset."""

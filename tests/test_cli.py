@@ -179,3 +179,18 @@ def test_context_window(cli, services, tenant):
     assert code == 1
     code, _, err = cli("context", "--session", "s1", "--budget", "100", "--system-policy", "p")
     assert code == 2 and "--tenant" in err
+
+
+def test_serve_and_worker_refuse_to_start_without_the_configured_local_model(neo4j_server, tmp_path):
+    """A configured local model that was never fetched stops the start with its message, instead of a ready
+    server whose routes answer 503 (or a worker that fails every job)."""
+    env = {"GRAPHMEM_EMBEDDER": "local", "GRAPHMEM_MODEL_DIR": str(tmp_path)}
+    proc = _serve(free_port(), **env)
+    try:
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode != 0 and "graphmem models fetch" in err
+    run = subprocess.run([GRAPHMEM, "worker", "--until-idle"], env={**os.environ, **env}, capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 1 and "graphmem models fetch" in run.stderr and "Traceback" not in run.stderr

@@ -106,3 +106,9 @@ def test_cli_fetch_prints_the_model_directory(repo, tmp_path: Path) -> None:
     res = subprocess.run([str(Path(sys.executable).parent / "graphmem"), "models", "fetch"], env=env,
                          capture_output=True, text=True, timeout=60)
     assert res.returncode == 1 and "does not match the pinned" in res.stderr
+
+
+def test_model_dir_setting_reads_like_a_shell_path() -> None:
+    from graphmem.settings import Settings
+    assert Settings(model_dir="").resolved_model_dir == Settings().cache_dir / "models"  # empty = unset
+    assert Settings(model_dir="~/gm-models").resolved_model_dir == Path.home() / "gm-models"

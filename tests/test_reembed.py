@@ -48,12 +48,17 @@ def _services(settings: Settings, model: str) -> Services:
 
 
 def _write(services: Services, tenant: str) -> list[str]:
+    """An episode, a fact, and a fact corrected by the user (history, searched with an earlier known_at)."""
     ep, _ = services.ingest.append_episodes(tenant, [EpisodeIn(
         content="My cat Luna chewed the charger cable again", occurred_at=WHEN, session_id="s1")])[0]
     fact = services.graph.assert_fact(tenant, FactIn(subject=EntityRef(kind="Person", name="Ana"),
                                                      predicate="OBSERVED", value="Ana adopted a kitten in March",
                                                      episode_id=ep.id))
-    return [ep.id, fact.fact_id]
+    wrong = services.graph.assert_fact(tenant, FactIn(subject=EntityRef(kind="Person", name="Ana"),
+                                                      predicate="OBSERVED", value="Ana has a parrot",
+                                                      episode_id=ep.id))
+    services.graph.correct(tenant, wrong.fact_id, ep.id, value="Ana has a budgie")
+    return [ep.id, fact.fact_id, wrong.fact_id]
 
 
 def test_changed_model_is_refused_then_reembed_replaces_every_vector(private: Settings) -> None:
@@ -71,6 +76,8 @@ def test_changed_model_is_refused_then_reembed_replaces_every_vector(private: Se
         assert "'local:all-MiniLM-L6-v2'" in note and "graphmem embeddings reembed" in note
     finally:
         new.close()
+    stale = _services(private, "all-MiniLM-L6-v2")  # a process still running the old model during the change
+    assert not stale.recall.search(tenants[0], SearchRequest(query="pet animal", k=5)).degraded
 
     env = {**os.environ, "NEO4J_URI": private.neo4j_uri, "GRAPHMEM_EMBEDDER": "local",
            "GRAPHMEM_LOCAL_MODEL": "bge-small-en-v1.5"}
@@ -79,15 +86,24 @@ def test_changed_model_is_refused_then_reembed_replaces_every_vector(private: Se
     assert run.returncode == 0, run.stderr
     out = json.loads(run.stdout)
     assert out["embedding_model"] == "local:bge-small-en-v1.5"
-    assert out["vectors"] >= 2 * 3  # per tenant: the episode, the fact and its subject entity
+    assert out["vectors"] >= 2 * 5  # per tenant: the episode, three facts and their subject entity
     assert all(t in run.stderr for t in tenants)
+
+    stale.recall.hybrid.guard.recheck_s = 0  # (30 s by default) the old-model process re-reads the recorded model
+    try:
+        note = " ".join(stale.recall.search(tenants[0], SearchRequest(query="pet animal", k=5)).degraded)
+        assert "'local:bge-small-en-v1.5'" in note  # it stops comparing its vectors with the new model's
+    finally:
+        stale.close()
 
     new = _services(private, "bge-small-en-v1.5")
     try:
         with new.db.driver.session() as s:
             rows = s.run("MATCH (n) WHERE n.id IN $ids RETURN n.id AS id, n.embedding AS v, "
                          "coalesce(n.statement, n.content) AS text", ids=ids[tenants[1]]).data()
-        assert len(rows) == 2
+            missing = s.run("MATCH (n) WHERE n.tenant_id IN $t AND (n:Fact OR n:Entity OR n:Episode) "
+                            "AND n.embedding IS NULL RETURN count(n) AS n", t=tenants).single()["n"]
+        assert len(rows) == 3 and missing == 0  # the corrected fact too
         for r in rows:  # the new model's vectors of the texts the indexer embeds (no speaker here)
             np.testing.assert_allclose(r["v"], new.embedder.embed([r["text"]])[0], atol=1e-5)
         res = new.recall.search(tenants[1], SearchRequest(query="pet animal", k=5))
@@ -98,8 +114,12 @@ def test_changed_model_is_refused_then_reembed_replaces_every_vector(private: Se
         new.close()
 
 
-def test_reembed_without_an_embedder_is_refused(private: Settings) -> None:
+def test_reembed_without_a_usable_embedder_is_refused(private: Settings, tmp_path) -> None:
     env = {**os.environ, "NEO4J_URI": private.neo4j_uri, "GRAPHMEM_EMBEDDER": "none"}
     run = subprocess.run([GRAPHMEM, "embeddings", "reembed", "--yes"], env=env, capture_output=True, text=True,
                          timeout=120)
     assert run.returncode == 1 and "GRAPHMEM_EMBEDDER=none" in run.stderr
+    env.update(GRAPHMEM_EMBEDDER="local", GRAPHMEM_MODEL_DIR=str(tmp_path))  # the model was never fetched there
+    run = subprocess.run([GRAPHMEM, "embeddings", "reembed", "--yes"], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 1 and "graphmem models fetch" in run.stderr and "Traceback" not in run.stderr

@@ -1,6 +1,7 @@
-// Up to $limit facts, entities and episodes of the tenant that still lack an embedding.
+// Up to $limit facts (corrected ones too: they are searched as of earlier times), entities and episodes of the
+// tenant that still lack an embedding.
 CALL () {
-  MATCH (f:Fact {tenant_id: $tenant_id}) WHERE f.embedding IS NULL AND f.status <> 'corrected'
+  MATCH (f:Fact {tenant_id: $tenant_id}) WHERE f.embedding IS NULL
   RETURN 'fact' AS kind, f.id AS id, f.statement AS text LIMIT $limit
   UNION ALL
   MATCH (e:Entity {tenant_id: $tenant_id}) WHERE e.embedding IS NULL

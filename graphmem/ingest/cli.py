@@ -33,8 +33,14 @@ def worker(tenants: tuple[str, ...], concurrency: int, batch: int | None, lease_
     SIGTERM/Ctrl-C stop it gracefully (jobs it holds are released)."""
     import threading
 
+    from graphmem.errors import GraphmemError
     from graphmem.ingest.worker import Worker
     services = _services()
+    try:
+        services.embedder  # a configured embedder that cannot load stops the worker here, with its message
+    except GraphmemError as e:
+        services.close()
+        raise click.ClickException(e.detail) from e
     stop_sweeper = threading.Event()
     w = Worker(services, tenants=list(tenants) or None, concurrency=concurrency, batch=batch, lease_s=lease_s,
                poll_s=poll_s)

@@ -2,13 +2,15 @@
 
 The first time a configured embedder is used for recall, its `name` (e.g. "local:all-MiniLM-L6-v2") is recorded
 on the database's `(:GraphmemSchema {id: 'graphmem'})` node as `embedding_model` (query `search/embedding_model`);
-afterwards a different embedder is refused for vector search (a `degraded` note, full-text and graph still run)
+afterwards a different embedder is refused for vector search and for writing vectors (a `degraded` note; full-text
+and graph still run)
 until the operator re-embeds the graph with `graphmem embeddings reembed` (which also resets the record). The
 vector dimension itself is guarded by the schema (`graphmem.store.schema.apply_schema`).
 """
 from __future__ import annotations
 
 import logging
+import time
 
 from graphmem.store import Database
 
@@ -16,25 +18,32 @@ log = logging.getLogger("graphmem.recall")
 
 
 class EmbeddingGuard:
-    """Checks once per process that the configured embedder matches the recorded embedding model."""
+    """Checks that the configured embedder matches the recorded embedding model, again every `recheck_s` seconds
+    (default 30): after `graphmem embeddings reembed` records another model, a process still configured with the
+    old one stops using vectors within that time instead of comparing vectors of two models."""
 
-    def __init__(self, db: Database, embedder_name: str | None):
-        self.db, self.name = db, embedder_name
+    def __init__(self, db: Database, embedder_name: str | None, recheck_s: float = 30.0):
+        self.db, self.name, self.recheck_s = db, embedder_name, recheck_s
         self._problem: str | None = None
-        self._checked = False
+        self._checked_at: float | None = None
 
     def problem(self) -> str | None:
         """None when vector search may run; else a one-line reason ("vector: ...")."""
         if self.name is None:
             return "vector: no embedder configured (GRAPHMEM_EMBEDDER=none)"
-        if not self._checked:
+        now = time.monotonic()
+        if self._checked_at is None or now - self._checked_at >= self.recheck_s:
             row = self.db.execute("search/embedding_model", model=self.name)
             recorded = row[0]["embedding_model"] if row else self.name
+            previous = self._problem
             if recorded != self.name:
                 self._problem = (f"vector: stored vectors were made by {recorded!r} but the configured embedder is "
                                  f"{self.name!r}; vectors of different models are not comparable. Re-embed the graph "
                                  f"with `graphmem embeddings reembed`, or configure {recorded!r} again (a local "
                                  f"model is chosen by GRAPHMEM_LOCAL_MODEL)")
-                log.error(self._problem)
-            self._checked = True
+                if self._problem != previous:
+                    log.error(self._problem)
+            else:
+                self._problem = None
+            self._checked_at = now
         return self._problem
