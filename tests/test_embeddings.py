@@ -54,7 +54,10 @@ def test_local_similarity_ordering(local: OnnxEmbedder) -> None:
     food, bread, baby = local.embed(["A man is eating food.", "A man is eating a piece of bread.",
                                      "The girl is carrying a baby."])
     assert cosine(food, bread) > 0.7
-    assert cosine(food, bread) > cosine(food, baby) + 0.2
+    # bge's cosines sit higher overall (unrelated sentences ~0.4), MiniLM's spread wider (~0)
+    unrelated_below, margin = {"bge-small-en-v1.5": (0.5, 0.3), "all-MiniLM-L6-v2": (0.3, 0.4)}[local.model.name]
+    assert cosine(food, baby) < unrelated_below
+    assert cosine(food, bread) > cosine(food, baby) + margin
 
 
 def test_local_finds_the_paraphrase(local: OnnxEmbedder) -> None:
