@@ -69,9 +69,12 @@ class Indexer:
         require_tenant(tenant_id)
         if self.embedder is None:
             return 0
-        items = [(r["kind"], r["id"], r["text"]) for r in
-                 self.db.rows("embeddings/backfill_candidates", tenant_id=tenant_id, limit=limit)]
-        return self._safe(tenant_id, items)
+        return self._safe(tenant_id, self._candidates(tenant_id, limit))
+
+    def _candidates(self, tenant_id: str, limit: int) -> list[tuple[str, str, str]]:
+        """Up to `limit` (kind, id, text) of each kind in the tenant that lack a vector."""
+        return [(r["kind"], r["id"], r["text"]) for r in
+                self.db.rows("embeddings/backfill_candidates", tenant_id=tenant_id, limit=limit)]
 
     def reembed(self, on_tenant: Callable[[str, int], None] | None = None, batch: int = 500) -> int:
         """Replace every stored vector, in every tenant, by one from this indexer's embedder: remove all
@@ -79,8 +82,8 @@ class Indexer:
         each tenant's facts, entities and episodes `batch` per kind and call at a time. `on_tenant(tenant_id,
         stored)` is called after each tenant. Returns the number of vectors stored.
 
-        For a change of model (e.g. GRAPHMEM_LOCAL_MODEL); vector search is off for what is not yet re-embedded,
-        and processes started before it keep refusing vectors (their guard checked once) until restarted.
+        For a change of model (e.g. GRAPHMEM_LOCAL_MODEL); vector search finds only what is re-embedded so far, and
+        processes still configured with the old model stop using vectors within their guard's recheck (30 s).
         Raises ValueError when no embedder is configured; embedder errors propagate (run it again to go on)."""
         if self.embedder is None:
             raise ValueError("no embedder is configured (GRAPHMEM_EMBEDDER=none): nothing to re-embed with")
@@ -91,8 +94,7 @@ class Indexer:
         for row in self.db.rows("meta/unembedded_tenants"):
             tenant, stored, previous = row["tenant_id"], 0, None
             while True:
-                items = [(r["kind"], r["id"], r["text"]) for r in self.db.rows(
-                    "embeddings/backfill_candidates", tenant_id=tenant, limit=batch)]
+                items = self._candidates(tenant, batch)
                 ids = {i for _, i, _ in items}
                 if not ids or ids == previous:  # done, or only nodes without text are left
                     break

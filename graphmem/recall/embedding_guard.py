@@ -3,9 +3,8 @@
 The first time a configured embedder is used for recall, its `name` (e.g. "local:all-MiniLM-L6-v2") is recorded
 on the database's `(:GraphmemSchema {id: 'graphmem'})` node as `embedding_model` (query `search/embedding_model`);
 afterwards a different embedder is refused for vector search and for writing vectors (a `degraded` note; full-text
-and graph still run)
-until the operator re-embeds the graph with `graphmem embeddings reembed` (which also resets the record). The
-vector dimension itself is guarded by the schema (`graphmem.store.schema.apply_schema`).
+and graph still run) until the operator re-embeds the graph with `graphmem embeddings reembed` (which also resets
+the record). The vector dimension itself is guarded by the schema (`graphmem.store.schema.apply_schema`).
 """
 from __future__ import annotations
 
