@@ -37,9 +37,12 @@ class Settings(BaseSettings):
         default=None, validation_alias=AliasChoices("NEO4J_URI", "GRAPHMEM_NEO4J_URI"),
         description="bolt:// or neo4j:// URI of an existing server; unset = use the locally managed server.",
     )
-    neo4j_user: str = Field(default="neo4j", validation_alias=AliasChoices("NEO4J_USER", "NEO4J_USERNAME", "GRAPHMEM_NEO4J_USER"))
-    neo4j_password: str | None = Field(default=None, validation_alias=AliasChoices("NEO4J_PASSWORD", "GRAPHMEM_NEO4J_PASSWORD"))
-    neo4j_database: str = Field(default="neo4j", validation_alias=AliasChoices("NEO4J_DATABASE", "GRAPHMEM_NEO4J_DATABASE"))
+    neo4j_user: str = Field(default="neo4j",
+                            validation_alias=AliasChoices("NEO4J_USER", "NEO4J_USERNAME", "GRAPHMEM_NEO4J_USER"))
+    neo4j_password: str | None = Field(default=None,
+                                       validation_alias=AliasChoices("NEO4J_PASSWORD", "GRAPHMEM_NEO4J_PASSWORD"))
+    neo4j_database: str = Field(default="neo4j",
+                                validation_alias=AliasChoices("NEO4J_DATABASE", "GRAPHMEM_NEO4J_DATABASE"))
 
     # --- locally managed Neo4j (`graphmem neo4j start`) ----------------------------------------
     home: Path = Field(default_factory=_home, description="Directory graphmem owns: local Neo4j data and logs.")
@@ -101,7 +104,8 @@ class Settings(BaseSettings):
                     "same-kind entity to be a candidate of an ambiguous mention ('Dana' ~ 'Dana Smith' = 1.0, "
                     "'Dana Smith' ~ 'Dana Lee' = 0.5).")
     disambiguation_max_candidates: int = Field(
-        default=5, ge=1, le=20, description="Most candidates shown to the LLM per ambiguous mention (most similar first).")
+        default=5, ge=1, le=20,
+        description="Most candidates shown to the LLM per ambiguous mention (most similar first).")
 
     # --- limits --------------------------------------------------------------------------------
     max_value_chars: int = Field(default=4000, description="Longest fact value / statement accepted (characters).")
