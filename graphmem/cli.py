@@ -227,7 +227,7 @@ FORMAT = click.option("--format", "fmt", type=click.Choice(["json", "table"]), d
 # ---- serve ------------------------------------------------------------------------------------------------
 @main.command()
 @click.option("--host", default=None, help="Interface to bind [default: GRAPHMEM_API_HOST, 127.0.0.1].")
-@click.option("--port", type=int, default=None, help="Port [default: GRAPHMEM_API_PORT, 8080].")
+@click.option("--port", type=click.IntRange(1, 65535), default=None, help="Port [default: GRAPHMEM_API_PORT, 8080].")
 @click.option("--with-worker", is_flag=True, help="Also run an extraction worker in this process.")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["debug", "info", "warning", "error"]))
@@ -245,7 +245,15 @@ def serve(host: str | None, port: int | None, with_worker: bool, log_level: str,
 
     from api.app import create_app
     from api.middleware import configure_logging
+    from graphmem.embeddings import make_embedder
+    from graphmem.errors import GraphmemError
     settings = get_settings()
+    try:
+        # A configured local model that is missing or damaged stops the start here with one line (the app loads
+        # it again at start-up from the same per-process cache, so this costs nothing).
+        make_embedder(settings)
+    except GraphmemError as e:
+        _fail(e.detail)
     if not settings.neo4j_uri:
         from graphmem.localneo4j import LocalNeo4j, LocalNeo4jError
         try:

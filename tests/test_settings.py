@@ -1,0 +1,52 @@
+"""Settings as a user sets them: environment values that read like a shell's, and mistakes caught when the settings
+load, named by the variable to fix (graphmem.settings). No server needed."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from graphmem.settings import MAVEN_CENTRAL, Settings, describe_invalid
+
+
+def _problem(monkeypatch, **env: str) -> str:
+    """Load Settings from these environment variables; the one-line description of why they are refused."""
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    with pytest.raises(ValidationError) as exc:
+        Settings(_env_file=None)
+    return describe_invalid(exc.value)
+
+
+def test_empty_values_mean_unset_and_paths_read_like_a_shells() -> None:
+    assert Settings(model_dir="").resolved_model_dir == Settings().cache_dir / "models"
+    assert Settings(model_dir="~/gm-models").resolved_model_dir == Path.home() / "gm-models"
+    assert Settings(maven_repo=" ").maven_repo == MAVEN_CENTRAL
+    assert Settings(NEO4J_URI="").neo4j_uri is None
+    assert Settings(embedder=" Local ").embedder == "local"
+
+
+@pytest.mark.parametrize("env, named", [
+    ({"GRAPHMEM_API_PORT": "99999"}, "GRAPHMEM_API_PORT='99999': Input should be less than or equal to 65535"),
+    ({"GRAPHMEM_LOCAL_NEO4J_PORT": "0"}, "GRAPHMEM_LOCAL_NEO4J_PORT='0': Input should be greater than or equal to 1"),
+    ({"GRAPHMEM_EMBEDDER": "word2vec"}, "GRAPHMEM_EMBEDDER='word2vec': Input should be 'none', 'local' or 'openai'"),
+    ({"GRAPHMEM_NEO4J_SOURCE": "apt"}, "GRAPHMEM_NEO4J_SOURCE='apt': Input should be 'maven' or 'dist'"),
+    ({"NEO4J_URI": "localhost:7687"}, "NEO4J_URI='localhost:7687': Value error, expected <scheme>://host[:port]"),
+    ({"NEO4J_URI": "http://localhost:7474"}, "NEO4J_URI='http://localhost:7474'"),
+    ({"GRAPHMEM_MODEL_DIR": "~nosuchuser-graphmem/models"}, "GRAPHMEM_MODEL_DIR='~nosuchuser-graphmem/models': "
+                                                            "Value error, cannot expand"),
+])
+def test_a_bad_value_is_refused_naming_its_variable(monkeypatch, env, named) -> None:
+    assert named in _problem(monkeypatch, **env)
+
+
+def test_every_bad_value_is_named_at_once(monkeypatch) -> None:
+    problem = _problem(monkeypatch, GRAPHMEM_API_PORT="x", GRAPHMEM_LOCAL_MODEL="bge-large")
+    assert problem.startswith("invalid settings: ") and "GRAPHMEM_API_PORT='x'" in problem
+    assert "GRAPHMEM_LOCAL_MODEL='bge-large': Input should be 'bge-small-en-v1.5' or 'all-MiniLM-L6-v2'" in problem
+
+
+@pytest.mark.parametrize("uri", ["bolt://127.0.0.1:7687", "neo4j+s://x.databases.neo4j.io", "bolt+ssc://h"])
+def test_the_drivers_uri_schemes_are_accepted(uri) -> None:
+    assert Settings(NEO4J_URI=uri).neo4j_uri == uri
