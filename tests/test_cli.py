@@ -193,7 +193,9 @@ def test_serve_and_worker_refuse_to_start_without_the_configured_local_model(neo
     assert proc.returncode == 1 and "graphmem models fetch" in err and "Traceback" not in err
     run = subprocess.run([GRAPHMEM, "worker", "--until-idle"], env={**os.environ, **env}, capture_output=True,
                          text=True, timeout=120)
-    assert run.returncode == 1 and "graphmem models fetch" in run.stderr and "Traceback" not in run.stderr
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    assert run.stderr.startswith("error: local model bge-small-en-v1.5 is not installed")
+    assert "graphmem models fetch" in run.stderr
 
 
 @pytest.mark.parametrize("args, variable, value, named", [

@@ -40,7 +40,8 @@ def worker(tenants: tuple[str, ...], concurrency: int, batch: int | None, lease_
         services.embedder  # a configured embedder that cannot load stops the worker here, with its message
     except GraphmemError as e:
         services.close()
-        raise click.ClickException(e.detail) from e
+        click.echo(f"error: {e.detail}", err=True)   # the same form as every other graphmem command
+        sys.exit(1)
     stop_sweeper = threading.Event()
     w = Worker(services, tenants=list(tenants) or None, concurrency=concurrency, batch=batch, lease_s=lease_s,
                poll_s=poll_s)
