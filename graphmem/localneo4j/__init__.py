@@ -184,9 +184,7 @@ class LocalNeo4j:
         lib, marker = self.dist_dir / "lib", self.dist_dir / _MARKER
         if marker.exists():
             return lib
-        source = self.settings.neo4j_source
-        if source not in ("maven", "dist"):
-            raise LocalNeo4jError(f"unknown GRAPHMEM_NEO4J_SOURCE={source!r}; use 'maven' or 'dist'")
+        source = self.settings.neo4j_source  # "maven" or "dist": Settings refuses anything else
         self.dist_dir.mkdir(parents=True, exist_ok=True)
         with _locked(self.dist_dir / ".lock"):  # another process may be fetching right now
             if marker.exists():
