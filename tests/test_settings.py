@@ -44,7 +44,8 @@ def test_a_bad_value_is_refused_naming_its_variable(monkeypatch, env, named) -> 
 def test_every_bad_value_is_named_at_once(monkeypatch) -> None:
     problem = _problem(monkeypatch, GRAPHMEM_API_PORT="x", GRAPHMEM_LOCAL_MODEL="bge-large")
     assert problem.startswith("invalid settings: ") and "GRAPHMEM_API_PORT='x'" in problem
-    assert "GRAPHMEM_LOCAL_MODEL='bge-large': Input should be 'bge-small-en-v1.5' or 'all-MiniLM-L6-v2'" in problem
+    assert ("GRAPHMEM_LOCAL_MODEL='bge-large': Input should be 'e5-small-v2', 'bge-small-en-v1.5' or "
+            "'all-MiniLM-L6-v2'") in problem
 
 
 @pytest.mark.parametrize("uri", ["bolt://127.0.0.1:7687", "neo4j+s://x.databases.neo4j.io", "bolt+ssc://h"])

@@ -92,7 +92,7 @@ class HybridSearch:
             degraded.append(problem)
             return None
         try:
-            return self.embedder.embed([text])[0]
+            return self.embedder.embed_query(text)
         except Exception as exc:  # degrade, don't block (DESIGN principle 7)
             log.warning("query embedding failed: %s", exc)
             degraded.append(f"vector: embedder failed ({type(exc).__name__}: {exc})")
