@@ -92,11 +92,12 @@ def main() -> None:
     data = lc.load()[: a.samples] if a.samples else lc.load()
     subset = Path(tempfile.mkdtemp()) / "locomo_subset.json"
     subset.write_text(json.dumps(data))
-    results, timings, servers = {}, {}, {}
+    results, timings, servers, models = {}, {}, {}, {}
     tmp = Path(tempfile.mkdtemp())
     results["bm25 baseline (scorer)"] = lc.bm25_baseline(tmp / "bm25.json", subset)
     for emb in [e for e in a.embedders.split(",") if e]:
         with neo4j_for_bench(a.uri, heap="1g", pagecache="512m") as (settings, servers[emb]):
+            models[emb] = {"local": settings.local_model, "openai": settings.embedding_model}.get(emb)
             db = Database.from_settings(settings)
             apply_schema(db, settings.embedding_dimension)
             try:
@@ -109,7 +110,8 @@ def main() -> None:
     out = {**meta, "benchmark": "locomo_search", "unit": "percent of evidence turns found (recall@k)",
            "parameters": {"data": str(lc.DATA), "samples": [s["sample_id"] for s in data],
                           "questions_per_sample": a.questions, "search_k": 50, "targets": ["fact", "episode"],
-                          "neighbours": a.neighbours, "scorer": str(lc.SCORER), "neo4j": servers},
+                          "neighbours": a.neighbours, "scorer": str(lc.SCORER), "neo4j": servers,
+                          "embedding_model": models},
            "results": {name: r["results"] for name, r in results.items()},
            "scorable": {name: r["scorable"] for name, r in results.items()},
            "missing_predictions": {name: r["missing_predictions"] for name, r in results.items()},
@@ -136,7 +138,9 @@ def write_doc(out: dict, tab: str) -> None:
     run's table and target check; the notes around it are written by hand."""
     lines = [f"Run {out['date_utc']} at commit {out['commit'][:10]} ({out['machine']['cpus']} CPUs), "
              f"{len(out['parameters']['samples'])} conversations, {out['scorable']['bm25 baseline (scorer)']} "
-             "scorable questions.", "", tab, ""]
+             "scorable questions." + "".join(f" Embedder {e}: {m}." for e, m in
+                                             out["parameters"].get("embedding_model", {}).items() if m),
+             "", tab, ""]
     for name, res in out["results"].items():
         if name.startswith("graphmem"):
             r10, mh = res["recall@10"]["all_but_5"]["percent"], res["recall@10"]["multi_hop"]["percent"]

@@ -15,7 +15,8 @@ RRF_K = 10
 """The constant k of RRF. Cormack et al. (2009) found k = 60 near-optimal across TREC collections; on LoCoMo
 (seven conversations, evidence recall@10 on "all but 5", bench/locomo_search.py's setting, 2026-11-30) a smaller k,
 which lets a hit near the top of one list outrank hits that are middling in several, found more:
-k = 60 / 30 / 20 / 15 / 10 / 5 gave 73.6 / 74.6 / 75.6 / 76.0 / 76.2 / 76.1 with the local embedder (four lists)
+k = 60 / 30 / 20 / 15 / 10 / 5 gave 73.6 / 74.6 / 75.6 / 76.0 / 76.2 / 76.1 with the local embedder (then
+bge-small-en-v1.5; four lists)
 and 68.8 / 69.2 / 69.2 / 70.0 / 70.9 / 71.4 without (two lists); 10 is best or near it in both."""
 
 
