@@ -74,6 +74,7 @@ def test_changed_model_is_refused_then_reembed_replaces_every_vector(private: Se
         res = new.recall.search(tenants[0], SearchRequest(query="pet animal", k=5))
         note = " ".join(d for d in res.degraded if d.startswith("vector"))
         assert "'local:bge-small-en-v1.5'" in note and "graphmem embeddings reembed" in note
+        assert "GRAPHMEM_EMBEDDER=local GRAPHMEM_LOCAL_MODEL=bge-small-en-v1.5" in note  # as it is set
     finally:
         new.close()
     stale = _services(private, "bge-small-en-v1.5")  # a process still running the old model during the change

@@ -38,11 +38,19 @@ class EmbeddingGuard:
             if recorded != self.name:
                 self._problem = (f"vector: stored vectors were made by {recorded!r} but the configured embedder is "
                                  f"{self.name!r}; vectors of different models are not comparable. Re-embed the graph "
-                                 f"with `graphmem embeddings reembed`, or configure {recorded!r} again (a local "
-                                 f"model is chosen by GRAPHMEM_LOCAL_MODEL)")
+                                 f"with `graphmem embeddings reembed`, or configure {recorded!r} again "
+                                 f"({_setting_for(recorded)})")
                 if self._problem != previous:
                     log.error(self._problem)
             else:
                 self._problem = None
             self._checked_at = now
         return self._problem
+
+
+def _setting_for(embedder_name: str) -> str:
+    """The settings that select an embedder name: "local:e5-small-v2" -> "GRAPHMEM_EMBEDDER=local
+    GRAPHMEM_LOCAL_MODEL=e5-small-v2", "openai:m" -> "GRAPHMEM_EMBEDDER=openai GRAPHMEM_EMBEDDING_MODEL=m"."""
+    kind, _, model = embedder_name.partition(":")
+    variable = {"local": "GRAPHMEM_LOCAL_MODEL", "openai": "GRAPHMEM_EMBEDDING_MODEL"}.get(kind)
+    return f"GRAPHMEM_EMBEDDER={kind} {variable}={model}" if variable and model else "the embedder that made them"
