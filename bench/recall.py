@@ -6,7 +6,10 @@ UNWIND loader (cypher/recall/bench_load_*.cypher, the same node/edge shape as Te
 without the temporal-rule reads) because assert_facts is too slow for 1M facts in the time available. Sizes grow by
 adding tenants; full-text queries require the tenant inside Lucene and vector similarity is per tenant, so latency
 should not grow with other tenants' data. No embedder
-(no remote call, no query embedding) in the timed path. Runs on its own LocalNeo4j (heap 3g, page cache 2g).
+(no remote call, no query embedding) in the timed path. Runs on its own LocalNeo4j (heap 3g, page cache 4g:
+Neo4j's rule of thumb is store size + expected growth + 10% (Knowledge Base, "How to estimate initial memory
+configuration"), and the 1M-fact store is 2.0 GB; with 2g the 3-hop call cost ~10% more Neo4j CPU at 1M,
+docs/benchmarks/recall.md).
 
 usage: python bench/recall.py [--sizes 10000,100000,1000000] [--seconds 20] [--clients 8]
 """
@@ -42,6 +45,7 @@ LAST = ["Smith", "Lee", "Jones", "Adams", "Wu", "Garcia", "Khan", "Novak", "Ross
 ORGS = ["Globex", "Initech", "Acme", "Umbrella", "Hooli", "Stark", "Wayne", "Wonka", "Cyberdyne", "Tyrell"]
 TITLES = ["CFO", "CEO", "VP Sales", "Engineer", "Buyer", "Head of Procurement", "CTO", "Analyst"]
 FACTS_PER_TENANT = 200
+HEAP, PAGECACHE = "3g", "4g"
 T0 = datetime(2023, 1, 1, tzinfo=timezone.utc)
 
 
@@ -131,7 +135,7 @@ def main() -> None:
     ap.add_argument("--out", default=str(ROOT / "bench/results/recall.json"))
     a = ap.parse_args()
     results = []
-    with neo4j_for_bench() as (settings, _):
+    with neo4j_for_bench(heap=HEAP, pagecache=PAGECACHE) as (settings, _):
         settings = settings.model_copy(update={"embedder": "none"})
         db = Database(settings.neo4j_uri, None, max_connection_pool_size=32)
         apply_schema(db, settings.embedding_dimension)
@@ -170,7 +174,8 @@ def main() -> None:
                                                               "loader": "direct UNWIND (cypher/recall/bench_load_*)",
                                                               "embedder": "none", "search_k": 10,
                                                               "recall_max_hops": 3, "recall_limit": 50,
-                                                              "neo4j": "LocalNeo4j 5.26, heap 3g, page cache 2g"},
+                                                              "neo4j": f"LocalNeo4j 5.26, heap {HEAP}, "
+                                                                       f"page cache {PAGECACHE}"},
                                                "units": {"latency": "ms", "throughput": "requests/s", "load": "s"},
                                                "results": results}, indent=1))
         db.close()
