@@ -190,7 +190,8 @@ def write_doc(out: dict) -> None:
     """Replace the generated block of docs/benchmarks/recall.md (between the results markers) with this run's table,
     the scale ratio and the target check; the notes around it are written by hand."""
     rows = out["results"]
-    lines = [f"Commit `{out['commit'][:12]}`, {out['date_utc']}, {out['machine']['cpus']} CPUs, load average "
+    lines = [f"Commit `{out['commit'][:12]}`, {out['date_utc']}, {out['machine']['cpus']} CPUs "
+             f"({out['machine'].get('cpu_model', 'CPU model not recorded')}), load average "
              f"{out['machine'].get('load_average_1m')} at the end. One run, {out['parameters']['clients']} clients, "
              f"{out['parameters']['seconds_per_measure']:g} s per measurement after "
              f"{out['parameters'].get('warmup_s_per_measure', 0):g} s of warm-up.", "",
