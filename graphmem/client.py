@@ -345,7 +345,8 @@ class _Routes:
 
     # ---- operations (no key needed) ---------------------------------------------------------------------------
     def ready(self) -> dict[str, Any]:
-        """GET /readyz: {"status": "ready", "neo4j": "ok"}; raises ApiError(503) when Neo4j is unreachable."""
+        """GET /readyz: {"status": "ready", "neo4j": "ok", "vector_search": "ok" or "off: <reason>"}; raises
+        ApiError(503) when Neo4j is unreachable."""
         return self._call(_Call("GET", "/readyz", dict[str, Any]))
 
     def metrics(self) -> str:

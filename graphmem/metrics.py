@@ -14,4 +14,8 @@ REQUEST_LATENCY = Histogram(
 JOBS = Gauge("graphmem_jobs", "Extraction jobs by state (sampled when /metrics is scraped).", ["state"])
 LLM_TOKENS = Counter("graphmem_llm_tokens_total", "LLM tokens used, by tenant and kind (prompt, completion).",
                      ["tenant", "kind"])
+EMBEDDING_MISMATCH = Gauge(
+    "graphmem_embedding_model_mismatch",
+    "1 when the configured embedder is not the model that made the stored vectors, so vector search is off (search "
+    "runs on full-text and graph) until `graphmem embeddings reembed`; else 0 (sampled when /metrics is scraped).")
 LLM_CALLS = Counter("graphmem_llm_calls_total", "LLM calls made, by tenant and outcome.", ["tenant", "outcome"])

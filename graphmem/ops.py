@@ -2,7 +2,8 @@
 and the bootstrap admin key ensured at start-up.
 
 `graphmem_jobs{state}` is a gauge of extraction jobs by state over all tenants (one tenant-free count query,
-`cypher/ops/jobs_by_state`, through the `extraction_status` index). Request latency and LLM tokens are counted
+`cypher/ops/jobs_by_state`, through the `extraction_status` index). `graphmem_embedding_model_mismatch` is 1 while
+the configured embedder differs from the model recorded for the stored vectors (`vector_search`). Request latency and LLM tokens are counted
 where they happen (`api/middleware.py`, the extractors); only gauges that describe stored state are sampled here.
 """
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import get_args
 
 import neo4j
 
-from graphmem.metrics import JOBS
+from graphmem.metrics import EMBEDDING_MISMATCH, JOBS
 from graphmem.models import ExtractionStatus, new_id
 from graphmem.errors import InvalidInput, Unavailable
 from graphmem.keys import hash_key
@@ -34,11 +35,27 @@ def sample_jobs(db: Database) -> dict[str, int]:
     return {s: counts.get(s, 0) for s in STATES}
 
 
+def vector_search(services) -> str:
+    """"ok" when search can use vectors, else "off: <reason>" (no embedder configured, or a model mismatch naming
+    the settings and the command that fix it: `graphmem.recall.embedding_guard`). Sets
+    `graphmem_embedding_model_mismatch`. Builds the recall service if it was not built yet. Raises `Unavailable`
+    when Neo4j cannot answer the check."""
+    hybrid = services.recall.hybrid
+    try:
+        problem = hybrid.guard.problem()
+    except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError, OSError) as exc:
+        raise Unavailable(f"the embedding model check failed: {exc}") from exc
+    EMBEDDING_MISMATCH.set(1 if problem and hybrid.embedder is not None else 0)
+    return "ok" if problem is None else "off: " + problem.removeprefix("vector: ")
+
+
 def build(services) -> Callable[[], dict[str, int] | None]:
-    """`Services` factory: `services.sample_metrics()` samples the gauges. When Neo4j cannot answer, the gauges
-    keep their last values, a warning is logged and None is returned, so `/metrics` still serves the counters."""
+    """`Services` factory: `services.sample_metrics()` samples the gauges (jobs by state, embedding model
+    mismatch) and returns the jobs by state. When Neo4j cannot answer, the gauges keep their last values, a warning
+    is logged and None is returned, so `/metrics` still serves the counters."""
     def sample() -> dict[str, int] | None:
         try:
+            vector_search(services)
             return sample_jobs(services.db)
         except (Unavailable, neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError, OSError) as exc:
             log.warning("metrics sampling skipped: %s", exc)

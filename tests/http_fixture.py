@@ -9,6 +9,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import httpx
 import pytest
@@ -34,8 +35,10 @@ def services(db: Database, settings: Settings) -> Services:
                                                     "context_latency_budget_s": 20.0}))
 
 
-@pytest.fixture(scope="session")
-def api_url(services: Services) -> Iterator[str]:
+@contextmanager
+def serve(services: Services) -> Iterator[str]:
+    """Run the app around `services` with uvicorn in a background thread on a free loopback port; yields its base
+    URL and stops the server on exit."""
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(create_app(services), host="127.0.0.1", port=port, log_level="warning",
                                            lifespan="on"))
@@ -46,9 +49,17 @@ def api_url(services: Services) -> Iterator[str]:
         if time.monotonic() > deadline:
             raise RuntimeError("the test API server did not start")
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def api_url(services: Services) -> Iterator[str]:
+    with serve(services) as url:
+        yield url
 
 
 @pytest.fixture

@@ -8,8 +8,11 @@ def test_health_and_readiness(api_url):
     assert httpx.get(f"{api_url}/healthz").json() == {"status": "ok"}
     r = httpx.get(f"{api_url}/readyz")
     assert r.status_code == 200 and r.json()["neo4j"] == "ok"
+    # the session's server runs without an embedder: ready, and it says why search uses no vectors
+    assert r.json()["vector_search"] == "off: no embedder configured (GRAPHMEM_EMBEDDER=none)"
     m = httpx.get(f"{api_url}/metrics")
     assert m.status_code == 200 and "graphmem_http_request_duration_seconds" in m.text
+    assert "graphmem_embedding_model_mismatch 0.0" in m.text  # no embedder is not a mismatch
 
 
 def test_admin_keys_lifecycle(api_url, client_for, tenant):

@@ -128,7 +128,8 @@ def test_serve_logs_json_with_request_ids_and_shuts_down_cleanly(neo4j_server, s
     proc = _serve(port, "--with-worker")
     try:
         url = f"http://127.0.0.1:{port}"
-        assert _wait_ready(url, proc).json() == {"status": "ready", "neo4j": "ok"}
+        assert _wait_ready(url, proc).json() == {"status": "ready", "neo4j": "ok",
+                                                 "vector_search": "off: no embedder configured (GRAPHMEM_EMBEDDER=none)"}
         key = services.keys.create(tenant, "agent", "cli-test")[1]
         r = httpx.get(f"{url}/v1/facts/{'0' * 32}", headers={"Authorization": f"Bearer {key}",
                                                              "X-Request-ID": "req-cli-1"})
@@ -137,6 +138,7 @@ def test_serve_logs_json_with_request_ids_and_shuts_down_cleanly(neo4j_server, s
         assert 'graphmem_http_request_duration_seconds_count{method="GET",route="/v1/facts/{fact_id}",status="404"}' \
             in metrics
         assert 'graphmem_jobs{state="pending"}' in metrics and 'graphmem_jobs{state="dead"}' in metrics
+        assert "graphmem_embedding_model_mismatch 0.0" in metrics
     finally:
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=60)

@@ -13,6 +13,7 @@ import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
+import httpx
 import numpy as np
 import pytest
 
@@ -23,6 +24,7 @@ from graphmem.services import Services
 from graphmem.settings import Settings
 from graphmem.store import Database
 from graphmem.store.schema import apply_schema
+from tests.http_fixture import serve
 from tests.neo4j_fixture import free_port
 
 GRAPHMEM = str(Path(sys.executable).parent / "graphmem")
@@ -75,6 +77,11 @@ def test_changed_model_is_refused_then_reembed_replaces_every_vector(private: Se
         note = " ".join(d for d in res.degraded if d.startswith("vector"))
         assert "'local:bge-small-en-v1.5'" in note and "graphmem embeddings reembed" in note
         assert "GRAPHMEM_EMBEDDER=local GRAPHMEM_LOCAL_MODEL=bge-small-en-v1.5" in note  # as it is set
+        with serve(new) as url:  # an operator sees it without searching: readiness and a metric
+            ready = httpx.get(f"{url}/readyz")
+            assert ready.status_code == 200  # still serving (full-text and graph)
+            assert ready.json()["vector_search"].startswith("off: stored vectors were made by 'local:bge-small-en-v1.5'")
+            assert "graphmem_embedding_model_mismatch 1.0" in httpx.get(f"{url}/metrics").text
     finally:
         new.close()
     stale = _services(private, "bge-small-en-v1.5")  # a process still running the old model during the change
@@ -109,6 +116,9 @@ def test_changed_model_is_refused_then_reembed_replaces_every_vector(private: Se
             np.testing.assert_allclose(r["v"], new.embedder.embed([r["text"]])[0], atol=1e-5)
         res = new.recall.search(tenants[1], SearchRequest(query="pet animal", k=5))
         assert not [d for d in res.degraded if d.startswith("vector")]
+        with serve(new) as url:
+            assert httpx.get(f"{url}/readyz").json()["vector_search"] == "ok"
+            assert "graphmem_embedding_model_mismatch 0.0" in httpx.get(f"{url}/metrics").text
         reasons = {h.id: " ".join(h.reasons) for h in res.hits}
         assert "vector" in reasons.get(ids[tenants[1]][0], "")
     finally:

@@ -7,6 +7,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from api.deps import ServicesDep
 from api.problems import problem
 from graphmem.errors import Unavailable
+from graphmem.ops import vector_search
 
 router = APIRouter(tags=["operations"])
 
@@ -17,15 +18,19 @@ def healthz() -> dict:
     return {"status": "ok"}
 
 
-@router.get("/readyz", summary="Readiness: Neo4j answers",
-            responses={200: {"content": {"application/json": {"example": {"status": "ready", "neo4j": "ok"}}}},
+@router.get("/readyz", summary="Readiness: Neo4j answers; whether search can use vectors",
+            responses={200: {"content": {"application/json": {"example": {
+                "status": "ready", "neo4j": "ok", "vector_search": "ok"}}}},
                        503: {"description": "Neo4j is not reachable (problem+json)"}})
 def readyz(services: ServicesDep):
+    """Ready when Neo4j answers. `vector_search` is "ok" or "off: <reason>": with no embedder configured, or with
+    an embedder that did not make the stored vectors (search then runs on full-text and graph, still ready)."""
     try:
         services.db.ping()
+        vectors = vector_search(services)
     except Unavailable as exc:
         return problem(503, exc.title, exc.detail)
-    return {"status": "ready", "neo4j": "ok"}
+    return {"status": "ready", "neo4j": "ok", "vector_search": vectors}
 
 
 @router.get("/metrics", summary="Prometheus metrics", response_class=Response,
