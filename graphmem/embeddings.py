@@ -3,8 +3,8 @@
 Shapes and units: `embed(texts)` takes N stored texts (facts, entities, episodes) and returns N vectors, each a
 `list[float]` of length `dimension`, L2-normalised (unit length), so the dot product of two vectors is their
 cosine similarity in [-1, 1]. `embed_query(text)` returns one such vector for a search query: models trained
-with asymmetric inputs (E5: "query: " / "passage: ") embed the two sides differently; for the others it is
-`embed([text])[0]`.
+with asymmetric inputs (E5: "query: " / "passage: ") embed the two sides differently (the local E5 always, an
+OpenAI-compatible endpoint when its prefixes are configured); for the others it is `embed([text])[0]`.
 
 Backends:
 
@@ -147,6 +147,9 @@ class OpenAIEmbedder:
     `EmbedderMismatch`. For `text-embedding-3*` models the `dimensions` parameter is sent so the
     API shortens vectors to `dimension` (Matryoshka); set `request_dimensions` to force it on/off.
     Returned vectors are re-normalised to unit length (some compatible servers do not normalise).
+    `query_prefix` / `document_prefix` are put before each search query / stored text, for models served behind
+    such an endpoint that were trained with them (E5: "query: " / "passage: ", Wang et al. 2022; nomic-embed:
+    "search_query: " / "search_document: "); both empty by default, as OpenAI's models want.
     """
 
     def __init__(
@@ -160,9 +163,12 @@ class OpenAIEmbedder:
         max_attempts: int = 4,
         batch_size: int = 128,
         request_dimensions: bool | None = None,
+        query_prefix: str = "",
+        document_prefix: str = "",
         client: Any | None = None,
     ) -> None:
         self.name = f"openai:{model}"
+        self.query_prefix, self.document_prefix = query_prefix, document_prefix
         self.model = model
         self.dimension = dimension
         self.batch_size = max(1, min(batch_size, 2048))
@@ -209,7 +215,15 @@ class OpenAIEmbedder:
             raise
 
     def embed(self, texts: list[str]) -> list[list[float]]:
-        """N texts -> N unit vectors of `dimension` floats. Empty strings are sent as " " (the API rejects "")."""
+        """N stored texts -> N unit vectors of `dimension` floats, each text sent after `document_prefix`."""
+        return self._embed([self.document_prefix + t for t in texts])
+
+    def embed_query(self, text: str) -> list[float]:
+        """A search query -> one unit vector, sent after `query_prefix`."""
+        return self._embed([self.query_prefix + text])[0]
+
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        """N texts as sent -> N unit vectors. Empty strings are sent as " " (the API rejects "")."""
         out: list[list[float]] = []
         for start in range(0, len(texts), self.batch_size):
             batch = [t if t else " " for t in texts[start:start + self.batch_size]]
@@ -226,10 +240,6 @@ class OpenAIEmbedder:
                         f"or choose a model that produces {self.dimension} dimensions")
             out.extend(l2_normalise(np.asarray(rows, dtype=np.float32)).tolist())
         return out
-
-    def embed_query(self, text: str) -> list[float]:
-        """A search query -> one unit vector: the API embeds queries and stored texts alike."""
-        return self.embed([text])[0]
 
 
 # --------------------------------------------------------------------------------------------
@@ -324,6 +334,8 @@ def make_embedder(settings: Settings) -> Embedder | None:
             settings.embedding_dimension,
             base_url=settings.embedding_base_url,
             api_key=settings.embedding_api_key,
+            query_prefix=settings.embedding_query_prefix,
+            document_prefix=settings.embedding_document_prefix,
         ))
     raise ValueError(f"unknown GRAPHMEM_EMBEDDER={settings.embedder!r}: expected 'none', 'local' or 'openai'")
 

@@ -72,6 +72,10 @@ class Settings(BaseSettings):
     embedding_model: str = "text-embedding-3-small"
     embedding_base_url: str | None = None
     embedding_api_key: str | None = None
+    embedding_query_prefix: str = Field(default="", description="GRAPHMEM_EMBEDDER=openai: text put before each "
+                                        "search query (E5 served behind the endpoint: 'query: ').")
+    embedding_document_prefix: str = Field(default="", description="GRAPHMEM_EMBEDDER=openai: text put before each "
+                                           "stored fact, entity and episode (E5: 'passage: ').")
     allow_schema_migration: bool = False
     embed_on_write: bool = Field(default=True, description="Embed facts, entities and episodes right after they are "
                                  "written; false leaves it to the worker's backfill.")

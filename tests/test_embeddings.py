@@ -216,8 +216,23 @@ def test_make_embedder_openai(fake: FakeOpenAIServer) -> None:
     assert emb.embed(["x"]) == emb.embed(["x"])
     assert len(fake.requests_for(EMB)) == 1
     assert fake.requests_for(EMB)[0].headers["authorization"] == "Bearer k"
-    assert emb.embed_query("x") == emb.embed(["x"])[0]  # the API has one kind of input: a query is sent as it is
+    assert emb.embed_query("x") == emb.embed(["x"])[0]  # no prefixes by default: a query is sent as it is
     assert [r.json()["input"] for r in fake.requests_for(EMB)] == [["x"], ["x"]]
+
+
+def test_openai_prefixes_for_a_model_trained_with_them(fake: FakeOpenAIServer, monkeypatch) -> None:
+    """E5 served behind an OpenAI-compatible endpoint: the settings put "query: " before a search query and
+    "passage: " before a stored text, so the same words embed differently on the two sides."""
+    fake.set_default(EMB, embeddings_handler(16))
+    monkeypatch.setenv("GRAPHMEM_EMBEDDING_QUERY_PREFIX", "query: ")
+    monkeypatch.setenv("GRAPHMEM_EMBEDDING_DOCUMENT_PREFIX", "passage: ")
+    emb = make_embedder(Settings(embedder="openai", embedding_model="e5-small-v2", embedding_dimension=16,
+                                 embedding_base_url=fake.base_url))
+    stored, query = emb.embed(["Ana adopted a kitten", ""]), emb.embed_query("who has a cat?")
+    assert [r.json()["input"] for r in fake.requests_for(EMB)] == [["passage: Ana adopted a kitten", "passage: "],
+                                                                   ["query: who has a cat?"]]
+    assert emb.embed_query("Ana adopted a kitten") != stored[0]  # the cache keeps the two sides apart too
+    assert len(query) == 16
 
 
 # --- OpenAI-compatible API ----------------------------------------------------------------------
