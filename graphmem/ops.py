@@ -3,8 +3,9 @@ and the bootstrap admin key ensured at start-up.
 
 `graphmem_jobs{state}` is a gauge of extraction jobs by state over all tenants (one tenant-free count query,
 `cypher/ops/jobs_by_state`, through the `extraction_status` index). `graphmem_embedding_model_mismatch` is 1 while
-the configured embedder differs from the model recorded for the stored vectors (`vector_search`). Request latency and LLM tokens are counted
-where they happen (`api/middleware.py`, the extractors); only gauges that describe stored state are sampled here.
+the configured embedder differs from the model recorded for the stored vectors (`vector_search`). Request latency
+and LLM tokens are counted where they happen (`api/middleware.py`, the extractors); only gauges that describe
+stored state are sampled here.
 """
 from __future__ import annotations
 
