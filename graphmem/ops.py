@@ -53,9 +53,11 @@ def vector_search(services) -> str:
 def build(services) -> Callable[[], dict[str, int] | None]:
     """`Services` factory: `services.sample_metrics()` samples the gauges (jobs by state, embedding model
     mismatch) and returns the jobs by state. When Neo4j cannot answer, the gauges keep their last values, a warning
-    is logged and None is returned, so `/metrics` still serves the counters."""
+    is logged and None is returned, so `/metrics` still serves the counters. A ping comes first: without it a
+    scrape while Neo4j is down waited out the driver's transaction retries (`max_transaction_retry_time`, 120 s)."""
     def sample() -> dict[str, int] | None:
         try:
+            services.db.ping()
             vector_search(services)
             return sample_jobs(services.db)
         except (Unavailable, neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError, OSError) as exc:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -22,6 +24,20 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@contextmanager
+def private_neo4j(home: Path) -> Iterator[tuple[LocalNeo4j, Settings]]:
+    """A small LocalNeo4j of its own (heap 512m, page cache 64m, a free port, data under `home`) for tests that
+    change the whole database or stop the server; yields (server, settings pointing at it) and stops it on exit."""
+    server = LocalNeo4j(Settings(home=home, cache_dir=Settings().cache_dir, local_neo4j_port=free_port(),
+                                 local_neo4j_heap="512m", local_neo4j_pagecache="64m",
+                                 NEO4J_URI=None, NEO4J_PASSWORD=None))
+    uri = server.start(timeout_s=180)
+    try:
+        yield server, Settings(NEO4J_URI=uri, NEO4J_PASSWORD=None)
+    finally:
+        server.stop()
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,6 @@ import httpx
 import numpy as np
 import pytest
 
-from graphmem.localneo4j import LocalNeo4j
 from graphmem.models import EntityRef, EpisodeIn, FactIn
 from graphmem.recall.models import SearchRequest
 from graphmem.services import Services
@@ -25,7 +24,7 @@ from graphmem.settings import Settings
 from graphmem.store import Database
 from graphmem.store.schema import apply_schema
 from tests.http_fixture import serve
-from tests.neo4j_fixture import free_port
+from tests.neo4j_fixture import private_neo4j
 
 GRAPHMEM = str(Path(sys.executable).parent / "graphmem")
 WHEN = datetime(2024, 3, 1, tzinfo=timezone.utc)
@@ -33,14 +32,8 @@ WHEN = datetime(2024, 3, 1, tzinfo=timezone.utc)
 
 @pytest.fixture(scope="module")
 def private(tmp_path_factory) -> Settings:
-    server = LocalNeo4j(Settings(home=tmp_path_factory.mktemp("reembed-home"), cache_dir=Settings().cache_dir,
-                                 local_neo4j_port=free_port(), local_neo4j_heap="512m", local_neo4j_pagecache="64m",
-                                 NEO4J_URI=None, NEO4J_PASSWORD=None))
-    uri = server.start(timeout_s=180)
-    try:
-        yield Settings(NEO4J_URI=uri, NEO4J_PASSWORD=None, embedder="local", embed_on_write=True)
-    finally:
-        server.stop()
+    with private_neo4j(tmp_path_factory.mktemp("reembed-home")) as (_, settings):
+        yield settings.model_copy(update={"embedder": "local", "embed_on_write": True})
 
 
 def _services(settings: Settings, model: str) -> Services:
