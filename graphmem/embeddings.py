@@ -149,7 +149,9 @@ class OpenAIEmbedder:
     Returned vectors are re-normalised to unit length (some compatible servers do not normalise).
     `query_prefix` / `document_prefix` are put before each search query / stored text, for models served behind
     such an endpoint that were trained with them (E5: "query: " / "passage: ", Wang et al. 2022; nomic-embed:
-    "search_query: " / "search_document: "); both empty by default, as OpenAI's models want.
+    "search_query: " / "search_document: "); both empty by default, as OpenAI's models want. A prefix changes
+    every vector, so it is part of `name` (`openai:e5-small-v2 query_prefix='query: ' document_prefix='passage: '`),
+    which the embedding guard records and compares: changing a prefix is detected like changing the model.
     """
 
     def __init__(
@@ -167,7 +169,10 @@ class OpenAIEmbedder:
         document_prefix: str = "",
         client: Any | None = None,
     ) -> None:
-        self.name = f"openai:{model}"
+        # the prefixes change every vector, so they are part of the name the embedding guard records and compares
+        self.name = f"openai:{model}" + "".join(
+            f" {label}={value!r}" for label, value in (("query_prefix", query_prefix), ("document_prefix", document_prefix))
+            if value)
         self.query_prefix, self.document_prefix = query_prefix, document_prefix
         self.model = model
         self.dimension = dimension

@@ -6,6 +6,7 @@ Neo4j of its own instead of the session's shared one."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -17,7 +18,9 @@ import httpx
 import numpy as np
 import pytest
 
+from graphmem.embeddings import OpenAIEmbedder
 from graphmem.models import EntityRef, EpisodeIn, FactIn
+from graphmem.recall.embedding_guard import EmbeddingGuard
 from graphmem.recall.models import SearchRequest
 from graphmem.services import Services
 from graphmem.settings import Settings
@@ -116,6 +119,40 @@ def test_changed_model_is_refused_then_reembed_replaces_every_vector(private: Se
         assert "vector" in reasons.get(ids[tenants[1]][0], "")
     finally:
         new.close()
+
+
+def test_changed_endpoint_prefixes_count_as_a_model_change(private: Settings) -> None:
+    """E5 served behind an OpenAI-compatible endpoint, embedded first without its prefixes: turning them on changes
+    every vector, so vector search refuses the old vectors and the note names the settings that made them."""
+    plain = OpenAIEmbedder("e5-small-v2", 8, base_url="http://127.0.0.1:9/v1")
+    prefixed = OpenAIEmbedder("e5-small-v2", 8, base_url="http://127.0.0.1:9/v1", query_prefix="query: ",
+                              document_prefix="passage: ")
+    db = Database.from_settings(private)
+    restore = db.execute("search/embedding_model", model="unused")[0]["embedding_model"]
+    try:
+        db.execute("meta/set_embedding_model", model=plain.name)  # as `graphmem embeddings reembed` records it
+        assert EmbeddingGuard(db, plain.name).problem() is None
+        log = logging.getLogger("graphmem.recall")
+        records: list[logging.LogRecord] = []
+        handler = logging.Handler()
+        handler.emit = records.append
+        log.addHandler(handler)
+        try:  # a process has a guard for search and one per indexer: the problem is logged once
+            notes = [EmbeddingGuard(db, prefixed.name).problem() for _ in range(3)]
+        finally:
+            log.removeHandler(handler)
+        assert len(set(notes)) == 1 and len(records) == 1 and records[0].getMessage() == notes[0]
+        note = notes[0]
+        assert note and "stored vectors were made by 'openai:e5-small-v2' but the configured embedder is " \
+            "\"openai:e5-small-v2 query_prefix='query: ' document_prefix='passage: '\"" in note
+        assert "GRAPHMEM_EMBEDDING_MODEL=e5-small-v2 and no GRAPHMEM_EMBEDDING_QUERY_PREFIX" in note
+        db.execute("meta/set_embedding_model", model=prefixed.name)  # the other way round
+        note = EmbeddingGuard(db, plain.name).problem()
+        assert note and ("GRAPHMEM_EMBEDDING_QUERY_PREFIX='query: ' GRAPHMEM_EMBEDDING_DOCUMENT_PREFIX='passage: '"
+                         in note)
+    finally:
+        db.execute("meta/set_embedding_model", model=restore)
+        db.close()
 
 
 def test_reembed_without_a_usable_embedder_is_refused(private: Settings, tmp_path) -> None:
