@@ -500,7 +500,10 @@ def markdown(out: dict) -> str:
               f"Episodes carry session_id: {p['turn_sessions']} (`--turn-sessions`; the context call retrieves only "
               "episodes of its own session or of no session - `_filter_hits` in graphmem/context/service.py - so "
               "with LoCoMo's `session_<n>` on every turn, a new session's window could cite turns only through "
-              "facts). Ingest time includes key creation and, with "
+              "facts; and without sessions episodes have no NEXT chain, so search's reply rule - `_with_replies` in "
+              "graphmem/recall/search.py - does not apply: that, not the k or the way hits become turns, is why the "
+              "search figures here are below bench/locomo_search.py's, docs/benchmarks/locomo_search.md). Ingest "
+              "time includes key creation and, with "
               "embedder=local, embedding on write. No worker ran (no LLM is configured: extraction jobs stay queued).",
               f"- Server settings changed from the defaults: GRAPHMEM_CONTEXT_RETRIEVAL_K={p['context_retrieval_k']} "
               "(product default 8: with 8 items the window is far below 1,000 tokens, so the budget would not be "
