@@ -217,6 +217,30 @@ def test_search_graph_proximity_from_seed(recall, crm):
     assert res.hits[0].fact.predicate == "PREFERS_CHANNEL"
 
 
+def test_search_graph_proximity_walks_only_facts_valid_then(recall, crm, graph):
+    """Proximity walks the graph as of `as_of` as known at `known_at`, like paths: Dana left Acme, so nothing about
+    Dana is one entity away from Acme now (the walk once went through the ended fact); back then her job was."""
+    tenant, ids = crm
+    seeded = dict(query="zzzz", targets=["fact", "entity", "episode"], seed_entity_ids=[ids["Acme"]])
+    old_job = ("episode", ids["episodes"]["e1"])  # the episode that said so still did: provenance, whatever the time
+    assert [(h.kind, h.id) for h in recall.search(tenant, SearchRequest(**seeded)).hits] == [old_job]
+    then = recall.search(tenant, SearchRequest(**seeded, as_of=T0 + timedelta(days=30)))
+    assert {(h.kind, h.fact.predicate if h.fact else h.id) for h in then.hits} == {
+        ("fact", "WORKS_AT"), ("entity", ids["Dana Smith"]), old_job}
+    # from Globex now: its people and, one entity further, their current facts - not Dana's ended job at Acme
+    now = recall.search(tenant, SearchRequest(query="zzzz", targets=["fact"], seed_entity_ids=[ids["Globex"]], k=50))
+    objects = {h.fact.object_id for h in now.hits}
+    assert ids["Frank Wu"] in objects and ids["Acme"] not in objects
+    # a fact recorded after known_at is not walked either
+    before = datetime.now(UTC)
+    ep, _ = graph.append_episode(tenant, EpisodeIn(content="Zed joined Acme", occurred_at=T0, session_id="s9"))
+    graph.assert_facts(tenant, [FactIn(subject=P("Zed Ray"), predicate="WORKS_AT", object=O("Acme"),
+                                       episode_id=ep.id, valid_from=T0)])
+    zed = graph.find_entities(tenant, "Zed Ray")[0].id
+    assert {h.id for h in recall.search(tenant, SearchRequest(**seeded)).hits if h.kind == "entity"} == {zed}
+    assert [(h.kind, h.id) for h in recall.search(tenant, SearchRequest(**seeded, known_at=before)).hits] == [old_job]
+
+
 def test_search_never_crosses_tenants(recall, crm, graph, tenant):
     _, ids = crm
     res = recall.search(tenant, SearchRequest(query="Dana Globex Carol CFO"))

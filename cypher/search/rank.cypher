@@ -5,7 +5,11 @@
 //     tenant's prefixed terms, graphmem.store.fulltext.tenant_query, so it matches this tenant's nodes only),
 //   vector (cosine, exact over the tenant's own nodes: the shared vector index cannot filter by tenant),
 //   graph proximity to the seed entities ($seed_ids): facts touching a seed (1.0) or one entity further (0.5);
-//     episodes that mention a seed (1.0) or are provenance of a seed's facts (0.5); entities one valid fact away.
+//     episodes that mention a seed (1.0) or are provenance of a seed's facts (0.5); entities one fact away. The
+//     walk from a seed to an entity one fact away (entities, and facts one entity further) takes only facts that
+//     paths walk (cypher/recall/around): valid at $as_of as known at $known_at, never candidates, never past
+//     retention, whatever $include_superseded says (it widens which facts are returned, not the graph walked);
+//     an episode is provenance of a seed's fact recorded by $known_at, whatever its valid time (the episode said it).
 // Candidates ($fetch per retriever) are filtered BEFORE each retriever keeps its top $limit:
 //   facts: tenant, valid at $as_of (unless $include_superseded) as known at $known_at, never candidates, never past
 //     retention ($now), optional $predicates, $entity_kinds, and scope through provenance ($scoped: session, user,
@@ -41,8 +45,10 @@ CALL (t) {
     UNION ALL
     UNWIND $seed_ids AS seed_id
     MATCH (s:Entity {id: seed_id})<-[:SUBJECT|OBJECT]-(f:Fact)-[:SUBJECT|OBJECT]->(n:Entity)
-    WHERE s.tenant_id = $tenant_id AND f.tenant_id = $tenant_id AND n <> s AND f.status <> 'candidate'
-      AND f.expired_at IS NULL AND f.valid_from <= t.as_of AND (f.valid_to IS NULL OR f.valid_to > t.as_of)
+    WHERE s.tenant_id = $tenant_id AND n <> s
+      AND f.tenant_id = $tenant_id AND f.status <> 'candidate'
+      AND f.recorded_at <= t.known_at AND (f.expired_at IS NULL OR f.expired_at > t.known_at)
+      AND f.valid_from <= t.as_of AND (f.valid_to IS NULL OR f.valid_to > t.as_of OR f.closed_at > t.known_at)
       AND (f.retain_until IS NULL OR f.retain_until > t.now)
     RETURN 'graph' AS retriever, n, 1.0 AS score
   }
@@ -59,7 +65,7 @@ CALL (t) {
 }
 CALL (t) {
   WITH t WHERE 'fact' IN $targets
-  CALL () {
+  CALL (t) {
     WITH $lucene AS q WHERE q IS NOT NULL
     CALL db.index.fulltext.queryNodes('fact_text', q, {limit: $fetch}) YIELD node, score
     RETURN 'fulltext' AS retriever, node AS f, score
@@ -75,8 +81,12 @@ CALL (t) {
     RETURN 'graph' AS retriever, f, 1.0 AS score
     UNION ALL
     UNWIND $seed_ids AS seed_id
-    MATCH (s:Entity {id: seed_id})<-[:SUBJECT|OBJECT]-(:Fact)-[:SUBJECT|OBJECT]->(n:Entity)<-[:SUBJECT|OBJECT]-(f:Fact)
+    MATCH (s:Entity {id: seed_id})<-[:SUBJECT|OBJECT]-(m:Fact)-[:SUBJECT|OBJECT]->(n:Entity)<-[:SUBJECT|OBJECT]-(f:Fact)
     WHERE s.tenant_id = $tenant_id AND n <> s
+      AND m.tenant_id = $tenant_id AND m.status <> 'candidate'
+      AND m.recorded_at <= t.known_at AND (m.expired_at IS NULL OR m.expired_at > t.known_at)
+      AND m.valid_from <= t.as_of AND (m.valid_to IS NULL OR m.valid_to > t.as_of OR m.closed_at > t.known_at)
+      AND (m.retain_until IS NULL OR m.retain_until > t.now)
     WITH f LIMIT $fetch
     RETURN 'graph' AS retriever, f, 0.5 AS score
   }
@@ -104,7 +114,7 @@ CALL (t) {
 }
 CALL (t) {
   WITH t WHERE 'episode' IN $targets
-  CALL () {
+  CALL (t) {
     WITH $lucene AS q WHERE q IS NOT NULL
     CALL db.index.fulltext.queryNodes('episode_text', q, {limit: $fetch}) YIELD node, score
     RETURN 'fulltext' AS retriever, node AS e, score
@@ -120,8 +130,9 @@ CALL (t) {
     RETURN 'graph' AS retriever, e, 1.0 AS score
     UNION ALL
     UNWIND $seed_ids AS seed_id
-    MATCH (s:Entity {id: seed_id})<-[:SUBJECT|OBJECT]-(:Fact)-[:DERIVED_FROM]->(e:Episode)
-    WHERE s.tenant_id = $tenant_id
+    MATCH (s:Entity {id: seed_id})<-[:SUBJECT|OBJECT]-(f:Fact)-[:DERIVED_FROM]->(e:Episode)
+    WHERE s.tenant_id = $tenant_id AND f.tenant_id = $tenant_id AND f.status <> 'candidate'
+      AND f.recorded_at <= t.known_at AND (f.retain_until IS NULL OR f.retain_until > t.now)
     WITH e LIMIT $fetch
     RETURN 'graph' AS retriever, e, 0.5 AS score
   }
