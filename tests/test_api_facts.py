@@ -50,6 +50,10 @@ def test_assert_read_history_provenance(client_for, tenant):
     assert prov[0]["episode_kind"] == "event" and "POST /v1/facts" in prov[0]["content"]
     job = c.get(f"/v1/jobs/{second['episode_id']}").json()        # nothing left to extract from that record
     assert (job["status"], job["reason"]) == ("skipped", "explicit facts")
+    # that record names a call and a key, not what anyone said: search never returns it, by words or by seed
+    assert c.post("/v1/search", json={"query": "API call POST facts by key", "k": 50}).json()["hits"] == []
+    hits = c.post("/v1/search", json={"query": "Dana", "seed_entity_ids": [fact["subject_id"]], "k": 50}).json()["hits"]
+    assert {h["kind"] for h in hits} == {"fact", "entity"}, hits
 
     # the entity's facts: now, in the past, every version, one predicate, paginated
     dana_id = fact["subject_id"]

@@ -92,6 +92,35 @@ def test_schema_5_graph_gets_related_edges(db, settings, graph, tenant):
                                                                                    ("Zyntrex", 2)]
 
 
+def test_schema_6_graph_takes_api_write_records_out_of_search(db, settings, graph, tenant):
+    """Before schema 7 the episode that records an API write ("API call POST /v1/facts by key ...") was searchable
+    like any other; start-up marks those records, and search stops returning them (the facts keep them as
+    provenance)."""
+    from graphmem.recall.models import SearchRequest
+    from graphmem.recall.service import RecallService
+    from graphmem.store.fulltext import search_terms
+
+    text = "API call POST /v1/facts by key k_quokka"
+    record, _ = graph.append_episode(tenant, msg(text).model_copy(update={"kind": "event"}),
+                                     extraction_status="skipped", extraction_reason="explicit facts",
+                                     searchable=False)
+    talk, _ = graph.append_episode(tenant, msg("The quokka call went well"))
+    [fact] = graph.assert_facts(tenant, [FactIn(subject=EntityRef(kind="Person", name="Quokka Lee"),
+                                                predicate="HAS_TITLE", value="CFO", episode_id=record.id)])
+    recall = RecallService(db, graph)
+    found = lambda: {h.id for h in recall.search(tenant, SearchRequest(query="quokka call", k=10,  # noqa: E731
+                                                                       targets=["episode"])).hits}
+    assert found() == {talk.id}
+    with db.driver.session(database=db.database) as s:   # what a schema-6 graph looks like
+        s.run("MATCH (e:Episode {id: $id}) REMOVE e.searchable SET e.search_terms = $terms", id=record.id,
+              terms=search_terms(tenant, text)).consume()
+    assert found() == {talk.id, record.id}
+    db.execute("meta/set_schema", version=6, embedding_dimension=settings.embedding_dimension)
+    assert apply_schema(db, settings.embedding_dimension)["migrated"] is True
+    assert found() == {talk.id}
+    assert [p.episode_id for p in graph.fact_provenance(tenant, fact.fact_id)] == [record.id]
+
+
 # ---- episodes -------------------------------------------------------------------------------
 def test_episode_idempotent_by_key(graph, db, tenant):
     first, created = graph.append_episode(tenant, msg("hello", key="k1"))

@@ -15,7 +15,7 @@
 //     retention ($now), optional $predicates, $entity_kinds, and scope through provenance ($scoped: session, user,
 //     occurred_at range);
 //   episodes: tenant, retention, transaction time ($known_at vs ingested_at), valid time (nothing after $as_of) and
-//     the scope filters;
+//     the scope filters; never the record of an API write (`searchable: false`, graphmem.store.episodes.append);
 //   entities: tenant, $entity_kinds, created by $known_at.
 // One row: entity_hits, fact_hits, episode_hits, each a list of {reasons [{retriever, rank, score}], id, text (what
 // MMR compares: a fact's statement, an episode's speaker-prefixed content, an entity's name and aliases)}; an
@@ -120,7 +120,7 @@ CALL (t) {
     RETURN 'fulltext' AS retriever, node AS e, score
     UNION ALL
     WITH $vector AS v WHERE v IS NOT NULL
-    MATCH (node:Episode {tenant_id: $tenant_id}) WHERE node.embedding IS NOT NULL
+    MATCH (node:Episode {tenant_id: $tenant_id}) WHERE node.embedding IS NOT NULL AND node.searchable IS NULL
     WITH node, vector.similarity.cosine(node.embedding, v) AS score ORDER BY score DESC LIMIT $fetch
     RETURN 'vector' AS retriever, node AS e, score
     UNION ALL
@@ -137,7 +137,7 @@ CALL (t) {
     RETURN 'graph' AS retriever, e, 0.5 AS score
   }
   WITH t, retriever, e, sum(score) AS score
-  WHERE e.tenant_id = $tenant_id
+  WHERE e.tenant_id = $tenant_id AND e.searchable IS NULL
     AND (e.retain_until IS NULL OR e.retain_until > t.now)
     AND e.ingested_at <= t.known_at
     AND e.occurred_at <= t.as_of

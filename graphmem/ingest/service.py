@@ -50,7 +50,8 @@ class IngestService:
         Returns after every episode is committed; each episode is one transaction holding the episode, its job (and
         the reason when it ended at intake) and the refusal recorded when secrets were redacted. Status: "pending" (the job), or "skipped" with reason
         "chatter" when the chatter gate applies, or with reason "explicit facts" when `extract` is false (an episode
-        that records a caller's explicit facts: nothing is left to extract). Raises `TenantRequired`; `InvalidInput` naming
+        that records a caller's explicit facts: nothing is left to extract, and search does not return such a record,
+        which says only which call by which key wrote them; it stays their provenance). Raises `TenantRequired`; `InvalidInput` naming
         `episodes[i].content` when content is over `settings.max_episode_chars`, `episodes[i].idempotency_key` when
         two episodes of the batch share a key with different content (both checked for all before any write), or
         when the key already names another stored episode (`graphmem.store.episodes.append`; the episodes before it
@@ -76,7 +77,7 @@ class IngestService:
             status, reason = initial_status(clean, self.settings) if extract else ("skipped", "explicit facts")
             try:
                 out.append(self.graph.append_episode(tenant_id, clean, extraction_status=status, agent_id=agent_id,
-                                                     extraction_reason=reason,
+                                                     extraction_reason=reason, searchable=extract,
                                                      on_created=_record_redaction(tenant_id, kinds) if kinds else None))
             except InvalidInput as exc:
                 if not batch:

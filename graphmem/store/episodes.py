@@ -20,8 +20,12 @@ from graphmem.timeutil import utcnow
 
 def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_count: int,
            extraction_status: str = "pending", agent_id: str | None = None,
-           extraction_reason: str | None = None) -> tuple[Episode, bool]:
+           extraction_reason: str | None = None, searchable: bool = True) -> tuple[Episode, bool]:
     """Store `ep` (already redacted by the write policy). Returns (episode, created).
+
+    With `searchable` false (the record of an API write, `graphmem.ingest.IngestService.append_episodes` with
+    `extract` false) the episode is stored with `searchable: false` and no full-text terms: search never returns it
+    (`cypher/search/rank`), while it stays the provenance of the facts that call wrote.
 
     One query (`episodes/append`): idempotency check, retention, session lock, the episode and its place in the
     session's NEXT chain. A created episode is returned from what was sent, not read back. `extraction_reason`
@@ -40,10 +44,12 @@ def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_c
     props = ep.model_dump(exclude_none=True)
     occurred_at = props.pop("occurred_at")
     props.update(id=eid, tenant_id=tenant_id, tenant_token=tenant_token(tenant_id), token_count=token_count,
-                 search_terms=search_terms(tenant_id, ep.content),
+                 search_terms=search_terms(tenant_id, ep.content) if searchable else None,
                  extraction_status=extraction_status, legal_hold=False, idempotency_key=ep.idempotency_key or eid)
     if extraction_reason:
         props["extraction_reason"] = extraction_reason
+    if not searchable:
+        props["searchable"] = False
     now_iso = now.isoformat()
     row = tx.one("episodes/append", tenant_id=tenant_id, idempotency_key=props["idempotency_key"],
                  session_id=ep.session_id, user_id=ep.user_id, agent_id=agent_id, call_id=eid, episode=props,

@@ -12,7 +12,8 @@ Version 5 indexes per-tenant terms (`search_terms`, graphmem.store.fulltext) ins
 indexes are dropped, every searchable node gets its terms (per tenant, in batches) and the indexes are rebuilt.
 Version 6 adds the derived `(Entity)-[:RELATED {fact_id, ...}]->(Entity)` edge of every fact with an entity object,
 which multi-hop recall walks (cypher/recall/around): an older graph gets them after the schema statements, per
-tenant in batches.
+tenant in batches. Version 7 keeps the records of API writes (episodes "API call ... by key ...") out of search
+(`searchable: false`, graphmem.store.episodes.append): an older graph's records are marked at start-up.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from graphmem.errors import SchemaMismatch
 from graphmem.store.db import Database, tenant_token
 from graphmem.store.fulltext import search_terms
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 BACKFILL_BATCH = 10_000
 FULLTEXT_INDEXES = ("entity_text", "fact_text", "episode_text")
 VECTOR_INDEXES = ("entity_embedding", "fact_embedding", "episode_embedding")
@@ -73,6 +74,10 @@ def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict
     db.schema_statement("meta/await_indexes", timeout_s=300)
     if recorded and (recorded["version"] or 1) < 6:   # RELATED edges for multi-hop recall (needs related_fact_id)
         backfill_related(db)
+        migrated = True
+    if recorded and (recorded["version"] or 1) < 7:   # records of API writes leave search
+        while db.execute("meta/unsearchable_api_records", limit=BACKFILL_BATCH)[0]["updated"]:
+            pass
         migrated = True
     db.execute("meta/set_schema", version=SCHEMA_VERSION, embedding_dimension=dimension)
     return {"version": SCHEMA_VERSION, "embedding_dimension": dimension, "migrated": migrated}
