@@ -44,8 +44,8 @@ def tenant(request) -> Iterator[str]:
         assert not bad, f"RELATED edges out of step with these facts of {tenant_id}: {bad}"
 
 
-RELATED_FIELDS = ("tenant_id", "predicate", "status", "valid_from", "valid_to", "recorded_at", "expired_at",
-                  "retain_until", "confidence")
+RELATED_FIELDS = ("tenant_id", "predicate", "status", "valid_from", "valid_to", "closed_at", "recorded_at",
+                  "expired_at", "retain_until", "confidence")
 
 
 def related_out_of_step(db: Database, tenant_id: str) -> list[str]:

@@ -92,10 +92,10 @@ def test_schema_5_graph_gets_related_edges(db, settings, graph, tenant):
                                                                                    ("Zyntrex", 2)]
 
 
-def test_schema_6_graph_takes_api_write_records_out_of_search(db, settings, graph, tenant):
+def test_schema_6_graph_is_migrated_to_7(db, settings, graph, tenant):
     """Before schema 7 the episode that records an API write ("API call POST /v1/facts by key ...") was searchable
-    like any other; start-up marks those records, and search stops returning them (the facts keep them as
-    provenance)."""
+    like any other, and a closed fact's RELATED edge had no closed_at; start-up marks those records (search stops
+    returning them; the facts keep them as provenance) and copies closed_at onto the edges."""
     from graphmem.recall.models import SearchRequest
     from graphmem.recall.service import RecallService
     from graphmem.store.fulltext import search_terms
@@ -105,8 +105,11 @@ def test_schema_6_graph_takes_api_write_records_out_of_search(db, settings, grap
                                      extraction_status="skipped", extraction_reason="explicit facts",
                                      searchable=False)
     talk, _ = graph.append_episode(tenant, msg("The quokka call went well"))
-    [fact] = graph.assert_facts(tenant, [FactIn(subject=EntityRef(kind="Person", name="Quokka Lee"),
-                                                predicate="HAS_TITLE", value="CFO", episode_id=record.id)])
+    lee = EntityRef(kind="Person", name="Quokka Lee")
+    [fact] = graph.assert_facts(tenant, [FactIn(subject=lee, predicate="HAS_TITLE", value="CFO", episode_id=record.id)])
+    for org in ("Quokka Inc", "Wombat Ltd"):  # the second closes the first: a closed fact with a RELATED edge
+        graph.assert_facts(tenant, [FactIn(subject=lee, predicate="WORKS_AT", object=EntityRef(
+            kind="Organization", name=org), episode_id=talk.id)])
     recall = RecallService(db, graph)
     found = lambda: {h.id for h in recall.search(tenant, SearchRequest(query="quokka call", k=10,  # noqa: E731
                                                                        targets=["episode"])).hits}
@@ -114,11 +117,14 @@ def test_schema_6_graph_takes_api_write_records_out_of_search(db, settings, grap
     with db.driver.session(database=db.database) as s:   # what a schema-6 graph looks like
         s.run("MATCH (e:Episode {id: $id}) REMOVE e.searchable SET e.search_terms = $terms", id=record.id,
               terms=search_terms(tenant, text)).consume()
+        s.run("MATCH (:Entity {tenant_id: $t})-[l:RELATED]->() REMOVE l.closed_at", t=tenant).consume()
     assert found() == {talk.id, record.id}
+    assert len(related_out_of_step(db, tenant)) == 1
     db.execute("meta/set_schema", version=6, embedding_dimension=settings.embedding_dimension)
     assert apply_schema(db, settings.embedding_dimension)["migrated"] is True
     assert found() == {talk.id}
     assert [p.episode_id for p in graph.fact_provenance(tenant, fact.fact_id)] == [record.id]
+    assert related_out_of_step(db, tenant) == []
 
 
 # ---- episodes -------------------------------------------------------------------------------

@@ -363,6 +363,27 @@ def test_paths_follow_a_correction_in_transaction_time(recall, graph, tenant):
     assert [(p.target.name, p.hops[0].fact.id) for p in then] == [("Bo Berg", wrong.fact_id)]
 
 
+def test_paths_as_known_before_a_retroactive_close(recall, graph, tenant):
+    """Ana worked at Acme (open since 2023); today we learn she moved to Globex in 2024, which closes the Acme fact
+    back in 2024. As known before today, Ana was still at Acme in 2025: paths, between and neighbours all say so."""
+    t23, t24, t25 = (datetime(y, 1, 1, tzinfo=UTC) for y in (2023, 2024, 2025))
+    ep, _ = graph.append_episode(tenant, EpisodeIn(content="Ana joined Acme; later Globex", occurred_at=t23,
+                                                   session_id="s1"))
+    ana, acme, globex = P("Ana Roth"), O("Acme Roth"), O("Globex Roth")
+    graph.assert_facts(tenant, [FactIn(subject=ana, predicate="WORKS_AT", object=acme, episode_id=ep.id,
+                                       valid_from=t23)])
+    before = datetime.now(UTC)
+    graph.assert_facts(tenant, [FactIn(subject=ana, predicate="WORKS_AT", object=globex, episode_id=ep.id,
+                                       valid_from=t24)])
+    ana_id, acme_id = graph.find_entities(tenant, "Ana Roth")[0].id, graph.find_entities(tenant, "Acme Roth")[0].id
+    assert [p.target.name for p in recall.paths_around(tenant, ana_id, as_of=t25)] == ["Globex Roth"]
+    then = dict(as_of=t25, known_at=before)
+    assert [p.target.name for p in recall.paths_around(tenant, ana_id, **then)] == ["Acme Roth"]
+    assert [p.target.name for p in recall.paths_between(tenant, ana_id, acme_id, **then)] == ["Acme Roth"]
+    assert recall.paths_between(tenant, ana_id, acme_id, as_of=t25) == []
+    assert [n.neighbour.name for n in recall.neighbours(tenant, ana_id, **then)] == ["Acme Roth"]
+
+
 def test_introduction_path(recall, crm):
     tenant, ids = crm
     path = recall.introduction(tenant, ids["Sam Me"], ids["Initech"])

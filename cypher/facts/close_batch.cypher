@@ -5,5 +5,5 @@ MATCH (f:Fact {id: r.id}) WHERE f.tenant_id = $tenant_id
 SET f.valid_to = datetime(r.valid_to), f.closed_at = $now, f.status = r.status
 WITH f
 OPTIONAL MATCH ()-[l:RELATED {fact_id: f.id}]->()
-SET l.valid_to = f.valid_to, l.status = f.status
+SET l.valid_to = f.valid_to, l.closed_at = f.closed_at, l.status = f.status
 RETURN count(f) AS closed

@@ -8,5 +8,5 @@ SET f.valid_to = r.valid_to,
     f.closed_at = CASE WHEN r.valid_to IS NULL THEN null ELSE $now END
 WITH f
 OPTIONAL MATCH ()-[l:RELATED {fact_id: f.id}]->()
-SET l.valid_to = f.valid_to, l.status = f.status
+SET l.valid_to = f.valid_to, l.closed_at = f.closed_at, l.status = f.status
 RETURN count(f) AS repaired

@@ -13,7 +13,8 @@ indexes are dropped, every searchable node gets its terms (per tenant, in batche
 Version 6 adds the derived `(Entity)-[:RELATED {fact_id, ...}]->(Entity)` edge of every fact with an entity object,
 which multi-hop recall walks (cypher/recall/around): an older graph gets them after the schema statements, per
 tenant in batches. Version 7 keeps the records of API writes (episodes "API call ... by key ...") out of search
-(`searchable: false`, graphmem.store.episodes.append): an older graph's records are marked at start-up.
+(`searchable: false`, graphmem.store.episodes.append) and copies a closed fact's `closed_at` onto its RELATED
+edge, so that paths as known before the close walk it (cypher/recall/around): an older graph gets both at start-up.
 """
 from __future__ import annotations
 
@@ -75,9 +76,10 @@ def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict
     if recorded and (recorded["version"] or 1) < 6:   # RELATED edges for multi-hop recall (needs related_fact_id)
         backfill_related(db)
         migrated = True
-    if recorded and (recorded["version"] or 1) < 7:   # records of API writes leave search
-        while db.execute("meta/unsearchable_api_records", limit=BACKFILL_BATCH)[0]["updated"]:
-            pass
+    if recorded and (recorded["version"] or 1) < 7:   # records of API writes leave search; closed_at on RELATED
+        for name in ("meta/unsearchable_api_records", "meta/related_closed_at"):
+            while db.execute(name, limit=BACKFILL_BATCH)[0]["updated"]:
+                pass
         migrated = True
     db.execute("meta/set_schema", version=SCHEMA_VERSION, embedding_dimension=dimension)
     return {"version": SCHEMA_VERSION, "embedding_dimension": dimension, "migrated": migrated}
