@@ -19,7 +19,10 @@ class SearchRequest(BaseModel):
     targets: list[Target] = Field(default_factory=lambda: ["fact", "episode", "entity"])
     as_of: UtcDatetime | None = None
     known_at: UtcDatetime | None = None
-    include_superseded: bool = False
+    include_superseded: bool = Field(default=False, description=(
+        "Also facts not valid at as_of: ended, superseded, retracted or not yet started (valid time). A corrected "
+        "fact was never true, so the correction expired it in transaction time: it shows only with a known_at "
+        "before the correction."))
     predicates: list[PredicateName] | None = None
     entity_kinds: list[KindName] | None = None
     session_id: str | None = None
@@ -27,7 +30,9 @@ class SearchRequest(BaseModel):
     occurred_after: UtcDatetime | None = None
     occurred_before: UtcDatetime | None = None
     seed_entity_ids: list[str] = Field(default_factory=list)
-    mmr: bool = False
+    mmr: bool = Field(default=False, description=(
+        "Re-rank by maximal marginal relevance (Carbonell & Goldstein 1998): hits come in MMR order, each still "
+        "with its fused score, so scores need not descend."))
     mmr_lambda: float = Field(default=0.7, ge=0.0, le=1.0)
     depth: int | None = Field(default=None, ge=1, le=500, description=(
         "Hits each retriever contributes to fusion (at least k); default 50. Smaller is faster in a large tenant "
