@@ -40,12 +40,12 @@ def test_recall_around_and_between(client_for, crm_api):
     r = c.post("/v1/recall", json={"entity": {}})
     assert r.status_code == 422 and "entity" in r.json().get("field", "") + r.text
     r = c.post("/v1/recall", json={"entity": {"name": "Nobody"}})
-    assert r.status_code == 404 and r.json()["field"] == "entity_name"
+    assert r.status_code == 404 and r.json()["field"] == "entity.name"
     # a name is a name: "Dana Jones" does not stand for Dana Smith, though the answer points at her
     r = c.post("/v1/recall", json={"entity": {"name": "Dana Jones"}})
-    assert r.status_code == 404 and r.json()["field"] == "entity_name" and "'Dana Smith'" in r.json()["detail"]
+    assert r.status_code == 404 and r.json()["field"] == "entity.name" and "'Dana Smith'" in r.json()["detail"]
     r = c.post("/v1/recall", json={"entity": {"name": "??"}})
-    assert r.status_code == 422 and r.json()["field"] == "entity_name"
+    assert r.status_code == 422 and r.json()["field"] == "entity.name"
     for blank in ({"name": "   "}, {"query": " "}, {"id": ""}):
         r = c.post("/v1/recall", json={"entity": blank})
         assert r.status_code == 422 and r.json()["field"].startswith("entity."), (blank, r.text)
@@ -66,6 +66,29 @@ def test_introductions_and_who_at(client_for, crm_api):
     assert [m["entity"]["name"] for m in r.json()["items"]] == ["Bob Lee"]
     r = c.get("/v1/recall/who-at", params={"org": "Globex", "predicate": "REPORTS_TO", "object_id": "zzz"})
     assert r.status_code == 404 and r.json()["field"] == "object_id", r.text
+
+
+def test_errors_name_the_request_field(client_for, crm_api):
+    """A 4xx names the field as the request spelled it: a selector's part in a body ("entity.id"), the query
+    parameter ("from", "org") or the path parameter ("other_id")."""
+    tenant, ids = crm_api
+    c = client_for(tenant)
+    sam = ids["Sam Me"]
+    for body, status, field in (({"entity": {"id": "nope"}}, 404, "entity.id"),
+                                ({"entity": {"query": "zzqqxx"}}, 404, "entity.query"),
+                                ({"entity": {"id": sam}, "other": {"name": "Nobody Here"}}, 404, "other.name"),
+                                ({"entity": {"id": sam}, "other": {"id": sam}}, 422, "other")):
+        r = c.post("/v1/recall", json=body)
+        assert (r.status_code, r.json()["field"]) == (status, field), (body, r.text)
+    for route, params, status, field in (
+            ("/v1/recall/introductions", {"from": sam, "to": "Nobody Here"}, 404, "to"),
+            ("/v1/recall/introductions", {"from": "??", "to": sam}, 422, "from"),
+            ("/v1/recall/introductions", {"from": sam, "to": sam}, 422, "to"),
+            ("/v1/recall/who-at", {"org": "Nowhere Inc"}, 404, "org"),
+            (f"/v1/entities/{sam}/paths/nope", {}, 404, "other_id"),
+            (f"/v1/entities/{sam}/paths/{sam}", {}, 422, "other_id")):
+        r = c.get(route, params=params)
+        assert (r.status_code, r.json()["field"]) == (status, field), (route, params, r.text)
 
 
 def test_known_at_on_every_multi_hop_route(client_for, crm_api):

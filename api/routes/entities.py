@@ -81,4 +81,5 @@ def paths(entity_id: str, other_id: str, who: Reader, services: ServicesDep,
           known_at: Annotated[UtcDatetime | None, Query()] = None,
           predicate: Annotated[list[PredicateName] | None, Query()] = None) -> PathList:
     return PathList(paths=services.recall.paths_between(who.tenant_id, entity_id, other_id, max_hops=max_hops, k=k,
-                                                        as_of=as_of, known_at=known_at, predicates=predicate))
+                                                        as_of=as_of, known_at=known_at, predicates=predicate,
+                                                        fields=("entity_id", "other_id")))

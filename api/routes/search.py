@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field, model_validator
 
 from api.deps import PageDep, Reader, ServicesDep
+from graphmem.errors import InvalidInput, NotFound
 from graphmem.models import KindName, PredicateName, UtcDatetime
 from graphmem.recall.models import SearchRequest, SearchResponse
 from graphmem.recall.paths import MAX_HOPS, Member, Path
@@ -90,7 +91,8 @@ def recall(body: RecallRequest, who: Reader, services: ServicesDep) -> RecallRes
     else:
         b = _resolve(services, tenant, body.other, "other")
         paths = services.recall.paths_between(tenant, a.id, b.id, max_hops=body.max_hops, k=body.k,
-                                              as_of=body.as_of, known_at=body.known_at, predicates=body.predicates)
+                                              as_of=body.as_of, known_at=body.known_at, predicates=body.predicates,
+                                              fields=("entity", "other"))
     return RecallResponse(paths=paths)
 
 
@@ -110,16 +112,20 @@ def introductions(who: Reader, services: ServicesDep,
     a = _by_id_or_name(services, tenant, from_, "from")
     b = _by_id_or_name(services, tenant, to, "to")
     path = services.recall.introduction(tenant, a.id, b.id, max_hops=max_hops, as_of=as_of, known_at=known_at,
-                                        predicates=predicates)
+                                        predicates=predicates, fields=("from", "to"))
     return IntroductionResponse(path=path, introducers=[h.to_name for h in path.hops[:-1]] if path else [])
 
 
 def _by_id_or_name(services, tenant: str, value: str, field: str):
-    from graphmem.errors import NotFound
+    """The entity a query parameter (`field`: from, to, org) names by id, else by name; errors name `field`."""
     try:
-        return services.recall.resolve_entity(tenant, entity_id=value, field=field)
+        return services.recall.entity(tenant, value, field=field)
     except NotFound:
+        pass
+    try:
         return services.recall.resolve_entity(tenant, name=value, field=field)
+    except (NotFound, InvalidInput) as exc:
+        raise type(exc)(exc.detail, field=field) from None
 
 
 @router.get("/recall/who-at", response_model=MembersResponse,

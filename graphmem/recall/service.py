@@ -62,29 +62,34 @@ class RecallService:
         """One seed entity from an id, a name (its normalised name or an alias, exactly: "Dana Smith" never
         stands for Dana Reyes) or free text (full-text + vector over entities, best fused hit). Raises
         `InvalidInput` when none is given, `NotFound` when nothing matches (for a name, naming the closest entities
-        by full-text as a hint); errors name `field` (e.g. "from")."""
+        by full-text as a hint). `field` is where the selector sits in the request (e.g. "entity" for
+        `{"entity": {"name": ...}}`): errors name its part, "entity.id", "entity.name" or "entity.query"."""
         require_tenant(tenant_id)
         if entity_id:
-            try:
-                return self.graph.get_entity(tenant_id, entity_id)
-            except NotFound as exc:
-                raise NotFound(f"{field}: no entity {entity_id!r}", field=f"{field}_id") from exc
+            return self.entity(tenant_id, entity_id, field=f"{field}.id")
         if name:
             if build_query(name, tenant_id) is None:
-                raise InvalidInput(f"{field}: the name has no letters or digits", field=f"{field}_name")
+                raise InvalidInput(f"{field}: the name has no letters or digits", field=f"{field}.name")
             exact = self.graph.find_entities(tenant_id, name, kind, limit=1)
             if exact:
                 return exact[0]
             near = [e.name for e in self.find_entities(tenant_id, name, kind, limit=3)]
             hint = f" (closest by text: {', '.join(map(repr, near))}; `query` takes free text)" if near else ""
-            raise NotFound(f"{field}: no entity named {name!r}{hint}", field=f"{field}_name")
+            raise NotFound(f"{field}: no entity named {name!r}{hint}", field=f"{field}.name")
         if query:
             res = self.search(tenant_id, SearchRequest(query=query, k=1, targets=["entity"],
                                                        entity_kinds=[kind] if kind else None))
             if res.hits:
                 return res.hits[0].entity
-            raise NotFound(f"{field}: no entity matches {query!r}", field=f"{field}_query")
-        raise InvalidInput(f"{field}: give an id, a name or a query", field=f"{field}_id")
+            raise NotFound(f"{field}: no entity matches {query!r}", field=f"{field}.query")
+        raise InvalidInput(f"{field}: give an id, a name or a query", field=field)
+
+    def entity(self, tenant_id: str, entity_id: str, *, field: str = "entity_id") -> Entity:
+        """The tenant's entity `entity_id`; `NotFound` naming `field` (the request field that carried the id)."""
+        try:
+            return self.graph.get_entity(tenant_id, entity_id)
+        except NotFound as exc:
+            raise NotFound(f"{field}: no entity {entity_id!r}", field=field) from exc
 
     # ---- multi-hop -----------------------------------------------------------------------------
     @staticmethod
@@ -118,16 +123,18 @@ class RecallService:
 
     def paths_between(self, tenant_id: str, from_id: str, to_id: str, *, max_hops: int = 3, k: int = 5,
                       as_of: datetime | None = None, known_at: datetime | None = None,
-                      predicates: list[str] | None = None) -> list[Path]:
+                      predicates: list[str] | None = None,
+                      fields: tuple[str, str] = ("from_id", "to_id")) -> list[Path]:
         """Up to `k` (1..5) shortest paths of at most `max_hops` facts from `from_id` to `to_id`, ranked by
-        (length, confidence, recency). Empty when they are not connected that closely."""
+        (length, confidence, recency). Empty when they are not connected that closely. `InvalidInput` when the two
+        are one entity and `NotFound` for an unknown one name `fields`, the request fields that carried the ids."""
         require_tenant(tenant_id)
         if from_id == to_id:
-            raise InvalidInput("from and to are the same entity", field="to_id")
+            raise InvalidInput("from and to are the same entity", field=fields[1])
         if not 1 <= k <= 5:
             raise InvalidInput("k must be between 1 and 5", field="k")
-        for eid, fld in ((from_id, "from"), (to_id, "to")):
-            self.resolve_entity(tenant_id, entity_id=eid, field=fld)
+        for eid, fld in zip((from_id, to_id), fields):
+            self.entity(tenant_id, eid, field=fld)
         now, as_of, known_at = self._times(as_of, known_at)
         rows = self.db.rows("recall/between", tenant_id=tenant_id, from_id=from_id, to_id=to_id, k=k,
                             max_hops=self._hops(max_hops), as_of=as_of, known_at=known_at, now=now,
@@ -136,12 +143,13 @@ class RecallService:
 
     def introduction(self, tenant_id: str, from_id: str, to_id: str, *, max_hops: int = 4,
                      as_of: datetime | None = None, known_at: datetime | None = None,
-                     predicates: list[str] | None = None) -> Path | None:
+                     predicates: list[str] | None = None,
+                     fields: tuple[str, str] = ("from_id", "to_id")) -> Path | None:
         """The shortest connection from `from_id` to `to_id` ("who can introduce us") over facts valid at `as_of`
         as known at `known_at`: the intermediate entities of the returned path are the introducers. None when
-        not connected within `max_hops`."""
+        not connected within `max_hops`. Errors as `paths_between`."""
         paths = self.paths_between(tenant_id, from_id, to_id, max_hops=max_hops, k=1, as_of=as_of,
-                                   known_at=known_at, predicates=predicates)
+                                   known_at=known_at, predicates=predicates, fields=fields)
         return paths[0] if paths else None
 
     def neighbours(self, tenant_id: str, entity_id: str, *, predicates: list[str] | None = None,
@@ -176,9 +184,9 @@ class RecallService:
             raise InvalidInput("value, object_id and via_predicate need a predicate", field="predicate")
         if via_value and not via_predicate:
             raise InvalidInput("via_value needs via_predicate", field="via_predicate")
-        self.resolve_entity(tenant_id, entity_id=org_id, field="org")
+        self.entity(tenant_id, org_id, field="org_id")
         if object_id:
-            self.resolve_entity(tenant_id, entity_id=object_id, field="object")
+            self.entity(tenant_id, object_id, field="object_id")
         now, as_of, known_at = self._times(as_of, known_at)
         rows = self.db.rows("recall/who_at", tenant_id=tenant_id, org_id=org_id, now=now, as_of=as_of,
                             known_at=known_at,
