@@ -9,14 +9,38 @@ import logging
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from graphmem.errors import GraphmemError
 
 log = logging.getLogger("graphmem.api")
 PROBLEM = "application/problem+json"
+
+
+class FieldError(BaseModel):
+    """One request-validation error: the field as the caller spelled it ("facts[2].predicate") and why."""
+
+    field: str | None = None
+    message: str
+
+
+class Problem(BaseModel):
+    """The body of every error reply (RFC 9457 problem details): `status` is the HTTP status, `field` the request
+    field at fault when one is (dotted, list indexes in brackets), `errors` every field error of a 422."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str = "about:blank"
+    title: str
+    status: int
+    detail: str
+    field: str | None = None
+    instance: str | None = None
+    request_id: str | None = None
+    errors: list[FieldError] | None = None
 
 
 def problem(status: int, title: str, detail: str, *, field: str | None = None, request: Request | None = None,
@@ -61,8 +85,47 @@ def _invalid(request: Request, raw_errors) -> JSONResponse:
                    request=request, errors=errors)
 
 
+def _document(app: FastAPI) -> None:
+    """Make the OpenAPI schema say what errors look like: every operation answers 4XX (and 5XX) with a `Problem`
+    as application/problem+json, and so do its 422 (which FastAPI documents as its own `HTTPValidationError`) and
+    the errors a route declares itself (404, 409 ...)."""
+
+    def openapi() -> dict:
+        if app.openapi_schema is None:
+            schema = get_openapi(title=app.title, version=app.version, openapi_version=app.openapi_version,
+                                 description=app.description, routes=app.routes, tags=app.openapi_tags,
+                                 servers=app.servers,
+                                 separate_input_output_schemas=app.separate_input_output_schemas)
+            schemas = schema.setdefault("components", {}).setdefault("schemas", {})
+            defs = Problem.model_json_schema(ref_template="#/components/schemas/{model}")
+            schemas.update(defs.pop("$defs", {}))
+            schemas["Problem"] = defs
+            for name in ("HTTPValidationError", "ValidationError"):
+                schemas.pop(name, None)
+            content = {PROBLEM: {"schema": {"$ref": "#/components/schemas/Problem"}}}
+            for operations in schema.get("paths", {}).values():
+                for op in operations.values():
+                    responses = op.setdefault("responses", {})
+                    if "422" in responses:
+                        responses["422"] = {"description": "Invalid input: `field` names the first field at fault, "
+                                                           "`errors` every one", "content": content}
+                    for status, response in responses.items():   # a route's own 404, 409 ...
+                        if status[0] in "45":
+                            response["content"] = content
+                    responses.setdefault("4XX", {"description": "Client error (401 no or bad key, 403, 404 "
+                                                                "naming the unknown id's field, 409 ...)",
+                                                 "content": content})
+                    responses.setdefault("5XX", {"description": "Server error or a dependency unavailable",
+                                                 "content": content})
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi
+
+
 def install(app: FastAPI) -> None:
-    """Register the exception handlers that turn every error into a problem."""
+    """Register the exception handlers that turn every error into a problem, and document them in OpenAPI."""
+    _document(app)
 
     @app.exception_handler(GraphmemError)
     async def _graphmem(request: Request, exc: GraphmemError):

@@ -65,6 +65,24 @@ def test_problem_field_is_the_path_in_the_request(client_for, tenant):
     assert r.status_code == 422 and r.json()["field"] == "body", r.text
 
 
+def test_openapi_documents_errors_as_problem_json(client_for, tenant):
+    """The published schema says what an error looks like: every operation's 4XX, 5XX and 422 answers are
+    application/problem+json `Problem` bodies (FastAPI's own HTTPValidationError shape is never sent), and a real
+    422 and 404 carry the fields the schema marks required."""
+    c = client_for(tenant)
+    schema = c.get("/v1/openapi.json").json()
+    problem = schema["components"]["schemas"]["Problem"]
+    assert set(problem["required"]) == {"title", "status", "detail"} and "HTTPValidationError" not in str(schema)
+    ref = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+    for path, ops in schema["paths"].items():
+        for method, op in ops.items():
+            for status in ("4XX", "5XX", *[s for s in op["responses"] if s.startswith("4")]):
+                assert op["responses"][status]["content"] == ref, (method, path, status)
+    for r in (c.post("/v1/search", json={"query": ""}), c.get("/v1/entities/nope")):
+        assert r.headers["content-type"].startswith("application/problem+json")
+        assert set(problem["required"]) <= set(r.json()) and r.json()["field"], r.text
+
+
 def test_times_beyond_year_9999_in_utc_are_bad_input(client_for, tenant):
     """An offset can carry a valid date past year 9999 (or before year 1) once converted to UTC: a 422 naming the
     field, not a server error, on reads and writes alike."""
