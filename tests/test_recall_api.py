@@ -91,6 +91,21 @@ def test_errors_name_the_request_field(client_for, crm_api):
         assert (r.status_code, r.json()["field"]) == (status, field), (route, params, r.text)
 
 
+def test_misspelt_or_ambiguous_requests_are_refused(client_for, crm_api):
+    """A misspelt filter would be dropped silently and the request answered without it; an entity given two ways
+    would be looked up one way only. Both are 422s naming the field."""
+    tenant, ids = crm_api
+    c = client_for(tenant)
+    sam = {"id": ids["Sam Me"]}
+    for route, body, field in (("/v1/search", {"query": "Dana", "as_off": "2020-01-01T00:00:00Z"}, "as_off"),
+                               ("/v1/search", {"query": "Dana", "session_id": ""}, "session_id"),
+                               ("/v1/recall", {"entity": sam, "max_hop": 1}, "max_hop"),
+                               ("/v1/recall", {"entity": {**sam, "name": "Dana Smith"}}, "entity"),
+                               ("/v1/recall", {"entity": {**sam, "nmae": "x"}}, "entity.nmae")):
+        r = c.post(route, json=body)
+        assert r.status_code == 422 and r.json()["field"] == field, (body, r.text)
+
+
 def test_known_at_on_every_multi_hop_route(client_for, crm_api):
     """Transaction time reaches every multi-hop answer: as known before the story was recorded there is no
     introduction, no member of Globex and no path; as known now they are there."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from api.deps import PageDep, Reader, ServicesDep
 from graphmem.errors import InvalidInput, NotFound
@@ -17,8 +17,10 @@ router = APIRouter(prefix="/v1", tags=["recall"])
 
 
 class EntitySelector(BaseModel):
-    """An entity named by `id`, or by `name` (normalised name or alias), or by free text `query` (full-text +
-    vector over entities); `kind` narrows a name or query."""
+    """An entity named by one of `id`, `name` (normalised name or alias) or free text `query` (full-text +
+    vector over entities); `kind` narrows a name or query. Unknown fields are refused (a typo is not ignored)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     id: str | None = Field(default=None, min_length=1, max_length=200, pattern=r"\S", examples=["5f0c..."])
     name: str | None = Field(default=None, min_length=1, max_length=300, pattern=r"\S", examples=["Dana Smith"])
@@ -27,14 +29,18 @@ class EntitySelector(BaseModel):
 
     @model_validator(mode="after")
     def _one(self) -> "EntitySelector":
-        if not (self.id or self.name or self.query):
-            raise ValueError("give an id, a name or a query")
+        given = [f for f in ("id", "name", "query") if getattr(self, f) is not None]
+        if len(given) != 1:
+            raise ValueError("give one of id, name or query" + (f", not {' and '.join(given)}" if given else ""))
         return self
 
 
 class RecallRequest(BaseModel):
     """Paths of up to `max_hops` facts around `entity` (one shortest path per reachable entity) or, with `other`,
-    between the two (up to `k` shortest), over facts valid at `as_of` as known at `known_at` (UTC)."""
+    between the two (up to `k` shortest), over facts valid at `as_of` as known at `known_at` (UTC). Unknown fields
+    are refused."""
+
+    model_config = ConfigDict(extra="forbid")
 
     entity: EntitySelector = Field(examples=[{"name": "Dana Smith"}])
     other: EntitySelector | None = Field(default=None, examples=[{"name": "Initech", "kind": "Organization"}])

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from graphmem.models import Entity, Episode, Fact, KindName, PredicateName, UtcDatetime
 
@@ -12,7 +12,10 @@ Target = Literal["fact", "entity", "episode"]
 
 class SearchRequest(BaseModel):
     """A search over one tenant. Times are UTC. `as_of` filters facts by valid time, `known_at` by transaction
-    time; by default only facts valid now are returned (`include_superseded` = false)."""
+    time; by default only facts valid now are returned (`include_superseded` = false). Unknown fields are refused:
+    a misspelt filter ("as_off") would otherwise be dropped and the search run without it."""
+
+    model_config = ConfigDict(extra="forbid")
 
     query: str = Field(min_length=1, max_length=2000, examples=["who does Dana report to?"])
     k: int = Field(default=10, ge=1, le=100)
@@ -25,8 +28,8 @@ class SearchRequest(BaseModel):
         "before the correction."))
     predicates: list[PredicateName] | None = None
     entity_kinds: list[KindName] | None = None
-    session_id: str | None = None
-    user_id: str | None = None
+    session_id: str | None = Field(default=None, min_length=1, max_length=200)
+    user_id: str | None = Field(default=None, min_length=1, max_length=200)
     occurred_after: UtcDatetime | None = None
     occurred_before: UtcDatetime | None = None
     seed_entity_ids: list[str] = Field(default_factory=list)
