@@ -25,3 +25,32 @@ def test_local_embedder_vectors_on_write_and_in_search(db, settings):
     assert not [d for d in res.degraded if d.startswith("vector")]
     reasons = {h.id: " ".join(h.reasons) for h in res.hits}
     assert "vector" in reasons.get(ep.id, "") and "vector" in reasons.get(fact.fact_id, "")
+
+
+def test_turning_the_embedder_on_embeds_what_is_stored(db, settings):
+    """A graph written without an embedder, then a worker started with one: it finds the tenant's nodes that have no
+    vector and embeds them in the background, so vector search finds what was stored before."""
+    from graphmem.ingest.worker import Worker
+
+    plain = Services(db, settings.model_copy(update={"embedder": "none"}))
+    tenant = f"t-{uuid.uuid4().hex[:12]}"
+    when = datetime(2024, 3, 1, tzinfo=timezone.utc)
+    ep, _ = plain.ingest.append_episodes(tenant, [EpisodeIn(content="My cat Luna chewed the charger cable again",
+                                                            occurred_at=when, session_id="s1")], extract=False)[0]
+    fact = plain.graph.assert_fact(tenant, FactIn(subject=EntityRef(kind="Person", name="Ana"), predicate="OBSERVED",
+                                                  value="Ana adopted a kitten in March", episode_id=ep.id))
+    ids = [ep.id, fact.fact_id, plain.graph.find_entities(tenant, "Ana")[0].id]
+
+    def dims():
+        with db.driver.session() as s:
+            return s.run("MATCH (n) WHERE n.id IN $ids RETURN size(n.embedding) AS d ORDER BY d", ids=ids).value()
+
+    assert dims() == [None, None, None]
+    local = Services(db, settings.model_copy(update={"embedder": "local", "embed_on_write": True}))
+    assert "vector" not in " ".join(h for hit in local.recall.search(tenant, SearchRequest(query="pet animal", k=5))
+                                    .hits for h in hit.reasons)
+    Worker(local, tenants=[tenant]).run(until_idle=True)  # no job to claim: only the start-up backfill runs
+    assert dims() == [384, 384, 384]
+    reasons = {h.id: " ".join(h.reasons) for h in local.recall.search(tenant, SearchRequest(query="pet animal",
+                                                                                           k=5)).hits}
+    assert "vector" in reasons.get(ep.id, "") and "vector" in reasons.get(fact.fact_id, "")

@@ -121,7 +121,7 @@ def recorded_call(services: Services, who: Principal, what: str, body: BaseModel
                    content=f"API call {what} by key {who.key_id}" + (f" (request {digest})" if digest else ""),
                    idempotency_key=_call_key(what, idempotency_key) if idempotency_key else None)
     try:
-        episode, created = services.ingest.append_episodes(who.tenant_id, [ep], extract=False)[0]
+        episode, created = services.ingest.append_episodes(who.tenant_id, [ep], extract=False, searchable=False)[0]
     except InvalidInput as exc:
         if exc.field and exc.field.endswith("idempotency_key"):
             raise InvalidInput("Idempotency-Key: this key was used for a different request; use a new key",

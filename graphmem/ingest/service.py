@@ -43,15 +43,16 @@ class IngestService:
 
     # ---- episodes ------------------------------------------------------------------------------
     def append_episodes(self, tenant_id: str, episodes: list[EpisodeIn], *, agent_id: str | None = None,
-                        extract: bool = True, batch: bool = True) -> list[tuple[Episode, bool]]:
+                        extract: bool = True, batch: bool = True, searchable: bool = True) -> list[tuple[Episode, bool]]:
         """Store episodes (secrets redacted first), each with a durable extraction job; returns (episode, created)
         per input, in order. Idempotent by `idempotency_key` (a replay returns the stored episode, created False).
 
         Returns after every episode is committed; each episode is one transaction holding the episode, its job (and
         the reason when it ended at intake) and the refusal recorded when secrets were redacted. Status: "pending" (the job), or "skipped" with reason
         "chatter" when the chatter gate applies, or with reason "explicit facts" when `extract` is false (an episode
-        that records a caller's explicit facts: nothing is left to extract, and search does not return such a record,
-        which says only which call by which key wrote them; it stays their provenance). Raises `TenantRequired`; `InvalidInput` naming
+        that records a caller's explicit facts: nothing is left to extract). With `searchable` false search never
+        returns the episodes (the record of an API write, which says only which call by which key wrote the facts;
+        it stays their provenance; `graphmem.store.episodes.append`). Raises `TenantRequired`; `InvalidInput` naming
         `episodes[i].content` when content is over `settings.max_episode_chars`, `episodes[i].idempotency_key` when
         two episodes of the batch share a key with different content (both checked for all before any write), or
         when the key already names another stored episode (`graphmem.store.episodes.append`; the episodes before it
@@ -77,7 +78,7 @@ class IngestService:
             status, reason = initial_status(clean, self.settings) if extract else ("skipped", "explicit facts")
             try:
                 out.append(self.graph.append_episode(tenant_id, clean, extraction_status=status, agent_id=agent_id,
-                                                     extraction_reason=reason, searchable=extract,
+                                                     extraction_reason=reason, searchable=searchable,
                                                      on_created=_record_redaction(tenant_id, kinds) if kinds else None))
             except InvalidInput as exc:
                 if not batch:

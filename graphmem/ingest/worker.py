@@ -80,6 +80,7 @@ class Worker:
     def start(self) -> "Worker":
         """Start the processing threads and the lease heartbeat in the background."""
         self._stop.clear()
+        self._seed_backfill()
         self._threads = [threading.Thread(target=self._loop, name=f"worker-{i}", daemon=True)
                          for i in range(self.concurrency)]
         self._threads.append(threading.Thread(target=self._heartbeat, name="worker-heartbeat", daemon=True))
@@ -119,6 +120,7 @@ class Worker:
         """Process in the foreground (may be called again after it returns). `until_idle`: return once a claim round
         finds nothing. Returns the jobs processed by this worker so far."""
         self._stop.clear()
+        self._seed_backfill()
         hb = threading.Thread(target=self._heartbeat, daemon=True)
         hb.start()
         start = time.monotonic()
@@ -284,12 +286,30 @@ class Worker:
             return "lost"
         return status
 
-    def _backfill(self) -> None:
-        """Embed what is still missing for tenants this worker touched (when an embedder is configured)."""
-        if not self._touched or self.services.embedder is None:
-            self._touched.clear()
+    def _seed_backfill(self) -> None:
+        """With an embedder configured, queue for `_backfill` every tenant (of this worker's) that holds facts,
+        entities or episodes without a vector: turning an embedder on for a graph written without one embeds what
+        is stored, in the background. One scan of the graph per start (meta/unembedded_tenants)."""
+        if self.services.embedder is None:
             return
-        indexer = Indexer(self.db, self.services.embedder)
-        for tenant in list(self._touched):
-            indexer.backfill(tenant)
-        self._touched.clear()
+        try:
+            found = {r["tenant_id"] for r in self.db.rows("meta/unembedded_tenants")}
+        except Exception as exc:  # Neo4j down at start: writes still queue their tenants
+            log.warning("could not look for nodes without vectors: %s", exc)
+            return
+        with self._lock:
+            self._touched.update(t for t in found if self.tenants is None or t in self.tenants)
+
+    def _backfill(self) -> None:
+        """Embed what is still missing for tenants this worker touched or found at start (when an embedder is
+        configured), `Indexer.backfill`'s batch per kind and tenant each round; a tenant stays queued while a round
+        stores vectors, so a large tenant is finished over the next rounds."""
+        with self._lock:
+            tenants, embedder = list(self._touched), self.services.embedder
+            self._touched.clear()
+        if not tenants or embedder is None:
+            return
+        indexer = Indexer(self.db, embedder)
+        more = [t for t in tenants if indexer.backfill(t) > 0]
+        with self._lock:
+            self._touched.update(more)
