@@ -80,7 +80,8 @@ class Worker:
     def start(self) -> "Worker":
         """Start the processing threads and the lease heartbeat in the background."""
         self._stop.clear()
-        self._seed_backfill()
+        # the scan for nodes without vectors reads the whole graph: off the caller's (the API's start-up) path
+        threading.Thread(target=self._seed_backfill, name="worker-backfill-scan", daemon=True).start()
         self._threads = [threading.Thread(target=self._loop, name=f"worker-{i}", daemon=True)
                          for i in range(self.concurrency)]
         self._threads.append(threading.Thread(target=self._heartbeat, name="worker-heartbeat", daemon=True))
