@@ -80,6 +80,7 @@ def test_errors_name_the_request_field(client_for, crm_api):
                                 ({"entity": {"id": sam}, "other": {"id": sam}}, 422, "other")):
         r = c.post("/v1/recall", json=body)
         assert (r.status_code, r.json()["field"]) == (status, field), (body, r.text)
+        assert r.json()["detail"].startswith(f"{field}: "), r.text  # the detail says the same
     for route, params, status, field in (
             ("/v1/recall/introductions", {"from": sam, "to": "Nobody Here"}, 404, "to"),
             ("/v1/recall/introductions", {"from": "??", "to": sam}, 422, "from"),
@@ -89,6 +90,7 @@ def test_errors_name_the_request_field(client_for, crm_api):
             (f"/v1/entities/{sam}/paths/{sam}", {}, 422, "other_id")):
         r = c.get(route, params=params)
         assert (r.status_code, r.json()["field"]) == (status, field), (route, params, r.text)
+        assert r.json()["detail"].startswith(f"{field}: "), r.text
 
 
 def test_misspelt_or_ambiguous_requests_are_refused(client_for, crm_api):

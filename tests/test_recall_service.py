@@ -382,6 +382,8 @@ def test_paths_as_known_before_a_retroactive_close(recall, graph, tenant):
     assert [p.target.name for p in recall.paths_between(tenant, ana_id, acme_id, **then)] == ["Acme Roth"]
     assert recall.paths_between(tenant, ana_id, acme_id, as_of=t25) == []
     assert [n.neighbour.name for n in recall.neighbours(tenant, ana_id, **then)] == ["Acme Roth"]
+    assert [m.entity.name for m in recall.who_at(tenant, acme_id, **then)] == ["Ana Roth"]
+    assert recall.who_at(tenant, acme_id, as_of=t25) == []
 
 
 def test_introduction_path(recall, crm):

@@ -131,7 +131,7 @@ def _by_id_or_name(services, tenant: str, value: str, field: str):
     try:
         return services.recall.resolve_entity(tenant, name=value, field=field)
     except (NotFound, InvalidInput) as exc:
-        raise type(exc)(exc.detail, field=field) from None
+        raise type(exc)(exc.detail.replace(f"{field}.name:", f"{field}:", 1), field=field) from None
 
 
 @router.get("/recall/who-at", response_model=MembersResponse,

@@ -299,7 +299,10 @@ class Worker:
             log.warning("could not look for nodes without vectors: %s", exc)
             return
         with self._lock:
-            self._touched.update(t for t in found if self.tenants is None or t in self.tenants)
+            queued = [t for t in found if self.tenants is None or t in self.tenants]
+            self._touched.update(queued)
+        if queued:
+            log.info("embedding what is stored without vectors in %d tenant(s), in the background", len(queued))
 
     def _backfill(self) -> None:
         """Embed what is still missing for tenants this worker touched or found at start (when an embedder is

@@ -69,19 +69,19 @@ class RecallService:
             return self.entity(tenant_id, entity_id, field=f"{field}.id")
         if name:
             if build_query(name, tenant_id) is None:
-                raise InvalidInput(f"{field}: the name has no letters or digits", field=f"{field}.name")
+                raise InvalidInput(f"{field}.name: the name has no letters or digits", field=f"{field}.name")
             exact = self.graph.find_entities(tenant_id, name, kind, limit=1)
             if exact:
                 return exact[0]
             near = [e.name for e in self.find_entities(tenant_id, name, kind, limit=3)]
             hint = f" (closest by text: {', '.join(map(repr, near))}; `query` takes free text)" if near else ""
-            raise NotFound(f"{field}: no entity named {name!r}{hint}", field=f"{field}.name")
+            raise NotFound(f"{field}.name: no entity named {name!r}{hint}", field=f"{field}.name")
         if query:
             res = self.search(tenant_id, SearchRequest(query=query, k=1, targets=["entity"],
                                                        entity_kinds=[kind] if kind else None))
             if res.hits:
                 return res.hits[0].entity
-            raise NotFound(f"{field}: no entity matches {query!r}", field=f"{field}.query")
+            raise NotFound(f"{field}.query: no entity matches {query!r}", field=f"{field}.query")
         raise InvalidInput(f"{field}: give an id, a name or a query", field=field)
 
     def entity(self, tenant_id: str, entity_id: str, *, field: str = "entity_id") -> Entity:
@@ -130,7 +130,7 @@ class RecallService:
         are one entity and `NotFound` for an unknown one name `fields`, the request fields that carried the ids."""
         require_tenant(tenant_id)
         if from_id == to_id:
-            raise InvalidInput("from and to are the same entity", field=fields[1])
+            raise InvalidInput(f"{fields[1]}: the same entity as {fields[0]}", field=fields[1])
         if not 1 <= k <= 5:
             raise InvalidInput("k must be between 1 and 5", field="k")
         for eid, fld in zip((from_id, to_id), fields):
