@@ -23,8 +23,9 @@ def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_c
            extraction_reason: str | None = None, searchable: bool = True) -> tuple[Episode, bool]:
     """Store `ep` (already redacted by the write policy). Returns (episode, created).
 
-    With `searchable` false (the record of an API write, api/routes/facts.py) the episode is stored with `searchable: false` and no full-text terms: search never returns it
-    (`cypher/search/rank`), while it stays the provenance of the facts that call wrote.
+    With `searchable` false (the record of an API write, api/routes/facts.py) the episode is stored with
+    `searchable: false` and no full-text terms: search never returns it (`cypher/search/rank`), while it stays the
+    provenance of the facts that call wrote.
 
     One query (`episodes/append`): idempotency check, retention, session lock, the episode and its place in the
     session's NEXT chain. A created episode is returned from what was sent, not read back. `extraction_reason`
