@@ -103,9 +103,17 @@ def test_misspelt_or_ambiguous_requests_are_refused(client_for, crm_api):
                                ("/v1/search", {"query": "Dana", "session_id": ""}, "session_id"),
                                ("/v1/recall", {"entity": sam, "max_hop": 1}, "max_hop"),
                                ("/v1/recall", {"entity": {**sam, "name": "Dana Smith"}}, "entity"),
-                               ("/v1/recall", {"entity": {**sam, "nmae": "x"}}, "entity.nmae")):
+                               ("/v1/recall", {"entity": {**sam, "nmae": "x"}}, "entity.nmae"),
+                               ("/v1/search", {"query": "Dana", "k": True}, "k")):
         r = c.post(route, json=body)
         assert r.status_code == 422 and r.json()["field"] == field, (body, r.text)
+
+
+def test_a_name_of_another_kind_is_named_in_the_404(client_for, crm_api):
+    tenant, _ = crm_api
+    r = client_for(tenant).post("/v1/recall", json={"entity": {"name": "Dana Smith", "kind": "Organization"}})
+    assert r.status_code == 404 and r.json()["field"] == "entity.name", r.text
+    assert "no Organization named 'Dana Smith'; there is one of kind Person" in r.json()["detail"], r.text
 
 
 def test_known_at_on_every_multi_hop_route(client_for, crm_api):

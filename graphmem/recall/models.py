@@ -18,7 +18,7 @@ class SearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: str = Field(min_length=1, max_length=2000, examples=["who does Dana report to?"])
-    k: int = Field(default=10, ge=1, le=100)
+    k: int = Field(default=10, ge=1, le=100, strict=True)
     targets: list[Target] = Field(default_factory=lambda: ["fact", "episode", "entity"])
     as_of: UtcDatetime | None = None
     known_at: UtcDatetime | None = None
@@ -37,7 +37,7 @@ class SearchRequest(BaseModel):
         "Re-rank by maximal marginal relevance (Carbonell & Goldstein 1998): hits come in MMR order, each still "
         "with its fused score, so scores need not descend."))
     mmr_lambda: float = Field(default=0.7, ge=0.0, le=1.0)
-    depth: int | None = Field(default=None, ge=1, le=500, description=(
+    depth: int | None = Field(default=None, ge=1, le=500, strict=True, description=(
         "Hits each retriever contributes to fusion (at least k); default 50. Smaller is faster in a large tenant "
         "(the full-text index call's cost grows with it), larger lets more items found by two retrievers meet."))
 

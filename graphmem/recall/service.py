@@ -73,6 +73,10 @@ class RecallService:
             exact = self.graph.find_entities(tenant_id, name, kind, limit=1)
             if exact:
                 return exact[0]
+            other_kinds = sorted({e.kind for e in self.graph.find_entities(tenant_id, name, None)}) if kind else []
+            if other_kinds:
+                raise NotFound(f"{field}.name: no {kind} named {name!r}; there is one of kind "
+                               f"{', '.join(other_kinds)} (`kind` narrows the name)", field=f"{field}.name")
             near = [e.name for e in self.find_entities(tenant_id, name, kind, limit=3)]
             hint = f" (closest by text: {', '.join(map(repr, near))}; `query` takes free text)" if near else ""
             raise NotFound(f"{field}.name: no entity named {name!r}{hint}", field=f"{field}.name")
