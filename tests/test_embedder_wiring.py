@@ -54,3 +54,23 @@ def test_turning_the_embedder_on_embeds_what_is_stored(db, settings):
     reasons = {h.id: " ".join(h.reasons) for h in local.recall.search(tenant, SearchRequest(query="pet animal",
                                                                                            k=5)).hits}
     assert "vector" in reasons.get(ep.id, "") and "vector" in reasons.get(fact.fact_id, "")
+
+
+def test_the_record_of_an_api_write_gets_no_vector(db, settings):
+    """Search never returns the episode that records an API write, so it is never embedded: not when it is
+    written, not by a worker's backfill."""
+    from graphmem.ingest.worker import Worker
+
+    local = Services(db, settings.model_copy(update={"embedder": "local", "embed_on_write": True}))
+    tenant = f"t-{uuid.uuid4().hex[:12]}"
+    when = datetime(2024, 3, 1, tzinfo=timezone.utc)
+    record, _ = local.ingest.append_episodes(tenant, [EpisodeIn(content="API call POST /v1/facts by key k1",
+                                                                occurred_at=when, kind="event")],
+                                             extract=False, searchable=False)[0]
+    talk, _ = local.ingest.append_episodes(tenant, [EpisodeIn(content="Ana adopted a kitten", occurred_at=when)],
+                                           extract=False)[0]
+    Worker(local, tenants=[tenant]).run(until_idle=True)
+    with db.driver.session() as s:
+        dims = dict(s.run("MATCH (e:Episode) WHERE e.id IN $ids RETURN e.id, size(e.embedding)",
+                          ids=[record.id, talk.id]).values())
+    assert dims == {record.id: None, talk.id: 384}

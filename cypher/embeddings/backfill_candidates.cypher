@@ -1,5 +1,6 @@
 // Up to $limit facts (corrected ones too: they are searched as of earlier times), entities and episodes of the
-// tenant that still lack an embedding.
+// tenant that still lack an embedding; never an episode search does not return (`searchable: false`, the record of
+// an API write): its vector would never be read.
 CALL () {
   MATCH (f:Fact {tenant_id: $tenant_id}) WHERE f.embedding IS NULL
   RETURN 'fact' AS kind, f.id AS id, f.statement AS text LIMIT $limit
@@ -7,7 +8,7 @@ CALL () {
   MATCH (e:Entity {tenant_id: $tenant_id}) WHERE e.embedding IS NULL
   RETURN 'entity' AS kind, e.id AS id, e.search_text AS text LIMIT $limit
   UNION ALL
-  MATCH (e:Episode {tenant_id: $tenant_id}) WHERE e.embedding IS NULL
+  MATCH (e:Episode {tenant_id: $tenant_id}) WHERE e.embedding IS NULL AND e.searchable IS NULL
   RETURN 'episode' AS kind, e.id AS id, coalesce(e.speaker + ': ', '') + e.content AS text LIMIT $limit
 }
 RETURN kind, id, text
