@@ -11,9 +11,10 @@ import importlib
 import logging
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
 from api import problems
+from api.deps import known_query
 from api.middleware import RequestContext
 from api.routes import ROUTERS
 from graphmem.services import Services
@@ -62,7 +63,8 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
                 app.state.services.close()
 
     app = FastAPI(title="graphmem", version="0.1.0", description=DESCRIPTION, lifespan=lifespan,
-                  openapi_url="/v1/openapi.json", docs_url="/v1/docs", redoc_url=None)
+                  openapi_url="/v1/openapi.json", docs_url="/v1/docs", redoc_url=None,
+                  dependencies=[Depends(known_query)])
     if services is not None:
         app.state.services = services
     problems.install(app)

@@ -9,6 +9,7 @@ from typing import Annotated
 
 from fastapi import Depends, Header, HTTPException, Query, Request
 
+from graphmem.errors import InvalidInput
 from graphmem.keys import Principal
 from graphmem.services import Services
 
@@ -75,3 +76,24 @@ class Page:
 
 
 PageDep = Annotated[Page, Depends(Page)]
+
+
+def known_query(request: Request) -> None:
+    """Refuse a query parameter the operation does not declare: `InvalidInput` (422) naming it and listing the
+    ones it takes. A misspelt filter on a read (`as_off`, `predicates` where the route takes `predicate`) would
+    otherwise be dropped and the answer given without it. The declared names are the operation's query
+    parameters in the app's OpenAPI document (read once per app)."""
+    route = request.scope.get("route")
+    if route is None or not request.query_params:
+        return
+    declared = getattr(request.app.state, "query_names", None)
+    if declared is None:
+        declared = request.app.state.query_names = {
+            (path, method.upper()): {p["name"] for p in op.get("parameters", []) if p["in"] == "query"}
+            for path, ops in request.app.openapi()["paths"].items() for method, op in ops.items()}
+    allowed = declared.get((route.path_format, request.method), set())
+    for name in request.query_params:
+        if name not in allowed:
+            takes = f"it takes {', '.join(sorted(allowed))}" if allowed else "it takes none"
+            raise InvalidInput(f"{name}: not a query parameter of {request.method} {route.path_format}; {takes}",
+                               field=name)

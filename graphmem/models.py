@@ -91,10 +91,18 @@ class _Record(BaseModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
 
+class Input(BaseModel):
+    """Base of every model a caller sends (request bodies and the records inside them). Unknown fields are
+    refused (422 naming the field): a misspelt `occured_at` would otherwise be dropped and the episode stored
+    at another time."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
 # --------------------------------------------------------------------------------------------
 # Entities
 # --------------------------------------------------------------------------------------------
-class EntityRef(_Record):
+class EntityRef(Input):
     """How a caller names an entity: by `id`, or by kind + name (+ strong identifiers).
 
     Resolution order (DESIGN.md "Ingestion"): `id`; strong identifiers (`email`, `domain`,
@@ -169,7 +177,7 @@ class Entity(_Record):
 # --------------------------------------------------------------------------------------------
 # Episodes and sessions
 # --------------------------------------------------------------------------------------------
-class EpisodeIn(_Record):
+class EpisodeIn(Input):
     """An episode as a caller sends it. `occurred_at` is the reference time (UTC-aware)."""
 
     kind: EpisodeKind = "message"
@@ -236,7 +244,7 @@ class Session(_Record):
 # --------------------------------------------------------------------------------------------
 # Facts
 # --------------------------------------------------------------------------------------------
-class FactIn(_Record):
+class FactIn(Input):
     """A fact assertion: subject, predicate and either an object entity or a literal `value`.
 
     `valid_from` defaults to the source episode's `occurred_at`. `valid_to` closes the fact in the

@@ -269,3 +269,37 @@ def test_a_long_idempotency_key_is_accepted(client_for, tenant):
     assert one["episode_id"] == two["episode_id"]
     r = c.post("/v1/facts", json={"facts": [fact]}, headers={"Idempotency-Key": "k" * 201})
     assert r.status_code == 422 and r.json()["field"] == "idempotency-key"
+
+
+def test_unknown_fields_in_a_write_are_refused_and_nothing_is_stored(client_for, tenant, db):
+    """A misspelt field would be dropped and the rest stored as if it had not been sent (an episode at the wrong
+    time, a fact with the default confidence): every write body refuses it with a 422 naming it, stores nothing."""
+    c = client_for(tenant)
+    admin = client_for("ops", "admin")
+    before = tenant_node_count(db, tenant)
+    when = "2024-03-01T09:00:00Z"
+    cases = [
+        (c, "/v1/episodes", {"content": "Dana joined Globex", "occurred_at": when, "occured_at": when}, "occured_at"),
+        (c, "/v1/episodes/batch", {"episodes": [{"content": "x", "occurred_at": when, "sesion_id": "s1"}]},
+         "episodes[0].sesion_id"),
+        (c, "/v1/facts", {"facts": [{"subject": DANA, "predicate": "WORKS_AT", "object": GLOBEX, "confidance": 0.2}]},
+         "facts[0].confidance"),
+        (c, "/v1/facts", {"facts": [{"subject": {**DANA, "emial": "d@x.io"}, "predicate": "WORKS_AT",
+                                     "object": GLOBEX}]}, "facts[0].subject.emial"),
+        (c, "/v1/facts", {"facts": [{"subject": DANA, "predicate": "WORKS_AT", "object": GLOBEX}], "tenant_id": "x"},
+         "tenant_id"),
+        (c, "/v1/facts/retract", {"subject_id": "x", "predicate": "WORKS_AT", "valid_too": when}, "valid_too"),
+        (c, "/v1/ontology/predicates", {"name": "MENTORS", "cardinality": "multi", "subject_kinds": ["Person"],
+                                        "object_kinds": ["Person"], "fact_class": "relationship",
+                                        "template": "{subject} mentors {object}", "tenant_id": "x"}, "tenant_id"),
+        (c, "/v1/forget", {"user_id": "u1", "sesion_id": "s1"}, "sesion_id"),
+        (admin, f"/v1/admin/tenants/{tenant}/keys", {"role": "agent", "nmae": "bot"}, "nmae"),
+    ]
+    for who, route, body, field in cases:
+        r = who.post(route, json=body)
+        assert r.status_code == 422 and r.json()["field"] == field, (route, r.text)
+        assert r.headers["content-type"].startswith("application/problem+json")
+    r = c.put("/v1/pin-keys/tier", json={"key": "tier", "type": "custom", "value_type": "string", "descr": "x"})
+    assert r.status_code == 422 and r.json()["field"] == "descr", r.text
+    assert tenant_node_count(db, tenant) == before
+    assert "MENTORS" not in [p["name"] for p in c.get("/v1/ontology/predicates", params={"limit": 500}).json()["items"]]

@@ -4,14 +4,13 @@
 from __future__ import annotations
 
 import uuid
-from datetime import timedelta
 
 import pytest
 
 import cypher
 from graphmem.recall.lucene import build_query
 from graphmem.timeutil import utcnow
-from tests.test_recall_service import T0, build_crm
+from tests.test_recall_service import build_crm
 
 BAD = ("AllNodesScan", "NodeByLabelScan", "NodeByLabelScanPartial", "AllNodesScanPartial")
 

@@ -1,7 +1,7 @@
 """Every temporal rule of DESIGN.md, with exact expected timelines, against the real Neo4j."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 
 import pytest
 

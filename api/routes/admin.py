@@ -9,11 +9,12 @@ from pydantic import BaseModel, Field
 
 from api.deps import Admin, PageDep, ServicesDep
 from graphmem.keys import ApiKey
+from graphmem.models import Input
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])
 
 
-class KeyCreate(BaseModel):
+class KeyCreate(Input):
     role: Literal["agent", "analyst", "admin"] = Field(examples=["agent"])
     name: str | None = Field(default=None, max_length=200, examples=["support-bot"])
 

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field
 
 from api.deps import PageDep, Reader, ServicesDep, Writer
-from graphmem.models import Episode, EpisodeIn
+from graphmem.models import Episode, EpisodeIn, Input
 
 router = APIRouter(prefix="/v1", tags=["episodes"])
 
@@ -15,7 +15,7 @@ EPISODE_EXAMPLE = {"kind": "message", "role": "user", "speaker": "Dana", "sessio
                    "occurred_at": "2024-05-01T09:00:00Z", "idempotency_key": "turn-42-1"}
 
 
-class EpisodeBatch(BaseModel):
+class EpisodeBatch(Input):
     episodes: list[EpisodeIn] = Field(min_length=1, max_length=500, examples=[[EPISODE_EXAMPLE]])
 
 

@@ -18,7 +18,8 @@ from pydantic import BaseModel, Field, model_validator
 from api.deps import PageDep, Reader, ServicesDep, Writer
 from graphmem.errors import InvalidInput, NotFound
 from graphmem.keys import Principal
-from graphmem.models import AssertOutcome, EntityRef, EpisodeIn, Fact, FactIn, PredicateName, Provenance, UtcDatetime
+from graphmem.models import (AssertOutcome, EntityRef, EpisodeIn, Fact, FactIn, Input, PredicateName, Provenance,
+                             UtcDatetime)
 from graphmem.services import Services
 from graphmem.timeutil import utcnow
 
@@ -31,7 +32,7 @@ IdempotencyKey = Annotated[str | None, Header(max_length=200, description=(
     "Makes the call safe to retry: the episode recording it is created once per key."))]
 
 
-class FactsAssert(BaseModel):
+class FactsAssert(Input):
     """A batch of explicit facts (1..1000), asserted in order under the write policy and the temporal rules."""
 
     facts: list[FactIn] = Field(min_length=1, max_length=1000, examples=[[FACT_EXAMPLE]])
@@ -61,7 +62,7 @@ class ProvenancePage(BaseModel):
     limit: int
 
 
-class FactCorrection(BaseModel):
+class FactCorrection(Input):
     """The right value for a wrong fact: exactly one of `value` (a literal) or `object` (an entity).
     The old fact is expired in transaction time and superseded by a `user_explicit` fact with the same validity."""
 
@@ -77,7 +78,7 @@ class FactCorrection(BaseModel):
         return self
 
 
-class FactRetraction(BaseModel):
+class FactRetraction(Input):
     """Close (never delete) the subject's `predicate` facts valid at `at` (default: the episode's time), optionally
     only the one with this `object_id` or `value`."""
 

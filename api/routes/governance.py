@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field, model_validator
 from api.deps import Admin, PageDep, ServicesDep, Writer
 from graphmem.errors import InvalidInput
 from graphmem.governance.models import AuditRecord, Hold, Receipt, RetentionSettings, RetentionView, SweepReceipt
+from graphmem.models import Input
 
 router = APIRouter(tags=["governance"])
 
@@ -19,7 +20,7 @@ RECEIPT_EXAMPLE = {"action": "forget", "target_kind": "user", "at": "2024-05-01T
                               "sessions": 2, "refusals": 0}}
 
 
-class ForgetRequest(BaseModel):
+class ForgetRequest(Input):
     """Exactly one target."""
 
     user_id: str | None = Field(default=None, min_length=1, max_length=200, examples=["user-42"])
@@ -59,7 +60,7 @@ def put_retention(tenant_id: str, body: RetentionSettings, _: Admin, services: S
     return services.governance.retention.update(tenant_id, body)
 
 
-class HoldRequest(BaseModel):
+class HoldRequest(Input):
     """Exactly one target, and the reason (e.g. a case reference)."""
 
     user_id: str | None = Field(default=None, min_length=1, max_length=200, examples=["user-42"])
@@ -103,7 +104,7 @@ def release_hold(tenant_id: str, hold_id: str, who: Admin, services: ServicesDep
     return services.governance.holds.release(tenant_id, hold_id, actor=who.key_id)
 
 
-class SweepRequest(BaseModel):
+class SweepRequest(Input):
     """Name one tenant, or ask for every tenant explicitly."""
 
     tenant_id: str | None = Field(default=None, min_length=1, max_length=200, examples=["acme"])

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from api.deps import PageDep, Reader, ServicesDep, Writer
 from graphmem.governance.models import MemoryPage, Receipt
-from graphmem.models import AssertOutcome, EntityRef
+from graphmem.models import AssertOutcome, EntityRef, Input
 
 router = APIRouter(prefix="/v1/memories", tags=["memories"])
 
@@ -23,7 +23,7 @@ MEMORY_EXAMPLE = {"items": [{"fact": {"id": "f1", "predicate": "PREFERS_CHANNEL"
                              "other_sources": 0, "expired_sources": 0}], "total": 1, "offset": 0, "limit": 50}
 
 
-class UserBody(BaseModel):
+class UserBody(Input):
     user_id: str = Field(min_length=1, max_length=200, examples=["user-42"])
 
 

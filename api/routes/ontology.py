@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from api.deps import PageDep, Reader, ServicesDep, Writer
 from graphmem.errors import InvalidInput
@@ -24,6 +24,12 @@ class PredicatePage(BaseModel):
     fact_classes: list[str] = Field(examples=[["employment", "preference", "relationship", "role"]])
 
 
+class PredicateIn(Predicate):
+    """A predicate as sent (unknown fields refused; the stored record carries more)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
 @router.get("/predicates", response_model=PredicatePage, summary="The tenant's predicates (shipped and its own)")
 def list_predicates(who: Reader, services: ServicesDep, page: PageDep) -> PredicatePage:
     onto = services.graph.ontology(who.tenant_id)
@@ -35,7 +41,7 @@ def list_predicates(who: Reader, services: ServicesDep, page: PageDep) -> Predic
 @router.post("/predicates", response_model=Predicate, status_code=201,
              summary="Add (or replace) one of the tenant's predicates",
              openapi_extra={"requestBody": {"content": {"application/json": {"example": PREDICATE_EXAMPLE}}}})
-def add_predicate(body: Predicate, who: Writer, services: ServicesDep) -> Predicate:
+def add_predicate(body: PredicateIn, who: Writer, services: ServicesDep) -> Predicate:
     classes = services.graph.ontology(who.tenant_id).class_ttl_days
     if body.fact_class not in classes:
         raise InvalidInput(f"unknown fact_class {body.fact_class!r}; known: {', '.join(sorted(classes))}",

@@ -11,14 +11,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from api.deps import PageDep, Reader, ServicesDep, Writer
 from graphmem.context.pins import Pin, PinKeyDef, PinValue, check_key
 from graphmem.errors import InvalidInput
+from graphmem.models import Input
 
 router = APIRouter(tags=["pins"])
 
 
-class PinWrite(BaseModel):
+class PinWrite(Input):
     """A typed value, and the version it replaces (0 or null: create a new pin)."""
 
-    model_config = ConfigDict(extra="forbid")
     value: PinValue = Field(examples=[{"type": "amount", "value": "129.99"}])
     version: int | None = Field(default=None, ge=0, examples=[0])
 
@@ -87,8 +87,14 @@ def delete_pin(session_id: str, key: str, who: Writer, services: ServicesDep,
     return Response(status_code=204)
 
 
+class PinKeyDefIn(PinKeyDef):
+    """A pin key definition as sent (unknown fields refused; the stored record carries more)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
 @router.put("/v1/pin-keys/{key}", response_model=PinKeyDef, summary="Define a tenant pin key and its type")
-def define_pin_key(key: str, body: PinKeyDef, who: Writer, services: ServicesDep) -> PinKeyDef:
+def define_pin_key(key: str, body: PinKeyDefIn, who: Writer, services: ServicesDep) -> PinKeyDef:
     if body.key != key:
         raise InvalidInput("the body's key differs from the path", field="key")
     return services.context.pins.define_key(who.tenant_id, body)

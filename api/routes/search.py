@@ -9,18 +9,16 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from api.deps import PageDep, Reader, ServicesDep
 from graphmem.errors import InvalidInput, NotFound
-from graphmem.models import KindName, PredicateName, UtcDatetime
+from graphmem.models import Input, KindName, PredicateName, UtcDatetime
 from graphmem.recall.models import SearchRequest, SearchResponse
-from graphmem.recall.paths import MAX_HOPS, Member, Path
+from graphmem.recall.paths import MAX_HOPS, Member, Path, PathEntity
 
 router = APIRouter(prefix="/v1", tags=["recall"])
 
 
-class EntitySelector(BaseModel):
+class EntitySelector(Input):
     """An entity named by one of `id`, `name` (normalised name or alias) or free text `query` (full-text +
     vector over entities); `kind` narrows a name or query. Unknown fields are refused (a typo is not ignored)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     id: str | None = Field(default=None, min_length=1, max_length=200, pattern=r"\S", examples=["5f0c..."])
     name: str | None = Field(default=None, min_length=1, max_length=300, pattern=r"\S", examples=["Dana Smith"])
@@ -35,12 +33,10 @@ class EntitySelector(BaseModel):
         return self
 
 
-class RecallRequest(BaseModel):
+class RecallRequest(Input):
     """Paths of up to `max_hops` facts around `entity` (one shortest path per reachable entity) or, with `other`,
     between the two (up to `k` shortest), over facts valid at `as_of` as known at `known_at` (UTC). Unknown fields
     are refused."""
-
-    model_config = ConfigDict(extra="forbid")
 
     entity: EntitySelector = Field(examples=[{"name": "Dana Smith"}])
     other: EntitySelector | None = Field(default=None, examples=[{"name": "Initech", "kind": "Organization"}])
@@ -53,17 +49,30 @@ class RecallRequest(BaseModel):
 
 
 class RecallResponse(BaseModel):
+    """The paths, and the entities the request's selectors resolved to (a name or free text names one entity:
+    this says which)."""
+
+    entity: PathEntity
+    other: PathEntity | None = None
     paths: list[Path]
 
 
 class IntroductionResponse(BaseModel):
-    """The shortest connection (None when none within max_hops) and the introducers along it, in order."""
+    """The shortest connection (None when none within max_hops), the introducers along it, in order, and the
+    entities `from` and `to` resolved to."""
 
+    model_config = ConfigDict(populate_by_name=True)
+
+    from_: PathEntity = Field(alias="from")
+    to: PathEntity
     path: Path | None
     introducers: list[str] = Field(description="names of the entities between from and to")
 
 
 class MembersResponse(BaseModel):
+    """Members of the organisation `org` resolved to, one page."""
+
+    org: PathEntity
     items: list[Member]
     offset: int
     limit: int
@@ -91,6 +100,7 @@ def search(body: SearchRequest, who: Reader, services: ServicesDep) -> SearchRes
 def recall(body: RecallRequest, who: Reader, services: ServicesDep) -> RecallResponse:
     tenant = who.tenant_id
     a = _resolve(services, tenant, body.entity, "entity")
+    b = None
     if body.other is None:
         paths = services.recall.paths_around(tenant, a.id, max_hops=body.max_hops, as_of=body.as_of,
                                              known_at=body.known_at, predicates=body.predicates, limit=body.limit)
@@ -99,7 +109,7 @@ def recall(body: RecallRequest, who: Reader, services: ServicesDep) -> RecallRes
         paths = services.recall.paths_between(tenant, a.id, b.id, max_hops=body.max_hops, k=body.k,
                                               as_of=body.as_of, known_at=body.known_at, predicates=body.predicates,
                                               fields=("entity", "other"))
-    return RecallResponse(paths=paths)
+    return RecallResponse(entity=PathEntity.of(a), other=PathEntity.of(b) if b else None, paths=paths)
 
 
 @router.get("/recall/introductions", response_model=IntroductionResponse,
@@ -113,13 +123,16 @@ def introductions(who: Reader, services: ServicesDep,
                   max_hops: Annotated[int, Query(ge=1, le=MAX_HOPS)] = 4,
                   as_of: Annotated[UtcDatetime | None, Query()] = None,
                   known_at: Annotated[UtcDatetime | None, Query()] = None,
-                  predicates: Annotated[list[PredicateName] | None, Query()] = None) -> IntroductionResponse:
+                  predicate: Annotated[list[PredicateName] | None,
+                                       Query(description="Walk only facts with these predicates (repeatable).")]
+                  = None) -> IntroductionResponse:
     tenant = who.tenant_id
     a = _by_id_or_name(services, tenant, from_, "from")
     b = _by_id_or_name(services, tenant, to, "to")
     path = services.recall.introduction(tenant, a.id, b.id, max_hops=max_hops, as_of=as_of, known_at=known_at,
-                                        predicates=predicates, fields=("from", "to"))
-    return IntroductionResponse(path=path, introducers=[h.to_name for h in path.hops[:-1]] if path else [])
+                                        predicates=predicate, fields=("from", "to"))
+    return IntroductionResponse(from_=PathEntity.of(a), to=PathEntity.of(b), path=path,
+                                introducers=[h.to_name for h in path.hops[:-1]] if path else [])
 
 
 def _by_id_or_name(services, tenant: str, value: str, field: str):
@@ -155,4 +168,4 @@ def who_at(who: Reader, services: ServicesDep, page: PageDep,
     items = services.recall.who_at(tenant, o.id, member_predicate=member_predicate, predicate=predicate, value=value,
                                    object_id=object_id, via_predicate=via_predicate, via_value=via_value,
                                    as_of=as_of, known_at=known_at, offset=page.offset, limit=page.limit)
-    return MembersResponse(items=items, offset=page.offset, limit=page.limit)
+    return MembersResponse(org=PathEntity.of(o), items=items, offset=page.offset, limit=page.limit)

@@ -3,19 +3,19 @@ consent flag that lets preferences cross sessions of a user. The tenant is the A
 from __future__ import annotations
 
 from fastapi import APIRouter, Query, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from api.deps import PageDep, Reader, ServicesDep, Writer
 from graphmem.context.models import CompactionResult, Summary
 from graphmem.context.sessions import Consent, SessionInfo
+from graphmem.models import Input
 
 router = APIRouter(tags=["sessions"])
 
 
-class SessionCreate(BaseModel):
+class SessionCreate(Input):
     """A new session for a user (two browser tabs are two sessions). Without `id`, one is generated."""
 
-    model_config = ConfigDict(extra="forbid")
     id: str | None = Field(default=None, min_length=1, max_length=200, examples=["tab-2f9c"])
     user_id: str = Field(min_length=1, max_length=200, examples=["u-42"])
     agent_id: str | None = Field(default=None, max_length=200, examples=["support-bot"])

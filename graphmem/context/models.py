@@ -6,18 +6,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, Field, field_validator
 
 from graphmem.context.assembly import Dropped, WindowPiece
 from graphmem.context.pins import PinValue
-from graphmem.models import EpisodeKind, UtcDatetime
+from graphmem.models import EpisodeKind, Input, UtcDatetime
 
 
-class _In(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ToolSchema(_In):
+class ToolSchema(Input):
     """A tool the agent may call: name, description, JSON-schema parameters."""
 
     name: str = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.-]+$", examples=["issue_refund"])
@@ -26,7 +22,7 @@ class ToolSchema(_In):
         "order_id": {"type": "string"}, "amount": {"type": "string"}}}])
 
 
-class DocumentIn(_In):
+class DocumentIn(Input):
     """A retrieved document the caller wants cited (not dumped): a snippet of `text` enters the window."""
 
     id: str = Field(min_length=1, max_length=200, examples=["kb-refund-policy"])
@@ -35,7 +31,7 @@ class DocumentIn(_In):
     text: str = Field(min_length=1, max_length=200_000, examples=["Refunds above 100 EUR need a manager approval."])
 
 
-class ContextRequest(_In):
+class ContextRequest(Input):
     """Load the window at the start of a turn. `budget_tokens` is counted with tiktoken for `model`."""
 
     query: str = Field(default="", max_length=8000, description="the user's latest message or the step's intent",
@@ -91,7 +87,7 @@ class Window(BaseModel):
     notes: list[str] = Field(default_factory=list)
 
 
-class TurnEpisode(_In):
+class TurnEpisode(Input):
     """One episode of a turn: a user or assistant message, a tool result, an event."""
 
     kind: EpisodeKind = "message"
@@ -103,7 +99,7 @@ class TurnEpisode(_In):
     source: Literal["user_explicit", "user_confirmed", "inferred", "system"] = "user_explicit"
 
 
-class PinUpdate(_In):
+class PinUpdate(Input):
     """A pin write in a turn: a typed value (or `delete`) at the version the agent read (0/None: a new pin)."""
 
     key: str = Field(examples=["order_id"])
@@ -114,7 +110,7 @@ class PinUpdate(_In):
                                       "(default: the last)")
 
 
-class TurnIn(_In):
+class TurnIn(Input):
     """Append a turn at its end: episodes and pin updates, idempotent by `idempotency_key`."""
 
     idempotency_key: str = Field(min_length=1, max_length=200, examples=["turn-7f3a"])

@@ -18,7 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from graphmem.errors import Conflict, InvalidInput, NotFound
-from graphmem.models import UtcDatetime, new_id
+from graphmem.models import Input, UtcDatetime, new_id
 from graphmem.store import Database, require_tenant
 from graphmem.timeutil import utcnow
 
@@ -39,7 +39,7 @@ class SessionInfo(BaseModel):
     episodes: int | None = Field(default=None, description="stored episodes (single-session reads only)")
 
 
-class Consent(BaseModel):
+class Consent(Input):
     """Whether preferences may cross sessions: for the whole tenant (`scope` tenant) or one user."""
 
     scope: Literal["tenant", "user"] = Field(examples=["user"])

@@ -8,14 +8,14 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from graphmem.models import Fact, UtcDatetime
+from graphmem.models import Fact, Input, UtcDatetime
 
 HoldKind = Literal["user", "session", "episode"]
 TargetKind = Literal["user", "session", "episode", "fact"]
 Days = int | None
 
 
-class RetentionSettings(BaseModel):
+class RetentionSettings(Input):
     """A tenant's retention policy. `None` means "keep until erased" (no expiry).
 
     - `episode_retention_days`: an episode expires this many days after it was stored (`ingested_at`).

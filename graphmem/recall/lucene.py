@@ -29,13 +29,27 @@ def escape(term: str) -> str:
     return _SPECIAL.sub(r"\\\1", term)
 
 
+def _words(text: str) -> list[str]:
+    words = [w.lower().replace("'s", "") for w in WORD.findall(text)]
+    return [w for w in words if w]
+
+
+def _content(words: list[str]) -> list[str]:
+    return [w for w in words if w not in STOP_WORDS and len(w) > 1]
+
+
 def terms(text: str) -> list[str]:
     """Lower-cased word tokens of `text` without stop words, first occurrence order, no duplicates.
     If every token is a stop word, the tokens themselves (so "who is it" still searches something)."""
-    words = [w.lower().replace("'s", "") for w in WORD.findall(text)]
-    words = [w for w in words if w]
-    kept = [w for w in words if w not in STOP_WORDS and len(w) > 1]
-    return list(dict.fromkeys(kept or words))
+    words = _words(text)
+    return list(dict.fromkeys(_content(words) or words))
+
+
+def only_stop_words(text: str) -> bool:
+    """True when `text` has words but every one is a stop word (or a single character): its search then matches
+    on those common words alone, which says little about relevance."""
+    words = _words(text)
+    return bool(words) and not _content(words)
 
 
 def build_query(text: str, tenant_id: str) -> str | None:

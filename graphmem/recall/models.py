@@ -3,19 +3,17 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from graphmem.models import Entity, Episode, Fact, KindName, PredicateName, UtcDatetime
+from graphmem.models import Entity, Episode, Fact, Input, KindName, PredicateName, UtcDatetime
 
 Target = Literal["fact", "entity", "episode"]
 
 
-class SearchRequest(BaseModel):
+class SearchRequest(Input):
     """A search over one tenant. Times are UTC. `as_of` filters facts by valid time, `known_at` by transaction
     time; by default only facts valid now are returned (`include_superseded` = false). Unknown fields are refused:
     a misspelt filter ("as_off") would otherwise be dropped and the search run without it."""
-
-    model_config = ConfigDict(extra="forbid")
 
     query: str = Field(min_length=1, max_length=2000, examples=["who does Dana report to?"])
     k: int = Field(default=10, ge=1, le=100, strict=True)

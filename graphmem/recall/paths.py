@@ -33,6 +33,11 @@ class PathEntity(BaseModel):
     kind: str
     name: str
 
+    @classmethod
+    def of(cls, entity: Entity) -> "PathEntity":
+        """The reference to a full `Entity` record."""
+        return cls(id=entity.id, kind=entity.kind, name=entity.name)
+
 
 class HopFact(BaseModel):
     """The fact a hop walks: what it says and when it was true (valid time, UTC). A hop always joins two

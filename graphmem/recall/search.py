@@ -35,7 +35,7 @@ from graphmem.errors import InvalidInput, NotFound
 from graphmem.models import Entity, Episode, Fact
 from graphmem.recall.embedding_guard import EmbeddingGuard
 from graphmem.recall.fusion import RRF_K, jaccard, mmr, rrf
-from graphmem.recall.lucene import build_query
+from graphmem.recall.lucene import build_query, only_stop_words, terms
 from graphmem.recall.models import Provenance, SearchHit, SearchRequest, SearchResponse
 from graphmem.store import Database, require_tenant
 from graphmem.timeutil import utcnow
@@ -111,6 +111,9 @@ class HybridSearch:
         lucene = build_query(req.query, tenant_id)
         if lucene is None:
             degraded.append("fulltext: the query has no searchable words")
+        elif only_stop_words(req.query):
+            degraded.append("fulltext: the query has only common words (" + ", ".join(terms(req.query)) +
+                            "), so word matches say little; name who or what it is about")
         seeds = list(dict.fromkeys(req.seed_entity_ids))
         if seeds:
             found = {r["entity"]["id"] for r in self.db.rows("entities/get_many", tenant_id=tenant_id, ids=seeds)}
