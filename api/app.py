@@ -11,10 +11,9 @@ import importlib
 import logging
 from contextlib import asynccontextmanager
 
-from fastapi import Depends, FastAPI
+from fastapi import FastAPI
 
 from api import problems
-from api.deps import known_query
 from api.middleware import RequestContext
 from api.routes import ROUTERS
 from graphmem.services import Services
@@ -63,8 +62,7 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
                 app.state.services.close()
 
     app = FastAPI(title="graphmem", version="0.1.0", description=DESCRIPTION, lifespan=lifespan,
-                  openapi_url="/v1/openapi.json", docs_url="/v1/docs", redoc_url=None,
-                  dependencies=[Depends(known_query)])
+                  openapi_url="/v1/openapi.json", docs_url="/v1/docs", redoc_url=None)
     if services is not None:
         app.state.services = services
     problems.install(app)

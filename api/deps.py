@@ -9,7 +9,7 @@ from typing import Annotated
 
 from fastapi import Depends, Header, HTTPException, Query, Request
 
-from graphmem.errors import InvalidInput
+from api.request_shape import check_request_shape
 from graphmem.keys import Principal
 from graphmem.services import Services
 
@@ -43,22 +43,26 @@ def principal(services: ServicesDep,
     return who
 
 
-def reader(who: Annotated[Principal, Depends(principal)]) -> Principal:
-    """Any role may read its own tenant."""
+def reader(request: Request, who: Annotated[Principal, Depends(principal)]) -> Principal:
+    """Any role may read its own tenant. Then the request's shape is checked (`check_request_shape`): an
+    unknown query parameter or a body the route does not take is a 422, after 401 and 403."""
+    check_request_shape(request)
     return who
 
 
-def writer(who: Annotated[Principal, Depends(principal)]) -> Principal:
-    """agent and admin may write; analyst is read-only (403)."""
+def writer(request: Request, who: Annotated[Principal, Depends(principal)]) -> Principal:
+    """agent and admin may write; analyst is read-only (403). Then the request's shape is checked."""
     if who.role == "analyst":
         raise HTTPException(403, "this key's role (analyst) is read-only")
+    check_request_shape(request)
     return who
 
 
-def admin(who: Annotated[Principal, Depends(principal)]) -> Principal:
-    """Only admin keys manage tenants and keys (403)."""
+def admin(request: Request, who: Annotated[Principal, Depends(principal)]) -> Principal:
+    """Only admin keys manage tenants and keys (403). Then the request's shape is checked."""
     if who.role != "admin":
         raise HTTPException(403, "this route needs an admin key")
+    check_request_shape(request)
     return who
 
 
@@ -77,23 +81,3 @@ class Page:
 
 PageDep = Annotated[Page, Depends(Page)]
 
-
-def known_query(request: Request) -> None:
-    """Refuse a query parameter the operation does not declare: `InvalidInput` (422) naming it and listing the
-    ones it takes. A misspelt filter on a read (`as_off`, `predicates` where the route takes `predicate`) would
-    otherwise be dropped and the answer given without it. The declared names are the operation's query
-    parameters in the app's OpenAPI document (read once per app)."""
-    route = request.scope.get("route")
-    if route is None or not request.query_params:
-        return
-    declared = getattr(request.app.state, "query_names", None)
-    if declared is None:
-        declared = request.app.state.query_names = {
-            (path, method.upper()): {p["name"] for p in op.get("parameters", []) if p["in"] == "query"}
-            for path, ops in request.app.openapi()["paths"].items() for method, op in ops.items()}
-    allowed = declared.get((route.path_format, request.method), set())
-    for name in request.query_params:
-        if name not in allowed:
-            takes = f"it takes {', '.join(sorted(allowed))}" if allowed else "it takes none"
-            raise InvalidInput(f"{name}: not a query parameter of {request.method} {route.path_format}; {takes}",
-                               field=name)

@@ -62,24 +62,42 @@ def problem(status: int, title: str, detail: str, *, field: str | None = None, r
 _LOCATIONS = ("body", "query", "path", "header", "cookie")
 
 
-def _loc(loc, kind: str = "") -> str:
+def _loc(loc, kind: str = "", body=None) -> str:
     """A pydantic error location as the caller names the field: the request part (body, query, ...) dropped,
     list indexes in brackets ("facts[2].predicate"); "body" for a body that is not valid JSON (whose location is
-    a character offset)."""
-    parts = [str(p) for p in loc]
+    a character offset). A tagged union's tag, which pydantic puts in the location ("value.amount.currency" for
+    `{"value": {"type": "amount", ...}}`), is left out when `body` shows it is a value, not a key, there."""
     if kind == "json_invalid":
         return "body"
+    parts = list(loc)
     if len(parts) > 1 and parts[0] in _LOCATIONS:
+        node = body if parts[0] == "body" else None
         parts = parts[1:]
+    else:
+        node = None
     out = ""
     for p in parts:
+        if isinstance(node, dict) and isinstance(p, str) and p not in node and p in node.values():
+            continue   # the tag of a tagged union
+        if isinstance(node, dict):
+            node = node.get(p)
+        elif isinstance(node, list) and isinstance(p, int) and 0 <= p < len(node):
+            node = node[p]
+        else:
+            node = None
+        p = str(p)
         out += f"[{p}]" if p.isdigit() else (f".{p}" if out else p)
     return out
 
 
-def _invalid(request: Request, raw_errors) -> JSONResponse:
-    """422 naming the first field at fault, with every error in `errors`."""
-    errors = [{"field": _loc(e.get("loc", ()), e.get("type", "")), "message": e.get("msg", "")} for e in raw_errors]
+_MESSAGES = {"extra_forbidden": "not a field of this request (misspelt, or read-only?)"}
+
+
+def _invalid(request: Request, raw_errors, body=None) -> JSONResponse:
+    """422 naming the first field at fault, with every error in `errors`. `body` is the parsed request body, to
+    name fields inside tagged unions as the request spells them (`_loc`)."""
+    errors = [{"field": _loc(e.get("loc", ()), e.get("type", ""), body),
+               "message": _MESSAGES.get(e.get("type", ""), e.get("msg", ""))} for e in raw_errors]
     first = errors[0] if errors else {"field": None, "message": "invalid request"}
     return problem(422, "Invalid input", f"{first['field']}: {first['message']}", field=first["field"] or None,
                    request=request, errors=errors)
@@ -133,7 +151,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError):
-        return _invalid(request, exc.errors())
+        return _invalid(request, exc.errors(), exc.body)
 
     @app.exception_handler(ValidationError)
     async def _model_validation(request: Request, exc: ValidationError):

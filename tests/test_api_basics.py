@@ -107,3 +107,31 @@ def test_body_limit(client_for, tenant, settings):
     chunks = (b"x" * 65536 for _ in range(settings.max_body_bytes // 65536 + 2))
     r = client_for(tenant).post("/v1/episodes", content=chunks, headers={"content-type": "application/json"})
     assert r.status_code == 413 and r.json()["instance"] == "/v1/episodes", r.text
+
+
+def test_a_request_is_refused_for_what_the_route_does_not_take(api_url, client_for, tenant):
+    """Unknown query parameters (all of them listed), a single-valued parameter given twice, and a body sent to a
+    route that takes none are 422s naming them; only after the key (401) and the role (403) are checked, and
+    never on the operations routes, which monitors call with cache-busters."""
+    c = client_for(tenant)
+    r = c.get("/v1/entities", params=[("nmae", "x"), ("knd", "Person"), ("limit", "1"), ("limit", "3")])
+    assert r.status_code == 422 and r.headers["content-type"] == "application/problem+json", r.text
+    assert [(e["field"], "not a query parameter" in e["message"]) for e in r.json()["errors"]] == \
+        [("nmae", True), ("knd", True), ("limit", False)], r.text
+    assert "kind" in r.json()["detail"] and "more than once" in r.json()["errors"][2]["message"]
+    r = c.post("/v1/jobs/0123/retry", json={"force": True})
+    assert r.status_code == 422 and r.json()["field"] == "body", r.text
+    assert httpx.get(f"{api_url}/v1/entities", params={"nmae": "x"}).status_code == 401
+    analyst = client_for(tenant, "analyst")
+    assert analyst.post("/v1/facts", params={"dry_run": "1"}, json={"facts": []}).status_code == 403
+    for path in ("/healthz", "/readyz", "/metrics"):
+        assert httpx.get(f"{api_url}{path}", params={"_": "1712"}).status_code == 200, path
+
+
+def test_a_field_inside_a_typed_pin_value_is_named_as_sent(client_for, tenant):
+    """Pin values are a union tagged by `type`; the error names `value.curency`, not pydantic's
+    `value.amount.curency`."""
+    c = client_for(tenant)
+    r = c.put("/v1/sessions/s-1/pins/amount", json={"value": {"type": "amount", "value": "1.00", "curency": "EUR"}})
+    assert r.status_code == 422 and r.json()["field"] == "value.curency", r.text
+    assert "not a field of this request" in r.json()["detail"], r.text

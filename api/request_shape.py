@@ -1,0 +1,65 @@
+"""What a route takes besides its validated fields: the query parameters it declares, whether it takes a body.
+
+FastAPI validates the parameters a route declares and drops the rest without a word; pydantic bodies refuse
+unknown fields (`graphmem.models.Input`), but a query string or a body sent to a route that has none would still be
+ignored, and a misspelt filter (`as_off`), a plural where the route takes `predicate`, or `{"force": true}` sent to
+a route that reads `?force=` would answer as if it had not been sent. `check_request_shape` refuses those with a
+422 listing every fault (`errors`), as request validation does. The routes' shapes are read once per app from its
+OpenAPI document, the contract callers see.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fastapi import Request
+from fastapi.exceptions import RequestValidationError
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One operation's query parameters (name -> takes a list, i.e. may repeat) and whether it takes a body."""
+
+    query: dict[str, bool]
+    body: bool
+
+
+def _takes_list(schema: dict) -> bool:
+    return schema.get("type") == "array" or any(_takes_list(s) for s in schema.get("anyOf", []))
+
+
+def shapes(app) -> dict[tuple[str, str], Shape]:
+    """(path template, METHOD) -> `Shape`, from `app.openapi()`; computed once and kept on `app.state`."""
+    found = getattr(app.state, "request_shapes", None)
+    if found is None:
+        found = app.state.request_shapes = {
+            (path, method.upper()): Shape(
+                query={p["name"]: _takes_list(p.get("schema", {})) for p in op.get("parameters", [])
+                       if p["in"] == "query"},
+                body="requestBody" in op)
+            for path, ops in app.openapi()["paths"].items() for method, op in ops.items()}
+    return found
+
+
+def check_request_shape(request: Request) -> None:
+    """Raise `RequestValidationError` (422, every fault in `errors`) for query parameters the operation does not
+    declare, a single-valued one given more than once, or a non-empty body sent to an operation without one."""
+    route = request.scope.get("route")
+    shape = shapes(request.app).get((getattr(route, "path_format", None), request.method)) if route else None
+    if shape is None:
+        return
+    errors = []
+    takes = ", ".join(sorted(shape.query)) or "none"
+    for name in dict.fromkeys(request.query_params.keys()):
+        if name not in shape.query:
+            errors.append({"loc": ("query", name or "(empty name)"), "type": "unknown_parameter",
+                           "msg": f"not a query parameter of {request.method} {route.path_format} (it takes {takes})"})
+        elif not shape.query[name] and len(request.query_params.getlist(name)) > 1:
+            errors.append({"loc": ("query", name), "type": "multiple_values",
+                           "msg": "given more than once; it takes one value"})
+    if not shape.body and (int(request.headers.get("content-length") or 0) > 0
+                           or "chunked" in request.headers.get("transfer-encoding", "")):
+        errors.append({"loc": ("body",), "type": "unexpected_body",
+                       "msg": f"{request.method} {route.path_format} takes no body (its options are query parameters: "
+                              f"{takes})"})
+    if errors:
+        raise RequestValidationError(errors)
