@@ -50,10 +50,14 @@ def _at(day: str) -> datetime:
 
 
 def load_story(graph: TemporalGraph) -> str:
-    """Load the story (idempotently) and return Dana's entity id."""
+    """Load the story (idempotently) and return Dana's entity id. Every episode comes with its facts, so none is
+    queued for extraction (job status `skipped`, reason "explicit facts", as for `POST /v1/facts`): a worker
+    would otherwise map the plain-text CRM lines as JSON records and dead-letter them."""
+    explicit = {"extraction_status": "skipped", "extraction_reason": "explicit facts"}
     for key, day, kind, source, text, facts in STORY:
         ep, _ = graph.append_episode(TENANT, EpisodeIn(kind=kind, content=text, occurred_at=_at(day),
-                                                       idempotency_key=key, source=source, session_id="crm-feed"))
+                                                       idempotency_key=key, source=source, session_id="crm-feed"),
+                                     **explicit)
         graph.assert_facts(TENANT, [
             FactIn(subject=s, predicate=p, episode_id=ep.id, source=source,
                    valid_from=_at(vf) if vf else None,
@@ -61,7 +65,7 @@ def load_story(graph: TemporalGraph) -> str:
     dana = graph.upsert_entity(TENANT, DANA)
     key, day, text = RETRACTION
     ep, created = graph.append_episode(TENANT, EpisodeIn(content=text, occurred_at=_at(day), idempotency_key=key,
-                                                         session_id="crm-feed"))
+                                                         session_id="crm-feed"), **explicit)
     if created:
         graph.retract(TENANT, dana.id, "PREFERS_CHANNEL", ep.id, value="phone")
     return dana.id
