@@ -242,11 +242,14 @@ class _Routes:
         return self._call(_Call("GET", f"/v1/entities/{_p(entity_id)}/neighbourhood", NeighbourPage, params=params))
 
     def paths(self, entity_id: str, other_id: str, *, max_hops: int = 3, k: int = 5,
-              as_of: datetime | None = None, known_at: datetime | None = None) -> PathList:
+              as_of: datetime | None = None, known_at: datetime | None = None,
+              predicates: list[str] | None = None) -> PathList:
         """GET /v1/entities/{id}/paths/{other}: up to k shortest paths over facts valid at `as_of` as known at
-        `known_at` (UTC; default now)."""
-        return self._call(_Call("GET", f"/v1/entities/{_p(entity_id)}/paths/{_p(other_id)}", PathList,
-                                params=_params(max_hops=max_hops, k=k, as_of=as_of, known_at=known_at)))
+        `known_at` (UTC; default now), walking only `predicates` when given."""
+        params = _params(max_hops=max_hops, k=k, as_of=as_of, known_at=known_at)
+        if predicates:
+            params["predicate"] = list(predicates)
+        return self._call(_Call("GET", f"/v1/entities/{_p(entity_id)}/paths/{_p(other_id)}", PathList, params=params))
 
     # ---- sessions and pins ------------------------------------------------------------------------------------
     def create_session(self, user_id: str, *, session_id: str | None = None,

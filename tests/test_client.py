@@ -117,6 +117,7 @@ def test_turn_loop_and_other_areas_through_the_client(api_url, make_key, tenant)
         globex = gm.get_fact(out.outcomes[0].fact_id).object_id
         assert gm.paths(dana.id, globex).paths[0].length == 1
         assert gm.paths(dana.id, globex, known_at=now - timedelta(days=1)).paths == []   # not yet recorded then
+        assert gm.paths(dana.id, globex, predicates=["knows"]).paths == []   # the one fact is WORKS_AT
         receipt = gm.forget(fact_id=out.outcomes[0].fact_id)
         assert receipt is not None
         with pytest.raises(ApiError) as err:

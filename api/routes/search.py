@@ -93,7 +93,8 @@ def search(body: SearchRequest, who: Reader, services: ServicesDep) -> SearchRes
 
 
 @router.post("/recall", response_model=RecallResponse, summary="Multi-hop paths around one entity or between two",
-             responses={200: {"content": {"application/json": {"example": {"paths": [
+             responses={200: {"content": {"application/json": {"example": {
+                 "entity": {"id": "a1...", "kind": "Person", "name": "Sam Carter"}, "other": None, "paths": [
                  {"target": {"id": "c3...", "kind": "Person", "name": "Frank Wu"}, "length": 2, "confidence": 1.0,
                   "latest": "2023-06-30T00:00:00Z", "hops": [{"from_name": "Sam", "to_name": "Dana Smith",
                                                               "direction": "out", "fact": {"predicate": "KNOWS"}}]}]}}}}})
@@ -115,6 +116,8 @@ def recall(body: RecallRequest, who: Reader, services: ServicesDep) -> RecallRes
 @router.get("/recall/introductions", response_model=IntroductionResponse,
             summary="Shortest connection between two entities: who can introduce us",
             responses={200: {"content": {"application/json": {"example": {
+                "from": {"id": "a1...", "kind": "Person", "name": "Sam Carter"},
+                "to": {"id": "d4...", "kind": "Organization", "name": "Initech"},
                 "path": {"length": 3}, "introducers": ["Dana Smith", "Frank Wu"]}}}}})
 def introductions(who: Reader, services: ServicesDep,
                   from_: Annotated[str, Query(alias="from", min_length=1, max_length=300,
@@ -142,14 +145,15 @@ def _by_id_or_name(services, tenant: str, value: str, field: str):
     except NotFound:
         pass
     try:
-        return services.recall.resolve_entity(tenant, name=value, field=field)
+        return services.recall.resolve_entity(tenant, name=value, field=field, query_hint=False)
     except (NotFound, InvalidInput) as exc:
         raise type(exc)(exc.detail.replace(f"{field}.name:", f"{field}:", 1), field=field) from None
 
 
 @router.get("/recall/who-at", response_model=MembersResponse,
             summary="Who at organisation X has property Y (e.g. reports to the CFO)",
-            responses={200: {"content": {"application/json": {"example": {"items": [
+            responses={200: {"content": {"application/json": {"example": {
+                "org": {"id": "b2...", "kind": "Organization", "name": "Globex"}, "items": [
                 {"entity": {"name": "Bob Lee"}, "membership": {"predicate": "WORKS_AT"},
                  "property": {"predicate": "REPORTS_TO"}}], "offset": 0, "limit": 50}}}}})
 def who_at(who: Reader, services: ServicesDep, page: PageDep,

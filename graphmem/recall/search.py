@@ -112,8 +112,9 @@ class HybridSearch:
         if lucene is None:
             degraded.append("fulltext: the query has no searchable words")
         elif only_stop_words(req.query):
-            degraded.append("fulltext: the query has only common words (" + ", ".join(terms(req.query)) +
-                            "), so word matches say little; name who or what it is about")
+            degraded.append("fulltext: the query has only common words or single characters (" +
+                            ", ".join(terms(req.query)) + "), so word matches say little; name who or what it is "
+                            "about")
         seeds = list(dict.fromkeys(req.seed_entity_ids))
         if seeds:
             found = {r["entity"]["id"] for r in self.db.rows("entities/get_many", tenant_id=tenant_id, ids=seeds)}

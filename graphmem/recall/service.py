@@ -58,12 +58,14 @@ class RecallService:
         return out[offset:offset + limit]
 
     def resolve_entity(self, tenant_id: str, *, entity_id: str | None = None, name: str | None = None,
-                       query: str | None = None, kind: str | None = None, field: str = "entity") -> Entity:
+                       query: str | None = None, kind: str | None = None, field: str = "entity",
+                       query_hint: bool = True) -> Entity:
         """One seed entity from an id, a name (its normalised name or an alias, exactly: "Dana Smith" never
         stands for Dana Reyes) or free text (full-text + vector over entities, best fused hit). Raises
         `InvalidInput` when none is given, `NotFound` when nothing matches (for a name, naming the closest entities
         by full-text as a hint). `field` is where the selector sits in the request (e.g. "entity" for
-        `{"entity": {"name": ...}}`): errors name its part, "entity.id", "entity.name" or "entity.query"."""
+        `{"entity": {"name": ...}}`): errors name its part, "entity.id", "entity.name" or "entity.query".
+        `query_hint`: the name's 404 suggests `query` for free text (false where the caller has no `query`)."""
         require_tenant(tenant_id)
         if entity_id:
             return self.entity(tenant_id, entity_id, field=f"{field}.id")
@@ -78,7 +80,8 @@ class RecallService:
                 raise NotFound(f"{field}.name: no {kind} named {name!r}; there is one of kind "
                                f"{', '.join(other_kinds)} (`kind` narrows the name)", field=f"{field}.name")
             near = [e.name for e in self.find_entities(tenant_id, name, kind, limit=3)]
-            hint = f" (closest by text: {', '.join(map(repr, near))}; `query` takes free text)" if near else ""
+            tip = "; `query` takes free text" if query_hint else ""
+            hint = f" (closest by text: {', '.join(map(repr, near))}{tip})" if near else ""
             raise NotFound(f"{field}.name: no entity named {name!r}{hint}", field=f"{field}.name")
         if query:
             res = self.search(tenant_id, SearchRequest(query=query, k=1, targets=["entity"],
