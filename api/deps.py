@@ -43,26 +43,26 @@ def principal(services: ServicesDep,
     return who
 
 
-def reader(request: Request, who: Annotated[Principal, Depends(principal)]) -> Principal:
+async def reader(request: Request, who: Annotated[Principal, Depends(principal)]) -> Principal:
     """Any role may read its own tenant. Then the request's shape is checked (`check_request_shape`): an
     unknown query parameter or a body the route does not take is a 422, after 401 and 403."""
-    check_request_shape(request)
+    await check_request_shape(request)
     return who
 
 
-def writer(request: Request, who: Annotated[Principal, Depends(principal)]) -> Principal:
+async def writer(request: Request, who: Annotated[Principal, Depends(principal)]) -> Principal:
     """agent and admin may write; analyst is read-only (403). Then the request's shape is checked."""
     if who.role == "analyst":
         raise HTTPException(403, "this key's role (analyst) is read-only")
-    check_request_shape(request)
+    await check_request_shape(request)
     return who
 
 
-def admin(request: Request, who: Annotated[Principal, Depends(principal)]) -> Principal:
+async def admin(request: Request, who: Annotated[Principal, Depends(principal)]) -> Principal:
     """Only admin keys manage tenants and keys (403). Then the request's shape is checked."""
     if who.role != "admin":
         raise HTTPException(403, "this route needs an admin key")
-    check_request_shape(request)
+    await check_request_shape(request)
     return who
 
 

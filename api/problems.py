@@ -93,11 +93,22 @@ def _loc(loc, kind: str = "", body=None) -> str:
 _MESSAGES = {"extra_forbidden": "not a field of this request (misspelt, or read-only?)"}
 
 
+def _error(e: dict, body) -> dict:
+    """One pydantic error as {field, message}. A tagged union's bad or missing tag names the tag field itself
+    (`value.type`: "must be one of 'amount', ...") rather than the union."""
+    field, kind, ctx = _loc(e.get("loc", ()), e.get("type", ""), body), e.get("type", ""), e.get("ctx") or {}
+    if kind in ("union_tag_invalid", "union_tag_not_found"):
+        tag = str(ctx.get("discriminator", "type")).strip("'")
+        field = f"{field}.{tag}" if field else tag
+        message = f"must be one of {ctx['expected_tags']}" if "expected_tags" in ctx else "is required"
+        return {"field": field, "message": message}
+    return {"field": field, "message": _MESSAGES.get(kind, e.get("msg", ""))}
+
+
 def _invalid(request: Request, raw_errors, body=None) -> JSONResponse:
     """422 naming the first field at fault, with every error in `errors`. `body` is the parsed request body, to
     name fields inside tagged unions as the request spells them (`_loc`)."""
-    errors = [{"field": _loc(e.get("loc", ()), e.get("type", ""), body),
-               "message": _MESSAGES.get(e.get("type", ""), e.get("msg", ""))} for e in raw_errors]
+    errors = [_error(e, body) for e in raw_errors]
     first = errors[0] if errors else {"field": None, "message": "invalid request"}
     return problem(422, "Invalid input", f"{first['field']}: {first['message']}", field=first["field"] or None,
                    request=request, errors=errors)

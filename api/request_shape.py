@@ -40,9 +40,14 @@ def shapes(app) -> dict[tuple[str, str], Shape]:
     return found
 
 
-def check_request_shape(request: Request) -> None:
-    """Raise `RequestValidationError` (422, every fault in `errors`) for query parameters the operation does not
-    declare, a single-valued one given more than once, or a non-empty body sent to an operation without one."""
+MAX_ERRORS = 20
+"""Faults listed per request: a URL of thousands of stray parameters gets the first 20, not a reply of megabytes."""
+
+
+async def check_request_shape(request: Request) -> None:
+    """Raise `RequestValidationError` (422, the faults in `errors`, at most `MAX_ERRORS`) for query parameters the
+    operation does not declare, a single-valued one given more than once, or a non-empty body sent to an operation
+    without one (a chunked body is read to see whether it is empty)."""
     route = request.scope.get("route")
     shape = shapes(request.app).get((getattr(route, "path_format", None), request.method)) if route else None
     if shape is None:
@@ -56,10 +61,15 @@ def check_request_shape(request: Request) -> None:
         elif not shape.query[name] and len(request.query_params.getlist(name)) > 1:
             errors.append({"loc": ("query", name), "type": "multiple_values",
                            "msg": "given more than once; it takes one value"})
-    if not shape.body and (int(request.headers.get("content-length") or 0) > 0
-                           or "chunked" in request.headers.get("transfer-encoding", "")):
+    if not shape.body and await _has_body(request):
+        options = f" (its options are query parameters: {takes})" if shape.query else ""
         errors.append({"loc": ("body",), "type": "unexpected_body",
-                       "msg": f"{request.method} {route.path_format} takes no body (its options are query parameters: "
-                              f"{takes})"})
+                       "msg": f"{request.method} {route.path_format} takes no body{options}"})
     if errors:
-        raise RequestValidationError(errors)
+        raise RequestValidationError(errors[:MAX_ERRORS])
+
+
+async def _has_body(request: Request) -> bool:
+    if int(request.headers.get("content-length") or 0) > 0:
+        return True
+    return "chunked" in request.headers.get("transfer-encoding", "").lower() and bool(await request.body())

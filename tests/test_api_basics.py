@@ -121,6 +121,10 @@ def test_a_request_is_refused_for_what_the_route_does_not_take(api_url, client_f
     assert "kind" in r.json()["detail"] and "more than once" in r.json()["errors"][2]["message"]
     r = c.post("/v1/jobs/0123/retry", json={"force": True})
     assert r.status_code == 422 and r.json()["field"] == "body", r.text
+    r = c.post("/v1/jobs/0123/retry", content=iter([b'{"force": true}']))   # chunked
+    assert r.status_code == 422 and r.json()["field"] == "body", r.text
+    for empty in (b"", iter([])):   # Content-Length: 0, and an empty chunked stream, are no body
+        assert c.post("/v1/jobs/0123/retry", content=empty).status_code == 404
     assert httpx.get(f"{api_url}/v1/entities", params={"nmae": "x"}).status_code == 401
     analyst = client_for(tenant, "analyst")
     assert analyst.post("/v1/facts", params={"dry_run": "1"}, json={"facts": []}).status_code == 403
@@ -135,3 +139,10 @@ def test_a_field_inside_a_typed_pin_value_is_named_as_sent(client_for, tenant):
     r = c.put("/v1/sessions/s-1/pins/amount", json={"value": {"type": "amount", "value": "1.00", "curency": "EUR"}})
     assert r.status_code == 422 and r.json()["field"] == "value.curency", r.text
     assert "not a field of this request" in r.json()["detail"], r.text
+    r = c.put("/v1/sessions/s-1/pins/amount", json={"value": {"type": "amuont", "value": "1.00"}})
+    assert r.status_code == 422 and r.json()["field"] == "value.type", r.text
+    assert "must be one of 'order_id', 'amount'" in r.json()["detail"], r.text
+    # a field the server sets is not taken from the request either
+    r = c.put("/v1/consent", json={"scope": "user", "user_id": "u-1", "share_preferences": True,
+                                   "updated_at": "2024-01-01T00:00:00Z"})
+    assert r.status_code == 422 and r.json()["field"] == "updated_at", r.text

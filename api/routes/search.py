@@ -96,7 +96,7 @@ def search(body: SearchRequest, who: Reader, services: ServicesDep) -> SearchRes
              responses={200: {"content": {"application/json": {"example": {
                  "entity": {"id": "a1...", "kind": "Person", "name": "Sam Carter"}, "other": None, "paths": [
                  {"target": {"id": "c3...", "kind": "Person", "name": "Frank Wu"}, "length": 2, "confidence": 1.0,
-                  "latest": "2023-06-30T00:00:00Z", "hops": [{"from_name": "Sam", "to_name": "Dana Smith",
+                  "latest": "2023-06-30T00:00:00Z", "hops": [{"from_name": "Sam Carter", "to_name": "Dana Smith",
                                                               "direction": "out", "fact": {"predicate": "KNOWS"}}]}]}}}}})
 def recall(body: RecallRequest, who: Reader, services: ServicesDep) -> RecallResponse:
     tenant = who.tenant_id

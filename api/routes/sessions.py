@@ -7,7 +7,7 @@ from pydantic import BaseModel, Field
 
 from api.deps import PageDep, Reader, ServicesDep, Writer
 from graphmem.context.models import CompactionResult, Summary
-from graphmem.context.sessions import Consent, SessionInfo
+from graphmem.context.sessions import Consent, ConsentIn, SessionInfo
 from graphmem.models import Input
 
 router = APIRouter(tags=["sessions"])
@@ -86,7 +86,7 @@ def compact(session_id: str, who: Writer, services: ServicesDep,
             responses={200: {"content": {"application/json": {"example": {
                 "scope": "user", "user_id": "u-42", "share_preferences": True,
                 "updated_at": "2024-05-01T09:00:00Z"}}}}})
-def set_consent(body: Consent, who: Writer, services: ServicesDep) -> Consent:
+def set_consent(body: ConsentIn, who: Writer, services: ServicesDep) -> Consent:
     return services.context.sessions.set_consent(who.tenant_id, body)
 
 

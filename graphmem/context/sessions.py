@@ -39,12 +39,17 @@ class SessionInfo(BaseModel):
     episodes: int | None = Field(default=None, description="stored episodes (single-session reads only)")
 
 
-class Consent(Input):
+class ConsentIn(Input):
     """Whether preferences may cross sessions: for the whole tenant (`scope` tenant) or one user."""
 
     scope: Literal["tenant", "user"] = Field(examples=["user"])
     user_id: str | None = Field(default=None, examples=["u-42"])
     share_preferences: bool = Field(examples=[True])
+
+
+class Consent(ConsentIn):
+    """A stored consent: `ConsentIn` and when it was last set (UTC; set by the server)."""
+
     updated_at: UtcDatetime | None = None
 
 
@@ -120,7 +125,7 @@ class SessionStore:
         return _info(rows[0]["session"]), bool(rows[0]["expired"])
 
     # ---- consent -----------------------------------------------------------------------------
-    def set_consent(self, tenant_id: str, consent: Consent) -> Consent:
+    def set_consent(self, tenant_id: str, consent: ConsentIn) -> Consent:
         """Record a consent flag. A user-scoped consent needs `user_id`; a tenant-scoped one must not have one."""
         require_tenant(tenant_id)
         if consent.scope == "user" and not consent.user_id:
