@@ -80,4 +80,3 @@ class Page:
 
 
 PageDep = Annotated[Page, Depends(Page)]
-

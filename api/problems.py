@@ -60,13 +60,15 @@ def problem(status: int, title: str, detail: str, *, field: str | None = None, r
 
 
 _LOCATIONS = ("body", "query", "path", "header", "cookie")
+_TAG = "type"
+"""The key that tags the API's tagged unions (pin values, graphmem.context.pins.PinValue)."""
 
 
 def _loc(loc, kind: str = "", body=None) -> str:
     """A pydantic error location as the caller names the field: the request part (body, query, ...) dropped,
     list indexes in brackets ("facts[2].predicate"); "body" for a body that is not valid JSON (whose location is
     a character offset). A tagged union's tag, which pydantic puts in the location ("value.amount.currency" for
-    `{"value": {"type": "amount", ...}}`), is left out when `body` shows it is a value, not a key, there."""
+    `{"value": {"type": "amount", ...}}`), is left out when `body` shows it is the object's `type` there."""
     if kind == "json_invalid":
         return "body"
     parts = list(loc)
@@ -77,7 +79,7 @@ def _loc(loc, kind: str = "", body=None) -> str:
         node = None
     out = ""
     for p in parts:
-        if isinstance(node, dict) and isinstance(p, str) and p not in node and p in node.values():
+        if isinstance(node, dict) and isinstance(p, str) and p not in node and node.get(_TAG) == p:
             continue   # the tag of a tagged union
         if isinstance(node, dict):
             node = node.get(p)

@@ -4,7 +4,7 @@ FastAPI validates the parameters a route declares and drops the rest without a w
 unknown fields (`graphmem.models.Input`), but a query string or a body sent to a route that has none would still be
 ignored, and a misspelt filter (`as_off`), a plural where the route takes `predicate`, or `{"force": true}` sent to
 a route that reads `?force=` would answer as if it had not been sent. `check_request_shape` refuses those with a
-422 listing every fault (`errors`), as request validation does. The routes' shapes are read once per app from its
+422 listing the faults in `errors`, as request validation does. The routes' shapes are read once per app from its
 OpenAPI document, the contract callers see.
 """
 from __future__ import annotations
