@@ -12,8 +12,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, ValidationError
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from api.deps import principal
 from graphmem.errors import GraphmemError
 
 log = logging.getLogger("graphmem.api")
@@ -164,6 +166,13 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError):
+        if any(e.get("type") == "json_invalid" for e in exc.errors()):
+            # FastAPI parses a JSON body before the route's dependencies run: the key comes first here too (401)
+            try:
+                await run_in_threadpool(principal, request.app.state.services, request.headers.get("authorization"),
+                                        request.headers.get("x-api-key"))
+            except StarletteHTTPException as denied:
+                return await _http(request, denied)
         return _invalid(request, exc.errors(), exc.body)
 
     @app.exception_handler(ValidationError)

@@ -126,6 +126,11 @@ def test_a_request_is_refused_for_what_the_route_does_not_take(api_url, client_f
     for empty in (b"", iter([])):   # Content-Length: 0, and an empty chunked stream, are no body
         assert c.post("/v1/jobs/0123/retry", content=empty).status_code == 404
     assert httpx.get(f"{api_url}/v1/entities", params={"nmae": "x"}).status_code == 401
+    json_type = {"content-type": "application/json"}
+    for headers in (json_type, {**json_type, "X-API-Key": "gm_nope"}):   # the key first, then the body
+        assert httpx.post(f"{api_url}/v1/episodes", content=b"{bad", headers=headers).status_code == 401
+    r = c.post("/v1/episodes", content=b"{bad", headers=json_type)
+    assert r.status_code == 422 and r.json()["field"] == "body", r.text
     analyst = client_for(tenant, "analyst")
     assert analyst.post("/v1/facts", params={"dry_run": "1"}, json={"facts": []}).status_code == 403
     for path in ("/healthz", "/readyz", "/metrics"):
