@@ -35,7 +35,7 @@ from api.routes.memories import CandidateList
 from api.routes.ontology import PredicatePage
 from api.routes.pins import PinList
 from api.routes.policy import RefusalPage
-from api.routes.search import IntroductionResponse, RecallRequest, RecallResponse
+from api.routes.search import IntroductionResponse, MembersResponse, RecallRequest, RecallResponse
 from api.routes.sessions import SessionList
 from graphmem.context.models import ContextRequest, TurnIn, TurnResult, Window
 from graphmem.context.pins import Pin
@@ -223,6 +223,11 @@ class _Routes:
         """GET /v1/recall/introductions (query parameters as the route documents them)."""
         return self._call(_Call("GET", "/v1/recall/introductions", IntroductionResponse, params=_params(**params)))
 
+    def who_at(self, params: dict[str, Any]) -> MembersResponse:
+        """GET /v1/recall/who-at: who at organisation `org` has a property (query parameters as the route documents
+        them, e.g. {"org": "Globex", "predicate": "REPORTS_TO", "via_predicate": "HAS_TITLE", "via_value": "CFO"})."""
+        return self._call(_Call("GET", "/v1/recall/who-at", MembersResponse, params=_params(**params)))
+
     def find_entities(self, name: str | None = None, kind: str | None = None, *, offset: int = 0,
                       limit: int = 50) -> EntityPage:
         """GET /v1/entities: by name or alias (full-text) and kind."""
@@ -234,9 +239,12 @@ class _Routes:
         return self._call(_Call("GET", f"/v1/entities/{_p(entity_id)}", Entity))
 
     def neighbourhood(self, entity_id: str, *, predicates: list[str] | None = None, direction: str = "both",
-                      as_of: datetime | None = None, offset: int = 0, limit: int = 50) -> NeighbourPage:
-        """GET /v1/entities/{id}/neighbourhood: facts one hop away, valid at `as_of`."""
-        params = _params(direction=direction, as_of=as_of, offset=offset, limit=limit)
+                      as_of: datetime | None = None, known_at: datetime | None = None,
+                      include_superseded: bool = False, offset: int = 0, limit: int = 50) -> NeighbourPage:
+        """GET /v1/entities/{id}/neighbourhood: facts one hop away, valid at `as_of` as known at `known_at` (UTC;
+        default now), or every version with `include_superseded`."""
+        params = _params(direction=direction, as_of=as_of, known_at=known_at, include_superseded=include_superseded,
+                         offset=offset, limit=limit)
         if predicates:
             params["predicate"] = list(predicates)
         return self._call(_Call("GET", f"/v1/entities/{_p(entity_id)}/neighbourhood", NeighbourPage, params=params))
