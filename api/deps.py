@@ -43,6 +43,16 @@ def principal(services: ServicesDep,
     return who
 
 
+def _may_write(who: Principal) -> None:
+    if who.role == "analyst":
+        raise HTTPException(403, "this key's role (analyst) is read-only")
+
+
+def _is_admin(who: Principal) -> None:
+    if who.role != "admin":
+        raise HTTPException(403, "this route needs an admin key")
+
+
 async def reader(request: Request, who: Annotated[Principal, Depends(principal)]) -> Principal:
     """Any role may read its own tenant. Then the request's shape is checked (`check_request_shape`): an
     unknown query parameter or a body the route does not take is a 422, after 401 and 403."""
@@ -52,17 +62,35 @@ async def reader(request: Request, who: Annotated[Principal, Depends(principal)]
 
 async def writer(request: Request, who: Annotated[Principal, Depends(principal)]) -> Principal:
     """agent and admin may write; analyst is read-only (403). Then the request's shape is checked."""
-    if who.role == "analyst":
-        raise HTTPException(403, "this key's role (analyst) is read-only")
+    _may_write(who)
     await check_request_shape(request)
     return who
 
 
 async def admin(request: Request, who: Annotated[Principal, Depends(principal)]) -> Principal:
     """Only admin keys manage tenants and keys (403). Then the request's shape is checked."""
-    if who.role != "admin":
-        raise HTTPException(403, "this route needs an admin key")
+    _is_admin(who)
     await check_request_shape(request)
+    return who
+
+
+def authorize(request: Request) -> Principal:
+    """The key (401) and role (403) checks of the matched route's dependencies, for a request refused before they
+    ran: FastAPI parses a JSON body first, so a body that is not JSON would otherwise be a 422 to any caller.
+    Raises `HTTPException` 401 / 403; blocking (reads the key), so call it in a thread pool."""
+    who = principal(request.app.state.services, request.headers.get("authorization"),
+                    request.headers.get("x-api-key"))
+    route = request.scope.get("route")
+    pending = list(getattr(route, "dependant", None) and route.dependant.dependencies or [])
+    calls = set()
+    while pending:
+        dep = pending.pop()
+        calls.add(dep.call)
+        pending.extend(dep.dependencies)
+    if admin in calls:
+        _is_admin(who)
+    elif writer in calls:
+        _may_write(who)
     return who
 
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from api.deps import principal
+from api.deps import authorize
 from graphmem.errors import GraphmemError
 
 log = logging.getLogger("graphmem.api")
@@ -167,10 +167,9 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError):
         if any(e.get("type") == "json_invalid" for e in exc.errors()):
-            # FastAPI parses a JSON body before the route's dependencies run: the key comes first here too (401)
+            # FastAPI parses a JSON body before the route's dependencies run: the key (401) and role (403) first
             try:
-                await run_in_threadpool(principal, request.app.state.services, request.headers.get("authorization"),
-                                        request.headers.get("x-api-key"))
+                await run_in_threadpool(authorize, request)
             except StarletteHTTPException as denied:
                 return await _http(request, denied)
         return _invalid(request, exc.errors(), exc.body)

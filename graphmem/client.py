@@ -26,21 +26,22 @@ from urllib.parse import quote
 import httpx
 from pydantic import BaseModel, TypeAdapter
 
-from api.routes.admin import KeyCreated, KeyList
+from api.routes.admin import KeyCreated, KeyList, TenantList
 from api.routes.entities import EntityPage, NeighbourPage, PathList
 from api.routes.episodes import Appended, BatchAppended, EpisodePage
 from api.routes.facts import FactPage, FactsAsserted, ProvenancePage, Retracted
+from api.routes.governance import AuditList, HoldList
 from api.routes.jobs import JobPage
 from api.routes.memories import CandidateList
 from api.routes.ontology import PredicatePage
-from api.routes.pins import PinList
+from api.routes.pins import PinKeyList, PinList
 from api.routes.policy import RefusalPage
 from api.routes.search import IntroductionResponse, MembersResponse, RecallRequest, RecallResponse
-from api.routes.sessions import SessionList
-from graphmem.context.models import ContextRequest, TurnIn, TurnResult, Window
-from graphmem.context.pins import Pin
-from graphmem.context.sessions import SessionInfo
-from graphmem.governance.models import MemoryPage, Receipt
+from api.routes.sessions import RollbackResult, SessionList, SummaryList
+from graphmem.context.models import CompactionResult, ContextRequest, TurnIn, TurnResult, Window
+from graphmem.context.pins import Pin, PinKeyDef
+from graphmem.context.sessions import Consent, ConsentIn, SessionInfo
+from graphmem.governance.models import Hold, MemoryPage, Receipt, RetentionSettings, RetentionView, SweepReceipt
 from graphmem.ingest.jobs import Job
 from graphmem.keys import ApiKey
 from graphmem.models import AssertOutcome, Entity, EntityRef, Episode, EpisodeIn, Fact, FactIn
@@ -77,14 +78,16 @@ def _p(value: str) -> str:
     return quote(str(value), safe="")
 
 
-def _body(obj: Any) -> Any:
-    """JSON-ready form of request models (None fields left out, datetimes as ISO 8601)."""
+def _body(obj: Any, record: bool = True) -> Any:
+    """JSON-ready form of a request body: models without their None fields, datetimes as ISO 8601. A dict given as
+    the body (or as an item of a body list) loses its None fields like a model; a None inside it is sent as null
+    (`{"fact_class_ttl_days": {"activity": None}}` removes that class's TTL)."""
     if isinstance(obj, BaseModel):
         return obj.model_dump(mode="json", exclude_none=True)
     if isinstance(obj, list):
-        return [_body(o) for o in obj]
+        return [_body(o, record) for o in obj]
     if isinstance(obj, dict):
-        return {k: _body(v) for k, v in obj.items() if v is not None}
+        return {k: _body(v, False) for k, v in obj.items() if not (record and v is None)}
     if isinstance(obj, datetime):
         return obj.isoformat()
     return obj
@@ -275,6 +278,29 @@ class _Routes:
         return self._call(_Call("GET", "/v1/sessions", SessionList,
                                 params=_params(offset=offset, limit=limit, **filters)))
 
+    def summaries(self, session_id: str, *, offset: int = 0, limit: int = 50) -> SummaryList:
+        """GET /v1/sessions/{id}/summaries: the session's summary revisions, newest first (rolled-back included)."""
+        return self._call(_Call("GET", f"/v1/sessions/{_p(session_id)}/summaries", SummaryList,
+                                params=_params(offset=offset, limit=limit)))
+
+    def rollback_summary(self, session_id: str) -> RollbackResult:
+        """POST /v1/sessions/{id}/summaries/rollback: mark the current revision rolled back; `current` is the one
+        in force afterwards (None: none). ApiError 404 when the session has no active summary."""
+        return self._call(_Call("POST", f"/v1/sessions/{_p(session_id)}/summaries/rollback", RollbackResult))
+
+    def compact(self, session_id: str, *, force: bool = False) -> CompactionResult:
+        """POST /v1/sessions/{id}/compact: compact now (`force`: even below the threshold)."""
+        return self._call(_Call("POST", f"/v1/sessions/{_p(session_id)}/compact", CompactionResult,
+                                params=_params(force=force)))
+
+    def consent(self, user_id: str | None = None) -> list[Consent]:
+        """GET /v1/consent: the consent records that apply to `user_id` (tenant-wide ones included)."""
+        return self._call(_Call("GET", "/v1/consent", list[Consent], params=_params(user_id=user_id)))
+
+    def set_consent(self, consent: ConsentIn | dict) -> Consent:
+        """PUT /v1/consent: whether preferences may cross sessions, for the tenant or one user."""
+        return self._call(_Call("PUT", "/v1/consent", Consent, json=_body(consent)))
+
     def pins(self, session_id: str, *, offset: int = 0, limit: int = 50) -> PinList:
         """GET /v1/sessions/{id}/pins."""
         return self._call(_Call("GET", f"/v1/sessions/{_p(session_id)}/pins", PinList,
@@ -294,6 +320,15 @@ class _Routes:
         return self._call(_Call("DELETE", f"/v1/sessions/{_p(session_id)}/pins/{_p(key)}", None,
                                 params=_params(version=version)))
 
+    def pin_keys(self, *, offset: int = 0, limit: int = 50) -> PinKeyList:
+        """GET /v1/pin-keys: the tenant's pin key definitions, by key."""
+        return self._call(_Call("GET", "/v1/pin-keys", PinKeyList, params=_params(offset=offset, limit=limit)))
+
+    def define_pin_key(self, definition: PinKeyDef | dict) -> PinKeyDef:
+        """PUT /v1/pin-keys/{key}: define (or redefine) a tenant pin key and its type."""
+        key = definition.key if isinstance(definition, PinKeyDef) else definition["key"]
+        return self._call(_Call("PUT", f"/v1/pin-keys/{_p(key)}", PinKeyDef, json=_body(definition)))
+
     # ---- memories and forgetting ------------------------------------------------------------------------------
     def memories(self, user_id: str, *, offset: int = 0, limit: int = 50) -> MemoryPage:
         """GET /v1/memories?user_id=...: a user's memories with provenance."""
@@ -309,6 +344,27 @@ class _Routes:
         return self._call(_Call("GET", "/v1/memories/candidates", CandidateList,
                                 params=_params(user_id=user_id, offset=offset, limit=limit)))
 
+    def confirm_candidate(self, user_id: str, fact_id: str) -> AssertOutcome:
+        """POST /v1/memories/candidates/{fact_id}/confirm: the held candidate becomes a user_confirmed fact."""
+        return self._call(_Call("POST", f"/v1/memories/candidates/{_p(fact_id)}/confirm", AssertOutcome,
+                                json={"user_id": user_id}))
+
+    def reject_candidate(self, user_id: str, fact_id: str) -> Receipt:
+        """POST /v1/memories/candidates/{fact_id}/reject: the candidate is erased; returns the receipt."""
+        return self._call(_Call("POST", f"/v1/memories/candidates/{_p(fact_id)}/reject", Receipt,
+                                json={"user_id": user_id}))
+
+    def correct_memory(self, user_id: str, fact_id: str, *, value: str | None = None,
+                       object: EntityRef | dict | None = None) -> AssertOutcome:
+        """PATCH /v1/memories/{fact_id}: the user's correction (exactly one of `value`, `object`), a supersession
+        with source user_explicit."""
+        return self._call(_Call("PATCH", f"/v1/memories/{_p(fact_id)}", AssertOutcome,
+                                json=_body({"user_id": user_id, "value": value, "object": object})))
+
+    def delete_memory(self, user_id: str, fact_id: str) -> Receipt:
+        """DELETE /v1/memories/{fact_id}?user_id=...: erase one of the user's memories; returns the receipt."""
+        return self._call(_Call("DELETE", f"/v1/memories/{_p(fact_id)}", Receipt, params=_params(user_id=user_id)))
+
     def forget(self, *, user_id: str | None = None, session_id: str | None = None, episode_id: str | None = None,
                fact_id: str | None = None) -> Receipt:
         """POST /v1/forget: erase exactly one target, cascading along provenance; returns the receipt."""
@@ -317,7 +373,7 @@ class _Routes:
 
     def request(self, method: str, path: str, *, model: Any = None, params: dict[str, Any] | None = None,
                 json: Any = None, headers: dict[str, str] | None = None) -> Any:
-        """Any other route (e.g. the admin governance routes), parsed into `model` when given."""
+        """Any route by method and path (say a route newer than this client), parsed into `model` when given."""
         return self._call(_Call(method, path, model, params=_params(**(params or {})), json=_body(json),
                                 headers=headers or {}))
 
@@ -350,11 +406,50 @@ class _Routes:
         """POST /v1/admin/tenants/{tenant}/keys/{id}/rotate -> the new key and its secret."""
         return self._call(_Call("POST", f"/v1/admin/tenants/{_p(tenant_id)}/keys/{_p(key_id)}/rotate", KeyCreated))
 
-    def tenants(self) -> list[dict[str, Any]]:
-        """GET /v1/admin/tenants: [{tenant_id, keys, active}]."""
-        return self._call(_Call("GET", "/v1/admin/tenants", list[dict[str, Any]]))
+    def tenants(self, *, offset: int = 0, limit: int = 50) -> TenantList:
+        """GET /v1/admin/tenants: tenants that have keys, by tenant id, with their key counts."""
+        return self._call(_Call("GET", "/v1/admin/tenants", TenantList, params=_params(offset=offset, limit=limit)))
+
+    def retention(self, tenant_id: str) -> RetentionView:
+        """GET /v1/admin/tenants/{tenant}/retention: the settings and the effective fact-class TTLs (days)."""
+        return self._call(_Call("GET", f"/v1/admin/tenants/{_p(tenant_id)}/retention", RetentionView))
+
+    def set_retention(self, tenant_id: str, settings: RetentionSettings | dict) -> RetentionView:
+        """PUT /v1/admin/tenants/{tenant}/retention: replace the settings; `retain_until` of the tenant's facts and
+        episodes is recomputed (`recomputed` counts them)."""
+        return self._call(_Call("PUT", f"/v1/admin/tenants/{_p(tenant_id)}/retention", RetentionView,
+                                json=_body(settings)))
+
+    def place_hold(self, tenant_id: str, reason: str, *, user_id: str | None = None, session_id: str | None = None,
+                   episode_id: str | None = None) -> Hold:
+        """POST /v1/admin/tenants/{tenant}/holds: a legal hold on exactly one target (blocks erasure and expiry)."""
+        return self._call(_Call("POST", f"/v1/admin/tenants/{_p(tenant_id)}/holds", Hold, json=_body({
+            "user_id": user_id, "session_id": session_id, "episode_id": episode_id, "reason": reason})))
+
+    def holds(self, tenant_id: str, *, offset: int = 0, limit: int = 50) -> HoldList:
+        """GET /v1/admin/tenants/{tenant}/holds."""
+        return self._call(_Call("GET", f"/v1/admin/tenants/{_p(tenant_id)}/holds", HoldList,
+                                params=_params(offset=offset, limit=limit)))
+
+    def release_hold(self, tenant_id: str, hold_id: str) -> Hold:
+        """DELETE /v1/admin/tenants/{tenant}/holds/{id}: retention applies again."""
+        return self._call(_Call("DELETE", f"/v1/admin/tenants/{_p(tenant_id)}/holds/{_p(hold_id)}", Hold))
+
+    def sweep(self, tenant_id: str | None = None, *, all_tenants: bool = False) -> SweepReceipt:
+        """POST /v1/admin/sweep: remove expired data now, of one tenant or (`all_tenants`) of every tenant."""
+        return self._call(_Call("POST", "/v1/admin/sweep", SweepReceipt,
+                                json=_body({"tenant_id": tenant_id, "all_tenants": all_tenants or None})))
+
+    def audit(self, tenant_id: str, *, offset: int = 0, limit: int = 50) -> AuditList:
+        """GET /v1/admin/tenants/{tenant}/audit: governance audit records, newest first."""
+        return self._call(_Call("GET", f"/v1/admin/tenants/{_p(tenant_id)}/audit", AuditList,
+                                params=_params(offset=offset, limit=limit)))
 
     # ---- operations (no key needed) ---------------------------------------------------------------------------
+    def health(self) -> dict[str, Any]:
+        """GET /healthz: {"status": "ok"} while the process runs (liveness; Neo4j is not checked)."""
+        return self._call(_Call("GET", "/healthz", dict[str, Any]))
+
     def ready(self) -> dict[str, Any]:
         """GET /readyz: {"status": "ready", "neo4j": "ok", "vector_search": "ok" or "off: <reason>"}; raises
         ApiError(503) when Neo4j is unreachable."""

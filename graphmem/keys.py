@@ -33,6 +33,14 @@ class ApiKey(BaseModel):
     revoked_at: UtcDatetime | None = None
 
 
+class TenantKeys(BaseModel):
+    """A tenant that has API keys: how many it has (`keys`) and how many are not revoked (`active`)."""
+
+    tenant_id: str
+    keys: int
+    active: int
+
+
 class Principal(BaseModel):
     """Who is calling: the tenant and role a valid key maps to."""
 
@@ -78,9 +86,9 @@ class KeyStore:
         old = self.revoke(tenant_id, key_id)
         return self.create(tenant_id, old.role, old.name)
 
-    def tenants(self) -> list[dict]:
-        """[{tenant_id, keys, active}] for every tenant with a key."""
-        return self.db.rows("keys/list_tenants")
+    def tenants(self, offset: int = 0, limit: int = 50) -> list[TenantKeys]:
+        """Tenants that have a key, by tenant id, `offset`/`limit` paged."""
+        return [TenantKeys(**r) for r in self.db.rows("keys/list_tenants", offset=offset, limit=limit)]
 
     def authenticate(self, secret: str | None) -> Principal | None:
         """The principal for `secret`, or None when it is missing, unknown or revoked."""

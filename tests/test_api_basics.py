@@ -133,6 +133,9 @@ def test_a_request_is_refused_for_what_the_route_does_not_take(api_url, client_f
     assert r.status_code == 422 and r.json()["field"] == "body", r.text
     analyst = client_for(tenant, "analyst")
     assert analyst.post("/v1/facts", params={"dry_run": "1"}, json={"facts": []}).status_code == 403
+    assert analyst.post("/v1/episodes", content=b"{bad", headers=json_type).status_code == 403   # the role, too
+    assert c.put("/v1/admin/tenants/x/retention", content=b"{bad", headers=json_type).status_code == 403
+    assert analyst.post("/v1/search", content=b"{bad", headers=json_type).status_code == 422      # a read route
     for path in ("/healthz", "/readyz", "/metrics"):
         assert httpx.get(f"{api_url}{path}", params={"_": "1712"}).status_code == 200, path
 

@@ -126,3 +126,55 @@ def test_turn_loop_and_other_areas_through_the_client(api_url, make_key, tenant)
         with pytest.raises(ApiError) as err:
             gm.get_fact(out.outcomes[0].fact_id)
         assert err.value.status == 404
+
+
+def test_sessions_pin_keys_memories_and_admin_governance_through_the_client(api_url, make_key, tenant):
+    """The routes a helper found the client lacking: summaries and compaction, consent, pin keys, a user's memory
+    candidates and corrections, and the admin governance routes (retention, holds, sweep, audit, tenants)."""
+    now = datetime.now(timezone.utc)
+    with Client(api_url, make_key(tenant)) as gm, Client(api_url, make_key("ops", "admin")) as admin:
+        assert gm.health() == {"status": "ok"}
+        gm.create_session("u-1", session_id="long")
+        for i in range(12):
+            gm.append_turn("long", {"idempotency_key": f"t{i}", "user_id": "u-1", "episodes": [
+                {"role": "user", "content": f"Turn {i}: " + f"the invoice INV-{i} for the Globex renewal was sent "
+                                            "twice, and the second charge has to be refunded to the card. " * 6,
+                 "occurred_at": (now + timedelta(seconds=i)).isoformat()}]})
+        done = gm.compact("long", force=True)
+        assert done.summary is not None and done.compacted_episodes > 0
+        assert [s.id for s in gm.summaries("long").items] == [done.summary.id]
+        assert gm.rollback_summary("long").current is None
+        assert gm.summaries("long").items[0].status == "rolled_back"
+
+        assert gm.set_consent({"scope": "user", "user_id": "u-1", "share_preferences": True}).updated_at
+        assert [(c.scope, c.share_preferences) for c in gm.consent("u-1")] == [("user", True)]
+
+        gm.define_pin_key({"key": "tier", "type": "custom", "value_type": "string"})
+        assert [d.key for d in gm.pin_keys().items] == ["tier"]
+
+        ep = gm.append_episode({"content": "Dana has asthma, I think", "user_id": "u-1", "role": "user",
+                                "occurred_at": now.isoformat()}).episode.id
+        cand = gm.assert_facts([FactIn(subject=DANA, predicate="HAS_HEALTH_CONDITION", value="asthma",
+                                       source="inferred", confidence=0.9, episode_id=ep)]).outcomes[0]
+        assert cand.action == "candidate"
+        assert [m.fact.id for m in gm.memory_candidates("u-1").candidates.items] == [cand.fact_id]
+        confirmed = gm.confirm_candidate("u-1", cand.fact_id)
+        fixed = gm.correct_memory("u-1", confirmed.fact_id, value="hay fever")
+        assert gm.get_fact(fixed.fact_id).value == "hay fever"
+        assert gm.delete_memory("u-1", fixed.fact_id).counts["facts"] == 1
+
+        view = admin.retention(tenant)
+        changed = admin.set_retention(tenant, {"episode_retention_days": 30, "fact_class_ttl_days": {"activity": 7}})
+        assert changed.version == view.version + 1 and changed.effective_fact_class_ttl_days["activity"] == 7
+        kept = admin.set_retention(tenant, {"fact_class_ttl_days": {"activity": None}})   # null: no TTL (sent as null)
+        assert kept.fact_class_ttl_days == {"activity": None} and kept.episode_retention_days is None
+        hold = admin.place_hold(tenant, "case 7", user_id="u-1")
+        assert [h.id for h in admin.holds(tenant).items] == [hold.id]
+        with pytest.raises(ApiError) as err:
+            gm.forget(user_id="u-1")
+        assert err.value.status == 422 and err.value.title == "Refused"
+        assert admin.release_hold(tenant, hold.id).id == hold.id and admin.holds(tenant).items == []
+        assert admin.sweep(tenant).totals.get("episodes", 0) == 0 and gm.get_episode(ep).id == ep   # 30 days: fresh
+        assert admin.audit(tenant).items
+        assert tenant in [t.tenant_id for t in admin.tenants(limit=500).items]
+        assert len(admin.tenants(limit=1).items) == 1

@@ -97,7 +97,7 @@ def test_image_entry_command_starts_the_app(neo4j_server):
         url = f"http://127.0.0.1:{port}"
         assert _wait_ready(url, proc).json()["neo4j"] == "ok"
         r = httpx.get(f"{url}/v1/admin/tenants", headers={"Authorization": f"Bearer {admin_secret}"})
-        assert r.status_code == 200 and any(t["tenant_id"] == "admin" for t in r.json())
+        assert r.status_code == 200 and any(t["tenant_id"] == "admin" for t in r.json()["items"])
         health = re.search(r"HEALTHCHECK .*?CMD (\[.*\])", DOCKERFILE.replace("\\\n", " ")).group(1)
         check = subprocess.run([sys.executable if a == "python" else a for a in json.loads(health)], env=env,
                                timeout=30)

@@ -8,7 +8,8 @@ from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
 from api.deps import Admin, PageDep, ServicesDep
-from graphmem.keys import ApiKey
+from api.pages import ItemPage
+from graphmem.keys import ApiKey, TenantKeys
 from graphmem.models import Input
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])
@@ -24,16 +25,19 @@ class KeyCreated(BaseModel):
     secret: str = Field(description="The API key. Shown once; store it now.")
 
 
-class KeyList(BaseModel):
-    items: list[ApiKey]
-    offset: int
-    limit: int
+class KeyList(ItemPage[ApiKey]):
+    """A page of a tenant's API keys (never their secrets)."""
 
 
-@router.get("/tenants", summary="Tenants that have keys",
-            responses={200: {"content": {"application/json": {"example": [{"tenant_id": "acme", "keys": 2, "active": 1}]}}}})
-def tenants(_: Admin, services: ServicesDep) -> list[dict]:
-    return services.keys.tenants()
+class TenantList(ItemPage[TenantKeys]):
+    """A page of the tenants that have API keys, by tenant id."""
+
+
+@router.get("/tenants", response_model=TenantList, summary="Tenants that have keys (by tenant id)",
+            responses={200: {"content": {"application/json": {"example": {
+                "items": [{"tenant_id": "acme", "keys": 2, "active": 1}], "offset": 0, "limit": 50}}}}})
+def tenants(_: Admin, services: ServicesDep, page: PageDep) -> TenantList:
+    return TenantList.of(services.keys.tenants(page.offset, page.limit), page)
 
 
 @router.post("/tenants/{tenant_id}/keys", status_code=201, response_model=KeyCreated, summary="Create a key")
@@ -44,7 +48,7 @@ def create_key(tenant_id: str, body: KeyCreate, _: Admin, services: ServicesDep)
 
 @router.get("/tenants/{tenant_id}/keys", response_model=KeyList, summary="List keys (secrets are never shown)")
 def list_keys(tenant_id: str, _: Admin, services: ServicesDep, page: PageDep) -> KeyList:
-    return KeyList(items=services.keys.list(tenant_id, page.offset, page.limit), offset=page.offset, limit=page.limit)
+    return KeyList.of(services.keys.list(tenant_id, page.offset, page.limit), page)
 
 
 @router.post("/tenants/{tenant_id}/keys/{key_id}/revoke", response_model=ApiKey, summary="Revoke a key")

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
 from api.deps import PageDep, Reader, ServicesDep
+from api.pages import ItemPage
 from graphmem.models import KIND_RE, Entity, PredicateName, UtcDatetime
 from graphmem.errors import InvalidInput
 from graphmem.recall.paths import MAX_HOPS, Neighbour, Path
@@ -20,16 +21,12 @@ ENTITY_EXAMPLE = {"id": "5f0c...", "tenant_id": "acme", "kind": "Person", "name"
                   "updated_at": "2024-05-01T09:00:00Z"}
 
 
-class EntityPage(BaseModel):
-    items: list[Entity]
-    offset: int
-    limit: int
+class EntityPage(ItemPage[Entity]):
+    """A page of entities."""
 
 
-class NeighbourPage(BaseModel):
-    items: list[Neighbour]
-    offset: int
-    limit: int
+class NeighbourPage(ItemPage[Neighbour]):
+    """A page of an entity's neighbours (one fact away)."""
 
 
 class PathList(BaseModel):
@@ -45,7 +42,7 @@ def list_entities(who: Reader, services: ServicesDep, page: PageDep,
     if kind is not None and not KIND_RE.match(kind):
         raise InvalidInput("kind must be a PascalCase word such as Person", field="kind")
     items = services.recall.find_entities(who.tenant_id, name, kind, page.offset, page.limit)
-    return EntityPage(items=items, offset=page.offset, limit=page.limit)
+    return EntityPage.of(items, page)
 
 
 @router.get("/{entity_id}", response_model=Entity, summary="One entity",
@@ -68,7 +65,7 @@ def neighbourhood(entity_id: str, who: Reader, services: ServicesDep, page: Page
     items = services.recall.neighbours(who.tenant_id, entity_id, predicates=predicate, direction=direction,
                                        as_of=as_of, known_at=known_at, include_superseded=include_superseded,
                                        offset=page.offset, limit=page.limit)
-    return NeighbourPage(items=items, offset=page.offset, limit=page.limit)
+    return NeighbourPage.of(items, page)
 
 
 @router.get("/{entity_id}/paths/{other_id}", response_model=PathList,

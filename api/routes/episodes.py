@@ -6,6 +6,7 @@ from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field
 
 from api.deps import PageDep, Reader, ServicesDep, Writer
+from api.pages import ItemPage
 from graphmem.models import Episode, EpisodeIn, Input
 
 router = APIRouter(prefix="/v1", tags=["episodes"])
@@ -30,10 +31,8 @@ class BatchAppended(BaseModel):
     items: list[Appended]
 
 
-class EpisodePage(BaseModel):
-    items: list[Episode]
-    offset: int
-    limit: int
+class EpisodePage(ItemPage[Episode]):
+    """A page of episodes."""
 
 
 @router.post("/episodes", response_model=Appended, status_code=201, summary="Append an episode",
@@ -65,4 +64,4 @@ def get_episode(episode_id: str, who: Reader, services: ServicesDep) -> Episode:
             responses={200: {"content": {"application/json": {"example": {"items": [], "offset": 0, "limit": 50}}}}})
 def session_episodes(session_id: str, who: Reader, services: ServicesDep, page: PageDep) -> EpisodePage:
     items = services.graph.session_episodes(who.tenant_id, session_id, page.offset, page.limit)
-    return EpisodePage(items=items, offset=page.offset, limit=page.limit)
+    return EpisodePage.of(items, page)

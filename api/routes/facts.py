@@ -16,6 +16,7 @@ from fastapi import APIRouter, Header, Query
 from pydantic import BaseModel, Field, model_validator
 
 from api.deps import PageDep, Reader, ServicesDep, Writer
+from api.pages import ItemPage
 from graphmem.errors import InvalidInput, NotFound
 from graphmem.keys import Principal
 from graphmem.models import (AssertOutcome, EntityRef, EpisodeIn, Fact, FactIn, Input, PredicateName, Provenance,
@@ -46,20 +47,14 @@ class FactsAsserted(BaseModel):
     episode_id: str | None = None
 
 
-class FactPage(BaseModel):
+class FactPage(ItemPage[Fact]):
     """A page of facts."""
 
-    items: list[Fact]
-    offset: int
-    limit: int
 
 
-class ProvenancePage(BaseModel):
+class ProvenancePage(ItemPage[Provenance]):
     """A page of provenance records (the episodes behind a fact)."""
 
-    items: list[Provenance]
-    offset: int
-    limit: int
 
 
 class FactCorrection(Input):
@@ -162,7 +157,7 @@ def list_facts(who: Reader, services: ServicesDep, page: PageDep,
                ) -> FactPage:
     facts = services.graph.facts_about(who.tenant_id, entity_id, as_of=as_of, known_at=known_at,
                                        include_superseded=include_superseded, predicates=predicate)
-    return FactPage(items=facts[page.offset:page.offset + page.limit], offset=page.offset, limit=page.limit)
+    return FactPage.of(facts[page.offset:page.offset + page.limit], page)
 
 
 @router.get("/{fact_id}", response_model=Fact, summary="One fact")
@@ -174,14 +169,14 @@ def get_fact(fact_id: str, who: Reader, services: ServicesDep) -> Fact:
             summary="The fact's supersession timeline, oldest valid_from first")
 def fact_history(fact_id: str, who: Reader, services: ServicesDep, page: PageDep) -> FactPage:
     items = services.graph.fact_history(who.tenant_id, fact_id)
-    return FactPage(items=items[page.offset:page.offset + page.limit], offset=page.offset, limit=page.limit)
+    return FactPage.of(items[page.offset:page.offset + page.limit], page)
 
 
 @router.get("/{fact_id}/provenance", response_model=ProvenancePage,
             summary="The episodes that said, confirmed, retracted or corrected the fact")
 def fact_provenance(fact_id: str, who: Reader, services: ServicesDep, page: PageDep) -> ProvenancePage:
     items = services.graph.fact_provenance(who.tenant_id, fact_id)
-    return ProvenancePage(items=items[page.offset:page.offset + page.limit], offset=page.offset, limit=page.limit)
+    return ProvenancePage.of(items[page.offset:page.offset + page.limit], page)
 
 
 @router.post("/{fact_id}/correct", response_model=AssertOutcome,

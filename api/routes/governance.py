@@ -6,9 +6,10 @@ the path (as the key routes do) and need an admin key.
 from __future__ import annotations
 
 from fastapi import APIRouter
-from pydantic import BaseModel, Field, model_validator
+from pydantic import Field, model_validator
 
 from api.deps import Admin, PageDep, ServicesDep, Writer
+from api.pages import ItemPage
 from graphmem.errors import InvalidInput
 from graphmem.governance.models import AuditRecord, Hold, Receipt, RetentionSettings, RetentionView, SweepReceipt
 from graphmem.models import Input
@@ -75,10 +76,8 @@ class HoldRequest(Input):
         return self
 
 
-class HoldList(BaseModel):
-    items: list[Hold]
-    offset: int
-    limit: int
+class HoldList(ItemPage[Hold]):
+    """A page of a tenant's legal holds."""
 
 
 @router.post("/v1/admin/tenants/{tenant_id}/holds", response_model=Hold, status_code=201,
@@ -94,8 +93,7 @@ def place_hold(tenant_id: str, body: HoldRequest, who: Admin, services: Services
 
 @router.get("/v1/admin/tenants/{tenant_id}/holds", response_model=HoldList, summary="A tenant's legal holds")
 def list_holds(tenant_id: str, _: Admin, services: ServicesDep, page: PageDep) -> HoldList:
-    return HoldList(items=services.governance.holds.list(tenant_id, page.offset, page.limit),
-                    offset=page.offset, limit=page.limit)
+    return HoldList.of(services.governance.holds.list(tenant_id, page.offset, page.limit), page)
 
 
 @router.delete("/v1/admin/tenants/{tenant_id}/holds/{hold_id}", response_model=Hold,
@@ -126,14 +124,11 @@ def sweep(body: SweepRequest, _: Admin, services: ServicesDep) -> SweepReceipt:
     return services.governance.sweep(body.tenant_id)
 
 
-class AuditList(BaseModel):
-    items: list[AuditRecord]
-    offset: int
-    limit: int
+class AuditList(ItemPage[AuditRecord]):
+    """A page of a tenant's governance audit records, newest first."""
 
 
 @router.get("/v1/admin/tenants/{tenant_id}/audit", response_model=AuditList,
             summary="A tenant's governance audit records, newest first (no erased content)")
 def audit_log(tenant_id: str, _: Admin, services: ServicesDep, page: PageDep) -> AuditList:
-    return AuditList(items=services.governance.audit_records(tenant_id, page.offset, page.limit),
-                     offset=page.offset, limit=page.limit)
+    return AuditList.of(services.governance.audit_records(tenant_id, page.offset, page.limit), page)

@@ -2,18 +2,16 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
-from pydantic import BaseModel
 
 from api.deps import PageDep, Reader, ServicesDep, Writer
+from api.pages import ItemPage
 from graphmem.ingest.jobs import Job
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
 
 
-class JobPage(BaseModel):
-    items: list[Job]
-    offset: int
-    limit: int
+class JobPage(ItemPage[Job]):
+    """A page of extraction jobs."""
 
 
 @router.get("/failed", response_model=JobPage, summary="Failed and dead-lettered extraction jobs",
@@ -21,8 +19,7 @@ class JobPage(BaseModel):
                 {"episode_id": "3f2b9c0e8d7a4b6c9e1f2a3b4c5d6e7f", "kind": "message", "status": "dead", "attempts": 5,
                  "reason": "dead after 5 attempts; last error: LLMUnavailable: ..."}], "offset": 0, "limit": 50}}}}})
 def failed(who: Reader, services: ServicesDep, page: PageDep) -> JobPage:
-    return JobPage(items=services.ingest.failed_jobs(who.tenant_id, page.offset, page.limit),
-                   offset=page.offset, limit=page.limit)
+    return JobPage.of(services.ingest.failed_jobs(who.tenant_id, page.offset, page.limit), page)
 
 
 @router.get("/{episode_id}", response_model=Job, summary="The extraction job of an episode",

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from api.deps import PageDep, Reader, ServicesDep, Writer
+from api.pages import ItemPage
 from graphmem.errors import InvalidInput
 from graphmem.ontology import Predicate
 
@@ -15,12 +16,10 @@ PREDICATE_EXAMPLE = {"name": "MENTORS", "cardinality": "multi", "subject_kinds":
                      "template": "{subject} mentors {object}"}
 
 
-class PredicatePage(BaseModel):
+class PredicatePage(ItemPage[Predicate]):
     """A page of predicates sorted by name. `fact_classes` lists the classes a predicate may name."""
 
     items: list[Predicate] = Field(examples=[[PREDICATE_EXAMPLE]])
-    offset: int
-    limit: int
     fact_classes: list[str] = Field(examples=[["employment", "preference", "relationship", "role"]])
 
 
@@ -34,8 +33,7 @@ class PredicateIn(Predicate):
 def list_predicates(who: Reader, services: ServicesDep, page: PageDep) -> PredicatePage:
     onto = services.graph.ontology(who.tenant_id)
     items = [onto.predicates[n] for n in sorted(onto.predicates)]
-    return PredicatePage(items=items[page.offset:page.offset + page.limit], offset=page.offset, limit=page.limit,
-                         fact_classes=sorted(onto.class_ttl_days))
+    return PredicatePage.of(items[page.offset:page.offset + page.limit], page, fact_classes=sorted(onto.class_ttl_days))
 
 
 @router.post("/predicates", response_model=Predicate, status_code=201,

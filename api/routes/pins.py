@@ -6,9 +6,10 @@ import re
 from typing import Literal
 
 from fastapi import APIRouter, Header, Query, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from api.deps import PageDep, Reader, ServicesDep, Writer
+from api.pages import ItemPage
 from graphmem.context.pins import Pin, PinKeyDef, PinValue, check_key
 from graphmem.errors import InvalidInput
 from graphmem.models import Input
@@ -23,10 +24,8 @@ class PinWrite(Input):
     version: int | None = Field(default=None, ge=0, examples=[0])
 
 
-class PinList(BaseModel):
-    items: list[Pin]
-    offset: int
-    limit: int
+class PinList(ItemPage[Pin]):
+    """A page of a session's pins, by key."""
 
 
 def _if_match(header: str | None) -> int | None:
@@ -50,7 +49,7 @@ def list_pins(session_id: str, who: Reader, services: ServicesDep, page: PageDep
               status: Literal["active", "candidate"] | None = Query(default=None, examples=["active"])) -> PinList:
     services.context.sessions.get(who.tenant_id, session_id)
     items = services.context.pins.list(who.tenant_id, session_id, status=status, offset=page.offset, limit=page.limit)
-    return PinList(items=items, offset=page.offset, limit=page.limit)
+    return PinList.of(items, page)
 
 
 @router.get("/v1/sessions/{session_id}/pins/{key}", response_model=Pin, summary="Get a pin (ETag: its version)",
@@ -100,6 +99,10 @@ def define_pin_key(key: str, body: PinKeyDefIn, who: Writer, services: ServicesD
     return services.context.pins.define_key(who.tenant_id, body)
 
 
-@router.get("/v1/pin-keys", response_model=list[PinKeyDef], summary="The tenant's pin key definitions")
-def list_pin_keys(who: Reader, services: ServicesDep, page: PageDep) -> list[PinKeyDef]:
-    return services.context.pins.list_keys(who.tenant_id, page.offset, page.limit)
+class PinKeyList(ItemPage[PinKeyDef]):
+    """A page of the tenant's pin key definitions, by key."""
+
+
+@router.get("/v1/pin-keys", response_model=PinKeyList, summary="The tenant's pin key definitions (by key)")
+def list_pin_keys(who: Reader, services: ServicesDep, page: PageDep) -> PinKeyList:
+    return PinKeyList.of(services.context.pins.list_keys(who.tenant_id, page.offset, page.limit), page)

@@ -2,18 +2,16 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
-from pydantic import BaseModel
 
 from api.deps import PageDep, Reader, ServicesDep
+from api.pages import ItemPage
 from graphmem.ingest.refusals import Refusal
 
 router = APIRouter(prefix="/v1", tags=["policy"])
 
 
-class RefusalPage(BaseModel):
-    items: list[Refusal]
-    offset: int
-    limit: int
+class RefusalPage(ItemPage[Refusal]):
+    """A page of write-policy refusals, newest first."""
 
 
 @router.get("/refusals", response_model=RefusalPage, summary="Write-policy refusals, newest first",
@@ -22,5 +20,4 @@ class RefusalPage(BaseModel):
                  "detail": "the fact contains a secret and is never stored", "episode_id": "3f2b...",
                  "predicate": "HAS_PHONE", "created_at": "2024-05-01T09:00:01Z"}], "offset": 0, "limit": 50}}}}})
 def list_refusals(who: Reader, services: ServicesDep, page: PageDep) -> RefusalPage:
-    return RefusalPage(items=services.ingest.list_refusals(who.tenant_id, page.offset, page.limit),
-                       offset=page.offset, limit=page.limit)
+    return RefusalPage.of(services.ingest.list_refusals(who.tenant_id, page.offset, page.limit), page)

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from api.deps import PageDep, Reader, ServicesDep
+from api.pages import ItemPage
 from graphmem.errors import InvalidInput, NotFound
 from graphmem.models import Input, KindName, PredicateName, UtcDatetime
 from graphmem.recall.models import SearchRequest, SearchResponse
@@ -69,13 +70,10 @@ class IntroductionResponse(BaseModel):
     introducers: list[str] = Field(description="names of the entities between from and to")
 
 
-class MembersResponse(BaseModel):
+class MembersResponse(ItemPage[Member]):
     """Members of the organisation `org` resolved to, one page."""
 
     org: PathEntity
-    items: list[Member]
-    offset: int
-    limit: int
 
 
 def _resolve(services, tenant: str, sel: EntitySelector, field: str):
@@ -172,4 +170,4 @@ def who_at(who: Reader, services: ServicesDep, page: PageDep,
     items = services.recall.who_at(tenant, o.id, member_predicate=member_predicate, predicate=predicate, value=value,
                                    object_id=object_id, via_predicate=via_predicate, via_value=via_value,
                                    as_of=as_of, known_at=known_at, offset=page.offset, limit=page.limit)
-    return MembersResponse(org=PathEntity.of(o), items=items, offset=page.offset, limit=page.limit)
+    return MembersResponse.of(items, page, org=PathEntity.of(o))

@@ -6,6 +6,7 @@ from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, Field
 
 from api.deps import PageDep, Reader, ServicesDep, Writer
+from api.pages import ItemPage
 from graphmem.context.models import CompactionResult, Summary
 from graphmem.context.sessions import Consent, ConsentIn, SessionInfo
 from graphmem.models import Input
@@ -21,16 +22,12 @@ class SessionCreate(Input):
     agent_id: str | None = Field(default=None, max_length=200, examples=["support-bot"])
 
 
-class SessionList(BaseModel):
-    items: list[SessionInfo]
-    offset: int
-    limit: int
+class SessionList(ItemPage[SessionInfo]):
+    """A page of sessions, most recently active first."""
 
 
-class SummaryList(BaseModel):
-    items: list[Summary]
-    offset: int
-    limit: int
+class SummaryList(ItemPage[Summary]):
+    """A page of a session's summary revisions, newest first."""
 
 
 class RollbackResult(BaseModel):
@@ -51,7 +48,7 @@ def create_session(body: SessionCreate, who: Writer, services: ServicesDep, resp
 def list_sessions(who: Reader, services: ServicesDep, page: PageDep,
                   user_id: str | None = Query(default=None, max_length=200, examples=["u-42"])) -> SessionList:
     items = services.context.sessions.list(who.tenant_id, user_id, page.offset, page.limit)
-    return SessionList(items=items, offset=page.offset, limit=page.limit)
+    return SessionList.of(items, page)
 
 
 @router.get("/v1/sessions/{session_id}", response_model=SessionInfo, summary="Get a session",
@@ -65,7 +62,7 @@ def get_session(session_id: str, who: Reader, services: ServicesDep) -> SessionI
 def list_summaries(session_id: str, who: Reader, services: ServicesDep, page: PageDep) -> SummaryList:
     services.context.sessions.get(who.tenant_id, session_id)
     items = services.context.summaries.list(who.tenant_id, session_id, page.offset, page.limit)
-    return SummaryList(items=items, offset=page.offset, limit=page.limit)
+    return SummaryList.of(items, page)
 
 
 @router.post("/v1/sessions/{session_id}/summaries/rollback", response_model=RollbackResult,

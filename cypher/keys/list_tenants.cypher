@@ -1,5 +1,6 @@
-// Every tenant that has a key, with key counts (admin).
+// Tenants that have a key, with key counts (admin), a page of them by tenant id.
 // tenant-free: the admin listing of tenants; exposes only tenant ids and counts
 MATCH (k:ApiKey)
 RETURN k.tenant_id AS tenant_id, count(k) AS keys, sum(CASE WHEN k.revoked_at IS NULL THEN 1 ELSE 0 END) AS active
 ORDER BY tenant_id
+SKIP $offset LIMIT $limit
