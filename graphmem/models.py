@@ -282,8 +282,10 @@ class Fact(_Record):
     """A stored, reified fact node with both time axes.
 
     Valid time: `valid_from`/`valid_to` (when it was true in the world).
-    Transaction time: `recorded_at` (when graphmem first believed it), `closed_at` (when graphmem
-    learned that `valid_to` ended it), `expired_at` (when graphmem stopped believing it at all: a correction).
+    Transaction time: `recorded_at` (when graphmem first believed it), `closed_at` (when graphmem first
+    learned that it had ended), `expired_at` (when graphmem stopped believing it at all: a correction). When
+    history arriving out of order moves the end of a closed fact earlier, `prior_valid_to` is the end believed
+    until `reclosed_at`, so reads at an earlier `known_at` see that end (the latest such move only).
     """
 
     id: str
@@ -298,6 +300,8 @@ class Fact(_Record):
     valid_to: UtcDatetime | None = None
     recorded_at: UtcDatetime
     closed_at: UtcDatetime | None = None
+    prior_valid_to: UtcDatetime | None = None
+    reclosed_at: UtcDatetime | None = None
     expired_at: UtcDatetime | None = None
     last_confirmed_at: UtcDatetime | None = None
     retain_until: UtcDatetime | None = None

@@ -89,9 +89,11 @@ def decide(timeline: list[TimelineFact], new: Assertion, single_valued: bool,
         return Decision("created", fact_id=new.id, valid_to=new.valid_to)
 
     ordered = sorted(timeline, key=lambda f: f.valid_from)
-    prev = next((f for f in reversed(ordered) if f.valid_from <= new.valid_from), None)
+    # the fact whose interval holds the new start (a fact closed at its own start, [t, t), holds none: with
+    # several facts starting at t, the open one is the one to close)
+    prev = next((f for f in reversed(ordered) if f.open_at(new.valid_from)), None)
     later = next((f for f in ordered if f.valid_from > new.valid_from), None)
-    prev_open = prev is not None and prev.open_at(new.valid_from)
+    prev_open = prev is not None
     if prev_open:
         reason = may_supersede(new, prev)
         if reason:

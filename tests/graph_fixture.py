@@ -44,7 +44,8 @@ def tenant(request) -> Iterator[str]:
         assert not bad, f"RELATED edges out of step with these facts of {tenant_id}: {bad}"
 
 
-RELATED_FIELDS = ("tenant_id", "predicate", "status", "valid_from", "valid_to", "closed_at", "recorded_at",
+RELATED_FIELDS = ("tenant_id", "predicate", "status", "valid_from", "valid_to", "closed_at", "prior_valid_to",
+                  "reclosed_at", "recorded_at",
                   "expired_at", "retain_until", "confidence")
 
 

@@ -152,6 +152,39 @@ def test_known_at_does_not_see_a_later_closing(graph, tenant):
                                            predicates=["WORKS_AT"])] == [a.fact_id]
 
 
+def test_values_starting_at_the_same_instant_leave_one_current(graph, tenant):
+    """Three employers with one valid_from (say a CRM import that stamps them all with the import day): each
+    supersedes the one before, so one is current, never two (a fact closed at its own start holds no instant)."""
+    outs = [works_at(graph, tenant, org, d(2024)) for org in ("Alpha", "Beta", "Gamma")]
+    assert [o.action for o in outs] == ["created", "superseded", "superseded"]
+    dana = graph.get_fact(tenant, outs[0].fact_id).subject_id
+    current = graph.facts_about(tenant, dana, predicates=["WORKS_AT"])
+    assert [f.id for f in current] == [outs[2].fact_id]
+    assert [f.valid_to for f in graph.facts_about(tenant, dana, include_superseded=True, predicates=["WORKS_AT"])
+            if f.id != outs[2].fact_id] == [d(2024), d(2024)]
+
+
+def test_known_at_keeps_the_end_believed_before_late_history_moved_it(graph, tenant):
+    """Hooli (2016), then Globex (2021) closes it at 2021; later Initech (2019) arrives and moves Hooli's end to
+    2019. As known between the two, Dana worked at Hooli until 2021, not at two places at once."""
+    hooli = works_at(graph, tenant, "Hooli", d(2016))
+    first = datetime.now(UTC)
+    globex = works_at(graph, tenant, "Globex", d(2021))
+    between = datetime.now(UTC)
+    initech = works_at(graph, tenant, "Initech", d(2019))
+    dana = graph.get_fact(tenant, hooli.fact_id).subject_id
+
+    def ids(as_of, known_at):
+        return {f.id for f in graph.facts_about(tenant, dana, as_of=as_of, known_at=known_at, predicates=["WORKS_AT"])}
+    assert ids(d(2024), first) == {hooli.fact_id}
+    assert ids(d(2024), between) == {globex.fact_id}
+    assert ids(d(2020), between) == {hooli.fact_id}       # Initech was not known yet, Hooli ran until 2021
+    assert ids(d(2020), None) == {initech.fact_id}
+    assert ids(d(2024), None) == {globex.fact_id}
+    moved = graph.get_fact(tenant, hooli.fact_id)
+    assert (moved.valid_to, moved.prior_valid_to) == (d(2019), d(2021)) and moved.closed_at < between < moved.reclosed_at
+
+
 def test_sensitive_inferred_fact_is_held_as_candidate(graph, tenant):
     out = graph.assert_fact(tenant, FactIn(subject=DANA, predicate="HAS_HEALTH_CONDITION", value="migraine",
                                            source="inferred", confidence=0.9, episode_id=ep(graph, tenant, d(2020))))

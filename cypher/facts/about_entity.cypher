@@ -8,7 +8,8 @@ WHERE e.tenant_id = $tenant_id AND f.tenant_id = $tenant_id
   AND f.recorded_at <= $known_at
   AND (f.expired_at IS NULL OR f.expired_at > $known_at)
   AND ($include_superseded OR (f.valid_from <= $as_of
-       AND (f.valid_to IS NULL OR f.valid_to > $as_of OR f.closed_at > $known_at)))
+       AND (f.valid_to IS NULL OR f.valid_to > $as_of OR f.closed_at > $known_at
+             OR (f.reclosed_at > $known_at AND f.prior_valid_to > $as_of))))
 MATCH (f)-[:SUBJECT]->(s:Entity)
 OPTIONAL MATCH (f)-[:OBJECT]->(o:Entity)
 RETURN f {.*, embedding: null, search_terms: null, subject_id: s.id, object_id: o.id} AS fact, s.name AS subject_name, o.name AS object_name

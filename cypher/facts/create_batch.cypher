@@ -23,5 +23,5 @@ WITH f, r, s WHERE r.object_id IS NOT NULL
 MATCH (o:Entity {id: r.object_id}) WHERE o.tenant_id = $tenant_id
 CREATE (f)-[:OBJECT]->(o)
 CREATE (s)-[l:RELATED]->(o)
-SET l = f {.tenant_id, .predicate, .status, .valid_from, .valid_to, .closed_at, .recorded_at, .expired_at, .retain_until, .confidence, fact_id: f.id}
+SET l = f {.tenant_id, .predicate, .status, .valid_from, .valid_to, .closed_at, .prior_valid_to, .reclosed_at, .recorded_at, .expired_at, .retain_until, .confidence, fact_id: f.id}
 RETURN count(f) AS with_object

@@ -1,12 +1,15 @@
 // Supersession repair after an erasure: set a surviving fact's validity end ($rows: [{id, valid_to}]; a null
 // valid_to re-opens it as current; otherwise it is closed, closed_at = $now), and its RELATED edge (facts/create_batch).
+// An end believed earlier (prior_valid_to, facts/close_batch) may have come from the erased fact: it goes too.
 UNWIND $rows AS r
 MATCH (f:Fact {id: r.id})
 WHERE f.tenant_id = $tenant_id
 SET f.valid_to = r.valid_to,
     f.status = CASE WHEN r.valid_to IS NULL THEN 'current' ELSE 'closed' END,
-    f.closed_at = CASE WHEN r.valid_to IS NULL THEN null ELSE $now END
+    f.closed_at = CASE WHEN r.valid_to IS NULL THEN null ELSE $now END,
+    f.prior_valid_to = null, f.reclosed_at = null
 WITH f
 OPTIONAL MATCH ()-[l:RELATED {fact_id: f.id}]->()
-SET l.valid_to = f.valid_to, l.closed_at = f.closed_at, l.status = f.status
+SET l.valid_to = f.valid_to, l.closed_at = f.closed_at, l.prior_valid_to = null, l.reclosed_at = null,
+    l.status = f.status
 RETURN count(f) AS repaired

@@ -5,5 +5,5 @@ WHERE NOT EXISTS { ()-[:RELATED {fact_id: f.id}]->() }
 WITH f, o LIMIT $limit
 MATCH (f)-[:SUBJECT]->(s:Entity)
 CREATE (s)-[l:RELATED]->(o)
-SET l = f {.tenant_id, .predicate, .status, .valid_from, .valid_to, .closed_at, .recorded_at, .expired_at, .retain_until, .confidence, fact_id: f.id}
+SET l = f {.tenant_id, .predicate, .status, .valid_from, .valid_to, .closed_at, .prior_valid_to, .reclosed_at, .recorded_at, .expired_at, .retain_until, .confidence, fact_id: f.id}
 RETURN count(l) AS created

@@ -19,7 +19,8 @@ MATCH (a:Entity {tenant_id: $tenant_id, id: $entity_id})
 MATCH p = ANY SHORTEST (a) ((x:Entity)-[l:RELATED]-(y:Entity)
       WHERE l.tenant_id = $tenant_id AND l.status <> 'candidate'
         AND ($predicates IS NULL OR l.predicate IN $predicates)
-        AND l.valid_from <= t.as_of AND (l.valid_to IS NULL OR l.valid_to > t.as_of OR l.closed_at > t.known_at)
+        AND l.valid_from <= t.as_of AND (l.valid_to IS NULL OR l.valid_to > t.as_of OR l.closed_at > t.known_at
+             OR (l.reclosed_at > t.known_at AND l.prior_valid_to > t.as_of))
         AND l.recorded_at <= t.known_at AND (l.expired_at IS NULL OR l.expired_at > t.known_at)
         AND (l.retain_until IS NULL OR l.retain_until > t.now)){1,3} (b:Entity)
 WHERE b <> a AND size(l) <= $max_hops

@@ -14,4 +14,4 @@ CREATE (f)-[:DERIVED_FROM {recorded_at: $now, confidence: 1.0, source: 'user_exp
 FOREACH (_ IN CASE WHEN o IS NULL THEN [] ELSE [1] END |
   CREATE (f)-[:OBJECT]->(o)
   CREATE (s)-[l:RELATED]->(o)
-  SET l = f {.tenant_id, .predicate, .status, .valid_from, .valid_to, .closed_at, .recorded_at, .expired_at, .retain_until, .confidence, fact_id: f.id})
+  SET l = f {.tenant_id, .predicate, .status, .valid_from, .valid_to, .closed_at, .prior_valid_to, .reclosed_at, .recorded_at, .expired_at, .retain_until, .confidence, fact_id: f.id})

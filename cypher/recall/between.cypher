@@ -10,7 +10,8 @@ MATCH (b:Entity {tenant_id: $tenant_id, id: $to_id})
 MATCH p = SHORTEST 5 (a) ((x:Entity)-[l:RELATED]-(y:Entity)
       WHERE l.tenant_id = $tenant_id AND l.status <> 'candidate'
         AND ($predicates IS NULL OR l.predicate IN $predicates)
-        AND l.valid_from <= $as_of AND (l.valid_to IS NULL OR l.valid_to > $as_of OR l.closed_at > $known_at)
+        AND l.valid_from <= $as_of AND (l.valid_to IS NULL OR l.valid_to > $as_of OR l.closed_at > $known_at
+             OR (l.reclosed_at > $known_at AND l.prior_valid_to > $as_of))
         AND l.recorded_at <= $known_at AND (l.expired_at IS NULL OR l.expired_at > $known_at)
         AND (l.retain_until IS NULL OR l.retain_until > $now)){1,4} (b)
 WHERE size(l) <= $max_hops

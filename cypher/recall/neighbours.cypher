@@ -9,7 +9,8 @@ WHERE f.tenant_id = $tenant_id AND f.status <> 'candidate'
   AND (f.retain_until IS NULL OR f.retain_until > $now)
   AND f.recorded_at <= $known_at AND (f.expired_at IS NULL OR f.expired_at > $known_at)
   AND ($include_superseded OR (f.valid_from <= $as_of
-       AND (f.valid_to IS NULL OR f.valid_to > $as_of OR f.closed_at > $known_at)))
+       AND (f.valid_to IS NULL OR f.valid_to > $as_of OR f.closed_at > $known_at
+             OR (f.reclosed_at > $known_at AND f.prior_valid_to > $as_of))))
 OPTIONAL MATCH (f)-[:SUBJECT|OBJECT]->(n:Entity) WHERE n <> a
 MATCH (f)-[:SUBJECT]->(s:Entity)
 WITH a, f, r, n, s

@@ -9,12 +9,14 @@ MATCH (org:Entity {tenant_id: $tenant_id, id: $org_id})<-[:OBJECT]-(m:Fact)-[:SU
 WHERE m.tenant_id = $tenant_id AND m.predicate = $member_predicate AND m.status <> 'candidate'
   AND m.recorded_at <= $known_at AND (m.expired_at IS NULL OR m.expired_at > $known_at)
   AND (m.retain_until IS NULL OR m.retain_until > $now)
-  AND m.valid_from <= $as_of AND (m.valid_to IS NULL OR m.valid_to > $as_of OR m.closed_at > $known_at)
+  AND m.valid_from <= $as_of AND (m.valid_to IS NULL OR m.valid_to > $as_of OR m.closed_at > $known_at
+             OR (m.reclosed_at > $known_at AND m.prior_valid_to > $as_of))
 OPTIONAL MATCH (p)<-[:SUBJECT]-(h:Fact)
 WHERE $predicate IS NOT NULL AND h.tenant_id = $tenant_id AND h.predicate = $predicate AND h.status <> 'candidate'
   AND h.recorded_at <= $known_at AND (h.expired_at IS NULL OR h.expired_at > $known_at)
   AND (h.retain_until IS NULL OR h.retain_until > $now)
-  AND h.valid_from <= $as_of AND (h.valid_to IS NULL OR h.valid_to > $as_of OR h.closed_at > $known_at)
+  AND h.valid_from <= $as_of AND (h.valid_to IS NULL OR h.valid_to > $as_of OR h.closed_at > $known_at
+             OR (h.reclosed_at > $known_at AND h.prior_valid_to > $as_of))
   AND ($value_key IS NULL OR h.object_key = 'v:' + $value_key)
   AND ($object_id IS NULL OR h.object_key = 'e:' + $object_id)
   AND ($via_predicate IS NULL OR EXISTS {
@@ -22,7 +24,8 @@ WHERE $predicate IS NOT NULL AND h.tenant_id = $tenant_id AND h.predicate = $pre
         WHERE v.tenant_id = $tenant_id AND v.predicate = $via_predicate AND v.status <> 'candidate'
           AND v.recorded_at <= $known_at AND (v.expired_at IS NULL OR v.expired_at > $known_at)
           AND (v.retain_until IS NULL OR v.retain_until > $now)
-          AND v.valid_from <= $as_of AND (v.valid_to IS NULL OR v.valid_to > $as_of OR v.closed_at > $known_at)
+          AND v.valid_from <= $as_of AND (v.valid_to IS NULL OR v.valid_to > $as_of OR v.closed_at > $known_at
+             OR (v.reclosed_at > $known_at AND v.prior_valid_to > $as_of))
           AND ($via_value_key IS NULL OR v.object_key = 'v:' + $via_value_key) })
 WITH p, m, h
 WHERE $predicate IS NULL OR h IS NOT NULL

@@ -48,7 +48,8 @@ CALL (t) {
     WHERE s.tenant_id = $tenant_id AND n <> s
       AND f.tenant_id = $tenant_id AND f.status <> 'candidate'
       AND f.recorded_at <= t.known_at AND (f.expired_at IS NULL OR f.expired_at > t.known_at)
-      AND f.valid_from <= t.as_of AND (f.valid_to IS NULL OR f.valid_to > t.as_of OR f.closed_at > t.known_at)
+      AND f.valid_from <= t.as_of AND (f.valid_to IS NULL OR f.valid_to > t.as_of OR f.closed_at > t.known_at
+             OR (f.reclosed_at > t.known_at AND f.prior_valid_to > t.as_of))
       AND (f.retain_until IS NULL OR f.retain_until > t.now)
     RETURN 'graph' AS retriever, n, 1.0 AS score
   }
@@ -85,7 +86,8 @@ CALL (t) {
     WHERE s.tenant_id = $tenant_id AND n <> s
       AND m.tenant_id = $tenant_id AND m.status <> 'candidate'
       AND m.recorded_at <= t.known_at AND (m.expired_at IS NULL OR m.expired_at > t.known_at)
-      AND m.valid_from <= t.as_of AND (m.valid_to IS NULL OR m.valid_to > t.as_of OR m.closed_at > t.known_at)
+      AND m.valid_from <= t.as_of AND (m.valid_to IS NULL OR m.valid_to > t.as_of OR m.closed_at > t.known_at
+             OR (m.reclosed_at > t.known_at AND m.prior_valid_to > t.as_of))
       AND (m.retain_until IS NULL OR m.retain_until > t.now)
     WITH f LIMIT $fetch
     RETURN 'graph' AS retriever, f, 0.5 AS score
@@ -98,7 +100,8 @@ CALL (t) {
     AND f.recorded_at <= t.known_at
     AND (f.expired_at IS NULL OR f.expired_at > t.known_at)
     AND ($include_superseded OR (f.valid_from <= t.as_of
-         AND (f.valid_to IS NULL OR f.valid_to > t.as_of OR f.closed_at > t.known_at)))
+         AND (f.valid_to IS NULL OR f.valid_to > t.as_of OR f.closed_at > t.known_at
+             OR (f.reclosed_at > t.known_at AND f.prior_valid_to > t.as_of))))
     AND ($entity_kinds IS NULL OR EXISTS { MATCH (f)-[:SUBJECT|OBJECT]->(x:Entity) WHERE x.kind IN $entity_kinds })
     AND (NOT $scoped OR EXISTS {
           MATCH (f)-[:DERIVED_FROM]->(e:Episode)
@@ -192,6 +195,7 @@ CALL (t, top) {
                     .status, subject_id: s.id, object_id: o.id,
                     valid_from: toString(f.valid_from), valid_to: toString(f.valid_to),
                     recorded_at: toString(f.recorded_at), closed_at: toString(f.closed_at),
+                    prior_valid_to: toString(f.prior_valid_to), reclosed_at: toString(f.reclosed_at),
                     expired_at: toString(f.expired_at), last_confirmed_at: toString(f.last_confirmed_at),
                     retain_until: toString(f.retain_until)},
            provenance: [(f)-[:DERIVED_FROM]->(e:Episode)
