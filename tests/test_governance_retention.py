@@ -108,6 +108,10 @@ def test_legal_hold_blocks_expiry_until_released(gov, graph, db, tenant):
     hold, _ = gov.holds.place(tenant, "user", "held", "case 7")
     assert graph.get_episode(tenant, e).legal_hold and _until(db, e) is None and _until(db, held_fact) is None
     assert [h.id for h in gov.holds.list(tenant)] == [hold.id]
+    late = episode(graph, tenant, "Dana is working on the audit, part two", user="held", session="s3")
+    assert graph.get_episode(tenant, late).legal_hold and _until(db, late) is None   # held as it is written
+    gov.retention.update(tenant, RetentionSettings(episode_retention_days=5))    # and stays held when recomputed
+    assert _until(db, late) is None
 
     counts = gov.sweep(tenant, utcnow() + timedelta(days=100)).tenants[tenant].counts
     assert counts["episodes"] == 1 and counts["facts"] == 1
@@ -117,7 +121,7 @@ def test_legal_hold_blocks_expiry_until_released(gov, graph, db, tenant):
     gov.holds.release(tenant, hold.id)
     assert _until(db, e) is not None and not graph.get_episode(tenant, e).legal_hold
     counts = gov.sweep(tenant, utcnow() + timedelta(days=100)).tenants[tenant].counts
-    assert counts["episodes"] == 1 and counts["facts"] == 1
+    assert counts["episodes"] == 2 and counts["facts"] == 1
 
 
 def test_sweeping_never_touches_another_tenant(gov, graph, db, tenant):

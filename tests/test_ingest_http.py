@@ -36,7 +36,24 @@ def test_append_replay_get_and_list(client_for, tenant):
     assert c.get("/v1/sessions/s9/episodes").json()["items"] == []
     r = c.post("/v1/episodes/batch", json={"episodes": [{**s9, "idempotency_key": "fresh"}, {**EP, "content": "new"}]})
     assert r.status_code == 422 and r.json()["field"] == "episodes[1].idempotency_key", r.text
+    assert c.get("/v1/sessions/s9/episodes").json()["items"] == []   # the stored key is checked before any write
+    r = c.post("/v1/episodes/batch", json={"episodes": [{**s9, "idempotency_key": "f2"}, {**EP, "idempotency_key": "o",
+                                                                                        "user_id": "u2"}]})
+    assert r.status_code == 422 and r.json()["field"] == "episodes[1].user_id", r.text   # s1 is u1's session
+    assert c.get("/v1/sessions/s9/episodes").json()["items"] == []
+    for change in ({"role": "assistant"}, {"speaker": "Bob"}, {"source": "inferred"}):   # not the same message
+        r = c.post("/v1/episodes", json={**EP, **change})
+        assert r.status_code == 422 and r.json()["field"] == "idempotency_key", (change, r.text)
+    assert c.post("/v1/episodes", json={**EP, "occurred_at": "2024-05-01T09:00:05Z"}).status_code == 200  # a retry
     assert c.get(f"/v1/episodes/{ep['id']}").json()["id"] == ep["id"]
+    s7 = {**EP, "session_id": "s7"}
+    assert c.post("/v1/episodes", json={**s7, "idempotency_key": "s7-first"}).status_code == 201   # u1's session
+    own = c.post("/v1/episodes", json={**s7, "idempotency_key": "no-user", "user_id": None}).json()["episode"]
+    assert own["user_id"] == "u1"   # an episode of u1's session without a user_id is u1's
+    assert c.post("/v1/episodes", json={**s7, "idempotency_key": "no-user", "user_id": None}).status_code == 200
+    assert c.get(f"/v1/episodes/{own['id']}").json()["user_id"] == "u1"
+    hits = c.post("/v1/search", json={"query": "Globex", "user_id": "u1", "targets": ["episode"]}).json()["hits"]
+    assert own["id"] in [h["id"] for h in hits]
 
     batch = [{**EP, "idempotency_key": f"b{i}", "content": f"turn {i}",
               "occurred_at": f"2024-05-01T10:0{i}:00Z"} for i in range(5)]

@@ -1,11 +1,13 @@
 // Store an episode in one round trip (the single-episode hot path). In order:
 // 1. idempotency: an episode already stored under (tenant, $idempotency_key) is returned unchanged (created = false)
 //    and nothing else happens;
-// 2. retention: retain_until = $now + the tenant's episode retention days, unless a legal hold covers the user or
-//    the session (then none);
-// 3. the session ($session_id, may be null) is created or touched and its write lock taken (concurrent appends to
+// 2. the session ($session_id, may be null) is created or touched and its write lock taken (concurrent appends to
 //    one session serialise); its episode_seq orders episodes that share an occurred_at. A session that belongs to
-//    another user stops here (conflict = true; the caller raises and the transaction rolls back);
+//    another user stops here (conflict = true; the caller raises and the transaction rolls back); an episode sent
+//    without a user_id is the session owner's (user_id = the session's user: search's user scope, erasure and holds
+//    of that user then cover it);
+// 3. retention: retain_until = $now + the tenant's episode retention days, unless a legal hold covers the user or
+//    the session (then none, and legal_hold = true, as the sweeper would flag it);
 // 4. the episode is MERGEd on the unique (tenant_id, idempotency_key) (a concurrent writer with the same key makes
 //    this a replay); $episode holds its properties except the times, which come as ISO 8601 strings ($occurred_at,
 //    $now, $finished_at or null) and are stored as DATETIME;
@@ -13,14 +15,12 @@
 //    (last_episode_id) in O(1) when it is at or after it; otherwise (out of order, first episode, or a tail that
 //    erasure removed) after the latest episode before it (a scan of the session), and it becomes the tail if
 //    nothing follows it.
-// Returns created, conflict, retain_days (the days used for retain_until, or null) and, for a replay only, the
-// stored episode (a created one is what the caller sent: nothing is read back).
+// Returns created, conflict, retain_days (the days used for retain_until, or null), user_id and held (as stored
+// on a created episode) and, for a replay only, the stored episode (a created one is what the caller sent with
+// those two: nothing is read back).
 OPTIONAL MATCH (seen:Episode {tenant_id: $tenant_id, idempotency_key: $idempotency_key})
 OPTIONAL MATCH (ts:TenantSettings {tenant_id: $tenant_id})
-WITH seen, ts.episode_retention_days AS days,
-     EXISTS { MATCH (:LegalHold {tenant_id: $tenant_id, target_kind: 'user', target_id: $user_id}) } OR
-     EXISTS { MATCH (:LegalHold {tenant_id: $tenant_id, target_kind: 'session', target_id: $session_id}) } AS held
-WITH seen, CASE WHEN days > 0 AND NOT held THEN days END AS retain_days, datetime($now) AS now
+WITH seen, ts.episode_retention_days AS days, datetime($now) AS now
 CALL (seen, now) {
   WITH seen, now WHERE seen IS NULL AND $session_id IS NOT NULL
   MERGE (s:Session {tenant_id: $tenant_id, id: $session_id})
@@ -31,12 +31,17 @@ CALL (seen, now) {
   WITH seen WHERE seen IS NOT NULL OR $session_id IS NULL
   RETURN null AS s
 }
-WITH seen, retain_days, now, s,
+WITH seen, days, now, s, coalesce($user_id, s.user_id) AS user_id,
      coalesce(s.user_id IS NOT NULL AND $user_id IS NOT NULL AND s.user_id <> $user_id, false) AS conflict
-CALL (seen, retain_days, now, s, conflict) {
-  WITH retain_days, now, s WHERE seen IS NULL AND NOT conflict
+WITH seen, days, now, s, user_id, conflict,
+     EXISTS { MATCH (:LegalHold {tenant_id: $tenant_id, target_kind: 'user', target_id: user_id}) } OR
+     EXISTS { MATCH (:LegalHold {tenant_id: $tenant_id, target_kind: 'session', target_id: $session_id}) } AS held
+WITH seen, CASE WHEN days > 0 AND NOT held THEN days END AS retain_days, now, s, user_id, conflict, held
+CALL (seen, retain_days, now, s, conflict, user_id, held) {
+  WITH retain_days, now, s, user_id, held WHERE seen IS NULL AND NOT conflict
   MERGE (e:Episode {tenant_id: $tenant_id, idempotency_key: $idempotency_key})
-    ON CREATE SET e += $episode, e.occurred_at = datetime($occurred_at), e.ingested_at = now,
+    ON CREATE SET e += $episode, e.user_id = user_id, e.legal_hold = held,
+                  e.occurred_at = datetime($occurred_at), e.ingested_at = now,
                   e.finished_at = datetime($finished_at), e.seq = coalesce(s.episode_seq, 0),
                   e.retain_until = CASE WHEN retain_days IS NOT NULL THEN now + duration({days: retain_days}) END,
                   e.created_by_call = $call_id
@@ -70,4 +75,5 @@ CALL (s, e, created) {
   FOREACH (_ IN CASE WHEN p IS NULL THEN [] ELSE [1] END | CREATE (p)-[:NEXT]->(e))
   FOREACH (_ IN CASE WHEN nxt IS NULL THEN [] ELSE [1] END | CREATE (e)-[:NEXT]->(nxt))
 }
-RETURN created, conflict, retain_days, CASE WHEN created THEN null ELSE e {.*, embedding: null, search_terms: null} END AS episode
+RETURN created, conflict, retain_days, user_id, held,
+       CASE WHEN created THEN null ELSE e {.*, embedding: null, search_terms: null} END AS episode

@@ -54,9 +54,9 @@ class IngestService:
         returns the episodes (the record of an API write, which says only which call by which key wrote the facts;
         it stays their provenance; `graphmem.store.episodes.append`). Raises `TenantRequired`; `InvalidInput` naming
         `episodes[i].content` when content is over `settings.max_episode_chars`, `episodes[i].idempotency_key` when
-        two episodes of the batch share a key with different content (both checked for all before any write), or
-        when the key already names another stored episode (`graphmem.store.episodes.append`; the episodes before it
-        are stored, and a retry with a fresh key replays them). With `batch` false (one episode sent on its own)
+        two episodes of the batch share a key with different content, when the key already names another stored
+        episode, and `episodes[i].user_id` when the session belongs to another user (all checked before any write,
+        `graphmem.store.episodes.batch_conflict`: a refused batch stores nothing). With `batch` false (one episode sent on its own)
         the fields are named without the `episodes[0].` prefix.
         """
         require_tenant(tenant_id)
@@ -72,9 +72,14 @@ class IngestService:
                 if episode_store.identity(first) != episode_store.identity(ep):
                     raise InvalidInput(f"{at}idempotency_key {ep.idempotency_key!r} is used by an earlier "
                                        "episode of the batch with other content", field=f"{at}idempotency_key")
+        cleaned = [redact_episode(ep) for ep in episodes]
+        if len(episodes) > 1:
+            conflict = self.db.read(lambda tx: episode_store.batch_conflict(tx, tenant_id, [c for c, _ in cleaned]))
+            if conflict:
+                i, exc = conflict
+                raise InvalidInput(exc.detail, field=f"episodes[{i}].{exc.field}") from None
         out: list[tuple[Episode, bool]] = []
-        for i, ep in enumerate(episodes):
-            clean, kinds = redact_episode(ep)
+        for i, (ep, (clean, kinds)) in enumerate(zip(episodes, cleaned)):
             status, reason = initial_status(clean, self.settings) if extract else ("skipped", "explicit facts")
             try:
                 out.append(self.graph.append_episode(tenant_id, clean, extraction_status=status, agent_id=agent_id,

@@ -32,7 +32,7 @@ def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_c
     (e.g. "chatter" for a job skipped at intake) is stored with `finished_at` = the ingestion time.
     Raises `InvalidInput` (field `content`) when the content exceeds `settings.max_episode_chars`, (field `user_id`)
     when the session belongs to another user, and (field `idempotency_key`) when the key already names an episode
-    with other content, kind, session or user: a replay is the same episode sent again, and anything else under a
+    with other content, kind, session, user, role, speaker or source (`same_episode`): a replay is the same episode sent again, and anything else under a
     used key would be dropped silently (422 as the IETF draft "The Idempotency-Key HTTP Header Field",
     draft-ietf-httpapi-idempotency-key-header, asks for a key reused with another payload).
     """
@@ -58,20 +58,54 @@ def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_c
         raise InvalidInput(f"session {ep.session_id!r} belongs to another user", field="user_id")
     if not row["created"]:
         stored = Episode(**row["episode"])
-        if identity(stored) != identity(ep):
-            raise InvalidInput(f"idempotency_key {ep.idempotency_key!r} already names another episode (other "
-                               "content, kind, session or user); use a new key for a new episode",
-                               field="idempotency_key")
+        if not same_episode(stored, ep):
+            raise _key_reused(ep.idempotency_key)
         return stored, False
     days = row["retain_days"]
+    props.update(user_id=row["user_id"], legal_hold=row["held"])
     return Episode(**props, occurred_at=occurred_at, ingested_at=now,
                    retain_until=now + timedelta(days=days) if days is not None else None), True
 
 
 def identity(ep: Episode | EpisodeIn) -> tuple:
-    """What makes two episodes under one idempotency key the same episode sent again: content, kind, session and
-    user (not the times: a retry may stamp them anew)."""
-    return ep.content, ep.kind, ep.session_id, ep.user_id
+    """What makes two episodes under one idempotency key the same episode sent again: content, kind, session,
+    user, role, speaker and source (not the times: a retry may stamp them anew)."""
+    return ep.content, ep.kind, ep.session_id, ep.user_id, ep.role, ep.speaker, ep.source
+
+
+def _key_reused(key: str) -> InvalidInput:
+    return InvalidInput(f"idempotency_key {key!r} already names another episode (other content, kind, session, "
+                        "user, role, speaker or source); use a new key for a new episode", field="idempotency_key")
+
+
+def batch_conflict(tx: Tx, tenant_id: str, episodes: list[EpisodeIn]) -> tuple[int, InvalidInput] | None:
+    """The first episode of a batch that `append` would refuse for its stored state (its idempotency key names
+    another stored episode, or its session belongs to another user), with the error, or None. Run before a batch
+    writes anything, so a refused batch stores nothing (a concurrent writer can still win between the two)."""
+    keys = [ep.idempotency_key for ep in episodes if ep.idempotency_key]
+    stored = {r["episode"]["idempotency_key"]: Episode(**r["episode"])
+              for r in (tx.rows("episodes/by_keys", tenant_id=tenant_id, keys=keys) if keys else [])}
+    sessions = sorted({ep.session_id for ep in episodes if ep.session_id})
+    owners = {r["id"]: r["user_id"] for r in (tx.rows("sessions/owners", tenant_id=tenant_id, ids=sessions)
+                                              if sessions else [])}
+    for i, ep in enumerate(episodes):
+        seen = stored.get(ep.idempotency_key) if ep.idempotency_key else None
+        if seen is not None:
+            if not same_episode(seen, ep):
+                return i, _key_reused(ep.idempotency_key)
+            continue
+        owner = owners.get(ep.session_id)
+        if owner is not None and ep.user_id is not None and owner != ep.user_id:
+            return i, InvalidInput(f"session {ep.session_id!r} belongs to another user", field="user_id")
+    return None
+
+
+def same_episode(stored: Episode, sent: EpisodeIn) -> bool:
+    """`sent` is `stored` sent again (`identity`); a `sent` without user_id counts as the session owner's, which
+    is what the stored episode got (`episodes/append`)."""
+    if sent.user_id is None:
+        sent = sent.model_copy(update={"user_id": stored.user_id})
+    return identity(stored) == identity(sent)
 
 
 def get(tx: Tx, tenant_id: str, episode_id: str) -> Episode:
