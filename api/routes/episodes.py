@@ -23,8 +23,8 @@ class EpisodeBatch(Input):
 class Appended(BaseModel):
     episode: Episode
     created: bool = Field(description="False when the same episode was sent before under its idempotency key (the "
-                                      "stored episode is returned); a used key with other content, kind, session or "
-                                      "user is a 422 naming idempotency_key.")
+                                      "stored episode is returned); a used key with other content, kind, session, "
+                                      "user, role, speaker or source is a 422 naming idempotency_key.")
 
 
 class BatchAppended(BaseModel):
