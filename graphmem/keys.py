@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from graphmem.errors import InvalidInput, NotFound
+from graphmem.errors import Conflict, InvalidInput, NotFound
 from graphmem.models import UtcDatetime, new_id
 from graphmem.store import Database, require_tenant
 from graphmem.timeutil import utcnow
@@ -75,15 +75,23 @@ class KeyStore:
 
     def revoke(self, tenant_id: str, key_id: str) -> ApiKey:
         """Revoke a key of `tenant_id` (idempotent). `NotFound` for an unknown id or another tenant's."""
+        return self._revoke(tenant_id, key_id)[0]
+
+    def _revoke(self, tenant_id: str, key_id: str) -> tuple[ApiKey, bool]:
         require_tenant(tenant_id)
         rows = self.db.execute("keys/revoke", tenant_id=tenant_id, id=key_id, now=utcnow())
         if not rows:
             raise NotFound(f"no key {key_id!r}", field="key_id")
-        return ApiKey(**rows[0]["key"])
+        return ApiKey(**rows[0]["key"]), rows[0]["revoked_now"]
 
     def rotate(self, tenant_id: str, key_id: str) -> tuple[ApiKey, str]:
-        """Revoke `key_id` and create a key with the same tenant, role and name. Returns (new key, secret)."""
-        old = self.revoke(tenant_id, key_id)
+        """Revoke `key_id` and create a key with the same tenant, role and name. Returns (new key, secret).
+        `NotFound` for an unknown key; `Conflict` (field key_id) for a key already revoked: a revoked key stays
+        revoked, and rotating it would hand its access to a new secret (create a key instead)."""
+        old, revoked_now = self._revoke(tenant_id, key_id)
+        if not revoked_now:
+            raise Conflict(f"key {key_id!r} was revoked at {old.revoked_at.isoformat()}; create a new key instead",
+                           field="key_id")
         return self.create(tenant_id, old.role, old.name)
 
     def tenants(self, offset: int = 0, limit: int = 50) -> list[TenantKeys]:

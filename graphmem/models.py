@@ -56,6 +56,18 @@ PredicateName = Annotated[str, AfterValidator(predicate_name)]
 KindName = Annotated[str, AfterValidator(kind_name)]
 """An entity kind (PascalCase, e.g. Person); anything else is a validation error."""
 
+
+def session_id(v: str) -> str:
+    """`v` if it can name a session: 1-200 characters, no surrounding whitespace, no "/" (a session id is a URL
+    path segment, `/v1/sessions/{id}`, and a "/" there would make the session unreachable); else `ValueError`."""
+    if not v or v != v.strip() or len(v) > 200 or "/" in v:
+        raise ValueError("a session id is 1-200 characters, without surrounding whitespace or '/'")
+    return v
+
+
+SessionId = Annotated[str, AfterValidator(session_id)]
+"""A session id as `session_id` checks it; anything else is a validation error."""
+
 Source = Literal["user_explicit", "user_confirmed", "inferred", "system"]
 """Where a fact came from (DESIGN.md, principle 5)."""
 
@@ -183,7 +195,7 @@ class EpisodeIn(Input):
     kind: EpisodeKind = "message"
     content: str = Field(min_length=1)
     occurred_at: UtcDatetime
-    session_id: str | None = Field(default=None, min_length=1, max_length=200)
+    session_id: SessionId | None = None
     user_id: str | None = Field(default=None, min_length=1, max_length=200)
     role: str | None = Field(default=None, max_length=50, description="user, assistant, tool, system ...")
     speaker: str | None = Field(default=None, max_length=200, description="display name of the speaker")
@@ -267,12 +279,17 @@ class FactIn(Input):
     def _predicate(cls, v: str) -> str:
         return predicate_name(v)
 
+    @field_validator("value")
+    @classmethod
+    def _value(cls, v: str | None) -> str | None:
+        if v is not None and not v.strip():
+            raise ValueError("value must not be empty")
+        return v
+
     @model_validator(mode="after")
     def _object_xor_value(self) -> "FactIn":
         if (self.object is None) == (self.value is None):
             raise ValueError("a fact needs exactly one of object (an entity) or value (a literal)")
-        if self.value is not None and not self.value.strip():
-            raise ValueError("value must not be empty")
         if self.valid_from and self.valid_to and self.valid_to <= self.valid_from:
             raise ValueError("valid_to must be after valid_from")
         return self

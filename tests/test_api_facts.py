@@ -94,6 +94,9 @@ def test_known_at_sees_what_we_believed_before_a_correction(client_for, tenant):
     # a second correction of the same fact is refused, naming the field
     again = c.post(f"/v1/facts/{wrong}/correct", json={"value": "CEO"})
     assert again.status_code == 422 and again.json()["field"] == "fact_id"
+    blank = c.post(f"/v1/facts/{right['id']}/correct", json={"value": "   "})
+    assert blank.status_code == 422 and blank.json()["field"] == "value", blank.text
+    assert c.get(f"/v1/facts/{right['id']}").json()["status"] == "current"    # nothing half-written
 
 
 def test_retract_closes_with_provenance(client_for, tenant):
@@ -114,6 +117,9 @@ def test_retract_closes_with_provenance(client_for, tenant):
     # nothing left to retract
     again = c.post("/v1/facts/retract", json={"subject_id": dana_id, "predicate": "PREFERS_CHANNEL"})
     assert again.status_code == 404 and again.headers["content-type"] == "application/problem+json"
+    for predicate in ("prefers channel", "NOPE_X"):   # cannot exist / not in the ontology: a 422, not "nothing found"
+        bad = c.post("/v1/facts/retract", json={"subject_id": dana_id, "predicate": predicate})
+        assert bad.status_code == 422 and bad.json()["field"] == "predicate", bad.text
 
 
 def test_idempotency_key_makes_a_retry_harmless(client_for, tenant):

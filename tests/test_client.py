@@ -67,6 +67,10 @@ def test_admin_key_management_through_the_client(api_url, make_key, tenant):
         rotated = admin.rotate_key(tenant, created.key.id)
         assert rotated.secret != created.secret
         assert admin.revoke_key(tenant, rotated.key.id).revoked_at is not None
+        with pytest.raises(ApiError) as err:      # a revoked key stays revoked: no new secret for it
+            admin.rotate_key(tenant, rotated.key.id)
+        assert err.value.status == 409 and err.value.field == "key_id"
+        assert [k.revoked_at is not None for k in admin.list_keys(tenant).items] == [True, True]
     with Client(api_url, rotated.secret) as gm, pytest.raises(ApiError) as err:
         gm.predicates()
     assert err.value.status == 401

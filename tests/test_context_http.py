@@ -25,6 +25,16 @@ def test_turn_loop_over_http(client_for, tenant):
     assert r.json()["pins"] == {"order_id": 1, "amount": 1, "currency": 1}
     replay = c.post("/v1/sessions/tab-1/turns", json=body)
     assert replay.status_code == 200 and replay.json()["replayed"] and replay.json()["episode_ids"] == r.json()["episode_ids"]
+    restamped = {**body, "episodes": [{**e, "occurred_at": "2024-05-01T09:00:09Z"} for e in body["episodes"]]}
+    assert c.post("/v1/sessions/tab-1/turns", json=restamped).json()["replayed"]   # a retry may stamp times anew
+    other = turn("t1", "Actually, cancel the order instead")                       # the key of another turn
+    r2 = c.post("/v1/sessions/tab-1/turns", json=other)
+    assert r2.status_code == 422 and r2.json()["field"] == "idempotency_key", r2.text
+    assert len(c.get("/v1/sessions/tab-1/episodes").json()["items"]) == 1
+    r3 = c.post("/v1/sessions", json={"id": "team/beta", "user_id": "u-42"})      # unreachable under /v1/sessions/
+    assert r3.status_code == 422 and r3.json()["field"] == "id", r3.text
+    r4 = c.post("/v1/episodes", json={"content": "x", "occurred_at": "2024-05-01T09:00:00Z", "session_id": "a/b"})
+    assert r4.status_code == 422 and r4.json()["field"] == "session_id", r4.text
 
     req = {"query": "refund status", "budget_tokens": 800, "model": "gpt-4", "system_policy": POLICY,
            "goal": "Refund order A-10293", "documents": [{"id": "kb-7", "title": "Refund policy",

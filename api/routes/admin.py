@@ -57,7 +57,8 @@ def revoke_key(tenant_id: str, key_id: str, _: Admin, services: ServicesDep) -> 
 
 
 @router.post("/tenants/{tenant_id}/keys/{key_id}/rotate", response_model=KeyCreated, status_code=201,
-             summary="Rotate a key: revoke it and issue a new one with the same role")
+             summary="Rotate a key: revoke it and issue a new one with the same role",
+             responses={409: {"description": "the key was already revoked (a revoked key stays revoked)"}})
 def rotate_key(tenant_id: str, key_id: str, _: Admin, services: ServicesDep) -> KeyCreated:
     key, secret = services.keys.rotate(tenant_id, key_id)
     return KeyCreated(key=key, secret=secret)

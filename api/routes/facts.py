@@ -78,7 +78,7 @@ class FactRetraction(Input):
     only the one with this `object_id` or `value`."""
 
     subject_id: str = Field(min_length=1, examples=["5b9d3c0e8f7a41d2a6e4b1c9d8f7e6a5"])
-    predicate: str = Field(min_length=1, max_length=64, examples=["PREFERS_CHANNEL"])
+    predicate: PredicateName = Field(examples=["PREFERS_CHANNEL"])
     object_id: str | None = Field(default=None, min_length=1)
     value: str | None = Field(default=None, min_length=1, examples=["phone"])
     at: UtcDatetime | None = None
@@ -203,6 +203,7 @@ def retract_facts(body: FactRetraction, who: Writer, services: ServicesDep,
         services.graph.get_entity(who.tenant_id, body.subject_id)
     except NotFound as exc:
         raise NotFound(exc.detail, field="subject_id") from None
+    services.graph.ontology(who.tenant_id).get(body.predicate)   # so is a 422 for a predicate the tenant lacks
 
     def retract(episode_id: str) -> Retracted:
         ids = services.graph.retract(who.tenant_id, body.subject_id, body.predicate, episode_id, at=body.at,

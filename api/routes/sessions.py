@@ -9,7 +9,7 @@ from api.deps import PageDep, Reader, ServicesDep, Writer
 from api.pages import ItemPage
 from graphmem.context.models import CompactionResult, Summary
 from graphmem.context.sessions import Consent, ConsentIn, SessionInfo
-from graphmem.models import Input
+from graphmem.models import Input, SessionId
 
 router = APIRouter(tags=["sessions"])
 
@@ -17,7 +17,7 @@ router = APIRouter(tags=["sessions"])
 class SessionCreate(Input):
     """A new session for a user (two browser tabs are two sessions). Without `id`, one is generated."""
 
-    id: str | None = Field(default=None, min_length=1, max_length=200, examples=["tab-2f9c"])
+    id: SessionId | None = Field(default=None, examples=["tab-2f9c"])
     user_id: str = Field(min_length=1, max_length=200, examples=["u-42"])
     agent_id: str | None = Field(default=None, max_length=200, examples=["support-bot"])
 

@@ -208,19 +208,27 @@ class ContextService:
         """
         require_tenant(tenant_id)
         check_session_id(session_id)
-        if (seen := self._replay(tenant_id, session_id, turn.idempotency_key)) is not None:
+        if (seen := self._replay(tenant_id, session_id, turn)) is not None:
             return seen
         try:
             return self._append_turn(tenant_id, session_id, turn, agent_id)
         except Conflict:
-            if (seen := self._replay(tenant_id, session_id, turn.idempotency_key)) is not None:
+            if (seen := self._replay(tenant_id, session_id, turn)) is not None:
                 return seen
             raise
 
-    def _replay(self, tenant_id: str, session_id: str, key: str) -> TurnResult | None:
-        """The stored answer of turn `key` of the session, marked `replayed`, or None."""
-        seen = self.db.one("sessions/turn_get", tenant_id=tenant_id, session_id=session_id, key=key)
-        return TurnResult(**{**json.loads(seen["result"]), "replayed": True}) if seen else None
+    def _replay(self, tenant_id: str, session_id: str, turn: TurnIn) -> TurnResult | None:
+        """The stored answer of the turn under `turn.idempotency_key` in the session, marked `replayed`, or None.
+        Raises `InvalidInput` (field `idempotency_key`) when the key was used for another turn: other episodes,
+        user or pin updates (`turn_fingerprint`) would otherwise be dropped silently."""
+        seen = self.db.one("sessions/turn_get", tenant_id=tenant_id, session_id=session_id, key=turn.idempotency_key)
+        if seen is None:
+            return None
+        if seen["fingerprint"] is not None and seen["fingerprint"] != turn_fingerprint(turn):
+            raise InvalidInput(f"idempotency_key {turn.idempotency_key!r} already names another turn of this session "
+                               "(other episodes, user or pin updates); use a new key for a new turn",
+                               field="idempotency_key")
+        return TurnResult(**{**json.loads(seen["result"]), "replayed": True})
 
     def _append_turn(self, tenant_id: str, session_id: str, turn: TurnIn, agent_id: str | None) -> TurnResult:
         if not turn.episodes and not turn.pins:
@@ -264,7 +272,7 @@ class ContextService:
             result = TurnResult(session_id=session_id, episode_ids=ids, created=[c for _, c in stored], pins=versions,
                                 compaction_scheduled=scheduled, window_reset=reset)
             tx.one("sessions/turn_put", tenant_id=tenant_id, session_id=session_id, key=turn.idempotency_key,
-                   result=result.model_dump_json(), now=utcnow())
+                   result=result.model_dump_json(), fingerprint=turn_fingerprint(turn), now=utcnow())
             return versions
         versions = self.db.write(work)
         if scheduled:
@@ -347,6 +355,13 @@ class ContextService:
         require_tenant(tenant_id)
         info = self.sessions.get(tenant_id, session_id)
         return self.compactor.compact(tenant_id, session_id, force=force, window_reset_at=info.window_reset_at)
+
+
+def turn_fingerprint(turn: TurnIn) -> str:
+    """SHA-256 (hex) of the turn as sent, without its episodes' `occurred_at` (a retry may stamp them anew): what
+    makes a turn sent again under its idempotency key the same turn."""
+    body = turn.model_dump(mode="json", exclude={"episodes": {"__all__": {"occurred_at"}}})
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
 def build(services: Any) -> ContextService:

@@ -18,7 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from graphmem.errors import Conflict, InvalidInput, NotFound
-from graphmem.models import Input, UtcDatetime, new_id
+from graphmem.models import Input, UtcDatetime, new_id, session_id
 from graphmem.store import Database, require_tenant
 from graphmem.timeutil import utcnow
 
@@ -60,11 +60,12 @@ def _info(row: dict, pins: int | None = None, episodes: int | None = None) -> Se
     return SessionInfo(**data, pins=pins, episodes=episodes)
 
 
-def check_session_id(session_id: str) -> str:
-    """A valid session id (1-200 characters, no surrounding whitespace); else `InvalidInput` naming `session_id`."""
-    if not isinstance(session_id, str) or not session_id or session_id != session_id.strip() or len(session_id) > 200:
-        raise InvalidInput("session_id must be 1-200 characters without surrounding whitespace", field="session_id")
-    return session_id
+def check_session_id(sid: str, field: str = "session_id") -> str:
+    """A valid session id (`graphmem.models.session_id`); else `InvalidInput` naming `field`."""
+    try:
+        return session_id(sid) if isinstance(sid, str) else session_id("")
+    except ValueError as exc:
+        raise InvalidInput(str(exc), field=field) from None
 
 
 class SessionStore:

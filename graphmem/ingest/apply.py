@@ -71,11 +71,11 @@ class Screened:
 def screen_extraction(x: Extracted, settings: Settings, ontology: Ontology, episode_id: str) -> Screened:
     """Apply the write policy to `x` (`graphmem.ingest.policy`) and place its retractions among the facts that
     passed, keeping record order. An exclusive fact's displacement is dropped when the policy refused the fact."""
-    ok, refused = screen_facts(x.facts, settings, ontology, prefix="extraction.facts")
+    ok, refused = screen_facts(x.facts, settings, ontology, prefix="extraction.facts", names=True)
     passed = set(ok)
     placed = sorted(((bisect_left(ok, r.position), i, r) for i, r in enumerate(x.retractions)
                      if not r.exclusive or r.position in passed), key=lambda t: (t[0], t[1]))
-    entities, bad_entities = screen_entities(x.entities, episode_id, "extraction.entities")
+    entities, bad_entities = screen_entities(x.entities, episode_id, "extraction.entities", settings)
     return Screened(facts=[x.facts[i] for i in ok], entities=entities, retractions=placed,
                     refusals=x.refusals + [r for _, r in refused] + bad_entities)
 

@@ -100,25 +100,45 @@ def check_fact(f: FactIn, field: str, settings: Settings, ontology: Ontology | N
     return None
 
 
+def oversized_name(ref: EntityRef, field: str, settings: Settings, episode_id: str | None,
+                   predicate: str | None = None) -> PolicyRefusal | None:
+    """A refusal when the entity's name or an alias is longer than `settings.max_name_chars`, else None. For
+    extracted items, which are refused one by one; a caller's own facts get a 422 for it instead
+    (`graphmem.store.entities`)."""
+    for name, text in [("name", ref.name), *(("aliases", a) for a in ref.aliases)]:
+        if text is not None and len(text) > settings.max_name_chars:
+            return PolicyRefusal("oversized", f"{field}.{name}", f"an entity {name} is {len(text)} characters; the "
+                                 f"limit is {settings.max_name_chars}", episode_id, predicate)
+    return None
+
+
 def screen_facts(facts: list[FactIn], settings: Settings, ontology: Ontology | None = None,
-                 prefix: str = "facts") -> tuple[list[int], list[tuple[int, PolicyRefusal]]]:
-    """Split `facts` into the indexes that pass and (index, refusal) pairs for those that do not."""
+                 prefix: str = "facts", names: bool = False) -> tuple[list[int], list[tuple[int, PolicyRefusal]]]:
+    """Split `facts` into the indexes that pass and (index, refusal) pairs for those that do not. With `names`
+    (extracted facts) an oversized subject or object name is refused too (`oversized_name`)."""
     ok, refused = [], []
     for i, f in enumerate(facts):
         r = check_fact(f, f"{prefix}[{i}]", settings, ontology)
+        for side, ref in ((("subject", f.subject), ("object", f.object)) if names and r is None else ()):
+            if ref is not None and (r := oversized_name(ref, f"{prefix}[{i}].{side}", settings, f.episode_id,
+                                                        f.predicate)):
+                break
         (refused.append((i, r)) if r else ok.append(i))
     return ok, refused
 
 
-def screen_entities(refs: list[EntityRef], episode_id: str | None,
-                    prefix: str = "entities") -> tuple[list[EntityRef], list[PolicyRefusal]]:
-    """Drop entity references whose name, aliases or summary hold a secret (or a redaction mark)."""
+def screen_entities(refs: list[EntityRef], episode_id: str | None, prefix: str = "entities",
+                    settings: Settings | None = None) -> tuple[list[EntityRef], list[PolicyRefusal]]:
+    """Drop entity references whose name, aliases or summary hold a secret (or a redaction mark), and with
+    `settings` those whose name or an alias is oversized (`oversized_name`)."""
     ok, refused = [], []
     for i, ref in enumerate(refs):
         texts = [ref.name, ref.summary, *ref.aliases]
         if any(t and ("[REDACTED:" in t or contains_secret(t)) for t in texts):
             refused.append(PolicyRefusal("secret", f"{prefix}[{i}].name", "the entity name contains a secret",
                                          episode_id))
+        elif settings is not None and (r := oversized_name(ref, f"{prefix}[{i}]", settings, episode_id)):
+            refused.append(r)
         else:
             ok.append(ref)
     return ok, refused
