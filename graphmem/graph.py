@@ -44,6 +44,19 @@ class TemporalGraph:
         require_tenant(tenant_id)
         return self._ontology_of(self.db.one("ontology/for_tenant", tenant_id=tenant_id))
 
+    def known_predicates(self, tenant_id: str, predicates: list[str] | None, field: str,
+                         indexed: bool = True) -> list[str] | None:
+        """`predicates` upper-cased (None when none are given), after checking that the tenant's ontology has each:
+        a read filtered by a predicate that cannot match (a typo such as WORK_AT) is an `InvalidInput` naming
+        `field[i]` (`field` when not `indexed`: a single-valued parameter), not an empty answer."""
+        if not predicates:
+            return None
+        names = [p.upper() for p in predicates]
+        ontology = self.ontology(tenant_id)
+        for i, name in enumerate(names):
+            ontology.get(name, f"{field}[{i}]" if indexed else field)
+        return names
+
     def _ontology_of(self, row: dict) -> Ontology:
         extra = [Predicate(**p) for p in row["predicates"]]
         onto = self._base_ontology.extended(extra) if extra else self._base_ontology
@@ -204,10 +217,13 @@ class TemporalGraph:
     def facts_about(self, tenant_id: str, entity_id: str, *, as_of: datetime | None = None,
                     known_at: datetime | None = None, include_superseded: bool = False,
                     predicates: list[str] | None = None) -> list[Fact]:
-        """Facts about an entity valid at `as_of` (valid time) as known at `known_at` (transaction time)."""
+        """Facts about an entity valid at `as_of` (valid time) as known at `known_at` (transaction time), only
+        `predicates` when given (`InvalidInput`, field predicate, for one the tenant does not have)."""
         require_tenant(tenant_id)
         as_of = to_utc(as_of, "as_of") if as_of else None
         known_at = to_utc(known_at, "known_at") if known_at else None
+
+        predicates = self.known_predicates(tenant_id, predicates, "predicate")
 
         def work(tx):
             entity_store.get(tx, tenant_id, entity_id)

@@ -185,6 +185,24 @@ def test_predicates_and_kinds_are_checked_everywhere(client_for, crm_api):
         assert r.status_code == 422 and r.json()["field"] == field, (params, r.text)
     r = c.post("/v1/recall", json={"entity": {"id": ids["Sam Me"]}, "predicates": ["knows"], "max_hops": 1})
     assert r.status_code == 200 and [p["target"]["name"] for p in r.json()["paths"]] == ["Dana Smith"]
+    # a well-formed predicate the tenant's ontology lacks (a typo) is refused too, never an empty answer
+    for route, body, field in (("/v1/search", {"query": "Dana", "predicates": ["KNOWS", "WORK_AT"]}, "predicates[1]"),
+                               ("/v1/recall", {"entity": sam, "predicates": ["work_at"]}, "predicates[0]"),
+                               ("/v1/recall", {"entity": sam, "other": {"id": ids["Carol Jones"]},
+                                               "predicates": ["WORK_AT"]}, "predicates[0]")):
+        r = c.post(route, json=body)
+        assert r.status_code == 422 and r.json()["field"] == field, (body, r.text)
+    for route, params, field in (("/v1/recall/who-at", {"org": "Globex", "member_predicate": "WORK_AT"},
+                                  "member_predicate"),
+                                 (carol, {"predicate": "WORK_AT"}, "predicate[0]"),
+                                 (f"{carol[:-len('/neighbourhood')]}/paths/{ids['Sam Me']}", {"predicate": "WORK_AT"},
+                                  "predicate[0]"),
+                                 ("/v1/facts", {"entity_id": ids["Carol Jones"], "predicate": "WORK_AT"},
+                                  "predicate[0]"),
+                                 ("/v1/recall/introductions", {"from": ids["Sam Me"], "to": "Initech",
+                                                               "predicate": "WORK_AT"}, "predicate[0]")):
+        r = c.get(route, params=params)
+        assert r.status_code == 422 and r.json()["field"] == field, (route, r.text)
 
 
 def test_entities_routes(client_for, crm_api, tenant):

@@ -107,7 +107,7 @@ def recall(body: RecallRequest, who: Reader, services: ServicesDep) -> RecallRes
         b = _resolve(services, tenant, body.other, "other")
         paths = services.recall.paths_between(tenant, a.id, b.id, max_hops=body.max_hops, k=body.k,
                                               as_of=body.as_of, known_at=body.known_at, predicates=body.predicates,
-                                              fields=("entity", "other"))
+                                              fields=("entity", "other"), predicate_field="predicates")
     return RecallResponse(entity=PathEntity.of(a), other=PathEntity.of(b) if b else None, paths=paths)
 
 

@@ -29,7 +29,9 @@ class RecallService:
 
     # ---- search -------------------------------------------------------------------------------
     def search(self, tenant_id: str, req: SearchRequest) -> SearchResponse:
-        """Hybrid search; see `graphmem.recall.search`."""
+        """Hybrid search; see `graphmem.recall.search`. `InvalidInput` (field predicates) for a predicate the
+        tenant's ontology does not have."""
+        self.graph.known_predicates(tenant_id, req.predicates, "predicates")
         return self.hybrid.search(tenant_id, req)
 
     # ---- entities ------------------------------------------------------------------------------
@@ -112,10 +114,10 @@ class RecallService:
 
     def paths_around(self, tenant_id: str, entity_id: str, *, max_hops: int = 3, as_of: datetime | None = None,
                      known_at: datetime | None = None, predicates: list[str] | None = None,
-                     limit: int = 50) -> list[Path]:
+                     limit: int = 50, field: str = "predicates") -> list[Path]:
         """One shortest path to every entity within `max_hops` facts of `entity_id` (1..3, default 3), best
         `limit` by (length, confidence, recency). `NotFound` (field entity_id) for an unknown entity;
-        `InvalidInput` (field max_hops) outside 1..3."""
+        `InvalidInput` (field max_hops) outside 1..3, (field `field`) for a predicate the tenant does not have."""
         require_tenant(tenant_id)
         if not 1 <= max_hops <= AROUND_MAX_HOPS:
             raise InvalidInput(f"max_hops must be between 1 and {AROUND_MAX_HOPS}", field="max_hops")
@@ -123,18 +125,19 @@ class RecallService:
         # times as ISO-8601 strings, parsed once in the query (the driver packs a datetime parameter in ~40 µs)
         row = self.db.read_one("recall/around", tenant_id=tenant_id, entity_id=entity_id, max_hops=max_hops,
                                as_of=as_of.isoformat(), known_at=known_at.isoformat(), now=now.isoformat(),
-                               limit=limit, predicates=[p.upper() for p in predicates] if predicates else None)
+                               limit=limit, predicates=self.graph.known_predicates(tenant_id, predicates, field))
         if not row["paths"]:
             self.graph.get_entity(tenant_id, entity_id)   # NotFound for an unknown entity, else truly no paths
         return to_paths(row)
 
     def paths_between(self, tenant_id: str, from_id: str, to_id: str, *, max_hops: int = 3, k: int = 5,
                       as_of: datetime | None = None, known_at: datetime | None = None,
-                      predicates: list[str] | None = None,
-                      fields: tuple[str, str] = ("from_id", "to_id")) -> list[Path]:
+                      predicates: list[str] | None = None, fields: tuple[str, str] = ("from_id", "to_id"),
+                      predicate_field: str = "predicate") -> list[Path]:
         """Up to `k` (1..5) shortest paths of at most `max_hops` facts from `from_id` to `to_id`, ranked by
         (length, confidence, recency). Empty when they are not connected that closely. `InvalidInput` when the two
-        are one entity and `NotFound` for an unknown one name `fields`, the request fields that carried the ids."""
+        are one entity and `NotFound` for an unknown one name `fields`, the request fields that carried the ids;
+        a predicate the tenant does not have is an `InvalidInput` naming `predicate_field`."""
         require_tenant(tenant_id)
         if from_id == to_id:
             raise InvalidInput(f"{fields[1]}: the same entity as {fields[0]}", field=fields[1])
@@ -145,7 +148,7 @@ class RecallService:
         now, as_of, known_at = self._times(as_of, known_at)
         rows = self.db.rows("recall/between", tenant_id=tenant_id, from_id=from_id, to_id=to_id, k=k,
                             max_hops=self._hops(max_hops), as_of=as_of, known_at=known_at, now=now,
-                            predicates=[p.upper() for p in predicates] if predicates else None)
+                            predicates=self.graph.known_predicates(tenant_id, predicates, predicate_field))
         return [to_path(r) for r in rows]
 
     def introduction(self, tenant_id: str, from_id: str, to_id: str, *, max_hops: int = 4,
@@ -169,7 +172,7 @@ class RecallService:
         self.graph.get_entity(tenant_id, entity_id)
         now, as_of, known_at = self._times(as_of, known_at)
         rows = self.db.rows("recall/neighbours", tenant_id=tenant_id, entity_id=entity_id, direction=direction,
-                            predicates=[p.upper() for p in predicates] if predicates else None, as_of=as_of,
+                            predicates=self.graph.known_predicates(tenant_id, predicates, "predicate"), as_of=as_of,
                             known_at=known_at, now=now, include_superseded=include_superseded,
                             offset=offset, limit=limit)
         return [Neighbour(direction=r["direction"], fact=r["fact"], neighbour=r["neighbour"],
@@ -191,6 +194,9 @@ class RecallService:
             raise InvalidInput("value, object_id and via_predicate need a predicate", field="predicate")
         if via_value and not via_predicate:
             raise InvalidInput("via_value needs via_predicate", field="via_predicate")
+        for name, fld in ((member_predicate, "member_predicate"), (predicate, "predicate"),
+                          (via_predicate, "via_predicate")):
+            self.graph.known_predicates(tenant_id, [name] if name else None, fld, indexed=False)
         self.entity(tenant_id, org_id, field="org_id")
         if object_id:
             self.entity(tenant_id, object_id, field="object_id")
