@@ -327,6 +327,28 @@ class Fact(_Record):
     fact_class: str
     status: FactStatus
 
+    def as_known_at(self, known_at: datetime | None) -> "Fact":
+        """This fact as graphmem believed it at `known_at` (transaction time, UTC; None: now, unchanged): an end
+        learned later is not shown (`valid_to` None, status current), an end moved later shows the end believed
+        then (`prior_valid_to`), a correction made later leaves it current or closed. The transaction-time fields
+        themselves stay as recorded. Reads that take `known_at` answer with this."""
+        if known_at is None or self.status == "candidate":
+            return self
+        if self.closed_at is None or self.closed_at > known_at:
+            valid_to = None
+        elif self.reclosed_at is not None and self.reclosed_at > known_at:
+            valid_to = self.prior_valid_to
+        else:
+            valid_to = self.valid_to
+        status = self.status
+        if valid_to is None:
+            status = "current"
+        elif status == "corrected" and (self.expired_at is None or self.expired_at > known_at):
+            status = "closed"
+        if (valid_to, status) == (self.valid_to, self.status):
+            return self
+        return self.model_copy(update={"valid_to": valid_to, "status": status})
+
 
 class Provenance(_Record):
     """One `(Fact)-[:DERIVED_FROM]->(Episode)` edge: which episode said it, when, how sure, from what source."""

@@ -88,7 +88,7 @@ def test_known_at_sees_what_we_believed_before_a_correction(client_for, tenant):
     now = c.get("/v1/facts", params={"entity_id": dana_id}).json()["items"]
     assert [f["id"] for f in now] == [right["id"]]
     then = c.get("/v1/facts", params={"entity_id": dana_id, "known_at": before}).json()["items"]
-    assert [f["id"] for f in then] == [wrong]
+    assert [f["id"] for f in then] == [wrong] and then[0]["status"] == "current"   # as it was believed then
     roles = [p["role"] for p in c.get(f"/v1/facts/{wrong}/provenance").json()["items"]]
     assert roles == ["assertion", "correction"]
     # a second correction of the same fact is refused, naming the field

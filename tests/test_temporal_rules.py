@@ -137,7 +137,7 @@ def test_correction_is_a_supersession_and_known_at_sees_the_old_belief(graph, te
     now_titles = graph.facts_about(tenant, dana, predicates=["HAS_TITLE"])
     assert [(f.value, f.valid_from, f.source) for f in now_titles] == [("Agent", d(2020), "user_explicit")]
     then_titles = graph.facts_about(tenant, dana, predicates=["HAS_TITLE"], known_at=before)
-    assert [f.value for f in then_titles] == ["Agnet"]
+    assert [(f.value, f.status) for f in then_titles] == [("Agnet", "current")]   # not yet corrected then
     hist = graph.fact_history(tenant, fix.fact_id)
     assert [(f.value, f.status) for f in hist] == [("Agnet", "corrected"), ("Agent", "current")]
 
@@ -183,6 +183,13 @@ def test_known_at_keeps_the_end_believed_before_late_history_moved_it(graph, ten
     assert ids(d(2024), None) == {globex.fact_id}
     moved = graph.get_fact(tenant, hooli.fact_id)
     assert (moved.valid_to, moved.prior_valid_to) == (d(2019), d(2021)) and moved.closed_at < between < moved.reclosed_at
+
+    def seen(as_of, known_at):   # each fact as it was believed then
+        return [(f.id, f.valid_to, f.status) for f in graph.facts_about(tenant, dana, as_of=as_of, known_at=known_at,
+                                                                          predicates=["WORKS_AT"])]
+    assert seen(d(2024), first) == [(hooli.fact_id, None, "current")]
+    assert seen(d(2020), between) == [(hooli.fact_id, d(2021), "closed")]
+    assert seen(d(2024), None) == [(globex.fact_id, None, "current")]
 
 
 def test_sensitive_inferred_fact_is_held_as_candidate(graph, tenant):

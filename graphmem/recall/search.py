@@ -134,8 +134,8 @@ class HybridSearch:
         if unread:
             ids = {f"{kind}_ids": [c.id for c in unread if c.kind == kind] for kind in ("fact", "episode", "entity")}
             records.update(self._records(self.db.read_one("search/rank", **{**params, "targets": [], **ids})))
-        return SearchResponse(hits=[self._hit(c, records[(c.kind, c.id)]) for c in ranked if (c.kind, c.id) in records],
-                              degraded=degraded)
+        return SearchResponse(hits=[self._hit(c, records[(c.kind, c.id)], req.known_at) for c in ranked
+                                    if (c.kind, c.id) in records], degraded=degraded)
 
     def _rank_params(self, tenant_id: str, req: SearchRequest, now: datetime, lucene: str | None,
                      vector: list[float] | None, seeds: list[str]) -> dict:
@@ -212,10 +212,11 @@ class HybridSearch:
         return out
 
     @staticmethod
-    def _hit(c: Candidate, row: dict) -> SearchHit:
+    def _hit(c: Candidate, row: dict, known_at: datetime | None) -> SearchHit:
+        """A search hit from its candidate and record; a fact as it was believed at `known_at` (`Fact.as_known_at`)."""
         record = {k: v for k, v in row[c.kind].items() if v is not None}
         if c.kind == "fact":
-            fact = Fact(**record)
+            fact = Fact(**record).as_known_at(known_at)
             prov = sorted((Provenance(**p) for p in row["provenance"]), key=lambda p: (p.occurred_at, p.episode_id))
             return SearchHit(kind="fact", id=fact.id, text=fact.statement, score=c.score, reasons=c.explain(),
                              fact=fact, episode_ids=[p.episode_id for p in prov], provenance=prov,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from graphmem.errors import InvalidInput, NotFound
-from graphmem.models import Entity, value_key
+from graphmem.models import Entity, Fact, value_key
 from graphmem.recall.lucene import build_query
 from graphmem.recall.models import SearchRequest, SearchResponse
 from graphmem.recall.paths import AROUND_MAX_HOPS, MAX_HOPS, Member, Neighbour, Path, to_path, to_paths
@@ -165,18 +165,20 @@ class RecallService:
     def neighbours(self, tenant_id: str, entity_id: str, *, predicates: list[str] | None = None,
                    direction: str = "both", as_of: datetime | None = None, known_at: datetime | None = None,
                    include_superseded: bool = False, offset: int = 0, limit: int = 50) -> list[Neighbour]:
-        """Facts one hop from `entity_id` (as subject: "out", as object: "in", or "both"), valid at `as_of`."""
+        """Facts one hop from `entity_id` (as subject: "out", as object: "in", or "both"), valid at `as_of` as known
+        at `known_at`, each fact as it was believed then (`Fact.as_known_at`)."""
         require_tenant(tenant_id)
         if direction not in ("in", "out", "both"):
             raise InvalidInput("direction must be in, out or both", field="direction")
         self.graph.get_entity(tenant_id, entity_id)
+        asked_known_at = to_utc(known_at, "known_at") if known_at else None
         now, as_of, known_at = self._times(as_of, known_at)
         rows = self.db.rows("recall/neighbours", tenant_id=tenant_id, entity_id=entity_id, direction=direction,
                             predicates=self.graph.known_predicates(tenant_id, predicates, "predicate"), as_of=as_of,
                             known_at=known_at, now=now, include_superseded=include_superseded,
                             offset=offset, limit=limit)
-        return [Neighbour(direction=r["direction"], fact=r["fact"], neighbour=r["neighbour"],
-                          episode_ids=r["episode_ids"]) for r in rows]
+        return [Neighbour(direction=r["direction"], fact=Fact(**r["fact"]).as_known_at(asked_known_at),
+                          neighbour=r["neighbour"], episode_ids=r["episode_ids"]) for r in rows]
 
     def who_at(self, tenant_id: str, org_id: str, *, member_predicate: str = "WORKS_AT",
                predicate: str | None = None, value: str | None = None, object_id: str | None = None,
