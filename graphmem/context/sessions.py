@@ -63,7 +63,7 @@ def _info(row: dict, pins: int | None = None, episodes: int | None = None) -> Se
 def check_session_id(sid: str, field: str = "session_id") -> str:
     """A valid session id (`graphmem.models.session_id`); else `InvalidInput` naming `field`."""
     try:
-        return session_id(sid) if isinstance(sid, str) else session_id("")
+        return session_id(sid if isinstance(sid, str) else "")
     except ValueError as exc:
         raise InvalidInput(str(exc), field=field) from None
 

@@ -56,8 +56,8 @@ class IngestService:
         `episodes[i].content` when content is over `settings.max_episode_chars`, `episodes[i].idempotency_key` when
         two episodes of the batch share a key with different content, when the key already names another stored
         episode, and `episodes[i].user_id` when the session belongs to another user (all checked before any write,
-        `graphmem.store.episodes.batch_conflict`: a refused batch stores nothing). With `batch` false (one episode sent on its own)
-        the fields are named without the `episodes[0].` prefix.
+        `graphmem.store.episodes.batch_conflict`: a refused batch stores nothing). With `batch` false (one episode
+        sent on its own) the fields are named without the `episodes[0].` prefix.
         """
         require_tenant(tenant_id)
         limit = self.settings.max_episode_chars
@@ -79,7 +79,7 @@ class IngestService:
                 i, exc = conflict
                 raise InvalidInput(exc.detail, field=f"episodes[{i}].{exc.field}") from None
         out: list[tuple[Episode, bool]] = []
-        for i, (ep, (clean, kinds)) in enumerate(zip(episodes, cleaned)):
+        for i, (clean, kinds) in enumerate(cleaned):
             status, reason = initial_status(clean, self.settings) if extract else ("skipped", "explicit facts")
             try:
                 out.append(self.graph.append_episode(tenant_id, clean, extraction_status=status, agent_id=agent_id,
