@@ -127,6 +127,20 @@ def test_schema_6_graph_is_migrated_to_7(db, settings, graph, tenant):
     assert related_out_of_step(db, tenant) == []
 
 
+def test_schema_7_graph_is_migrated_to_8(db, settings, graph, tenant):
+    """Before schema 8 an episode sent without a user_id into a user's session stayed without one (a search scoped
+    to the user missed it); start-up gives it the session's user."""
+    first, _ = graph.append_episode(tenant, msg("Wombat budget approved"))             # session s1 of user u1
+    later, _ = graph.append_episode(tenant, msg("Wombat rollout next week").model_copy(update={"user_id": None}))
+    assert graph.get_episode(tenant, later.id).user_id == first.user_id == "u1"
+    with db.driver.session(database=db.database) as s:   # what a schema-7 graph looks like
+        s.run("MATCH (e:Episode {id: $id}) REMOVE e.user_id", id=later.id).consume()
+    assert graph.get_episode(tenant, later.id).user_id is None
+    db.execute("meta/set_schema", version=7, embedding_dimension=settings.embedding_dimension)
+    assert apply_schema(db, settings.embedding_dimension)["migrated"] is True
+    assert graph.get_episode(tenant, later.id).user_id == "u1"
+
+
 # ---- episodes -------------------------------------------------------------------------------
 def test_episode_idempotent_by_key(graph, db, tenant):
     first, created = graph.append_episode(tenant, msg("hello", key="k1"))

@@ -78,6 +78,14 @@ def test_fact_lines(make_services, tenant, tmp_path):
     report = import_jsonl(s.ingest, tenant, f, kind="facts", batch=5, progress=False)
     assert report.facts == {"created": 12}
     assert import_jsonl(s.ingest, tenant, f, kind="facts", progress=False).facts == {"duplicate": 12}
+    rows = [{"subject": {"kind": "Person", "name": "Q"}, "predicate": "HAS_TITLE", "value": "CTO",
+             "episode_id": ep.id}] * 3
+    rows[2] = {**rows[2], "predicate": "BOGUS_PRED"}   # well-formed, but not in the ontology: the core refuses it
+    bad = tmp_path / "bad_facts.jsonl"
+    bad.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    with pytest.raises(InvalidInput) as err:
+        import_jsonl(s.ingest, tenant, bad, kind="facts", progress=False)
+    assert err.value.field == "line 3.predicate" and "line 3" in err.value.detail, err.value.detail
 
 
 def test_ingest_command(settings, make_services, tenant, tmp_path):

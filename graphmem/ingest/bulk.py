@@ -13,14 +13,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from pydantic import ValidationError
 
-from graphmem.errors import InvalidInput
+from graphmem.errors import GraphmemError, InvalidInput
 from graphmem.models import EpisodeIn, FactIn
 
 
@@ -80,12 +82,33 @@ def _parse(kind: str, line_no: int, text: str):
         raise InvalidInput(f"line {line_no}: {loc}: {e['msg']}", field=f"line {line_no}.{loc}") from exc
 
 
+_ITEM = re.compile(r"^(?:episodes|facts)\[(\d+)\]\.?")
+
+
+@contextmanager
+def _at_line(lines: list[tuple[int, str]]) -> Iterator[None]:
+    """Re-raise a graphmem error that names a batch item (`facts[3].predicate`) as the file line it came from
+    (`line 42.predicate`), as a malformed line is named."""
+    try:
+        yield
+    except GraphmemError as exc:
+        m = _ITEM.match(exc.field or "")
+        if m is None or int(m.group(1)) >= len(lines):
+            raise
+        n, rest = lines[int(m.group(1))][0], exc.field[m.end():]
+        field = f"line {n}.{rest}" if rest else f"line {n}"
+        detail = exc.detail.replace(exc.field, field) if exc.field in exc.detail else f"{field}: {exc.detail}"
+        raise type(exc)(detail, field=field) from None
+
+
 def import_jsonl(ingest, tenant_id: str, path: str | Path, *, kind: Literal["episodes", "facts"] = "episodes",
                  batch: int = 500, checkpoint: str | Path | None = None, progress: bool = True,
                  agent_id: str | None = None) -> BulkReport:
     """Import `path` into `tenant_id` through `ingest` (an `IngestService`: write policy, idempotency, refusals).
 
-    Raises `InvalidInput` naming the line for a malformed line (earlier batches stay written and checkpointed),
+    Raises `InvalidInput` naming the line for a malformed line, and the graphmem error that refused a batch
+    (an unknown predicate or episode) naming the line it came from, `line N.<field>` (earlier batches stay written
+    and checkpointed),
     `TenantRequired`. The checkpoint is removed when the file is fully imported.
     """
     from graphmem.store import require_tenant
@@ -108,15 +131,16 @@ def import_jsonl(ingest, tenant_id: str, path: str | Path, *, kind: Literal["epi
         task = bar.add_task(f"{kind} {path.name}", total=size, completed=offset, lines=line_no)
         for lines, pos in _batches(path, offset, line_no, batch):
             items = [_parse(kind, n, t) for n, t in lines]
-            if kind == "episodes":
-                for _, created in ingest.append_episodes(tenant_id, items, agent_id=agent_id):
-                    if created:
-                        report.created += 1
-                    else:
-                        report.replayed += 1
-            else:
-                for o in ingest.assert_facts(tenant_id, items):
-                    report.facts[o.action] = report.facts.get(o.action, 0) + 1
+            with _at_line(lines):
+                if kind == "episodes":
+                    for _, created in ingest.append_episodes(tenant_id, items, agent_id=agent_id):
+                        if created:
+                            report.created += 1
+                        else:
+                            report.replayed += 1
+                else:
+                    for o in ingest.assert_facts(tenant_id, items):
+                        report.facts[o.action] = report.facts.get(o.action, 0) + 1
             line_no = lines[-1][0]
             report.lines += len(lines)
             tmp = ckpt.with_name(ckpt.name + ".tmp")

@@ -15,6 +15,8 @@ which multi-hop recall walks (cypher/recall/around): an older graph gets them af
 tenant in batches. Version 7 keeps the records of API writes (episodes "API call ... by key ...") out of search
 (`searchable: false`, graphmem.store.episodes.append) and copies a closed fact's `closed_at` onto its RELATED
 edge, so that paths as known before the close walk it (cypher/recall/around): an older graph gets both at start-up.
+Version 8 gives an episode stored without a user_id in a session that has a user that user's id (as
+graphmem.store.episodes.append now does), so the user's search scope, erasure and legal holds cover it.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from graphmem.errors import SchemaMismatch
 from graphmem.store.db import Database, tenant_token
 from graphmem.store.fulltext import search_terms
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 BACKFILL_BATCH = 10_000
 FULLTEXT_INDEXES = ("entity_text", "fact_text", "episode_text")
 VECTOR_INDEXES = ("entity_embedding", "fact_embedding", "episode_embedding")
@@ -80,6 +82,10 @@ def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict
         for name in ("meta/unsearchable_api_records", "meta/related_closed_at"):
             while db.execute(name, limit=BACKFILL_BATCH)[0]["updated"]:
                 pass
+        migrated = True
+    if recorded and (recorded["version"] or 1) < 8:   # episodes of a user's session without the user's id
+        while db.execute("meta/episode_users_from_sessions", limit=BACKFILL_BATCH)[0]["updated"]:
+            pass
         migrated = True
     db.execute("meta/set_schema", version=SCHEMA_VERSION, embedding_dimension=dimension)
     return {"version": SCHEMA_VERSION, "embedding_dimension": dimension, "migrated": migrated}
