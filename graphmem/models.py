@@ -301,8 +301,9 @@ class Fact(_Record):
     Valid time: `valid_from`/`valid_to` (when it was true in the world).
     Transaction time: `recorded_at` (when graphmem first believed it), `closed_at` (when graphmem first
     learned that it had ended), `expired_at` (when graphmem stopped believing it at all: a correction). When
-    history arriving out of order moves the end of a closed fact earlier, `prior_valid_to` is the end believed
-    until `reclosed_at`, so reads at an earlier `known_at` see that end (the latest such move only).
+    history arriving out of order (or a retraction) moves the end of a closed fact, `prior_valid_to` and
+    `prior_status` are the end and status believed until `reclosed_at`, so reads at an earlier `known_at` see them
+    (the latest such move only: reads before an earlier move see the end of the move after it).
     """
 
     id: str
@@ -318,6 +319,7 @@ class Fact(_Record):
     recorded_at: UtcDatetime
     closed_at: UtcDatetime | None = None
     prior_valid_to: UtcDatetime | None = None
+    prior_status: FactStatus | None = None
     reclosed_at: UtcDatetime | None = None
     expired_at: UtcDatetime | None = None
     last_confirmed_at: UtcDatetime | None = None
@@ -334,13 +336,11 @@ class Fact(_Record):
         themselves stay as recorded. Reads that take `known_at` answer with this."""
         if known_at is None or self.status == "candidate":
             return self
+        valid_to, status = self.valid_to, self.status
         if self.closed_at is None or self.closed_at > known_at:
             valid_to = None
         elif self.reclosed_at is not None and self.reclosed_at > known_at:
-            valid_to = self.prior_valid_to
-        else:
-            valid_to = self.valid_to
-        status = self.status
+            valid_to, status = self.prior_valid_to, self.prior_status or "closed"
         if valid_to is None:
             status = "current"
         elif status == "corrected" and (self.expired_at is None or self.expired_at > known_at):

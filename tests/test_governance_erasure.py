@@ -140,6 +140,31 @@ def test_erasing_a_middle_value_extends_the_older_one_to_the_next(gov, graph, db
     assert fact(graph, tenant, person("Dana"), "WORKS_AT", e3, obj=org("Org3"), days=40).closed_fact_id == ids[2]
 
 
+def test_erasing_late_history_keeps_transaction_time_and_reads_work(gov, graph, db, tenant):
+    """Hooli (day 0), Globex (day 20) closes it, then Initech (day 10) arrives late and moves Hooli's end; erasing
+    Initech gives Hooli back its end at Globex's start without re-dating when that end was learned, so a read at
+    an earlier known_at still sees one employer, and search and paths over the repaired facts answer."""
+    from datetime import datetime, timezone
+
+    from graphmem.recall.models import SearchRequest
+    from graphmem.recall.service import RecallService
+    eps = [episode(graph, tenant, f"Dana works at org {i}", minutes=i) for i in range(3)]
+    hooli = fact(graph, tenant, person("Dana"), "WORKS_AT", eps[0], obj=org("Hooli"), days=0).fact_id
+    globex = fact(graph, tenant, person("Dana"), "WORKS_AT", eps[1], obj=org("Globex"), days=20).fact_id
+    between = datetime.now(timezone.utc)
+    initech = fact(graph, tenant, person("Dana"), "WORKS_AT", eps[2], obj=org("Initech"), days=10).fact_id
+    gov.forget(tenant, fact_id=initech)
+    dana = graph.get_fact(tenant, hooli).subject_id
+    later = T0 + timedelta(days=30)
+    then = graph.facts_about(tenant, dana, as_of=later, known_at=between, predicates=["WORKS_AT"])
+    assert [(f.id, f.status) for f in then] == [(globex, "current")]
+    assert graph.get_fact(tenant, hooli).valid_to == T0 + timedelta(days=20)
+    recall = RecallService(db, graph)
+    hits = recall.search(tenant, SearchRequest(query="Dana Hooli", include_superseded=True, targets=["fact"]))
+    assert hooli in [h.id for h in hits.hits]
+    assert recall.paths_around(tenant, dana, max_hops=1, as_of=T0 + timedelta(days=5), known_at=between)
+
+
 def test_a_corrected_fact_is_not_believed_again_when_the_correction_is_erased(gov, graph, db, tenant):
     e1 = episode(graph, tenant, "Dana's title is CFO")
     old = fact(graph, tenant, person("Dana"), "HAS_TITLE", e1, value="CFO").fact_id

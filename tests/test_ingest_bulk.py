@@ -86,6 +86,7 @@ def test_fact_lines(make_services, tenant, tmp_path):
     with pytest.raises(InvalidInput) as err:
         import_jsonl(s.ingest, tenant, bad, kind="facts", progress=False)
     assert err.value.field == "line 3.predicate" and "line 3" in err.value.detail, err.value.detail
+    assert "facts[" not in err.value.detail
 
 
 def test_ingest_command(settings, make_services, tenant, tmp_path):

@@ -41,6 +41,15 @@ def test_append_replay_get_and_list(client_for, tenant):
                                                                                         "user_id": "u2"}]})
     assert r.status_code == 422 and r.json()["field"] == "episodes[1].user_id", r.text   # s1 is u1's session
     assert c.get("/v1/sessions/s9/episodes").json()["items"] == []
+    fresh = [{**EP, "session_id": "s-new", "idempotency_key": "n1", "user_id": "ua"},   # creates s-new for ua
+             {**EP, "session_id": "s-new", "idempotency_key": "n2", "user_id": "ub"}]
+    r = c.post("/v1/episodes/batch", json={"episodes": fresh})
+    assert r.status_code == 422 and r.json()["field"] == "episodes[1].user_id", r.text
+    assert c.get("/v1/sessions/s-new/episodes").json()["items"] == []
+    alone = {**EP, "session_id": None, "idempotency_key": "no-session", "user_id": "nu1"}
+    assert c.post("/v1/episodes", json=alone).status_code == 201
+    r = c.post("/v1/episodes", json={**alone, "user_id": None})     # no session to take the user from
+    assert r.status_code == 422 and r.json()["field"] == "idempotency_key", r.text
     for change in ({"role": "assistant"}, {"speaker": "Bob"}, {"source": "inferred"}):   # not the same message
         r = c.post("/v1/episodes", json={**EP, **change})
         assert r.status_code == 422 and r.json()["field"] == "idempotency_key", (change, r.text)

@@ -192,6 +192,24 @@ def test_known_at_keeps_the_end_believed_before_late_history_moved_it(graph, ten
     assert seen(d(2024), None) == [(globex.fact_id, None, "current")]
 
 
+def test_known_at_shows_the_status_believed_before_a_retraction_or_late_history(graph, tenant):
+    """Closed by a successor, then retracted later: before the retraction it reads closed. Retracted, then moved
+    by late history: before the move it reads retracted."""
+    hooli = works_at(graph, tenant, "Hooli", d(2016))
+    works_at(graph, tenant, "Globex", d(2021))
+    dana = graph.get_fact(tenant, hooli.fact_id).subject_id
+    before = datetime.now(UTC)
+    graph.retract(tenant, dana, "WORKS_AT", ep(graph, tenant, d(2024), "never worked at Hooli after 2019"),
+                  at=d(2019))
+
+    def status(known_at):
+        return [(f.valid_to, f.status) for f in graph.facts_about(tenant, dana, as_of=d(2017), known_at=known_at,
+                                                                  include_superseded=True, predicates=["WORKS_AT"])
+                if f.id == hooli.fact_id]
+    assert status(before) == [(d(2021), "closed")]
+    assert status(None) == [(d(2019), "retracted")]
+
+
 def test_sensitive_inferred_fact_is_held_as_candidate(graph, tenant):
     out = graph.assert_fact(tenant, FactIn(subject=DANA, predicate="HAS_HEALTH_CONDITION", value="migraine",
                                            source="inferred", confidence=0.9, episode_id=ep(graph, tenant, d(2020))))

@@ -1,12 +1,14 @@
 // Close facts in valid time (and their RELATED edge, see facts/create_batch). Transaction time: closed_at is when
 // graphmem first learned the fact had ended; closing an already closed fact again at another valid_to (history that
-// arrived out of order lands inside it) keeps closed_at and records the end believed until now as prior_valid_to,
-// replaced at reclosed_at, so "valid at as_of as known at known_at" still sees the earlier end before reclosed_at.
+// arrived out of order lands inside it, or a retraction) keeps closed_at and records the end (and status) believed
+// until now as prior_valid_to (prior_status), replaced at reclosed_at, so "valid at as_of as known at known_at" still sees the earlier end before reclosed_at.
 // $rows: [{id, valid_to (DATETIME or ISO 8601 string), status}]
 UNWIND $rows AS r
 MATCH (f:Fact {id: r.id}) WHERE f.tenant_id = $tenant_id
-WITH f, r, f.closed_at IS NOT NULL AND f.valid_to IS NOT NULL AND f.valid_to <> datetime(r.valid_to) AS again
+WITH f, r, f.closed_at IS NOT NULL AND f.valid_to IS NOT NULL
+             AND (f.valid_to <> datetime(r.valid_to) OR f.status <> r.status) AS again
 SET f.prior_valid_to = CASE WHEN again THEN f.valid_to ELSE f.prior_valid_to END,
+    f.prior_status = CASE WHEN again THEN f.status ELSE f.prior_status END,
     f.reclosed_at = CASE WHEN again THEN $now ELSE f.reclosed_at END,
     f.closed_at = coalesce(f.closed_at, $now), f.valid_to = datetime(r.valid_to), f.status = r.status
 WITH f

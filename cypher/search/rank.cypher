@@ -195,7 +195,8 @@ CALL (t, top) {
                     .status, subject_id: s.id, object_id: o.id,
                     valid_from: toString(f.valid_from), valid_to: toString(f.valid_to),
                     recorded_at: toString(f.recorded_at), closed_at: toString(f.closed_at),
-                    prior_valid_to: toString(f.prior_valid_to), reclosed_at: toString(f.reclosed_at),
+                    prior_valid_to: toString(f.prior_valid_to), prior_status: f.prior_status,
+                    reclosed_at: toString(f.reclosed_at),
                     expired_at: toString(f.expired_at), last_confirmed_at: toString(f.last_confirmed_at),
                     retain_until: toString(f.retain_until)},
            provenance: [(f)-[:DERIVED_FROM]->(e:Episode)

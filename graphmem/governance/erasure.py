@@ -194,7 +194,8 @@ class Eraser:
         if delete_ids:
             counts["facts"] = tx.one("governance/delete_facts", **t, ids=delete_ids)["deleted"]
         if ends:
-            tx.run("governance/repair_facts", **t, now=now, rows=[{"id": k, "valid_to": v} for k, v in ends.items()])
+            tx.run("governance/repair_facts", **t, now=now, rows=[{"id": k, "valid_to": v.isoformat() if v else None}
+                                                                        for k, v in ends.items()])
             counts["facts_reopened"] = sum(1 for v in ends.values() if v is None)
             counts["facts_extended"] = sum(1 for v in ends.values() if v is not None)
         if links:

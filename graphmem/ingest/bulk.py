@@ -97,8 +97,8 @@ def _at_line(lines: list[tuple[int, str]]) -> Iterator[None]:
             raise
         n, rest = lines[int(m.group(1))][0], exc.field[m.end():]
         field = f"line {n}.{rest}" if rest else f"line {n}"
-        detail = exc.detail.replace(exc.field, field) if exc.field in exc.detail else f"{field}: {exc.detail}"
-        raise type(exc)(detail, field=field) from None
+        detail = exc.detail.replace(m.group(0).rstrip("."), f"line {n}")   # facts[2].subject -> line 4.subject
+        raise type(exc)(detail if f"line {n}" in detail else f"{field}: {detail}", field=field) from None
 
 
 def import_jsonl(ingest, tenant_id: str, path: str | Path, *, kind: Literal["episodes", "facts"] = "episodes",

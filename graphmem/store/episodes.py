@@ -94,6 +94,9 @@ def batch_conflict(tx: Tx, tenant_id: str, episodes: list[EpisodeIn]) -> tuple[i
             if not same_episode(seen, ep):
                 return i, _key_reused(ep.idempotency_key)
             continue
+        if ep.session_id is not None and ep.session_id not in owners:
+            owners[ep.session_id] = ep.user_id    # this episode creates the session: its user owns it
+            continue
         owner = owners.get(ep.session_id)
         if owner is not None and ep.user_id is not None and owner != ep.user_id:
             return i, InvalidInput(f"session {ep.session_id!r} belongs to another user", field="user_id")
@@ -101,9 +104,9 @@ def batch_conflict(tx: Tx, tenant_id: str, episodes: list[EpisodeIn]) -> tuple[i
 
 
 def same_episode(stored: Episode, sent: EpisodeIn) -> bool:
-    """`sent` is `stored` sent again (`identity`); a `sent` without user_id counts as the session owner's, which
-    is what the stored episode got (`episodes/append`)."""
-    if sent.user_id is None:
+    """`sent` is `stored` sent again (`identity`); a `sent` without user_id into a session counts as the session
+    owner's, which is what the stored episode got (`episodes/append`)."""
+    if sent.user_id is None and sent.session_id is not None:
         sent = sent.model_copy(update={"user_id": stored.user_id})
     return identity(stored) == identity(sent)
 
