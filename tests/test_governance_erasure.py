@@ -9,7 +9,7 @@ import pytest
 
 from graphmem.embeddings import make_embedder
 from graphmem.errors import InvalidInput, NotFound, Refused
-from graphmem.governance.erasure import plan_repairs
+from graphmem.governance.erasure import ERASURE_KINDS, plan_repairs
 from graphmem.governance.service import Governance
 from graphmem.graph import TemporalGraph
 from graphmem.indexer import Indexer
@@ -97,6 +97,9 @@ def test_shared_provenance_keeps_the_fact(gov, graph, db, tenant):
     receipt = gov.forget(tenant, user_id="ua")
 
     assert receipt.counts["facts"] == 0 and receipt.counts["facts_kept"] == 1 and receipt.counts["episodes"] == 1
+    # every kind is listed, zero or not, so a client can index any of them (docs/governance.md)
+    assert receipt.counts["facts_reopened"] == 0 and receipt.counts["links_repaired"] == 0
+    assert set(ERASURE_KINDS) <= set(receipt.counts)
     assert [p.episode_id for p in graph.fact_provenance(tenant, f)] == [b]
     assert fact_node(db, f)["status"] == "current"
     assert gov.memories.list(tenant, "ua").total == 0            # no longer the erased user's memory

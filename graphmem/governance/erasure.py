@@ -33,8 +33,10 @@ USER_KEY = "user:{}"
 """External-id key that marks a user's own entity (EntityRef.external_ids=["user:<user_id>"])."""
 
 Mode = Literal["erase", "expire"]
-MAIN_KINDS = ("episodes", "facts", "facts_kept", "entities", "summaries", "pins", "sessions", "refusals")
-"""Kinds every erasure receipt lists, zero or not."""
+ERASURE_KINDS = ("episodes", "facts", "facts_kept", "entities", "aliases", "external_ids", "summaries", "pins",
+                 "sessions", "refusals", "turn_receipts", "consents", "facts_reopened", "facts_extended",
+                 "links_repaired")
+"""Kinds every erasure receipt lists, zero or not (docs/governance.md), so a client can index any of them."""
 
 
 def _native(v):
@@ -154,7 +156,7 @@ class Eraser:
         if kind == "user":
             counts["consents"] = tx.one("governance/delete_user_consent", tenant_id=tenant_id,
                                         subject=USER_KEY.format(target))["deleted"]
-        return {k: counts.get(k, 0) for k in sorted(set(MAIN_KINDS) | set(counts))}
+        return {k: counts.get(k, 0) for k in sorted(set(ERASURE_KINDS) | set(counts))}
 
     def _cascade(self, tx: Tx, tenant_id: str, mode: Mode, episodes: list[str], sessions: list[str],
                  forced_facts: list[str], forced_entities: list[str], now: datetime, field: str = "") -> Counter:
