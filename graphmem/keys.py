@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from graphmem.errors import Conflict, InvalidInput, NotFound
-from graphmem.models import UtcDatetime, new_id
+from graphmem.models import UtcDatetime, new_id, path_segment
 from graphmem.store import Database, require_tenant
 from graphmem.timeutil import utcnow
 
@@ -60,8 +60,14 @@ class KeyStore:
         self.db = db
 
     def create(self, tenant_id: str, role: str, name: str | None = None) -> tuple[ApiKey, str]:
-        """A new key for `tenant_id`. Returns (stored key, secret); the secret is never retrievable again."""
+        """A new key for `tenant_id`. Returns (stored key, secret); the secret is never retrievable again.
+        `InvalidInput` (field `tenant_id`) for a tenant id that cannot be a URL path segment (`path_segment`: the
+        admin routes name the tenant in the path), (field `role`) for an unknown role."""
         require_tenant(tenant_id)
+        try:
+            path_segment(tenant_id, "a tenant id")
+        except ValueError as exc:
+            raise InvalidInput(str(exc), field="tenant_id") from None
         if role not in ROLES:
             raise InvalidInput(f"role must be one of {ROLES}", field="role")
         secret = "gm_" + secrets.token_urlsafe(32)

@@ -57,12 +57,21 @@ KindName = Annotated[str, AfterValidator(kind_name)]
 """An entity kind (PascalCase, e.g. Person); anything else is a validation error."""
 
 
-def session_id(v: str) -> str:
-    """`v` if it can name a session: 1-200 characters, no surrounding whitespace, no "/" (a session id is a URL
-    path segment, `/v1/sessions/{id}`, and a "/" there would make the session unreachable); else `ValueError`."""
-    if not v or v != v.strip() or len(v) > 200 or "/" in v:
-        raise ValueError("a session id is 1-200 characters, without surrounding whitespace or '/'")
+def path_segment(v: str, what: str = "a session id") -> str:
+    """`v` if it can be one URL path segment (`/v1/sessions/{id}`, `/v1/admin/tenants/{tenant}`): 1-200
+    characters, no surrounding whitespace, no "/", no control characters, not "." or ".." (RFC 3986, 5.2.4: a client
+    resolves those as the current and parent path); else `ValueError` naming `what`. Anything else would be stored
+    and then unreachable."""
+    if (not v or v != v.strip() or len(v) > 200 or "/" in v or v in (".", "..")
+            or any(unicodedata.category(c) == "Cc" for c in v)):
+        raise ValueError(f"{what} is 1-200 characters, without surrounding whitespace, '/' or control characters, "
+                         "and not '.' or '..'")
     return v
+
+
+def session_id(v: str) -> str:
+    """`v` if it can name a session (`path_segment`); else `ValueError`."""
+    return path_segment(v, "a session id")
 
 
 SessionId = Annotated[str, AfterValidator(session_id)]

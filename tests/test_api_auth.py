@@ -72,6 +72,17 @@ def test_no_bad_or_revoked_key_gets_in(api_url, routes, services, tenant):
             assert r.headers["content-type"] == PROBLEM and r.headers["www-authenticate"] == "Bearer"
 
 
+
+def test_a_tenant_id_that_cannot_be_a_path_segment_gets_no_key(services):
+    """Admin routes name the tenant in the path (/v1/admin/tenants/{tenant}/keys): a tenant id with "/", a control
+    character, or "." / ".." could be given keys and then never be addressed there."""
+    from graphmem.errors import InvalidInput
+    for odd in ("x/y", "..", ".", "t\n1"):
+        with pytest.raises(InvalidInput) as err:
+            services.keys.create(odd, "agent")
+        assert err.value.field == "tenant_id"
+    assert all(t.tenant_id not in ("x/y", "..") for t in services.keys.tenants(0, 500))
+
 def test_roles(api_url, routes, make_key, tenant):
     analyst = {"Authorization": f"Bearer {make_key(tenant, 'analyst')}"}
     agent = {"Authorization": f"Bearer {make_key(tenant, 'agent')}"}

@@ -40,7 +40,7 @@ def test_window_never_exceeds_budget_and_keeps_tier_order(case):
     if _system_alone(cands) > budget:
         with pytest.raises(InvalidInput) as err:
             fit(cands, budget, COUNTER)
-        assert err.value.field == "budget"
+        assert err.value.field == "budget_tokens"
         return
     out = fit(cands, budget, COUNTER)
     assert COUNTER.count(out.text) <= budget
@@ -99,7 +99,7 @@ def test_system_policy_too_large_is_refused_naming_budget():
     cands = {"system": [Candidate("system", "system", "rule " * 100)]}
     with pytest.raises(InvalidInput) as err:
         fit(cands, 50, COUNTER)
-    assert err.value.field == "budget" and "system policy" in err.value.detail
+    assert err.value.field == "budget_tokens" and "system policy" in err.value.detail
 
 
 def test_a_piece_that_does_not_fit_is_skipped_and_the_walk_goes_on():

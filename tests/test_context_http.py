@@ -35,6 +35,9 @@ def test_turn_loop_over_http(client_for, tenant):
     assert r3.status_code == 422 and r3.json()["field"] == "id", r3.text
     r4 = c.post("/v1/episodes", json={"content": "x", "occurred_at": "2024-05-01T09:00:00Z", "session_id": "a/b"})
     assert r4.status_code == 422 and r4.json()["field"] == "session_id", r4.text
+    for odd in ("..", ".", "a\nb"):                                  # "." and ".." resolve away in a URL path
+        r5 = c.post("/v1/sessions", json={"id": odd, "user_id": "u-42"})
+        assert r5.status_code == 422 and r5.json()["field"] == "id", r5.text
 
     req = {"query": "refund status", "budget_tokens": 800, "model": "gpt-4", "system_policy": POLICY,
            "goal": "Refund order A-10293", "documents": [{"id": "kb-7", "title": "Refund policy",
@@ -52,7 +55,7 @@ def test_turn_loop_over_http(client_for, tenant):
 
     too_small = c.post("/v1/sessions/tab-1/context", json={**req, "budget_tokens": 3, "system_policy": POLICY * 5})
     assert too_small.status_code == 422 and too_small.headers["content-type"] == "application/problem+json"
-    assert too_small.json()["field"] == "budget"
+    assert too_small.json()["field"] == "budget_tokens"
     bad_amount = c.post("/v1/sessions/tab-1/turns", json=turn("t2", "x", pins=[
         {"key": "amount", "value": {"type": "amount", "value": 12.5}, "expected_version": 1}]))
     assert bad_amount.status_code == 422 and "float" in bad_amount.json()["detail"]
@@ -112,7 +115,8 @@ def test_an_episode_key_of_another_session_is_refused_not_dropped(client_for, te
     r = c.post("/v1/sessions/tab-b/turns", json=second)
     assert r.status_code == 422 and r.json()["field"].endswith("idempotency_key"), r.text
     assert theirs[0] not in r.text
-    assert c.get("/v1/sessions/tab-b/episodes").json()["items"] == []
+    missing = c.get("/v1/sessions/tab-b/episodes")                  # the refused turn did not create the session
+    assert missing.status_code == 404 and missing.json()["field"] == "session_id", missing.text
 
 
 def test_loading_another_users_session_is_refused(client_for, tenant):

@@ -116,6 +116,56 @@ def test_refund_pins_survive_five_rounds_of_compaction(make_context, tenant):
     assert (ep.agent_version, ep.prompt_version, ep.tool_version) == ("bot-2.3", "refunds-v7", "tools-5")
 
 
+
+def test_a_tool_result_longer_than_the_kept_tail_stays_raw(make_context, tenant):
+    """One tool result larger than the threshold arrives: compaction folds the turns before it into the summary,
+    but the agent still gets the tool output verbatim (it was summarized away at once)."""
+    ctx = make_context(**SMALL)
+    sid = "big-tool"
+    ctx.append_turn(tenant, sid, turn(0, {"role": "user", "content": "Please list my open orders."}))
+    dump = "\n".join(f"line {k}: item sku-{k} qty {k % 7} price {k * 3}.99 EUR status shipped" for k in range(30))
+    r = ctx.append_turn(tenant, sid, turn(1, {"kind": "tool_result", "role": "tool", "content": dump}))
+    assert r.compaction_scheduled
+    done = ctx.wait_for_compaction(tenant, sid)
+    assert done and done.summary and done.compacted_episodes == 1, done
+    w = window(ctx, tenant, sid, budget=4000)
+    assert dump in w.text and w.tier_tokens.get("recent", 0) > SMALL["compaction_threshold_tokens"]
+
+
+def test_compaction_covers_the_oldest_turns_while_turns_keep_arriving(make_context, tenant):
+    """Turns sent back to back while compaction runs: every summary covers the oldest turns, so the raw tail is
+    always the newest episodes of the session (a turn committed between two reads once pushed the oldest raw
+    episode out of the compaction's view, and it stayed raw under the newer summarized ones)."""
+    ctx = make_context(**SMALL)
+    sid = "rapid"
+    for i in range(14):
+        chatter(ctx, tenant, sid, i)
+    ctx.wait_for_compaction(tenant, sid)
+    episodes = ctx.services.graph.session_episodes(tenant, sid, limit=1000)     # oldest first
+    raw = {e.id for e in ctx.compactor.raw_tail(tenant, sid)}
+    assert ctx.summaries.current(tenant, sid) is not None and raw
+    assert [e.id for e in episodes][-len(raw):] == [e.id for e in episodes if e.id in raw]
+
+
+def test_a_tail_longer_than_a_window_reads_is_reported_and_compacted(make_context, tenant):
+    """Many short turns stay under the token threshold but past the episodes a window reads: the window says
+    how many it left out, and the next turn compacts them instead of leaving them out silently."""
+    from graphmem.models import EpisodeIn
+    ctx = make_context(context_tail_max_episodes=10, **SMALL)
+    sid = "many-short"
+    ctx.append_turn(tenant, sid, turn(0, {"role": "user", "content": "msg 0"}))
+    ctx.services.ingest.append_episodes(tenant, [EpisodeIn(content=f"msg {k}", session_id=sid, user_id="u-42",
+                                                           occurred_at=T0 + timedelta(seconds=k)) for k in range(1, 14)])
+    w = window(ctx, tenant, sid, budget=4000)
+    assert "msg 13" in w.text and "msg 3\n" not in w.text
+    assert any(n.startswith("4 older raw turn(s) not loaded") for n in w.notes), w.notes
+    r = ctx.append_turn(tenant, sid, turn(9, {"role": "user", "content": "msg 14"}))
+    assert r.compaction_scheduled
+    done = ctx.wait_for_compaction(tenant, sid)
+    assert done.summary and "episodes >" in done.reason, done
+    w = window(ctx, tenant, sid, budget=4000)
+    assert not any("not loaded" in n for n in w.notes) and w.summary_rev == 1 and "msg 14" in w.text
+
 def test_rollback_restores_the_previous_revision_and_its_turns(make_context, tenant):
     ctx = make_context(**SMALL)
     sid = "rollback"

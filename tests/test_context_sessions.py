@@ -12,7 +12,8 @@ import pytest
 from graphmem.context.models import ContextRequest, PinUpdate, TurnEpisode, TurnIn
 from graphmem.context.sessions import Consent
 from graphmem.errors import Conflict, InvalidInput, Unavailable
-from graphmem.models import EntityRef, FactIn
+from graphmem.context.pins import PinKeyDef
+from graphmem.models import EntityRef, EpisodeIn, FactIn
 from graphmem.recall.models import SearchResponse
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=timezone.utc)
@@ -74,6 +75,64 @@ def test_preferences_cross_sessions_only_with_consent(make_context, tenant, grap
     with pytest.raises(InvalidInput) as err:
         ctx.sessions.set_consent(tenant, Consent(scope="user", share_preferences=True))
     assert err.value.field == "user_id"
+
+
+
+def test_another_users_episodes_and_preferences_without_a_session_stay_out(make_context, tenant, graph):
+    """An episode stored without a session still belongs to its user: it and a preference learned only from it
+    never enter another user's window (they did: only the session was compared)."""
+    ctx = make_context(context_search_timeout_s=10.0, context_latency_budget_s=20.0)
+    alice = ctx.services.ingest.append_episode(tenant, EpisodeIn(
+        content="Alice Zed private note: my door code is 7781 zebra", occurred_at=T0, user_id="alice"))[0]
+    graph.assert_facts(tenant, [FactIn(subject=EntityRef(kind="Person", name="Alice Zed"), predicate="PREFERS_CHANNEL",
+                                       value="whatsapp zebra", episode_id=alice.id,
+                                       statement="Alice Zed prefers whatsapp zebra")])
+    ctx.append_turn(tenant, "bob-s", say("b1", "bob", "Hello there"))
+    ctx.append_turn(tenant, "alice-s", say("a1", "alice", "Hi, it is Alice"))
+    q = "Alice Zed zebra door code preferences"
+    bob = load(ctx, tenant, "bob-s", q)
+    assert "7781" not in bob.text and "whatsapp zebra" not in bob.text, bob.text
+    assert any("withheld" in n for n in bob.notes)
+    own = load(ctx, tenant, "alice-s", q)                          # her own sessions still see both
+    assert "7781" in own.text and "whatsapp zebra" in own.text, own.text
+
+
+def test_a_refused_turn_writes_nothing(make_context, tenant):
+    """A turn is checked whole first: a pin of a type the tenant defined otherwise, or an episode key another
+    user's turn used, stores no episode and creates no session (the session would then belong to whoever sent
+    the refused turn)."""
+    ctx = make_context()
+    ctx.pins.define_key(tenant, PinKeyDef(key="tier", type="custom", value_type="integer"))
+    bad_pin = say("k1", "u1", "Hi, I want a refund", pins=[
+        PinUpdate(key="tier", value={"type": "order_id", "value": "A-1"})])
+    with pytest.raises(InvalidInput) as err:
+        ctx.append_turn(tenant, "hs1", bad_pin)
+    assert err.value.field == "pins[0].value.type"
+    assert ctx.sessions.find(tenant, "hs1") is None
+    first = say("a", "u", "first")
+    first.episodes[0].idempotency_key = "E1"
+    ctx.append_turn(tenant, "ek1", first)
+    with pytest.raises(InvalidInput) as err:
+        ctx.append_turn(tenant, "ek3", first.model_copy(update={"user_id": "mallory"}))
+    assert err.value.field == "episodes[0].idempotency_key"
+    assert ctx.sessions.find(tenant, "ek3") is None                  # not claimed by mallory
+    assert ctx.append_turn(tenant, "ek3", say("b", "u", "second")).episode_ids
+
+
+def test_a_read_only_load_of_an_expired_session_changes_nothing(make_context, tenant):
+    """An analyst's window of a session idle past its TTL shows the fresh window the next turn will start, without
+    resetting the session (an analyst only reads)."""
+    ctx = make_context(session_ttl_s=TTL_S)
+    ctx.append_turn(tenant, "ro1", say("k1", "u1", "my old question about invoices"))
+    time.sleep(TTL_S + 0.3)
+    before = ctx.sessions.get(tenant, "ro1")
+    w = ctx.assemble(tenant, "ro1", ContextRequest(query="", budget_tokens=2000, model="gpt-4",
+                                                   system_policy=POLICY), read_only=True)
+    assert "old question" not in w.text and any("TTL" in n for n in w.notes)
+    after = ctx.sessions.get(tenant, "ro1")
+    assert (after.version, after.window_from_seq, after.window_reset_at) == \
+        (before.version, before.window_from_seq, before.window_reset_at)
+    assert load(ctx, tenant, "ro1").window_reset_at is not None      # an agent's load resets it
 
 
 TTL_S = 3.0

@@ -64,4 +64,6 @@ def get_episode(episode_id: str, who: Reader, services: ServicesDep) -> Episode:
             responses={200: {"content": {"application/json": {"example": {"items": [], "offset": 0, "limit": 50}}}}})
 def session_episodes(session_id: str, who: Reader, services: ServicesDep, page: PageDep) -> EpisodePage:
     items = services.graph.session_episodes(who.tenant_id, session_id, page.offset, page.limit)
+    if not items:
+        services.context.sessions.get(who.tenant_id, session_id)   # 404 naming session_id for an unknown session
     return EpisodePage.of(items, page)

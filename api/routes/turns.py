@@ -18,7 +18,7 @@ router = APIRouter(tags=["turns"])
 def load_context(session_id: str, body: ContextRequest, who: Reader, services: ServicesDep,
                  response: Response) -> Window:
     started = time.perf_counter()
-    window = services.context.assemble(who.tenant_id, session_id, body)
+    window = services.context.assemble(who.tenant_id, session_id, body, read_only=who.role == "analyst")
     response.headers["Server-Timing"] = f"assemble;dur={(time.perf_counter() - started) * 1000:.1f}"
     return window
 

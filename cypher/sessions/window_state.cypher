@@ -1,5 +1,6 @@
 // Everything a window needs from the graph in one round trip: the session, its pins (by key), its current summary
-// and its raw tail (episodes since the window start that no active summary covers, newest first, at most $limit);
+// and its raw tail (episodes since the window start that no active summary covers, newest first, at most $limit,
+// and `tail_total`, how many there are);
 // expired episodes, and summaries built on them, are left out at once. Also the consent records that apply to the
 // session's user (or $user_id when the session has none, or does not exist yet): the tenant-wide one ('*') and the
 // user's own, which decide whether preferences learned in other sessions may enter. Always one row; `session` is
@@ -39,8 +40,10 @@ CALL (s, now) {
     AND coalesce(e.seq, 0) >= coalesce(s.window_from_seq, 0)
     AND NOT coalesce(e.retain_until <= now, false)
     AND NOT EXISTS { MATCH (:Summary {tenant_id: $tenant_id, session_id: $session_id, status: 'active'})-[:COVERS]->(e) }
-  WITH e ORDER BY e.occurred_at DESC, e.seq DESC LIMIT $limit
-  RETURN collect(e {.id, .kind, .role, .speaker, .content, .source, occurred_at: toString(e.occurred_at)}) AS tail
+  WITH e ORDER BY e.occurred_at DESC, e.seq DESC
+  WITH collect(e) AS raw
+  RETURN [e IN raw[..$limit] | e {.id, .kind, .role, .speaker, .content, .source,
+                                  occurred_at: toString(e.occurred_at)}] AS tail, size(raw) AS tail_total
 }
 CALL (s) {
   OPTIONAL MATCH (c:Consent {tenant_id: $tenant_id})
@@ -49,4 +52,4 @@ CALL (s) {
 }
 RETURN s {.id, .user_id, .agent_id, .version, .window_from_seq, created_at: toString(s.created_at),
           last_active_at: toString(s.last_active_at), window_reset_at: toString(s.window_reset_at)} AS session,
-       pins, summaries, tail, consents
+       pins, summaries, tail, tail_total, consents

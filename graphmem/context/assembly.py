@@ -123,18 +123,18 @@ def fit(candidates: dict[str, Sequence[Candidate]], budget: int, counter: Counte
     """Walk the tiers in `TIERS` order and place candidates while they fit in `budget` tokens.
 
     `candidates[tier]` is in priority order (best first); `candidates["system"]` must hold exactly one piece.
-    Raises `InvalidInput` (field `budget`) when the budget is not positive or the system policy alone does not fit.
+    Raises `InvalidInput` (field `budget_tokens`) when the budget is not positive or the system policy alone does not fit.
     Never returns a window whose text counts more than `budget` tokens.
     """
     if budget < 1:
-        raise InvalidInput("budget must be a positive number of tokens", field="budget")
+        raise InvalidInput("budget must be a positive number of tokens", field="budget_tokens")
     system = list(candidates.get("system", ()))
     if len(system) != 1:
         raise InvalidInput("a window needs exactly one system policy", field="system_policy")
     need = counter.count(HEADERS["system"]) + counter.count(_clean(system[0].text))
     if need > budget:
         raise InvalidInput(f"the system policy alone needs {need} tokens but the budget is {budget}; raise budget "
-                           f"or shorten the policy", field="budget")
+                           f"or shorten the policy", field="budget_tokens")
     used = 0
     placed: dict[str, list[tuple[Candidate, WindowPiece]]] = {t: [] for t in TIERS}
     dropped: list[Dropped] = []

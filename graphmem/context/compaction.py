@@ -9,8 +9,11 @@ Order (seed 000: "The pin write happens before the prose shrink, so a crash stil
    `settings.summary_max_tokens` tokens;
 3. a new `:Summary` revision (rev + 1) is written: `COVERS` the compacted episodes, `REVISES` the previous one,
    which stays for rollback. Raw episodes stay (retention decides).
-The newest `settings.compaction_keep_tokens` tokens of turns stay raw. A revision written concurrently by another
-process wins; this run then gives up (`Conflict` is caught and reported).
+Compaction is also due when the raw tail holds more episodes than a window reads
+(`settings.context_tail_max_episodes`). The newest `settings.compaction_keep_tokens` tokens of turns stay raw (at
+most half of `context_tail_max_episodes` episodes), and the newest episode always does: a tool result longer than
+that is not summarized away before the agent has read it. A revision written concurrently by another process
+wins; this run then gives up (`Conflict` is caught and reported).
 """
 from __future__ import annotations
 
@@ -143,35 +146,39 @@ class Compactor:
         self.summarizer = summarizer
         self.counter = TokenCounter.for_model(settings.llm_model)
 
-    def raw_tail(self, tenant_id: str, session_id: str) -> tuple[list[Episode], int]:
-        """The uncompacted episodes since the window start, oldest first, and the window's first sequence number."""
-        def work(tx: Tx):
-            size = tx.one("sessions/tail_tokens", tenant_id=tenant_id, session_id=session_id, now=utcnow())
-            if size is None:
-                return [], 0
-            rows = tx.rows("sessions/tail", tenant_id=tenant_id, session_id=session_id, from_seq=size["from_seq"], now=utcnow(),
-                           limit=max(size["episodes"], 1))
-            return [Episode(**r["episode"]) for r in reversed(rows)], size["from_seq"]
-        return self.db.read(work)
+    def raw_tail(self, tenant_id: str, session_id: str) -> list[Episode]:
+        """The uncompacted episodes since the window start, oldest first (one statement, `sessions/tail`)."""
+        return [Episode(**r["episode"]) for r in self.db.rows("sessions/tail", tenant_id=tenant_id,
+                                                                session_id=session_id, now=utcnow())]
 
     def tail_tokens(self, tenant_id: str, session_id: str) -> int:
         """Tokens in the session's raw (uncompacted) tail."""
         row = self.db.one("sessions/tail_tokens", tenant_id=tenant_id, session_id=session_id, now=utcnow())
         return row["tokens"] if row else 0
 
+    def due(self, tenant_id: str, session_id: str) -> bool:
+        """True when the raw tail passes `compaction_threshold_tokens` tokens or holds more episodes than a window
+        reads (`context_tail_max_episodes`), which would otherwise leave the oldest of them out of every window."""
+        row = self.db.one("sessions/tail_tokens", tenant_id=tenant_id, session_id=session_id, now=utcnow())
+        return row is not None and self._over(row["tokens"], row["episodes"])
+
+    def _over(self, tokens: int, episodes: int) -> bool:
+        return tokens > self.settings.compaction_threshold_tokens or episodes > self.settings.context_tail_max_episodes
+
     def compact(self, tenant_id: str, session_id: str, *, force: bool = False,
                 window_reset_at: Any = None) -> CompactionResult:
         """Compact the session if its raw tail exceeds the threshold (or always, with `force`, if there is anything
         older than the kept tail). See the module docstring for the steps."""
         require_tenant(tenant_id)
-        tail, _ = self.raw_tail(tenant_id, session_id)
+        tail = self.raw_tail(tenant_id, session_id)
         total = sum(e.token_count for e in tail)
-        if not force and total <= self.settings.compaction_threshold_tokens:
+        if not force and not self._over(total, len(tail)):
             return CompactionResult(reason=f"raw tail {total} tokens <= threshold "
                                            f"{self.settings.compaction_threshold_tokens}")
         kept, keep = 0, 0
-        for e in reversed(tail):
-            if kept + e.token_count > self.settings.compaction_keep_tokens:
+        for e in reversed(tail):   # the newest episode always stays raw, however long: the agent needs it verbatim
+            if keep and (kept + e.token_count > self.settings.compaction_keep_tokens
+                         or keep >= self.settings.context_tail_max_episodes // 2):
                 break
             kept += e.token_count
             keep += 1
@@ -216,5 +223,8 @@ class Compactor:
         except Conflict as exc:
             return CompactionResult(pin_candidates=created, reason=exc.detail)
         return CompactionResult(summary=summary, compacted_episodes=len(older), pin_candidates=created,
-                                reason=f"raw tail {total} tokens > threshold {self.settings.compaction_threshold_tokens}"
-                                if not force else "forced")
+                                reason="forced" if force else
+                                f"raw tail {total} tokens > threshold {self.settings.compaction_threshold_tokens}"
+                                if total > self.settings.compaction_threshold_tokens else
+                                f"raw tail {len(tail)} episodes > {self.settings.context_tail_max_episodes} a window "
+                                f"reads")

@@ -364,15 +364,21 @@ def _locked(tx: Tx, tenant_id: str, session_id: str, key: str) -> Pin | None:
     return from_row(row["pin"]) if row["pin"] else None
 
 
-def put_in(tx: Tx, tenant_id: str, session_id: str, key: str, value: PinValue, expected_version: int | None,
-           set_by: str | None, field: str = "version") -> tuple[Pin, bool]:
-    """`PinStore.put` inside a transaction (see there). `field` names the version field in errors."""
+def check_definition(tx: Tx, tenant_id: str, key: str, value: PinValue, field: str = "value.type") -> None:
+    """Raise `InvalidInput` (naming `field`) when the tenant defined pin key `key` with another value type."""
     definition = tx.one("pins/get_key", tenant_id=tenant_id, key=key)
     if definition:
         d = definition["definition"]
         if value.type != d["type"] or (value.type == "custom" and value.value_type != d.get("value_type")):
             want = d["type"] + (f" ({d['value_type']})" if d.get("value_type") else "")
-            raise InvalidInput(f"pin key {key!r} is defined by the tenant as {want}", field="value.type")
+            raise InvalidInput(f"pin key {key!r} is defined by the tenant as {want}", field=field)
+
+
+def put_in(tx: Tx, tenant_id: str, session_id: str, key: str, value: PinValue, expected_version: int | None,
+           set_by: str | None, field: str = "version", prefix: str = "") -> tuple[Pin, bool]:
+    """`PinStore.put` inside a transaction (see there). `field` names the version field in errors, `prefix` goes
+    before the others (`pins[0].` in a turn)."""
+    check_definition(tx, tenant_id, key, value, f"{prefix}value.type")
     current = _locked(tx, tenant_id, session_id, key)
     now = utcnow()
     props = {**_props(value), "status": "active", "set_by": set_by, "written_by": "agent"}
@@ -393,11 +399,11 @@ def put_in(tx: Tx, tenant_id: str, session_id: str, key: str, value: PinValue, e
 
 
 def delete_in(tx: Tx, tenant_id: str, session_id: str, key: str, expected_version: int | None,
-              field: str = "version") -> None:
-    """`PinStore.delete` inside a transaction."""
+              field: str = "version", prefix: str = "") -> None:
+    """`PinStore.delete` inside a transaction (`field` and `prefix` as for `put_in`)."""
     current = _locked(tx, tenant_id, session_id, key)
     if current is None:
-        raise NotFound(f"session {session_id!r} has no pin {key!r}", field="key")
+        raise NotFound(f"session {session_id!r} has no pin {key!r}", field=f"{prefix}key")
     if current.version != expected_version:
         raise Conflict(f"pin {key!r} is at version {current.version}, not {expected_version}", field=field)
     tx.run("pins/delete", tenant_id=tenant_id, session_id=session_id, key=key)

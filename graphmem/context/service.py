@@ -27,7 +27,8 @@ from graphmem.context import assembly
 from graphmem.context.compaction import Compactor, SummaryStore
 from graphmem.context.models import (CompactionResult, ContextRequest, Degraded, Summary, TurnIn, TurnResult,
                                      Window)
-from graphmem.context.pins import PinStore, check_key, delete_in, from_row, pin_version_check, put_in
+from graphmem.context.pins import (PinStore, check_definition, check_key, delete_in, from_row, pin_version_check,
+                                   put_in)
 from graphmem.context.sessions import SessionInfo, SessionStore, _info, check_session_id, shares_preferences
 from graphmem.context.summarizer import build_summarizer
 from graphmem.errors import Conflict, GraphmemError, InvalidInput, NotFound, Unavailable
@@ -66,10 +67,12 @@ class ContextService:
         self._compact_pool.shutdown(wait=True, cancel_futures=False)
 
     # ---- the window ------------------------------------------------------------------------------------------
-    def assemble(self, tenant_id: str, session_id: str, req: ContextRequest) -> Window:
+    def assemble(self, tenant_id: str, session_id: str, req: ContextRequest, *, read_only: bool = False) -> Window:
         """Load the window for the next turn of `session_id` (see `graphmem.context.assembly` for the tier walk).
+        A session idle past its TTL starts a fresh window (stored); with `read_only` (an analyst's key) the window
+        is built as that reset would leave it and nothing is written.
 
-        Raises `InvalidInput` (field `budget`) when the system policy alone exceeds `req.budget_tokens`, (field
+        Raises `InvalidInput` (field `budget_tokens`) when the system policy alone exceeds `req.budget_tokens`, (field
         `user_id`) when `req.user_id` is given and the session belongs to another user (as `append_turn` does).
         An unknown session gives a window without turns or pins (the first turn creates the session).
         """
@@ -82,7 +85,11 @@ class ContextService:
             search = self._search_pool.submit(self._search, tenant_id, req)
         state = self._state(tenant_id, session_id, req.user_id)
         notes: list[str] = []
-        if state["session"] is not None and self.sessions.is_expired(state["session"]):
+        if state["session"] is not None and self.sessions.is_expired(state["session"]) and read_only:
+            state = {**state, "tail": [], "tail_total": 0, "summary": None}
+            notes.append(f"session was idle longer than its TTL ({self.settings.session_ttl_s:.0f} s): its next turn "
+                         f"starts a fresh window, shown here (a read-only key does not reset it)")
+        elif state["session"] is not None and self.sessions.is_expired(state["session"]):
             _, reset = self.sessions.reset_if_expired(tenant_id, session_id)
             state = self._state(tenant_id, session_id, req.user_id)
             if reset:
@@ -100,6 +107,9 @@ class ContextService:
         if summary is not None and reset_at is not None and summary.created_at < reset_at:
             summary = None
         tail: list[assembly.TailTurn] = state["tail"]
+        if state["tail_total"] > len(tail):
+            notes.append(f"{state['tail_total'] - len(tail)} older raw turn(s) not loaded (a window reads the newest "
+                         f"{self.settings.context_tail_max_episodes}); compaction folds them into the summary")
         degraded: list[Degraded] = []
         hits = self._collect(search, started, degraded)
         user_id = info.user_id if info and info.user_id else req.user_id
@@ -134,7 +144,8 @@ class ContextService:
         return {"session": _info(row["session"]) if row["session"] else None,
                 "pins": [from_row(p) for p in row["pins"]],
                 "summary": Summary(**row["summaries"][0]) if row["summaries"] else None,
-                "tail": [assembly.TailTurn.from_row(e) for e in row["tail"]], "consents": row["consents"]}
+                "tail": [assembly.TailTurn.from_row(e) for e in row["tail"]], "tail_total": row["tail_total"],
+                "consents": row["consents"]}
 
     def _search(self, tenant_id: str, req: ContextRequest):
         from graphmem.recall.models import SearchRequest
@@ -174,18 +185,22 @@ class ContextService:
     @staticmethod
     def _filter_hits(session_id: str, user_id: str | None, shared: bool, hits: list[Any], in_tail: set[str],
                      notes: list[str]) -> list[Any]:
-        """Keep hits this session may see: episodes of this session (not already in the tail) or of no session;
-        facts, except preferences learned only in other sessions (by their provenance episodes' sessions) - those
-        only when `shared` (consent) and for the same user."""
+        """Keep hits this session may see: episodes of this session (not already in the tail), or of no session and
+        of no other user; facts, except preferences learned only outside what the session may see (by their
+        provenance episodes' sessions and users) - those only when `shared` (consent) and for the same user."""
+        def visible(session: str | None, user: str | None) -> bool:
+            return session == session_id or (session is None and user in (None, user_id))
+
         kept, withheld = [], 0
         for h in hits:
             if h.kind == "episode" and h.episode is not None:
-                if h.episode.id in in_tail or (h.episode.session_id not in (None, session_id)):
+                if h.episode.id in in_tail or not visible(h.episode.session_id, h.episode.user_id):
                     continue
             elif h.kind != "fact" or h.fact is None:
                 continue
             elif h.fact.fact_class == "preference" and not any(
-                    p.session_id in (None, session_id) or (shared and p.user_id == user_id) for p in h.provenance):
+                    visible(p.session_id, p.user_id) or (shared and user_id is not None and p.user_id == user_id)
+                    for p in h.provenance):
                 withheld += 1
                 continue
             kept.append(h)
@@ -248,27 +263,29 @@ class ContextService:
         if info is not None and info.user_id and info.user_id != turn.user_id:
             raise InvalidInput(f"session {session_id!r} belongs to another user", field="user_id")
         self._precheck_pins(tenant_id, session_id, turn)
+        episodes = self._episodes(session_id, turn)
+        if episodes:
+            self._ingest().check_episodes(tenant_id, episodes)   # a refused turn writes nothing, not even its session
         reset = False
         if info is None:
             self.sessions.create(tenant_id, turn.user_id, session_id, agent_id)
         else:
             _, reset = self.sessions.reset_if_expired(tenant_id, session_id)
-        stored = self._append_episodes(tenant_id, session_id, turn, agent_id) if turn.episodes else []
+        stored = self._ingest().append_episodes(tenant_id, episodes, agent_id=agent_id) if episodes else []
         ids = [e.id for e, _ in stored]
-        scheduled = bool(stored) and self.compactor.tail_tokens(tenant_id, session_id) > \
-            self.settings.compaction_threshold_tokens
+        scheduled = bool(stored) and self.compactor.due(tenant_id, session_id)
 
         def work(tx: Tx) -> dict[str, int | None]:
             versions: dict[str, int | None] = {}
             for i, p in enumerate(turn.pins):
                 field = f"pins[{i}].expected_version"
                 if p.delete:
-                    delete_in(tx, tenant_id, session_id, p.key, p.expected_version, field)
+                    delete_in(tx, tenant_id, session_id, p.key, p.expected_version, field, f"pins[{i}].")
                     versions[p.key] = None
                 else:
                     set_by = ids[p.episode_index if p.episode_index is not None else -1] if ids else None
                     versions[p.key] = put_in(tx, tenant_id, session_id, p.key, p.value, p.expected_version, set_by,
-                                             field)[0].version
+                                             field, f"pins[{i}].")[0].version
             result = TurnResult(session_id=session_id, episode_ids=ids, created=[c for _, c in stored], pins=versions,
                                 compaction_scheduled=scheduled, window_reset=reset)
             tx.one("sessions/turn_put", tenant_id=tenant_id, session_id=session_id, key=turn.idempotency_key,
@@ -286,6 +303,8 @@ class ContextService:
 
         def work(tx: Tx) -> None:
             for i, p in enumerate(turn.pins):
+                if p.value is not None:
+                    check_definition(tx, tenant_id, p.key, p.value, f"pins[{i}].value.type")
                 current = pin_version_check(tx, tenant_id, session_id, p.key)
                 expected = p.expected_version or None  # 0 and None both mean "a new pin"
                 if p.delete and current is None:
@@ -295,18 +314,22 @@ class ContextService:
                                    field=f"pins[{i}].expected_version")
         self.db.read(work)
 
-    def _append_episodes(self, tenant_id: str, session_id: str, turn: TurnIn, agent_id: str | None):
+    @staticmethod
+    def _episodes(session_id: str, turn: TurnIn) -> list[EpisodeIn]:
+        """The turn's episodes as the ingest service takes them; an episode without a key gets one derived from the
+        session and the turn's key, so a resent turn replays its episodes."""
         salt = hashlib.sha256(f"{session_id}\0{turn.idempotency_key}".encode()).hexdigest()[:32]
-        episodes = [EpisodeIn(kind=e.kind, content=e.content, occurred_at=e.occurred_at, session_id=session_id,
-                              user_id=turn.user_id, role=e.role, speaker=e.speaker, source=e.source,
-                              idempotency_key=e.idempotency_key or f"turn:{salt}:{i}",
-                              agent_version=turn.agent_version, prompt_version=turn.prompt_version,
-                              tool_version=turn.tool_version) for i, e in enumerate(turn.episodes)]
+        return [EpisodeIn(kind=e.kind, content=e.content, occurred_at=e.occurred_at, session_id=session_id,
+                          user_id=turn.user_id, role=e.role, speaker=e.speaker, source=e.source,
+                          idempotency_key=e.idempotency_key or f"turn:{salt}:{i}",
+                          agent_version=turn.agent_version, prompt_version=turn.prompt_version,
+                          tool_version=turn.tool_version) for i, e in enumerate(turn.episodes)]
+
+    def _ingest(self) -> Any:
         try:
-            ingest = self.services.ingest
+            return self.services.ingest
         except (AttributeError, ImportError) as exc:
             raise Unavailable(f"the ingest service is not available: {exc}") from exc
-        return ingest.append_episodes(tenant_id, episodes, agent_id=agent_id)
 
     # ---- compaction ----------------------------------------------------------------------------------------
     def schedule_compaction(self, tenant_id: str, session_id: str) -> cf.Future:

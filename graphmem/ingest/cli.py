@@ -35,6 +35,9 @@ def worker(tenants: tuple[str, ...], concurrency: int, batch: int | None, lease_
 
     from graphmem.errors import GraphmemError
     from graphmem.ingest.worker import Worker
+    if any(not t.strip() for t in tenants):
+        click.echo("error: --tenant must not be empty (a tenant id is required, never defaulted)", err=True)
+        sys.exit(1)
     services = _services()
     try:
         services.embedder  # a configured embedder that cannot load stops the worker here, with its message

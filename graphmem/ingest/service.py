@@ -59,6 +59,30 @@ class IngestService:
         `graphmem.store.episodes.batch_conflict`: a refused batch stores nothing). With `batch` false (one episode
         sent on its own) the fields are named without the `episodes[0].` prefix.
         """
+        cleaned = self._checked(tenant_id, episodes, batch, conflicts=len(episodes) > 1)
+        out: list[tuple[Episode, bool]] = []
+        for i, (clean, kinds) in enumerate(cleaned):
+            status, reason = initial_status(clean, self.settings) if extract else ("skipped", "explicit facts")
+            try:
+                out.append(self.graph.append_episode(tenant_id, clean, extraction_status=status, agent_id=agent_id,
+                                                     extraction_reason=reason, searchable=searchable,
+                                                     on_created=_record_redaction(tenant_id, kinds) if kinds else None))
+            except InvalidInput as exc:
+                if not batch:
+                    raise
+                raise InvalidInput(exc.detail, field=f"episodes[{i}].{exc.field}" if exc.field else None) from None
+        return out
+
+    def check_episodes(self, tenant_id: str, episodes: list[EpisodeIn]) -> None:
+        """Every check `append_episodes` makes before it writes (content size, keys within the batch, keys and
+        session owners already stored), without writing: for callers that write something else first (a turn
+        creates its session). Raises as `append_episodes` does, fields prefixed `episodes[i].`."""
+        self._checked(tenant_id, episodes, True, conflicts=True)
+
+    def _checked(self, tenant_id: str, episodes: list[EpisodeIn], batch: bool,
+                 conflicts: bool) -> list[tuple[EpisodeIn, tuple[str, ...]]]:
+        """The episodes redacted, after the checks; `conflicts` also reads the stored keys and session owners (a
+        single episode's are checked by its own write transaction)."""
         require_tenant(tenant_id)
         limit = self.settings.max_episode_chars
         seen: dict[str, EpisodeIn] = {}
@@ -73,23 +97,13 @@ class IngestService:
                     raise InvalidInput(f"{at}idempotency_key {ep.idempotency_key!r} is used by an earlier "
                                        "episode of the batch with other content", field=f"{at}idempotency_key")
         cleaned = [redact_episode(ep) for ep in episodes]
-        if len(episodes) > 1:
+        if conflicts:
             conflict = self.db.read(lambda tx: episode_store.batch_conflict(tx, tenant_id, [c for c, _ in cleaned]))
             if conflict:
                 i, exc = conflict
-                raise InvalidInput(exc.detail, field=f"episodes[{i}].{exc.field}") from None
-        out: list[tuple[Episode, bool]] = []
-        for i, (clean, kinds) in enumerate(cleaned):
-            status, reason = initial_status(clean, self.settings) if extract else ("skipped", "explicit facts")
-            try:
-                out.append(self.graph.append_episode(tenant_id, clean, extraction_status=status, agent_id=agent_id,
-                                                     extraction_reason=reason, searchable=searchable,
-                                                     on_created=_record_redaction(tenant_id, kinds) if kinds else None))
-            except InvalidInput as exc:
-                if not batch:
-                    raise
-                raise InvalidInput(exc.detail, field=f"episodes[{i}].{exc.field}" if exc.field else None) from None
-        return out
+                at = f"episodes[{i}]." if batch else ""
+                raise InvalidInput(exc.detail, field=f"{at}{exc.field}") from None
+        return cleaned
 
     def append_episode(self, tenant_id: str, episode: EpisodeIn, *, agent_id: str | None = None) -> tuple[Episode, bool]:
         """One episode; see `append_episodes`."""
