@@ -31,6 +31,13 @@ def test_search_over_http(client_for, crm_api):
     r = c.post("/v1/search", json={"query": "", "tenant_id": "other"})
     assert r.status_code == 422 and r.headers["content-type"].startswith("application/problem+json")
     assert "query" in r.text
+    for bad, field in (({"query": "   "}, "query"), ({"query": "Carol", "targets": []}, "targets")):
+        r = c.post("/v1/search", json=bad)
+        assert r.status_code == 422 and r.json()["field"] == field, r.text
+    # an empty filter list filters nothing, for kinds as for predicates
+    plain = c.post("/v1/search", json={"query": "Carol"}).json()["hits"]
+    for empty in ({"entity_kinds": []}, {"predicates": []}):
+        assert c.post("/v1/search", json={"query": "Carol", **empty}).json()["hits"] == plain, empty
 
 
 def test_recall_around_and_between(client_for, crm_api):

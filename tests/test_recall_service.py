@@ -281,6 +281,21 @@ def test_han_and_accented_words_match_only_what_contains_them(recall, graph, ten
     assert found("Müller") == [mueller] and found("北京 Müller") in ([beijing, mueller], [mueller, beijing])
 
 
+
+def test_long_non_ascii_queries_and_inner_apostrophes(recall, graph, tenant):
+    """A query of hundreds of distinct words Lucene splits (Cyrillic pairs, Han pairs) stays under Lucene's clause
+    limit instead of failing (TooManyClauses was a 500); an "'s" inside a name is not a possessive."""
+    sean = graph.append_episode(tenant, EpisodeIn(content="Sean O'Sullivan signed with O'Shea Ltd", occurred_at=T0,
+                                                  idempotency_key="irish"))[0].id
+    cyr = graph.append_episode(tenant, EpisodeIn(content="аа бб вв", occurred_at=T0, idempotency_key="cyr"))[0].id
+    for q in (" ".join(chr(0x430 + i % 32) + chr(0x430 + i // 32) for i in range(520)),
+              " ".join(chr(0x4E00 + i) + chr(0x4E01 + i) for i in range(600))):
+        res = recall.search(tenant, SearchRequest(query=q, targets=["episode"]))
+        assert res.hits == [] or res.hits[0].id == cyr
+    assert [h.id for h in recall.search(tenant, SearchRequest(query="аа", targets=["episode"])).hits] == [cyr]
+    for q in ("O'Sullivan", "o'shea"):
+        assert [h.id for h in recall.search(tenant, SearchRequest(query=q, targets=["episode"])).hits] == [sean], q
+
 def test_busy_tenant_never_crowds_out_a_small_one(recall, graph, tenant):
     """Another tenant holds many short episodes with the same words. Searching the small tenant with a tiny
     over-fetch still finds its own episode, for words Lucene keeps whole (prefixed terms) and for Han text, which
@@ -348,6 +363,26 @@ def test_paths_around_as_of_uses_the_past_graph(recall, crm):
     past = recall.paths_around(tenant, ids["Dana Smith"], max_hops=1, as_of=T0 + timedelta(days=30))
     assert {p.target.id for p in past} == {ids["Acme"]}
 
+
+
+def test_paths_around_take_the_strongest_of_equally_short_paths(recall, graph, tenant):
+    """Each target is reached over a weak (0.3) and a strong (1.0) two-hop path: every target's path is the strong
+    one (one shortest path was picked arbitrarily before, and three of four targets showed 0.3)."""
+    ep, _ = graph.append_episode(tenant, EpisodeIn(content="network notes", occurred_at=T0, session_id="s1"))
+    facts = []
+    for i in range(4):
+        facts += [FactIn(subject=P("Beta Root"), predicate="KNOWS", object=P(f"Weak Node{i}"), confidence=0.3,
+                         episode_id=ep.id),
+                  FactIn(subject=P(f"Weak Node{i}"), predicate="KNOWS", object=P(f"Target Tau{i}"), episode_id=ep.id),
+                  FactIn(subject=P("Beta Root"), predicate="KNOWS", object=P(f"Strong Node{i}"), episode_id=ep.id),
+                  FactIn(subject=P(f"Strong Node{i}"), predicate="KNOWS", object=P(f"Target Tau{i}"),
+                         episode_id=ep.id)]
+    graph.assert_facts(tenant, facts)
+    root = graph.find_entities(tenant, "Beta Root")[0].id
+    taus = {p.target.name: p for p in recall.paths_around(tenant, root, max_hops=2) if p.target.name.startswith("Target")}
+    assert len(taus) == 4
+    for name, path in taus.items():
+        assert path.confidence == 1.0 and path.hops[0].to_name.startswith("Strong"), (name, path.hops)
 
 def test_paths_follow_a_correction_in_transaction_time(recall, graph, tenant):
     """A corrected fact leaves the paths of now, and `known_at` before the correction still walks it."""

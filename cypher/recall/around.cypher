@@ -1,5 +1,7 @@
-// Multi-hop recall around one entity: for every entity reachable in 1..$max_hops facts (at most 3), one shortest
-// path over the facts' derived (subject)-[:RELATED]->(object) edges (Neo4j 5 quantified path pattern, either
+// Multi-hop recall around one entity: for every entity reachable in 1..$max_hops facts (at most 3), the best of its
+// shortest paths (ALL SHORTEST, then the strongest weakest hop, then the most recent; ANY SHORTEST picked one
+// arbitrarily, so a target reached over a 0.3 and a 1.0 link showed 0.3) over the facts' derived
+// (subject)-[:RELATED]->(object) edges (Neo4j 5 quantified path pattern, either
 // direction; the edge copies the fact's id and the properties filtered here, see facts/create_batch), walking only
 // facts valid at $as_of as known at $known_at (never candidates, never past retention at $now), optionally only
 // $predicates. One relationship per hop instead of Fact node plus SUBJECT and OBJECT edges: ~15% less Neo4j CPU
@@ -16,7 +18,7 @@
 // once into the map `t` (the driver packs a datetime in ~40 µs).
 WITH {now: datetime($now), as_of: datetime($as_of), known_at: datetime($known_at)} AS t
 MATCH (a:Entity {tenant_id: $tenant_id, id: $entity_id})
-MATCH p = ANY SHORTEST (a) ((x:Entity)-[l:RELATED]-(y:Entity)
+MATCH p = ALL SHORTEST (a) ((x:Entity)-[l:RELATED]-(y:Entity)
       WHERE l.tenant_id = $tenant_id AND l.status <> 'candidate'
         AND ($predicates IS NULL OR l.predicate IN $predicates)
         AND l.valid_from <= t.as_of AND (l.valid_to IS NULL OR l.valid_to > t.as_of OR l.closed_at > t.known_at
@@ -27,6 +29,10 @@ WHERE b <> a AND size(l) <= $max_hops
 WITH b, l, x, y, size(l) AS length,
      reduce(c = 1.0, e IN l | CASE WHEN e.confidence < c THEN e.confidence ELSE c END) AS confidence,
      reduce(v = l[0].valid_from, e IN l | CASE WHEN e.valid_from > v THEN e.valid_from ELSE v END) AS latest
+ORDER BY confidence DESC, latest DESC
+WITH b, head(collect({l: l, x: x, y: y, length: length, confidence: confidence, latest: latest})) AS best
+WITH b, best.l AS l, best.x AS x, best.y AS y, best.length AS length, best.confidence AS confidence,
+     best.latest AS latest
 ORDER BY length, confidence DESC, latest DESC
 LIMIT $limit
 WITH collect({

@@ -30,7 +30,7 @@ def escape(term: str) -> str:
 
 
 def _words(text: str) -> list[str]:
-    words = [w.lower().replace("'s", "") for w in WORD.findall(text)]
+    words = [re.sub(r"'s$", "", w.lower()) for w in WORD.findall(text)]   # a possessive only: O'Sullivan stays
     return [w for w in words if w]
 
 

@@ -13,11 +13,13 @@ Target = Literal["fact", "entity", "episode"]
 class SearchRequest(Input):
     """A search over one tenant. Times are UTC. `as_of` filters facts by valid time, `known_at` by transaction
     time; by default only facts valid now are returned (`include_superseded` = false). Unknown fields are refused:
-    a misspelt filter ("as_off") would otherwise be dropped and the search run without it."""
+    a misspelt filter ("as_off") would otherwise be dropped and the search run without it. An empty `predicates`
+    or `entity_kinds` list filters nothing (as if left out)."""
 
-    query: str = Field(min_length=1, max_length=2000, examples=["who does Dana report to?"])
+    query: str = Field(min_length=1, max_length=2000, pattern=r"\S", examples=["who does Dana report to?"],
+                       description="Free text, not only whitespace.")
     k: int = Field(default=10, ge=1, le=100, strict=True)
-    targets: list[Target] = Field(default_factory=lambda: ["fact", "episode", "entity"])
+    targets: list[Target] = Field(default_factory=lambda: ["fact", "episode", "entity"], min_length=1)
     as_of: UtcDatetime | None = None
     known_at: UtcDatetime | None = None
     include_superseded: bool = Field(default=False, description=(

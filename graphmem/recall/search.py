@@ -153,7 +153,7 @@ class HybridSearch:
         return {"tenant_id": tenant_id, "targets": list(req.targets),
                 "lucene": lucene, "vector": vector, "seed_ids": seeds, "now": now.isoformat(),
                 "as_of": (req.as_of or now).isoformat(), "known_at": (req.known_at or now).isoformat(),
-                "entity_kinds": req.entity_kinds, "include_superseded": req.include_superseded,
+                "entity_kinds": req.entity_kinds or None, "include_superseded": req.include_superseded,
                 "predicates": [p.upper() for p in req.predicates] if req.predicates else None,
                 "scoped": any(v is not None for v in scope.values()), **scope,
                 "limit": limit, "fetch": min(self.tuning.max_fetch, limit * self.tuning.fetch_factor),

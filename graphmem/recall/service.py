@@ -115,8 +115,8 @@ class RecallService:
     def paths_around(self, tenant_id: str, entity_id: str, *, max_hops: int = 3, as_of: datetime | None = None,
                      known_at: datetime | None = None, predicates: list[str] | None = None,
                      limit: int = 50, field: str = "predicates") -> list[Path]:
-        """One shortest path to every entity within `max_hops` facts of `entity_id` (1..3, default 3), best
-        `limit` by (length, confidence, recency). `NotFound` (field entity_id) for an unknown entity;
+        """To every entity within `max_hops` facts of `entity_id` (1..3, default 3) the best of its shortest paths
+        (strongest weakest hop, then most recent); the best `limit` by (length, confidence, recency). `NotFound` (field entity_id) for an unknown entity;
         `InvalidInput` (field max_hops) outside 1..3, (field `field`) for a predicate the tenant does not have."""
         require_tenant(tenant_id)
         if not 1 <= max_hops <= AROUND_MAX_HOPS:

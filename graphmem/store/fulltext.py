@@ -38,6 +38,10 @@ INDEX_STOP_WORDS = frozenset("a an and are as at be but by for if in into is it 
 # A prefixed term the English analyzer keeps as one token (UAX#29: letters and digits join the prefix's "_"; an
 # apostrophe joins two letters), optionally a prefix query ("corp*").
 WHOLE_TERM = re.compile(r"(?:[a-z0-9]+|[a-z0-9]*[a-z]'[a-z][a-z0-9]*)\*?")
+# Lucene refuses a query of more than IndexSearcher.getMaxClauseCount() leaf clauses (1024 by default; Neo4j keeps
+# it) with TooManyClauses. A query keeps the terms that fit in 900 (room for the tenant clause); a term's cost is
+# counted as Lucene will see it (`_clauses`).
+MAX_CLAUSES = 900
 
 
 @functools.lru_cache(maxsize=4096)
@@ -66,7 +70,9 @@ def tenant_query(tenant_id: str, terms: list[str]) -> str | None:
     the module docstring). A term that may split is two phrases, with and without the prefix: Lucene keeps
     "t.._müller" whole, but cuts "t.._北京" into the bare prefix and one token per character, where "北京" may
     stand mid-word in the text (Han text has no spaces) and, as loose terms, the bare prefix would match every
-    such text of the tenant."""
+    such text of the tenant. Terms past Lucene's clause limit (`MAX_CLAUSES`) are left out, in order: a query of
+    hundreds of distinct words then searches the first ones instead of failing."""
+    terms = _within_clause_limit(terms)
     if not terms:
         return None
     prefix = tenant_prefix(tenant_id)
@@ -76,3 +82,19 @@ def tenant_query(tenant_id: str, terms: list[str]) -> str | None:
             + " ".join(prefix + t if WHOLE_TERM.fullmatch(t) or t.endswith("*") else f'"{prefix}{t}" "{t}"'
                        for t in terms)
             + ")")
+
+
+def _clauses(term: str) -> int:
+    """Leaf clauses a term costs Lucene at most: 1 when it stays one token (or is a prefix query), else two phrases
+    of up to one token per character plus the cut-off prefix."""
+    return 1 if WHOLE_TERM.fullmatch(term) or term.endswith("*") else 2 * len(term) + 1
+
+
+def _within_clause_limit(terms: list[str]) -> list[str]:
+    kept, used = [], 0
+    for t in terms:
+        cost = _clauses(t)
+        if used + cost <= MAX_CLAUSES:
+            kept.append(t)
+            used += cost
+    return kept
