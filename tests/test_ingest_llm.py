@@ -101,21 +101,24 @@ def test_extraction_end_to_end_with_policy_and_usage(llm_services, fake_llm, ten
 
 
 def test_an_oversized_or_letterless_name_is_refused_alone_not_the_job(llm_services, fake_llm, tenant):
-    """An entity whose name is over the limit, or has no letter or digit, costs its own facts (refused, recorded
-    as oversized / invalid_name), not the episode's other facts."""
+    """An entity whose name is over the limit, or has no letter or digit, or a fact naming its subject as its own
+    object, costs its own facts (refused, recorded as oversized / invalid_name / self_reference), not the
+    episode's other facts."""
     long = {**GOOD, "entities": [*GOOD["entities"], {"ref": "e3", "kind": "Person", "name": "N" * 301},
                                  {"ref": "e4", "kind": "Person", "name": "???"}],
             "facts": [GOOD["facts"][1], {"subject": "e3", "predicate": "HAS_TITLE", "value": "CFO", "confidence": 0.9},
-                      {"subject": "e4", "predicate": "HAS_TITLE", "value": "CTO", "confidence": 0.9}]}
+                      {"subject": "e4", "predicate": "HAS_TITLE", "value": "CTO", "confidence": 0.9},
+                      {"subject": "e1", "predicate": "KNOWS", "object": "e1", "confidence": 0.9}]}
     fake_llm.script(PATH, ok(long))
     ep = append(llm_services, tenant)
     run(llm_services, tenant)
     job = llm_services.ingest.job_status(tenant, ep.id)
-    assert job.status == "done" and (job.facts_asserted, job.facts_refused) == (1, 2), job
+    assert job.status == "done" and (job.facts_asserted, job.facts_refused) == (1, 3), job
     assert current(llm_services, tenant)["HAS_TITLE"].value == "Head of Procurement"
     refused = [(r.reason, r.field) for r in llm_services.ingest.list_refusals(tenant)]
     assert ("oversized", "extraction.facts[1].subject.name") in refused, refused
     assert ("invalid_name", "extraction.facts[2].subject.name") in refused, refused
+    assert ("self_reference", "extraction.facts[3].object") in refused, refused
 
 
 def test_429_retry_after_is_honoured(llm_services, fake_llm, tenant):

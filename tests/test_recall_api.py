@@ -85,6 +85,37 @@ def test_introductions_and_who_at(client_for, crm_api):
     assert r.status_code == 404 and r.json()["field"] == "object_id", r.text
 
 
+
+def test_who_at_an_organisation_named_like_a_person_and_stable_pages(client_for, tenant):
+    """"Mercury" is a person (created first) and an organisation: who-at takes the organisation, the kind its
+    membership predicate points at. Someone who knows two people there is listed once per fact, in a total order,
+    so pages of one row neither repeat nor skip one. A fact naming its subject as its own object is refused."""
+    c = client_for(tenant)
+    per, org = (lambda n: {"kind": "Person", "name": n}), (lambda n: {"kind": "Organization", "name": n})
+    r = c.post("/v1/facts", json={"facts": [{"subject": per("Mercury"), "predicate": "KNOWS", "object": per("Dana Reyes")}]})
+    assert r.status_code in (200, 201), r.text
+    r = c.post("/v1/facts", json={"facts": [
+        {"subject": per("Hank Moody"), "predicate": "WORKS_AT", "object": org("Mercury")},
+        {"subject": per("Frank Wu"), "predicate": "WORKS_AT", "object": org("Mercury")},
+        {"subject": per("Dana Lee"), "predicate": "WORKS_AT", "object": org("Mercury")},
+        {"subject": per("Eve Stone"), "predicate": "WORKS_AT", "object": org("Mercury")},
+        {"subject": per("Frank Wu"), "predicate": "KNOWS", "object": per("Dana Lee")},
+        {"subject": per("Frank Wu"), "predicate": "KNOWS", "object": per("Eve Stone")}]})
+    assert r.status_code in (200, 201), r.text
+    r = c.get("/v1/recall/who-at", params={"org": "Mercury"})
+    assert r.status_code == 200 and r.json()["org"]["kind"] == "Organization", r.text
+    assert sorted(m["entity"]["name"] for m in r.json()["items"]) == ["Dana Lee", "Eve Stone", "Frank Wu", "Hank Moody"]
+    whole = c.get("/v1/recall/who-at", params={"org": "Mercury", "predicate": "KNOWS"}).json()["items"]
+    rows = [(m["entity"]["name"], m["property"]["id"]) for m in whole]
+    assert [n for n, _ in rows] == ["Frank Wu", "Frank Wu"] and len(set(rows)) == 2
+    paged = [c.get("/v1/recall/who-at", params={"org": "Mercury", "predicate": "KNOWS", "offset": i, "limit": 1})
+             .json()["items"][0]["property"]["id"] for i in range(2)]
+    assert paged == [fid for _, fid in rows]
+    r = c.post("/v1/facts", json={"facts": [{"subject": per("Narcissus Self"), "predicate": "KNOWS",
+                                             "object": per("Narcissus Self")}]})
+    assert r.status_code == 422 and r.json()["field"] == "facts[0].object", r.text
+    assert c.get("/v1/entities", params={"name": "Narcissus Self"}).json()["items"] == []   # nothing half-written
+
 def test_errors_name_the_request_field(client_for, crm_api):
     """A 4xx names the field as the request spelled it: a selector's part in a body ("entity.id"), the query
     parameter ("from", "org") or the path parameter ("other_id")."""

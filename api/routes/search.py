@@ -136,12 +136,18 @@ def introductions(who: Reader, services: ServicesDep,
                                 introducers=[h.to_name for h in path.hops[:-1]] if path else [])
 
 
-def _by_id_or_name(services, tenant: str, value: str, field: str):
-    """The entity a query parameter (`field`: from, to, org) names by id, else by name; errors name `field`."""
+def _by_id_or_name(services, tenant: str, value: str, field: str, kinds: list[str] = ()):
+    """The entity a query parameter (`field`: from, to, org) names by id, else by name, an entity of one of `kinds`
+    first (an organisation named like a person); errors name `field`."""
     try:
         return services.recall.entity(tenant, value, field=field)
     except NotFound:
         pass
+    for kind in kinds:
+        try:
+            return services.recall.resolve_entity(tenant, name=value, kind=kind, field=field, query_hint=False)
+        except (NotFound, InvalidInput):
+            pass
     try:
         return services.recall.resolve_entity(tenant, name=value, field=field, query_hint=False)
     except (NotFound, InvalidInput) as exc:
@@ -166,7 +172,7 @@ def who_at(who: Reader, services: ServicesDep, page: PageDep,
            as_of: Annotated[UtcDatetime | None, Query()] = None,
            known_at: Annotated[UtcDatetime | None, Query()] = None) -> MembersResponse:
     tenant = who.tenant_id
-    o = _by_id_or_name(services, tenant, org, "org")
+    o = _by_id_or_name(services, tenant, org, "org", services.recall.entity_kinds_of(tenant, member_predicate))
     items = services.recall.who_at(tenant, o.id, member_predicate=member_predicate, predicate=predicate, value=value,
                                    object_id=object_id, via_predicate=via_predicate, via_value=via_value,
                                    as_of=as_of, known_at=known_at, offset=page.offset, limit=page.limit)

@@ -4,7 +4,9 @@
 // key $via_value_key (e.g. people at Globex who REPORTS_TO someone who HAS_TITLE 'cfo'). A null condition is
 // ignored. Facts: never candidates, recorded by $known_at and not corrected as known then (transaction time),
 // never past retention ($now).
-// Returns each person with the facts that matched (membership, property, via), each with provenance ids.
+// Returns each person with the facts that matched (membership, property, via), each with provenance ids: one row
+// per matching property fact (someone who KNOWS two people there is listed twice), in a total order so that pages
+// neither repeat nor skip a row.
 MATCH (org:Entity {tenant_id: $tenant_id, id: $org_id})<-[:OBJECT]-(m:Fact)-[:SUBJECT]->(p:Entity)
 WHERE m.tenant_id = $tenant_id AND m.predicate = $member_predicate AND m.status <> 'candidate'
   AND m.recorded_at <= $known_at AND (m.expired_at IS NULL OR m.expired_at > $known_at)
@@ -36,5 +38,5 @@ RETURN p {.*, embedding: null, search_terms: null, search_text: null} AS entity,
        CASE WHEN h IS NULL THEN null ELSE h {.*, embedding: null, search_terms: null, subject_id: p.id, object_id: ho.id} END AS property,
        CASE WHEN h IS NULL THEN [] ELSE [(h)-[:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > $now) | e.id] END
          AS property_episode_ids
-ORDER BY entity.name, entity.id
+ORDER BY entity.name, entity.id, membership.id, property.id
 SKIP $offset LIMIT $limit

@@ -12,6 +12,7 @@ from datetime import datetime
 
 from graphmem.errors import InvalidInput, NotFound
 from graphmem.models import Entity, Fact, value_key
+from graphmem.ontology import ANY_KIND, LITERAL
 from graphmem.recall.lucene import build_query
 from graphmem.recall.models import SearchRequest, SearchResponse
 from graphmem.recall.paths import AROUND_MAX_HOPS, MAX_HOPS, Member, Neighbour, Path, to_path, to_paths
@@ -92,6 +93,12 @@ class RecallService:
                 return res.hits[0].entity
             raise NotFound(f"{field}.query: no entity matches {query!r}", field=f"{field}.query")
         raise InvalidInput(f"{field}: give an id, a name or a query", field=field)
+
+    def entity_kinds_of(self, tenant_id: str, predicate: str, field: str = "member_predicate") -> list[str]:
+        """The entity kinds the tenant's ontology allows as `predicate`'s object (no literal, no wildcard): what an
+        organisation named for "who at X" should be. `InvalidInput` naming `field` for an unknown predicate."""
+        return [k for k in self.graph.ontology(tenant_id).get(predicate.upper(), field).object_kinds
+                if k not in (LITERAL, ANY_KIND)]
 
     def entity(self, tenant_id: str, entity_id: str, *, field: str = "entity_id") -> Entity:
         """The tenant's entity `entity_id`; `NotFound` naming `field` (the request field that carried the id)."""

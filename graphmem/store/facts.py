@@ -61,7 +61,8 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
                  field_prefix: str = "facts") -> list[AssertOutcome]:
     """Assert `facts` (each with an `episode_id`) under the temporal rules; one `AssertOutcome` per fact.
 
-    Raises `InvalidInput` (unknown predicate, wrong kinds, oversized values, missing episode_id) or `NotFound`
+    Raises `InvalidInput` (unknown predicate, wrong kinds, an entity as its own object, oversized values, missing
+    episode_id) or `NotFound`
     (unknown entity or episode id) naming the field, before anything is written: "<field_prefix>[i].<name>", or
     just "<name>" with `field_prefix` "" (one fact whose fields are the request's own, as in a correction).
     """
@@ -103,6 +104,9 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
             got = obj.kind if obj else "a literal value"
             raise InvalidInput(f"{_at(fld, 'object')}: {p.name} takes {p.object_kinds}, not {got}",
                                field=_at(fld, "object"))
+        if obj is not None and obj.id == subj.id:
+            raise InvalidInput(f"{_at(fld, 'object')}: a fact joins two entities; this one names {subj.name!r} "
+                               f"as its own object", field=_at(fld, "object"))
         valid_from = f.valid_from or episode_times[f.episode_id]
         if f.valid_to is not None and f.valid_to <= valid_from:
             raise InvalidInput(f"{_at(fld, 'valid_to')} must be after valid_from", field=_at(fld, "valid_to"))
