@@ -200,6 +200,32 @@ def test_search_facts_scoped_by_session_through_provenance(recall, crm):
     assert res.hits and all(set(h.episode_ids) & {ids["episodes"]["e4"], ids["episodes"]["e5"]} for h in res.hits)
 
 
+
+def test_a_scoped_search_keeps_entities_and_provenance_in_scope(recall, graph, tenant):
+    """With a user scope, entities known only from another user's episodes are not found, and a fact both users
+    stated shows only the scoped user's provenance (another user's episode, session and user id were listed)."""
+    def say(key, user, text):
+        return graph.append_episode(tenant, EpisodeIn(content=text, occurred_at=T0, idempotency_key=key,
+                                                      session_id=f"s-{user}", user_id=user))[0].id
+    a1 = say("a1", "u1", "Ulla moved to Trondheim")
+    b1 = say("b1", "u2", "Ulla lives in Trondheim now")
+    c1 = say("c1", "u2", "Quentin joined Vortexa")
+    graph.assert_facts(tenant, [FactIn(subject=P("Ulla Berg"), predicate="LOCATED_IN",
+                                       object=EntityRef(kind="Place", name="Trondheim"), episode_id=e)
+                                for e in (a1, b1)])
+    graph.assert_facts(tenant, [FactIn(subject=P("Quentin Ray"), predicate="WORKS_AT", object=O("Vortexa"),
+                                       episode_id=c1)])
+    ents = {h.entity.name for h in recall.search(tenant, SearchRequest(
+        query="Ulla Trondheim Quentin Vortexa", targets=["entity"], user_id="u1")).hits}
+    assert ents == {"Ulla Berg", "Trondheim"}, ents
+    unscoped = {h.entity.name for h in recall.search(tenant, SearchRequest(
+        query="Ulla Trondheim Quentin Vortexa", targets=["entity"])).hits}
+    assert {"Quentin Ray", "Vortexa"} <= unscoped
+    [hit] = recall.search(tenant, SearchRequest(query="Ulla Trondheim", targets=["fact"], user_id="u1")).hits
+    assert hit.episode_ids == [a1] and {p.user_id for p in hit.provenance} == {"u1"}
+    [both] = recall.search(tenant, SearchRequest(query="Ulla Trondheim", targets=["fact"])).hits
+    assert set(both.episode_ids) == {a1, b1}
+
 def test_search_entities_and_kind_filter(recall, crm):
     tenant, ids = crm
     res = recall.search(tenant, SearchRequest(query="Globex", targets=["entity"]))

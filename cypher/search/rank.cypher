@@ -16,7 +16,9 @@
 //     occurred_at range);
 //   episodes: tenant, retention, transaction time ($known_at vs ingested_at), valid time (nothing after $as_of) and
 //     the scope filters; never the record of an API write (`searchable: false`, graphmem.store.episodes.append);
-//   entities: tenant, $entity_kinds, created by $known_at.
+//   entities: tenant, $entity_kinds, created by $known_at, and the scope filters ($scoped: mentioned by an episode
+//     in scope, or the subject or object of a fact derived from one).
+// With $scoped, a fact's provenance lists only its episodes in scope (another user's are not shown).
 // One row: entity_hits, fact_hits, episode_hits, each a list of {reasons [{retriever, rank, score}], id, text (what
 // MMR compares: a fact's statement, an episode's speaker-prefixed content, an entity's name and aliases)}; an
 // episode hit also has `reply` ({id, text} or null): when it asks something (its content has a '?'), the next
@@ -55,6 +57,18 @@ CALL (t) {
   }
   WITH t, retriever, n, sum(score) AS score
   WHERE n.tenant_id = $tenant_id AND n.created_at <= t.known_at AND ($entity_kinds IS NULL OR n.kind IN $entity_kinds)
+    AND (NOT $scoped OR EXISTS {
+          MATCH (n)<-[:MENTIONS]-(e:Episode)
+          WHERE e.tenant_id = $tenant_id
+            AND ($session_id IS NULL OR e.session_id = $session_id) AND ($user_id IS NULL OR e.user_id = $user_id)
+            AND (t.occurred_after IS NULL OR e.occurred_at >= t.occurred_after)
+            AND (t.occurred_before IS NULL OR e.occurred_at < t.occurred_before) }
+        OR EXISTS {
+          MATCH (n)<-[:SUBJECT|OBJECT]-(:Fact)-[:DERIVED_FROM]->(e:Episode)
+          WHERE e.tenant_id = $tenant_id
+            AND ($session_id IS NULL OR e.session_id = $session_id) AND ($user_id IS NULL OR e.user_id = $user_id)
+            AND (t.occurred_after IS NULL OR e.occurred_at >= t.occurred_after)
+            AND (t.occurred_before IS NULL OR e.occurred_at < t.occurred_before) })
   WITH retriever, n, score ORDER BY score DESC, n.updated_at DESC
   WITH retriever, collect({n: n, score: score})[..$limit] AS top
   UNWIND range(0, size(top) - 1) AS i
@@ -200,7 +214,11 @@ CALL (t, top) {
                     expired_at: toString(f.expired_at), last_confirmed_at: toString(f.last_confirmed_at),
                     retain_until: toString(f.retain_until)},
            provenance: [(f)-[:DERIVED_FROM]->(e:Episode)
-                        WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > t.now) |
+                        WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > t.now)
+                          AND (NOT $scoped OR (($session_id IS NULL OR e.session_id = $session_id)
+                               AND ($user_id IS NULL OR e.user_id = $user_id)
+                               AND (t.occurred_after IS NULL OR e.occurred_at >= t.occurred_after)
+                               AND (t.occurred_before IS NULL OR e.occurred_at < t.occurred_before))) |
                         {episode_id: e.id, occurred_at: toString(e.occurred_at), session_id: e.session_id,
                          user_id: e.user_id}]}) AS facts
 }
