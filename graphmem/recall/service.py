@@ -64,7 +64,9 @@ class RecallService:
                        query: str | None = None, kind: str | None = None, field: str = "entity",
                        query_hint: bool = True) -> Entity:
         """One seed entity from an id, a name (its normalised name or an alias, exactly: "Dana Smith" never
-        stands for Dana Reyes) or free text (full-text + vector over entities, best fused hit). Raises
+        stands for Dana Reyes) or free text (full-text + vector over entities: the best fused hit that full-text
+        found; vectors rank, but a hit found by vector similarity alone does not resolve, since the nearest entity
+        always exists: "Zorblax" is not Globex, with or without an embedder). Raises
         `InvalidInput` when none is given, `NotFound` when nothing matches (for a name, naming the closest entities
         by full-text as a hint). `field` is where the selector sits in the request (e.g. "entity" for
         `{"entity": {"name": ...}}`): errors name its part, "entity.id", "entity.name" or "entity.query".
@@ -87,11 +89,13 @@ class RecallService:
             hint = f" (closest by text: {', '.join(map(repr, near))}{tip})" if near else ""
             raise NotFound(f"{field}.name: no entity named {name!r}{hint}", field=f"{field}.name")
         if query:
-            res = self.search(tenant_id, SearchRequest(query=query, k=1, targets=["entity"],
+            res = self.search(tenant_id, SearchRequest(query=query, k=5, targets=["entity"],
                                                        entity_kinds=[kind] if kind else None))
-            if res.hits:
-                return res.hits[0].entity
-            raise NotFound(f"{field}.query: no entity matches {query!r}", field=f"{field}.query")
+            for hit in res.hits:   # the best fused hit that shares a word with the query
+                if any(not r.startswith("vector") for r in hit.reasons):
+                    return hit.entity
+            near = f" (closest by meaning: {res.hits[0].entity.name!r})" if res.hits else ""
+            raise NotFound(f"{field}.query: no entity matches {query!r}{near}", field=f"{field}.query")
         raise InvalidInput(f"{field}: give an id, a name or a query", field=field)
 
     def entity_kinds_of(self, tenant_id: str, predicate: str, field: str = "member_predicate") -> list[str]:
