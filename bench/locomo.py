@@ -159,7 +159,10 @@ def ask(client: httpx.Client, sample: dict, dia_of: dict[str, str], qa: list[tup
         out["search_ms"].append(1000 * (time.perf_counter() - t0))
         out["ranked"].append({"sample_id": sid, "qa_index": qi, "ranked": ranked_from_hits(res["hits"], dia_of)})
         for b in budgets:
-            body = {"query": q["question"], "budget_tokens": b, "model": model, "system_policy": POLICY}
+            # the window is the conversation's user's (the turns' user_id): a window without a user sees no
+            # session-less episode of a user (`_filter_hits` in graphmem/context/service.py)
+            body = {"query": q["question"], "budget_tokens": b, "model": model, "system_policy": POLICY,
+                    "user_id": sid}
             for attempt in range(retries + 1):
                 t0 = time.perf_counter()
                 r = client.post(f"/v1/sessions/bench-{sid}-q{qi}-b{b}-{attempt}/context", json=body)
@@ -497,8 +500,9 @@ def markdown(out: dict) -> str:
               "as episodes (POST /v1/episodes/batch, 100 per call; occurred_at = session date + turn index in "
               "seconds, UTC assumed; idempotency key = dia_id; image captions appended as `[shares ...]`), "
               "observations as `OBSERVED` facts (POST /v1/facts, subject = the speaker, episode_id = the cited turn). "
-              f"Episodes carry session_id: {p['turn_sessions']} (`--turn-sessions`; the context call retrieves only "
-              "episodes of its own session or of no session - `_filter_hits` in graphmem/context/service.py - so "
+              f"Episodes carry session_id: {p['turn_sessions']} (`--turn-sessions`; the context call, made as the "
+              "conversation's user, retrieves only episodes of its own session or of no session and that user - "
+              "`_filter_hits` in graphmem/context/service.py - so "
               "with LoCoMo's `session_<n>` on every turn, a new session's window could cite turns only through "
               "facts; and without sessions episodes have no NEXT chain, so search's reply rule - `_with_replies` in "
               "graphmem/recall/search.py - does not apply: that, not the k or the way hits become turns, is why the "
