@@ -57,7 +57,7 @@ KindName = Annotated[str, AfterValidator(kind_name)]
 """An entity kind (PascalCase, e.g. Person); anything else is a validation error."""
 
 
-def path_segment(v: str, what: str = "a session id") -> str:
+def path_segment(v: str, what: str) -> str:
     """`v` if it can be one URL path segment (`/v1/sessions/{id}`, `/v1/admin/tenants/{tenant}`): 1-200
     characters, no surrounding whitespace, no "/", no control characters, not "." or ".." (RFC 3986, 5.2.4: a client
     resolves those as the current and parent path); else `ValueError` naming `what`. Anything else would be stored

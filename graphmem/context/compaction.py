@@ -151,16 +151,19 @@ class Compactor:
         return [Episode(**r["episode"]) for r in self.db.rows("sessions/tail", tenant_id=tenant_id,
                                                                 session_id=session_id, now=utcnow())]
 
+    def _tail_size(self, tenant_id: str, session_id: str) -> tuple[int, int]:
+        """(tokens, episodes) in the session's raw (uncompacted) tail; (0, 0) for an unknown session."""
+        row = self.db.one("sessions/tail_tokens", tenant_id=tenant_id, session_id=session_id, now=utcnow())
+        return (row["tokens"], row["episodes"]) if row else (0, 0)
+
     def tail_tokens(self, tenant_id: str, session_id: str) -> int:
         """Tokens in the session's raw (uncompacted) tail."""
-        row = self.db.one("sessions/tail_tokens", tenant_id=tenant_id, session_id=session_id, now=utcnow())
-        return row["tokens"] if row else 0
+        return self._tail_size(tenant_id, session_id)[0]
 
     def due(self, tenant_id: str, session_id: str) -> bool:
         """True when the raw tail passes `compaction_threshold_tokens` tokens or holds more episodes than a window
         reads (`context_tail_max_episodes`), which would otherwise leave the oldest of them out of every window."""
-        row = self.db.one("sessions/tail_tokens", tenant_id=tenant_id, session_id=session_id, now=utcnow())
-        return row is not None and self._over(row["tokens"], row["episodes"])
+        return self._over(*self._tail_size(tenant_id, session_id))
 
     def _over(self, tokens: int, episodes: int) -> bool:
         return tokens > self.settings.compaction_threshold_tokens or episodes > self.settings.context_tail_max_episodes

@@ -85,11 +85,12 @@ class ContextService:
             search = self._search_pool.submit(self._search, tenant_id, req)
         state = self._state(tenant_id, session_id, req.user_id)
         notes: list[str] = []
-        if state["session"] is not None and self.sessions.is_expired(state["session"]) and read_only:
+        expired = state["session"] is not None and self.sessions.is_expired(state["session"])
+        if expired and read_only:
             state = {**state, "tail": [], "tail_total": 0, "summary": None}
             notes.append(f"session was idle longer than its TTL ({self.settings.session_ttl_s:.0f} s): its next turn "
                          f"starts a fresh window, shown here (a read-only key does not reset it)")
-        elif state["session"] is not None and self.sessions.is_expired(state["session"]):
+        elif expired:
             _, reset = self.sessions.reset_if_expired(tenant_id, session_id)
             state = self._state(tenant_id, session_id, req.user_id)
             if reset:
