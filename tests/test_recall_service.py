@@ -410,6 +410,62 @@ def test_paths_around_take_the_strongest_of_equally_short_paths(recall, graph, t
     for name, path in taus.items():
         assert path.confidence == 1.0 and path.hops[0].to_name.startswith("Strong"), (name, path.hops)
 
+def test_paths_around_keep_the_most_recent_of_equally_weak_paths(recall, graph, tenant):
+    """Two shortest paths reach Mid: over Old Link (1.0, 2020) and over New Link (0.8, 2024); Mid's best is the
+    stronger. The last hop to Far is weaker than both (0.5), so both paths to Far weigh 0.5 and the more recent one
+    wins: Far's path goes over New Link, though Mid's own best path does not (a walk that keeps one path per
+    entity would have extended only the stronger one)."""
+    y20, y24, y19 = (datetime(y, 1, 1, tzinfo=UTC) for y in (2020, 2024, 2019))
+    ep, _ = graph.append_episode(tenant, EpisodeIn(content="network notes", occurred_at=y24, session_id="s1"))
+
+    def knows(a, b, conf, when):
+        return FactIn(subject=P(a), predicate="KNOWS", object=P(b), confidence=conf, valid_from=when,
+                      episode_id=ep.id)
+    graph.assert_facts(tenant, [knows("Root Rho", "Old Link", 1.0, y20), knows("Old Link", "Mid Mu", 1.0, y20),
+                                knows("Root Rho", "New Link", 0.8, y24), knows("New Link", "Mid Mu", 0.8, y24),
+                                knows("Mid Mu", "Far Phi", 0.5, y19)])
+    root = graph.find_entities(tenant, "Root Rho")[0].id
+    paths = {p.target.name: p for p in recall.paths_around(tenant, root)}
+    assert [h.to_name for h in paths["Mid Mu"].hops] == ["Old Link", "Mid Mu"]
+    assert paths["Mid Mu"].confidence == 1.0
+    assert [h.to_name for h in paths["Far Phi"].hops] == ["New Link", "Mid Mu", "Far Phi"]
+    assert (paths["Far Phi"].confidence, paths["Far Phi"].latest) == (0.5, y24)
+
+
+def test_paths_around_a_dense_graph_match_a_brute_force_walk(recall, graph, tenant):
+    """Three fully joined layers of 12 people (12 + 144 + 144 facts, 1,728 shortest paths to each third-layer
+    person) with confidences from a fixed pattern: every target, its length and its path's weakest hop match a
+    walk over every path in Python, and each returned path is made of the facts it names."""
+    ep, _ = graph.append_episode(tenant, EpisodeIn(content="dense notes", occurred_at=T0, session_id="s1"))
+    n = 12
+    layers = [["Hub Eta"]] + [[f"L{k} Person{i}" for i in range(n)] for k in (1, 2, 3)]
+    conf = {}
+    facts = []
+    for k in range(3):
+        for i, a in enumerate(layers[k]):
+            for j, b in enumerate(layers[k + 1]):
+                c = round(0.5 + ((i * 7 + j * 3 + k) % 6) / 10, 2)
+                conf[(a, b)] = c
+                facts.append(FactIn(subject=P(a), predicate="KNOWS", object=P(b), confidence=c, episode_id=ep.id))
+    for i in range(0, len(facts), 100):
+        graph.assert_facts(tenant, facts[i:i + 100])
+    best = {}   # brute force: every path through the layers, the strongest weakest hop per target
+    for b in layers[1]:
+        best[b] = (1, conf[("Hub Eta", b)])
+        for c in layers[2]:
+            w2 = min(conf[("Hub Eta", b)], conf[(b, c)])
+            best[c] = (2, max(best.get(c, (2, 0))[1], w2))
+            for d in layers[3]:
+                best[d] = (3, max(best.get(d, (3, 0))[1], min(w2, conf[(c, d)])))
+    hub = graph.find_entities(tenant, "Hub Eta")[0].id
+    paths = recall.paths_around(tenant, hub, limit=500)
+    assert {p.target.name: (p.length, p.confidence) for p in paths} == best
+    for p in paths:
+        names = ["Hub Eta"] + [h.to_name for h in p.hops]
+        assert [h.from_name for h in p.hops] == names[:-1]
+        assert [h.fact.confidence for h in p.hops] == [conf[(a, b)] for a, b in zip(names, names[1:])]
+
+
 def test_paths_follow_a_correction_in_transaction_time(recall, graph, tenant):
     """A corrected fact leaves the paths of now, and `known_at` before the correction still walks it."""
     ep, _ = graph.append_episode(tenant, EpisodeIn(content="Ana reports to Bo", occurred_at=T0, session_id="s1"))

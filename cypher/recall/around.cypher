@@ -1,13 +1,20 @@
 // Multi-hop recall around one entity: for every entity reachable in 1..$max_hops facts (at most 3), the best of its
-// shortest paths (ALL SHORTEST, then the strongest weakest hop, then the most recent; ANY SHORTEST picked one
-// arbitrarily, so a target reached over a 0.3 and a 1.0 link showed 0.3) over the facts' derived
-// (subject)-[:RELATED]->(object) edges (Neo4j 5 quantified path pattern, either
-// direction; the edge copies the fact's id and the properties filtered here, see facts/create_batch), walking only
-// facts valid at $as_of as known at $known_at (never candidates, never past retention at $now), optionally only
-// $predicates. One relationship per hop instead of Fact node plus SUBJECT and OBJECT edges: ~15% less Neo4j CPU
-// per 3-hop call (bench/recall.py graph). Each hop returns its fact (statement, validity, confidence) and
-// provenance episode ids. Ranked by length, then weakest confidence (desc), then most recent valid_from (desc);
-// $limit paths.
+// shortest paths (the strongest weakest hop, then the most recent), over the facts' derived
+// (subject)-[:RELATED]->(object) edges, walked in either direction (the edge copies the fact's id and the
+// properties filtered here, see facts/create_batch), walking only facts valid at $as_of as known at $known_at
+// (never candidates, never past retention at $now), optionally only $predicates. Ranked by length, then weakest
+// confidence (desc), then most recent valid_from (desc), then target id (so equal paths keep one order); $limit paths.
+//
+// The walk is breadth-first, one level per subquery: level k holds the entities first reached in k hops, each with
+// the partial paths to it that no other partial path beats on both keys (a Pareto set: a higher weakest confidence
+// and a later latest valid_from; in practice one path). A path's keys only fall (min of confidences) or rise (max of
+// valid_froms) as it grows, so a path dominated at an entity stays dominated after any further hop: the sets stay
+// exact, and the first of a target's set is its best shortest path. Work grows with the edges within $max_hops
+// (each level expands its entities' edges once per kept path), not with the number of shortest paths: on a dense
+// graph (100 entities per level, fully joined) the `ALL SHORTEST` form enumerated 10k paths per target and ran out
+// of the transaction memory pool. A level's candidates are grouped by entity before the entities reached at an
+// earlier level are dropped (a list check per entity, not per edge).
+//
 // One row: `facts` (each distinct hop fact once, with provenance episode_ids; paths share most of their facts)
 // and `paths` (target {id, kind, name}, length, confidence, latest, hops as fact ids with from/to entities and
 // `out`: the hop walks from the fact's subject, i.e. along its RELATED edge).
@@ -16,29 +23,75 @@
 // Temporal values come back as ISO-8601 strings (toString): the Python driver hydrates a DateTime in ~50-100 µs,
 // pydantic parses the string in ~1 µs. The times ($now, $as_of, $known_at) arrive as ISO-8601 strings, parsed
 // once into the map `t` (the driver packs a datetime in ~40 µs).
+// The edge filter is the same at every level (Cypher has no functions of our own to share it).
 WITH {now: datetime($now), as_of: datetime($as_of), known_at: datetime($known_at)} AS t
 MATCH (a:Entity {tenant_id: $tenant_id, id: $entity_id})
-MATCH p = ALL SHORTEST (a) ((x:Entity)-[l:RELATED]-(y:Entity)
-      WHERE l.tenant_id = $tenant_id AND l.status <> 'candidate'
-        AND ($predicates IS NULL OR l.predicate IN $predicates)
-        AND l.valid_from <= t.as_of AND (l.valid_to IS NULL OR l.valid_to > t.as_of OR l.closed_at > t.known_at
-             OR (l.reclosed_at > t.known_at AND l.prior_valid_to > t.as_of))
-        AND l.recorded_at <= t.known_at AND (l.expired_at IS NULL OR l.expired_at > t.known_at)
-        AND (l.retain_until IS NULL OR l.retain_until > t.now)){1,3} (b:Entity)
-WHERE b <> a AND size(l) <= $max_hops
-WITH b, l, x, y, size(l) AS length,
-     reduce(c = 1.0, e IN l | CASE WHEN e.confidence < c THEN e.confidence ELSE c END) AS confidence,
-     reduce(v = l[0].valid_from, e IN l | CASE WHEN e.valid_from > v THEN e.valid_from ELSE v END) AS latest
-ORDER BY confidence DESC, latest DESC
-WITH b, head(collect({l: l, x: x, y: y, length: length, confidence: confidence, latest: latest})) AS best
-WITH b, best.l AS l, best.x AS x, best.y AS y, best.length AS length, best.confidence AS confidence,
-     best.latest AS latest
-ORDER BY length, confidence DESC, latest DESC
+CALL (a, t) {
+  MATCH (a)-[l:RELATED]-(y:Entity)
+  WHERE y <> a AND l.tenant_id = $tenant_id AND l.status <> 'candidate'
+    AND ($predicates IS NULL OR l.predicate IN $predicates)
+    AND l.valid_from <= t.as_of AND (l.valid_to IS NULL OR l.valid_to > t.as_of OR l.closed_at > t.known_at
+         OR (l.reclosed_at > t.known_at AND l.prior_valid_to > t.as_of))
+    AND l.recorded_at <= t.known_at AND (l.expired_at IS NULL OR l.expired_at > t.known_at)
+    AND (l.retain_until IS NULL OR l.retain_until > t.now)
+  WITH y, {ns: [a, y], ls: [l], c: l.confidence, v: l.valid_from} AS q
+  ORDER BY q.c DESC, q.v DESC
+  WITH y, collect(q) AS qs
+  RETURN collect({n: y, ps: reduce(keep = [], q IN qs |
+                                   CASE WHEN size(keep) = 0 OR q.v > keep[-1].v THEN keep + q ELSE keep END)}) AS l1
+}
+CALL (a, t, l1) {
+  WITH a, t, l1 WHERE $max_hops >= 2
+  UNWIND l1 AS e
+  UNWIND e.ps AS p
+  WITH a, t, e.n AS x, p
+  MATCH (x)-[l:RELATED]-(y:Entity)
+  WHERE y <> a AND l.tenant_id = $tenant_id AND l.status <> 'candidate'
+    AND ($predicates IS NULL OR l.predicate IN $predicates)
+    AND l.valid_from <= t.as_of AND (l.valid_to IS NULL OR l.valid_to > t.as_of OR l.closed_at > t.known_at
+         OR (l.reclosed_at > t.known_at AND l.prior_valid_to > t.as_of))
+    AND l.recorded_at <= t.known_at AND (l.expired_at IS NULL OR l.expired_at > t.known_at)
+    AND (l.retain_until IS NULL OR l.retain_until > t.now)
+  WITH y, {ns: p.ns + y, ls: p.ls + l, c: CASE WHEN l.confidence < p.c THEN l.confidence ELSE p.c END,
+           v: CASE WHEN l.valid_from > p.v THEN l.valid_from ELSE p.v END} AS q
+  ORDER BY q.c DESC, q.v DESC
+  WITH y, collect(q) AS qs
+  RETURN collect({n: y, ps: reduce(keep = [], q IN qs |
+                                   CASE WHEN size(keep) = 0 OR q.v > keep[-1].v THEN keep + q ELSE keep END)}) AS c2
+}
+WITH a, t, l1, c2, [e IN l1 | e.n] AS seen
+WITH a, t, l1, [e IN c2 WHERE NOT e.n IN seen] AS l2, seen
+CALL (a, t, l2) {
+  WITH a, t, l2 WHERE $max_hops >= 3
+  UNWIND l2 AS e
+  UNWIND e.ps AS p
+  WITH a, t, e.n AS x, p
+  MATCH (x)-[l:RELATED]-(y:Entity)
+  WHERE y <> a AND l.tenant_id = $tenant_id AND l.status <> 'candidate'
+    AND ($predicates IS NULL OR l.predicate IN $predicates)
+    AND l.valid_from <= t.as_of AND (l.valid_to IS NULL OR l.valid_to > t.as_of OR l.closed_at > t.known_at
+         OR (l.reclosed_at > t.known_at AND l.prior_valid_to > t.as_of))
+    AND l.recorded_at <= t.known_at AND (l.expired_at IS NULL OR l.expired_at > t.known_at)
+    AND (l.retain_until IS NULL OR l.retain_until > t.now)
+  WITH y, {ns: p.ns + y, ls: p.ls + l, c: CASE WHEN l.confidence < p.c THEN l.confidence ELSE p.c END,
+           v: CASE WHEN l.valid_from > p.v THEN l.valid_from ELSE p.v END} AS q
+  ORDER BY q.c DESC, q.v DESC
+  WITH y, collect(q) AS qs
+  RETURN collect({n: y, ps: reduce(keep = [], q IN qs |
+                                   CASE WHEN size(keep) = 0 OR q.v > keep[-1].v THEN keep + q ELSE keep END)}) AS c3
+}
+WITH l1, l2, seen + [e IN l2 | e.n] AS seen, c3
+UNWIND l1 + l2 + [e IN c3 WHERE NOT e.n IN seen] AS r
+WITH r.n AS b, r.ps[0] AS best
+WITH b, best, size(best.ls) AS length
+ORDER BY length, best.c DESC, best.v DESC, b.id
 LIMIT $limit
 WITH collect({
-       target: b {.id, .kind, .name}, length: length, confidence: confidence, latest: toString(latest),
-       hops: [i IN range(0, length - 1) | {fact_id: l[i].fact_id, from_id: x[i].id, from_name: x[i].name,
-                                           to_id: y[i].id, to_name: y[i].name, out: startNode(l[i]) = x[i]}]}) AS paths
+       target: b {.id, .kind, .name}, length: length, confidence: best.c, latest: toString(best.v),
+       hops: [i IN range(0, length - 1) | {fact_id: best.ls[i].fact_id, from_id: best.ns[i].id,
+                                           from_name: best.ns[i].name, to_id: best.ns[i + 1].id,
+                                           to_name: best.ns[i + 1].name,
+                                           out: startNode(best.ls[i]) = best.ns[i]}]}) AS paths
 CALL (paths) {
   WITH paths, datetime($now) AS now
   UNWIND paths AS p

@@ -3,11 +3,15 @@
 Every query is looked up by name in `cypher/`; if its text uses `$tenant_id`, the call must pass a
 non-empty `tenant_id` or `TenantRequired` is raised before anything is sent to the server.
 Transactions use the driver's managed `execute_read`/`execute_write`, which retry transient errors
-(deadlocks, leader changes) with backoff, so work functions must be idempotent within a retry.
+(deadlocks, leader changes) with backoff, so work functions must be idempotent within a retry. What still fails
+after the retries because the server is unreachable or overloaded (`ServiceUnavailable`, `SessionExpired`, a
+`TransientError` such as a full transaction memory pool) leaves this module as `Unavailable` (HTTP 503); any other
+server error (a Cypher or constraint error) stays the driver's.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import neo4j
@@ -32,6 +36,26 @@ def tenant_token(tenant_id: str) -> str:
     searchable nodes so full-text queries can require the tenant inside the index (`+tenant_token:...`). Two tenant
     ids that differ only in punctuation share a token; every query still filters on `tenant_id` exactly."""
     return "tnt" + "".join(c for c in require_tenant(tenant_id).lower() if c.isalnum())
+
+
+_UNAVAILABLE = (neo4j.exceptions.TransientError, neo4j.exceptions.ServiceUnavailable, neo4j.exceptions.SessionExpired)
+# The query needed more memory than the server lets one transaction or all of them hold
+# (db.memory.transaction.max / dbms.memory.transaction.total.max): running it again at once fills the pool again.
+_MEMORY = ("Neo.TransientError.General.MemoryPoolOutOfMemoryError",
+           "Neo.TransientError.General.TransactionMemoryLimit")
+
+
+@contextlib.contextmanager
+def _unavailable() -> Iterator[None]:
+    """Turn what is left of a transient or connection error after the retries into `Unavailable`."""
+    try:
+        yield
+    except _UNAVAILABLE as exc:
+        if getattr(exc, "code", None) in _MEMORY:
+            raise Unavailable("the query needed more memory than Neo4j allows a transaction; narrow it (fewer "
+                              "hops, predicates, a smaller limit) or raise dbms.memory.transaction.total.max") from exc
+        raise Unavailable(f"Neo4j could not run the query now ({type(exc).__name__}: "
+                          f"{getattr(exc, 'message', None) or exc}); try again") from exc
 
 
 def _checked(name: str, params: dict[str, Any]) -> str:
@@ -94,12 +118,12 @@ class Database:
 
     def read(self, work: Callable[[Tx], T]) -> T:
         """Run `work(tx)` in a managed read transaction."""
-        with self.driver.session(database=self.database) as s:
+        with _unavailable(), self.driver.session(database=self.database) as s:
             return s.execute_read(lambda tx: work(Tx(tx)))
 
     def write(self, work: Callable[[Tx], T]) -> T:
         """Run `work(tx)` in a managed write transaction (all or nothing; retried on transient errors)."""
-        with self.driver.session(database=self.database) as s:
+        with _unavailable(), self.driver.session(database=self.database) as s:
             return s.execute_write(lambda tx: work(Tx(tx)))
 
     def rows(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
@@ -114,17 +138,18 @@ class Database:
         """One named single-statement read as an auto-commit transaction: RUN and PULL in one round trip, where a
         managed read (`one`) adds BEGIN and COMMIT round trips (measured 3.1 vs 4.1 ms median for the context
         window read on a loaded 2-core machine). Retried once on a transient error or a lost connection (a read has
-        nothing to undo). First record as a dict, or None. Same tenant guard as every query."""
+        nothing to undo), but not when the query ran out of transaction memory. First record as a dict, or None.
+        Same tenant guard as every query."""
         text = _checked(name, params)
-        for attempt in (0, 1):
-            try:
-                with self.driver.session(database=self.database, default_access_mode=neo4j.READ_ACCESS) as s:
-                    rec = s.run(text, params).single(strict=False)
-                    return dict(rec.items()) if rec else None
-            except (neo4j.exceptions.TransientError, neo4j.exceptions.ServiceUnavailable,
-                    neo4j.exceptions.SessionExpired):
-                if attempt:
-                    raise
+        with _unavailable():
+            for attempt in (0, 1):
+                try:
+                    with self.driver.session(database=self.database, default_access_mode=neo4j.READ_ACCESS) as s:
+                        rec = s.run(text, params).single(strict=False)
+                        return dict(rec.items()) if rec else None
+                except _UNAVAILABLE as exc:
+                    if attempt or getattr(exc, "code", None) in _MEMORY:
+                        raise
         return None
 
     def execute(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
