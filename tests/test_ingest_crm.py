@@ -386,3 +386,38 @@ def test_exclusive_needs_object_self_and_a_subject_template(tmp_path):
     (tmp_path / "bad.json").write_text(json.dumps(bad))
     with pytest.raises(ValidationError, match=r"objects\.deal\.facts\[0\] \(DEAL_STAGE\).*exclusive"):
         Mapping.load(tmp_path / "bad.json")
+
+
+@pytest.mark.parametrize("manager", [
+    {"manager": "Pat Smith", "manager_id": "c-1"},                       # the contact's own external id
+    {"manager": "Pat Smith", "manager_email": "pat@acme.com"},           # the contact's own email
+    {"manager": "patricia  SMITH"},                                      # the contact's own name
+], ids=["external_id", "email", "name"])
+def test_a_contact_managed_by_itself_costs_that_fact_only(make_services, tenant, manager):
+    """A record whose manager resolves to the contact itself (by external id, email or name, though the mapped
+    names differ) has that REPORTS_TO refused as self_reference, recorded like any refusal; the record's other
+    facts are stored and the job is done."""
+    s = make_services()
+    [ep] = changes(s, tenant, [{"object": "contact", "id": "c-1", "name": "Patricia Smith", "email": "pat@acme.com",
+                                "company": "Acme", "title": "CEO", "changed_at": "2024-01-02", **manager}])
+    job = s.ingest.job_status(tenant, ep.id)
+    assert job.status == "done" and (job.facts_asserted, job.facts_refused) == (2, 1), job
+    [pat] = s.graph.find_entities(tenant, "Patricia Smith", "Person")
+    now = {f.predicate: f for f in s.graph.facts_about(tenant, pat.id)}
+    assert set(now) == {"WORKS_AT", "HAS_TITLE"} and now["HAS_TITLE"].value == "CEO"
+    assert now["WORKS_AT"].object_id == s.graph.find_entities(tenant, "Acme", "Organization")[0].id
+    refused = [(r.reason, r.field, r.episode_id, r.predicate) for r in s.ingest.list_refusals(tenant)]
+    assert refused == [("self_reference", "extraction.facts[2].object", ep.id, "REPORTS_TO")], refused
+
+
+def test_a_namesake_manager_with_another_email_is_not_a_self_reference(make_services, tenant):
+    """Same kind and name, but the manager's email says somebody else: two people, and the fact is stored."""
+    s = make_services()
+    [ep] = changes(s, tenant, [{"object": "contact", "id": "c-1", "name": "Pat Smith", "email": "pat@acme.com",
+                                "manager": "Pat Smith", "manager_email": "pat.senior@acme.com",
+                                "changed_at": "2024-01-02"}])
+    job = s.ingest.job_status(tenant, ep.id)
+    assert job.status == "done" and (job.facts_asserted, job.facts_refused) == (1, 0), job
+    pats = {e.email: e for e in s.graph.find_entities(tenant, "Pat Smith", "Person")}
+    [boss] = [f for f in s.graph.facts_about(tenant, pats["pat@acme.com"].id) if f.predicate == "REPORTS_TO"]
+    assert boss.object_id == pats["pat.senior@acme.com"].id

@@ -16,6 +16,11 @@ Rules enforced:
 - Record order: facts and retractions are applied in the order of the episode's records (a retraction at
   `position` p goes after the first p facts), so a later record's value is asserted after an earlier record's null
   and vice versa. Supersession and out-of-order history are the core's (`graphmem.store.facts.assert_batch`).
+- Self-reference: a fact whose subject and object resolve to the same entity (a contact whose manager is the
+  contact under another name, by external id, email or name) is refused alone by the core
+  (`refuse_self_reference`), where both resolved ids are known; it is recorded as a `self_reference` refusal
+  named by its place among the extraction's facts, counted in `facts_refused` instead of `facts_asserted`, and an
+  exclusive fact refused so displaces nobody. The job's other facts are stored.
 - CRM null retractions (`Retraction.exclusive` False): the facts of (subject, predicate) valid at `r.at` are closed
   through `graphmem.store.facts.retract` (status "retracted", `valid_to` = `r.at`, the episode as provenance); when
   the nulled field named the subject, the retraction names the object and closes the facts of that predicate
@@ -57,7 +62,8 @@ class Screened:
     """An extraction after the write policy, ready to apply.
 
     `facts`: the facts that passed, in record order (the worker may replace them with same-length, same-order
-    disambiguated copies). `entities`: the entity references that passed. `retractions`: (position among `facts`,
+    disambiguated copies). `indexes`: each of `facts`' index among the extraction's facts (what refusals name).
+    `entities`: the entity references that passed. `retractions`: (position among `facts`,
     index among the extraction's retractions, retraction), in record order. `refusals`: the extractor's refusals,
     then the refused facts', then the refused entities'.
     """
@@ -66,6 +72,7 @@ class Screened:
     entities: list[EntityRef]
     retractions: list[tuple[int, int, Retraction]]
     refusals: list[PolicyRefusal]
+    indexes: list[int]
 
 
 def screen_extraction(x: Extracted, settings: Settings, ontology: Ontology, episode_id: str) -> Screened:
@@ -77,7 +84,7 @@ def screen_extraction(x: Extracted, settings: Settings, ontology: Ontology, epis
                      if not r.exclusive or r.position in passed), key=lambda t: (t[0], t[1]))
     entities, bad_entities = screen_entities(x.entities, episode_id, "extraction.entities", settings)
     return Screened(facts=[x.facts[i] for i in ok], entities=entities, retractions=placed,
-                    refusals=x.refusals + [r for _, r in refused] + bad_entities)
+                    refusals=x.refusals + [r for _, r in refused] + bad_entities, indexes=ok)
 
 
 def apply_extraction(db: Database, claim: Claim, x: Extracted, screened: Screened, settings: Settings,
@@ -86,8 +93,10 @@ def apply_extraction(db: Database, claim: Claim, x: Extracted, screened: Screene
 
     In that transaction: check the claim is still held (`jobs.holds`), resolve (create or enrich) the entities and
     the null retractions' targets, assert the facts and apply the retractions in record order (facts in chunks of
-    `settings.bulk_batch_size`), record the refusals, and finish the job "done" with `x.notes` as its reason,
-    `x.usage`, and `stats` plus `facts_retracted` (the facts closed) when `x` has retractions.
+    `settings.bulk_batch_size`), record the refusals (the screened ones and the core's self-references), and
+    finish the job "done" with `x.notes` as its reason, `x.usage`, and `stats` (its `facts_asserted` /
+    `facts_refused`, when given, moved by the self-references) plus `facts_retracted` (the facts closed) when `x`
+    has retractions.
 
     Returns one `AssertOutcome` per fact of `screened.facts`, in order. Raises `LeaseLost` (another worker holds the
     job; nothing written), `InvalidInput`/`NotFound` from entity resolution or assertion (nothing written), or the
@@ -122,10 +131,17 @@ def apply_extraction(db: Database, claim: Claim, x: Extracted, screened: Screene
             todo[pos], displaced = _exclusive(tx, tenant, r, todo[pos], pos, settings)
             outcomes += _assert(tx, tenant, todo[pos:pos + 1], ontology, settings)
             done_upto = pos + 1
-            retracted += len(_displace(tx, tenant, r, todo[pos].object.id, displaced))
+            if not _self_reference(outcomes[-1]):
+                retracted += len(_displace(tx, tenant, r, todo[pos].object.id, displaced))
         outcomes += _assert(tx, tenant, todo[done_upto:], ontology, settings)
-        refusals.record_tx(tx, tenant, screened.refusals)
+        selfrefs = [PolicyRefusal("self_reference", f"extraction.facts[{screened.indexes[k]}].object",
+                                  "the fact's subject and object are the same entity", f.episode_id, f.predicate)
+                    for k, (f, o) in enumerate(zip(todo, outcomes)) if _self_reference(o)]
+        refusals.record_tx(tx, tenant, screened.refusals + selfrefs)
         done_stats = dict(stats)
+        if selfrefs and "facts_asserted" in done_stats:
+            done_stats["facts_asserted"] -= len(selfrefs)
+            done_stats["facts_refused"] = done_stats.get("facts_refused", 0) + len(selfrefs)
         if x.retractions:
             done_stats["facts_retracted"] = retracted
         jobs.finish(tx, claim, "done", reason="; ".join(x.notes)[:1000] or None, usage=x.usage, stats=done_stats)
@@ -135,13 +151,19 @@ def apply_extraction(db: Database, claim: Claim, x: Extracted, screened: Screene
 
 
 def _assert(tx: Tx, tenant: str, facts: list[FactIn], ontology: Ontology, settings: Settings) -> list[AssertOutcome]:
-    """Assert `facts` (a slice of the job's facts) in chunks of `bulk_batch_size`; one `AssertOutcome` per fact."""
+    """Assert `facts` (a slice of the job's facts) in chunks of `bulk_batch_size`; one `AssertOutcome` per fact
+    (a self-reference comes back rejected, `_self_reference`)."""
     out: list[AssertOutcome] = []
     size = settings.bulk_batch_size
     for start in range(0, len(facts), size):
         out += fact_store.assert_batch(tx, tenant, facts[start:start + size], ontology, settings,
-                                       field_prefix="extraction.facts")
+                                       field_prefix="extraction.facts", refuse_self_reference=True)
     return out
+
+
+def _self_reference(outcome: AssertOutcome) -> bool:
+    """Whether the core refused the fact because its subject and object are one entity."""
+    return outcome.action == "rejected" and outcome.reason == fact_store.SELF_REFERENCE
 
 
 def _retract(tx: Tx, tenant: str, r: Retraction, entity_id: str) -> list[str]:

@@ -119,8 +119,9 @@ def oversized_name(ref: EntityRef, field: str, settings: Settings, episode_id: s
 def screen_facts(facts: list[FactIn], settings: Settings, ontology: Ontology | None = None,
                  prefix: str = "facts", names: bool = False) -> tuple[list[int], list[tuple[int, PolicyRefusal]]]:
     """Split `facts` into the indexes that pass and (index, refusal) pairs for those that do not. With `names`
-    (extracted facts) an oversized subject or object name is refused too (`oversized_name`), and a fact whose
-    object is its subject by kind and name (`self_reference`; the core refuses a caller's with a 422)."""
+    (extracted facts) an oversized subject or object name is refused too (`oversized_name`). Whether a fact's
+    object is its subject is known only once both are resolved: the core checks it (`self_reference`,
+    `graphmem.store.facts.assert_batch`; a caller's fact is a 422 instead)."""
     ok, refused = [], []
     for i, f in enumerate(facts):
         r = check_fact(f, f"{prefix}[{i}]", settings, ontology)
@@ -128,10 +129,6 @@ def screen_facts(facts: list[FactIn], settings: Settings, ontology: Ontology | N
             if ref is not None and (r := oversized_name(ref, f"{prefix}[{i}].{side}", settings, f.episode_id,
                                                         f.predicate)):
                 break
-        if names and r is None and f.object is not None and f.object.kind == f.subject.kind \
-                and name_key(f.object.name) == name_key(f.subject.name):
-            r = PolicyRefusal("self_reference", f"{prefix}[{i}].object", "the fact names its subject as its own "
-                              "object", f.episode_id, f.predicate)
         (refused.append((i, r)) if r else ok.append(i))
     return ok, refused
 

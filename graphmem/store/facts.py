@@ -57,9 +57,20 @@ def _at(prefix: str, name: str) -> str:
     return f"{prefix}.{name}" if prefix else name
 
 
+SELF_REFERENCE = "self_reference: subject and object resolve to the same entity"
+"""The `AssertOutcome.reason` of a fact rejected because its subject and object are one entity (with
+`refuse_self_reference`)."""
+
+
 def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Ontology, settings: Settings,
-                 field_prefix: str = "facts") -> list[AssertOutcome]:
+                 field_prefix: str = "facts", refuse_self_reference: bool = False) -> list[AssertOutcome]:
     """Assert `facts` (each with an `episode_id`) under the temporal rules; one `AssertOutcome` per fact.
+
+    A fact whose subject and object resolve to the same entity (by id, strong identifier, external id, email or
+    name, whatever names the two references use) is an `InvalidInput` on "<field>.object"; with
+    `refuse_self_reference` (extracted facts, refused one by one) it is not stored and its outcome is "rejected"
+    with reason `SELF_REFERENCE`, the other facts going ahead. Entity resolution (creation, enrichment) has run
+    for it either way.
 
     Raises `InvalidInput` (unknown predicate, wrong kinds, an entity as its own object, oversized values, missing
     episode_id) or `NotFound`
@@ -93,7 +104,7 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
             refs.append(f.object); ref_fields.append(_at(fld, "object"))
     resolved = entities.resolve(tx, tenant_id, refs, settings, ref_fields)
 
-    rows = []
+    rows: list[tuple | None] = []     # None: a self-reference refused (refuse_self_reference)
     for i, (f, p, fld) in enumerate(zip(facts, preds, fields)):
         subj = resolved[slots[i]]
         obj = resolved[slots[i] + 1] if f.object is not None else None
@@ -105,6 +116,9 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
             raise InvalidInput(f"{_at(fld, 'object')}: {p.name} takes {p.object_kinds}, not {got}",
                                field=_at(fld, "object"))
         if obj is not None and obj.id == subj.id:
+            if refuse_self_reference:
+                rows.append(None)
+                continue
             raise InvalidInput(f"{_at(fld, 'object')}: a fact joins two entities; this one names {subj.name!r} "
                                f"as its own object", field=_at(fld, "object"))
         valid_from = f.valid_from or episode_times[f.episode_id]
@@ -116,7 +130,7 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
     # no timeline to read. The others are locked in id order, then their timelines read, in one round trip.
     timelines: dict[tuple[str, str], list[TimelineFact]] = defaultdict(list)
     links: set[tuple[str, str]] = set()
-    known = [r for r in rows if not r[2].new]
+    known = [r for r in rows if r is not None and not r[2].new]
     if known:
         pairs = sorted({(r[2].id, r[1].name) for r in known})
         for t in tx.one("facts/lock_timelines", tenant_id=tenant_id, ids=sorted({r[2].id for r in known}),
@@ -127,7 +141,11 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
     creates, provenance, closes, unlink_rows, outcomes = [], [], {}, [], []
     new_links: dict[tuple[str, str], None] = {}   # (newer, older) SUPERSEDES links to make, in order
     ttl_until: dict[str, str | None] = {}     # predicate -> retain_until of a fact asserted now (ISO)
-    for (f, p, subj, obj, valid_from), fid in zip(rows, entities.new_ids(len(rows))):
+    for row, fid in zip(rows, entities.new_ids(len(rows))):
+        if row is None:
+            outcomes.append(AssertOutcome(action="rejected", reason=SELF_REFERENCE))
+            continue
+        f, p, subj, obj, valid_from = row
         okey = f"e:{obj.id}" if obj else f"v:{value_key(f.value)}"
         new = Assertion(fid, okey, valid_from, f.valid_to, f.confidence, f.source)
         if p.sensitivity != "none" and f.source == "inferred":
