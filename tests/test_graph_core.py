@@ -141,6 +141,55 @@ def test_schema_7_graph_is_migrated_to_8(db, settings, graph, tenant):
     assert graph.get_episode(tenant, later.id).user_id == "u1"
 
 
+def test_schema_8_graph_gets_terms_of_curly_apostrophes_folded(db, settings, graph, tenant):
+    """Before schema 9 a curly apostrophe split a word in stored terms ("O’Hara" was "o" and "hara"); queries now
+    fold it to the straight one ("o'hara"), so start-up recomputes the terms of every searchable node whose text
+    holds one, tenant by tenant in batches, and search finds them again. Other nodes, and an episode kept out of
+    search, are left as they are."""
+    from graphmem.recall.models import SearchRequest
+    from graphmem.recall.service import RecallService
+    from graphmem.store.fulltext import search_terms
+    from graphmem.store.schema import refold_search_terms
+
+    ep, _ = graph.append_episode(tenant, msg("Fionnuala O\u2019Hara joined Quillfeather"))
+    hidden, _ = graph.append_episode(tenant, msg("API call by O\u2019Hara").model_copy(update={"kind": "event"}),
+                                     extraction_status="skipped", searchable=False)
+    plain, _ = graph.append_episode(tenant, msg("Quillfeather renewal"))
+    graph.assert_facts(tenant, [FactIn(subject=EntityRef(kind="Person", name="Fionnuala O\u2018Hara"),
+                                       predicate="WORKS_AT", object=EntityRef(kind="Organization",
+                                                                              name="Quillfeather"),
+                                       episode_id=ep.id)])
+    recall = RecallService(db, graph)
+
+    def terms():
+        with db.driver.session(database=db.database) as s:
+            return {r["id"]: (r["text"], r["terms"]) for r in s.run(
+                "MATCH (n) WHERE (n:Fact OR n:Episode OR n:Entity) AND n.tenant_id = $t RETURN n.id AS id, "
+                "coalesce(n.statement, n.content, n.search_text) AS text, n.search_terms AS terms", t=tenant)}
+
+    def age():   # what a schema-8 graph holds: the old tokenizer split words at a curly apostrophe
+        with db.driver.session(database=db.database) as s:
+            for nid, (text, t) in terms().items():
+                if t is not None and ("\u2019" in text or "\u2018" in text):
+                    s.run("MATCH (n {id: $id}) SET n.search_terms = $terms", id=nid,
+                          terms=search_terms(tenant, text.replace("\u2019", " ").replace("\u2018", " "))).consume()
+
+    def found():
+        return {h.kind for h in recall.search(tenant, SearchRequest(query="O'Hara", k=10)).hits}
+
+    expected = terms()
+    assert found() == {"fact", "episode", "entity"}
+    age()
+    aged = terms()
+    assert aged != expected and aged[hidden.id][1] is None and aged[plain.id] == expected[plain.id]
+    assert found() == set()
+    db.execute("meta/set_schema", version=8, embedding_dimension=settings.embedding_dimension)
+    assert apply_schema(db, settings.embedding_dimension)["migrated"] is True
+    assert terms() == expected and found() == {"fact", "episode", "entity"}
+    age()
+    assert refold_search_terms(db, batch=1) >= 3 and terms() == expected   # one node a transaction, every one
+
+
 # ---- episodes -------------------------------------------------------------------------------
 def test_episode_idempotent_by_key(graph, db, tenant):
     first, created = graph.append_episode(tenant, msg("hello", key="k1"))

@@ -322,6 +322,19 @@ def test_long_non_ascii_queries_and_inner_apostrophes(recall, graph, tenant):
     for q in ("O'Sullivan", "o'shea"):
         assert [h.id for h in recall.search(tenant, SearchRequest(query=q, targets=["episode"])).hits] == [sean], q
 
+
+@pytest.mark.parametrize("mark", ["\u2019", "\u2018", "\u02bc"], ids=["U+2019", "U+2018", "U+02BC"])
+def test_a_curly_apostrophe_is_an_apostrophe(recall, graph, tenant, mark):
+    """A right or left single quotation mark, or a modifier-letter apostrophe, in a query or in stored text is the
+    straight one: "O’Sullivan" picks Liam O'Sullivan, not Sullivan Ltd, and "Niamh O’Brien" is found as O'Brien."""
+    ep, _ = graph.append_episode(tenant, EpisodeIn(content="intro", occurred_at=T0, idempotency_key="apostrophes"))
+    graph.assert_facts(tenant, [
+        FactIn(subject=P("Liam O'Sullivan"), predicate="WORKS_AT", object=O("Sullivan Ltd"), episode_id=ep.id),
+        FactIn(subject=P(f"Niamh O{mark}Brien"), predicate="KNOWS", object=P("Liam O'Sullivan"), episode_id=ep.id)])
+    assert recall.resolve_entity(tenant, query=f"O{mark}Sullivan").name == "Liam O'Sullivan"
+    assert recall.resolve_entity(tenant, query="O'Brien").name == f"Niamh O{mark}Brien"
+    assert recall.resolve_entity(tenant, query=f"o{mark}brien").name == f"Niamh O{mark}Brien"
+
 def test_busy_tenant_never_crowds_out_a_small_one(recall, graph, tenant):
     """Another tenant holds many short episodes with the same words. Searching the small tenant with a tiny
     over-fetch still finds its own episode, for words Lucene keeps whole (prefixed terms) and for Han text, which

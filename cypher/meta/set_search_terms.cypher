@@ -1,4 +1,5 @@
-// Schema migration 4 -> 5: store the search_terms computed by graphmem.store.fulltext. $rows: [{eid, terms}].
+// Schema migrations 4 -> 5 and 8 -> 9: store the search_terms computed by graphmem.store.fulltext.
+// $rows: [{eid, terms}].
 UNWIND $rows AS r
 MATCH (n) WHERE elementId(n) = r.eid AND n.tenant_id = $tenant_id
 SET n.search_terms = r.terms

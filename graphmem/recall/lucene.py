@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from graphmem.store.fulltext import WORD, tenant_query
+from graphmem.store.fulltext import tenant_query, words as _tokens
 
 _SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/]|&&|\|\|)')
 
@@ -30,7 +30,7 @@ def escape(term: str) -> str:
 
 
 def _words(text: str) -> list[str]:
-    words = [re.sub(r"'s$", "", w.lower()) for w in WORD.findall(text)]   # a possessive only: O'Sullivan stays
+    words = [re.sub(r"'s$", "", w) for w in _tokens(text)]   # a possessive only: O'Sullivan stays
     return [w for w in words if w]
 
 

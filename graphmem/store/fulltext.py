@@ -1,7 +1,7 @@
 """Per-tenant full-text terms: what the Lucene full-text indexes (`entity_text`, `fact_text`, `episode_text`) hold.
 
 Every searchable node stores `search_terms`: the words of its text (a fact's statement, an episode's content, an
-entity's name and aliases), lower-cased, Lucene's English stop words left out, each prefixed with its tenant's
+entity's name and aliases; `words`, which queries share), lower-cased, Lucene's English stop words left out, each prefixed with its tenant's
 `tenant_prefix` ("t<digits>_"). The index's English analyzer still stems each term (Porter) and strips possessives;
 the prefix has no vowel, so Porter's measure, and hence the stem, is that of the bare word (except that a leading
 "y" now counts as a vowel; index and query terms go through the same analyzer, so they still match).
@@ -32,6 +32,10 @@ import re
 from graphmem.store.db import require_tenant, tenant_token
 
 WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
+# Apostrophes folded to the straight one before `WORD` splits text (typed text and LLM output use the right single
+# quotation mark for it): right and left single quotation marks, modifier letter apostrophe.
+APOSTROPHES = "\u2019\u2018\u02bc"
+_FOLD = str.maketrans(dict.fromkeys(APOSTROPHES, "'"))
 # Lucene's EnglishAnalyzer stop set (EnglishAnalyzer.ENGLISH_STOP_WORDS_SET): the index never held these words.
 INDEX_STOP_WORDS = frozenset("a an and are as at be but by for if in into is it no not of on or such that the "
                              "their then there these they this to was will with".split())
@@ -53,8 +57,10 @@ def tenant_prefix(tenant_id: str) -> str:
 
 
 def words(text: str) -> list[str]:
-    """Lower-cased word tokens of `text` in order (letters and digits, with inner apostrophes: "dana's")."""
-    return [w.lower() for w in WORD.findall(text or "")]
+    """Lower-cased word tokens of `text` in order (letters and digits, with inner apostrophes: "dana's"; a curly or
+    modifier-letter apostrophe, `APOSTROPHES`, is the straight one: "O’Sullivan" -> "o'sullivan"). The one
+    tokenizer of stored terms (`search_terms`) and of queries (`graphmem.recall.lucene`)."""
+    return [w.lower() for w in WORD.findall((text or "").translate(_FOLD))]
 
 
 def search_terms(tenant_id: str, text: str) -> str:

@@ -17,15 +17,19 @@ tenant in batches. Version 7 keeps the records of API writes (episodes "API call
 edge, so that paths as known before the close walk it (cypher/recall/around): an older graph gets both at start-up.
 Version 8 gives an episode stored without a user_id in a session that has a user that user's id (as
 graphmem.store.episodes.append now does), so the user's search scope, erasure and legal holds cover it.
+Version 9 folds curly and modifier-letter apostrophes to the straight one when text becomes terms
+(graphmem.store.fulltext.words: "O’Sullivan" is one term, "o'sullivan", where it was "o" and "sullivan"): the
+searchable nodes whose text holds one get their search_terms again (`refold_search_terms`), so queries, folded the
+same way, find them.
 """
 from __future__ import annotations
 
 import cypher
 from graphmem.errors import SchemaMismatch
 from graphmem.store.db import Database, tenant_token
-from graphmem.store.fulltext import search_terms
+from graphmem.store.fulltext import APOSTROPHES, search_terms
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 BACKFILL_BATCH = 10_000
 FULLTEXT_INDEXES = ("entity_text", "fact_text", "episode_text")
 VECTOR_INDEXES = ("entity_embedding", "fact_embedding", "episode_embedding")
@@ -87,6 +91,9 @@ def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict
         while db.execute("meta/episode_users_from_sessions", limit=BACKFILL_BATCH)[0]["updated"]:
             pass
         migrated = True
+    if recorded and (recorded["version"] or 1) < 9:   # terms of text with curly apostrophes, folded
+        refold_search_terms(db)
+        migrated = True
     db.execute("meta/set_schema", version=SCHEMA_VERSION, embedding_dimension=dimension)
     return {"version": SCHEMA_VERSION, "embedding_dimension": dimension, "migrated": migrated}
 
@@ -103,6 +110,21 @@ def backfill_search_terms(db: Database, batch: int = BACKFILL_BATCH) -> int:
                 break
             done += db.execute("meta/set_search_terms", tenant_id=tenant, rows=[
                 {"eid": n["eid"], "terms": search_terms(tenant, n["text"])} for n in nodes])[0]["updated"]
+    return done
+
+
+def refold_search_terms(db: Database, batch: int = BACKFILL_BATCH) -> int:
+    """Recompute `search_terms` of the searchable nodes whose text holds a curly or modifier-letter apostrophe
+    (`graphmem.store.fulltext.APOSTROPHES`; schema 8 -> 9), one tenant and `batch` nodes per transaction, walking
+    each tenant's nodes by id (`meta/apostrophe_terms`), so every such node is read once; safe to re-run after an
+    interruption (the terms come out the same). Returns the number of nodes updated."""
+    done, marks = 0, list(APOSTROPHES)
+    for row in db.rows("meta/apostrophe_terms_tenants", marks=marks):
+        tenant, after = row["tenant_id"], ""
+        while nodes := db.rows("meta/apostrophe_terms", tenant_id=tenant, marks=marks, after=after, limit=batch):
+            done += db.execute("meta/set_search_terms", tenant_id=tenant, rows=[
+                {"eid": n["eid"], "terms": search_terms(tenant, n["text"])} for n in nodes])[0]["updated"]
+            after = nodes[-1]["id"]
     return done
 
 
