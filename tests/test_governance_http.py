@@ -123,3 +123,26 @@ def test_forget_hold_retention_sweep_and_audit_routes(services, client_for, tena
     swept = admin.post("/v1/admin/sweep", json={"tenant_id": tenant})
     assert swept.status_code == 200 and set(swept.json()["tenants"]) <= {tenant}
     assert agent.post("/v1/admin/sweep", json={"tenant_id": tenant}).status_code == 403
+
+
+def test_receipts_and_their_openapi_examples_list_every_kind(services, client_for, tenant):
+    """POST /v1/admin/sweep answers counts and totals by every kind the sweeper counts (only stamped_facts, 7,
+    was listed), and the OpenAPI examples of the forget and sweep receipts list the very kinds the receipts do."""
+    from graphmem.governance.models import ERASURE_KINDS, SWEEP_KINDS
+    ep = _episode(services, tenant, "Dana works on payroll", user="u7", session="s7")
+    _fact(services, tenant, ep, "WORKING_ON", "payroll")
+    admin, agent = client_for("ops", "admin"), client_for(tenant, "agent")
+    for _ in range(2):   # the second sweep has nothing to do: a receipt of zeros, not a missing tenant
+        swept = admin.post("/v1/admin/sweep", json={"tenant_id": tenant})
+        assert swept.status_code == 200, swept.text
+        body = swept.json()
+        assert list(body["tenants"][tenant]["counts"]) == sorted(SWEEP_KINDS) and list(body["totals"]) == sorted(SWEEP_KINDS)
+    assert set(body["tenants"][tenant]["counts"].values()) == {0}
+    forgot = agent.post("/v1/forget", json={"user_id": "u7"}).json()
+    assert list(forgot["counts"]) == sorted(ERASURE_KINDS)
+
+    paths = agent.get("/v1/openapi.json").json()["paths"]
+    example = lambda path: paths[path]["post"]["responses"]["200"]["content"]["application/json"]["example"]  # noqa: E731
+    assert list(example("/v1/forget")["counts"]) == list(forgot["counts"])
+    sweep = example("/v1/admin/sweep")
+    assert list(sweep["totals"]) == list(sweep["tenants"]["acme"]["counts"]) == sorted(SWEEP_KINDS)

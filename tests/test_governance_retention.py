@@ -24,7 +24,7 @@ def test_fact_class_ttls_expire_with_the_clock(gov, graph, db, tenant):
     works = fact(graph, tenant, person("Dana"), "WORKS_AT", e, obj=org("Globex")).fact_id         # employment: none
     now = utcnow()
     early = gov.sweep(tenant, now + timedelta(days=41))
-    assert "facts" not in early.totals
+    assert early.totals["facts"] == 0
     assert fact_node(db, working) is not None
 
     receipt = gov.sweep(tenant, now + timedelta(days=43))
@@ -75,8 +75,7 @@ def test_episode_retention_sweeps_episodes_but_facts_keep_their_own_ttl(gov, gra
     now = utcnow()
 
     receipt = gov.sweep(tenant, now + timedelta(days=29))
-    counts = receipt.tenants[tenant].counts if tenant in receipt.tenants else {}
-    assert "episodes" not in counts                                # nothing is due yet
+    assert receipt.tenants[tenant].counts["episodes"] == 0         # nothing is due yet
 
     receipt = gov.sweep(tenant, now + timedelta(days=31))
     assert receipt.tenants[tenant].counts["episodes"] == 2
@@ -135,3 +134,24 @@ def test_sweeping_never_touches_another_tenant(gov, graph, db, tenant):
     assert receipt.totals["episodes"] == 1 and receipt.totals["facts"] == 1 and list(receipt.tenants) == [tenant]
     assert tenant_counts(db, other) == before
     assert tenant in gov.sweeper.tenants() and other in gov.sweeper.tenants()
+
+
+def test_sweep_receipts_list_every_kind_they_count(gov, graph, db, tenant):
+    """A sweep receipt, its totals and its audit record list every kind the sweeper counts, zero or not (a client
+    indexing counts["episodes"] got a KeyError when only facts were stamped), as forget receipts do; the tenant a
+    sweep names has its receipt even when nothing was due."""
+    from graphmem.governance.models import SWEEP_KINDS
+    e = episode(graph, tenant, "Dana is working on the audit")
+    fact(graph, tenant, person("Dana"), "WORKING_ON", e, value="the audit")
+    raw(db, "MATCH (f:Fact {tenant_id: $t}) REMOVE f.retain_until, f.retention_basis", t=tenant)   # due a stamp
+    receipt = gov.sweep(tenant)
+    counts = receipt.tenants[tenant].counts
+    assert list(counts) == sorted(SWEEP_KINDS) and counts["stamped_facts"] == 1 and counts["episodes"] == 0
+    assert receipt.totals == counts
+    quiet = gov.sweep(tenant)
+    assert quiet.tenants[tenant].counts == dict.fromkeys(sorted(SWEEP_KINDS), 0) == quiet.totals
+    assert quiet.tenants[tenant].audit_id is None                  # nothing removed, nothing audited
+    gov.retention.update(tenant, RetentionSettings(episode_retention_days=1))
+    swept = gov.sweep(tenant, utcnow() + timedelta(days=400)).tenants[tenant]
+    assert swept.counts["episodes"] == 1 and swept.counts["sessions"] == 0 and list(swept.counts) == sorted(SWEEP_KINDS)
+    assert gov.audit_records(tenant)[0].counts == swept.counts

@@ -11,14 +11,21 @@ from pydantic import Field, model_validator
 from api.deps import Admin, PageDep, ServicesDep, Writer
 from api.pages import ItemPage
 from graphmem.errors import InvalidInput
-from graphmem.governance.models import AuditRecord, Hold, Receipt, RetentionSettings, RetentionView, SweepReceipt
+from graphmem.governance.models import (ERASURE_KINDS, SWEEP_KINDS, AuditRecord, Hold, Receipt, RetentionSettings,
+                                        RetentionView, SweepReceipt, every_kind)
 from graphmem.models import Input
 
 router = APIRouter(tags=["governance"])
 
+# The examples list every kind a receipt lists (the receipts' own kinds, filled the receipts' way), so they cannot
+# drift from what the routes answer.
 RECEIPT_EXAMPLE = {"action": "forget", "target_kind": "user", "at": "2024-05-01T09:00:00Z", "audit_id": "9f1c...",
-                   "counts": {"episodes": 12, "facts": 7, "facts_kept": 1, "entities": 3, "summaries": 1, "pins": 2,
-                              "sessions": 2, "refusals": 0}}
+                   "counts": every_kind(ERASURE_KINDS, {"episodes": 12, "facts": 7, "facts_kept": 1, "entities": 3,
+                                                        "aliases": 4, "external_ids": 1, "summaries": 1, "pins": 2,
+                                                        "sessions": 2, "turn_receipts": 5, "consents": 1,
+                                                        "facts_reopened": 1})}
+SWEEP_COUNTS_EXAMPLE = every_kind(SWEEP_KINDS, {"stamped_facts": 7, "episodes": 40, "facts": 3, "facts_kept": 2,
+                                                "summaries": 1})
 
 
 class ForgetRequest(Input):
@@ -117,9 +124,9 @@ class SweepRequest(Input):
 
 @router.post("/v1/admin/sweep", response_model=SweepReceipt, summary="Run the sweeper now (removes expired data)",
              responses={200: {"content": {"application/json": {"example": {
-                 "at": "2024-05-01T09:00:00Z", "totals": {"episodes": 40, "facts": 3},
+                 "at": "2024-05-01T09:00:00Z", "totals": SWEEP_COUNTS_EXAMPLE,
                  "tenants": {"acme": {"action": "sweep", "target_kind": "tenant", "at": "2024-05-01T09:00:00Z",
-                                      "counts": {"episodes": 40, "facts": 3}}}}}}}})
+                                      "audit_id": "5d0a...", "counts": SWEEP_COUNTS_EXAMPLE}}}}}}})
 def sweep(body: SweepRequest, _: Admin, services: ServicesDep) -> SweepReceipt:
     return services.governance.sweep(body.tenant_id)
 

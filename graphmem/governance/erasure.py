@@ -24,7 +24,7 @@ from typing import Literal
 
 from graphmem.errors import InvalidInput, NotFound, Refused
 from graphmem.governance import audit
-from graphmem.governance.models import Receipt, TargetKind
+from graphmem.governance.models import ERASURE_KINDS, Receipt, TargetKind, every_kind
 from graphmem.store import Database, require_tenant
 from graphmem.store.db import Tx
 from graphmem.timeutil import to_utc, utcnow
@@ -33,10 +33,6 @@ USER_KEY = "user:{}"
 """External-id key that marks a user's own entity (EntityRef.external_ids=["user:<user_id>"])."""
 
 Mode = Literal["erase", "expire"]
-ERASURE_KINDS = ("episodes", "facts", "facts_kept", "entities", "aliases", "external_ids", "summaries", "pins",
-                 "sessions", "refusals", "turn_receipts", "consents", "facts_reopened", "facts_extended",
-                 "links_repaired")
-"""Kinds every erasure receipt lists, zero or not (docs/governance.md), so a client can index any of them."""
 
 
 def _native(v):
@@ -156,7 +152,7 @@ class Eraser:
         if kind == "user":
             counts["consents"] = tx.one("governance/delete_user_consent", tenant_id=tenant_id,
                                         subject=USER_KEY.format(target))["deleted"]
-        return {k: counts.get(k, 0) for k in sorted(set(ERASURE_KINDS) | set(counts))}
+        return every_kind(ERASURE_KINDS, counts)
 
     def _cascade(self, tx: Tx, tenant_id: str, mode: Mode, episodes: list[str], sessions: list[str],
                  forced_facts: list[str], forced_entities: list[str], now: datetime, field: str = "") -> Counter:

@@ -14,6 +14,20 @@ HoldKind = Literal["user", "session", "episode"]
 TargetKind = Literal["user", "session", "episode", "fact"]
 Days = int | None
 
+EXPIRY_KINDS = ("episodes", "facts", "facts_kept", "entities", "aliases", "external_ids", "summaries", "pins",
+                "sessions", "refusals", "turn_receipts")
+"""What the cascade counts in both modes, erasure (forget) and expiry (the sweeper)."""
+ERASURE_KINDS = EXPIRY_KINDS + ("consents", "facts_reopened", "facts_extended", "links_repaired")
+"""Kinds every erasure (forget) receipt lists, zero or not (docs/governance.md), so a client can index any of them."""
+SWEEP_KINDS = ("hold_flags_changed", "stamped_facts", "stamped_episodes") + EXPIRY_KINDS
+"""Kinds every sweep receipt (and a sweep's totals) lists, zero or not (docs/governance.md)."""
+
+
+def every_kind(kinds: tuple[str, ...], counts: dict[str, int]) -> dict[str, int]:
+    """A receipt's counts: every kind of `kinds` (0 when not counted) and any other kind `counts` holds, sorted by
+    kind. The one way erasure and sweep receipts are filled, so a client can index any documented kind."""
+    return {k: counts.get(k, 0) for k in sorted(set(kinds) | set(counts))}
+
 
 class RetentionSettings(Input):
     """A tenant's retention policy. `None` means "keep until erased" (no expiry).
@@ -59,9 +73,9 @@ class Hold(BaseModel):
 
 
 class Receipt(BaseModel):
-    """What an erasure or a sweep removed: counts by kind (episodes, facts, entities, aliases, external_ids,
-    summaries, pins, sessions, refusals, facts_kept, facts_reopened, facts_extended, links_repaired, ...),
-    when (UTC) and the audit record written for it."""
+    """What an erasure or a sweep removed: counts by kind, every kind listed even when 0 (`ERASURE_KINDS` for
+    forget, `SWEEP_KINDS` for a sweep), when (UTC) and the audit record written for it (none for a sweep that
+    removed nothing)."""
 
     action: Literal["forget", "sweep", "reject"]
     target_kind: TargetKind | Literal["tenant"]
@@ -71,7 +85,8 @@ class Receipt(BaseModel):
 
 
 class SweepReceipt(BaseModel):
-    """A sweep over one or more tenants: one receipt per tenant that had anything to do, and the totals."""
+    """A sweep over one or more tenants: one receipt per tenant that had anything to do (the tenant a sweep names
+    always has one), and the totals, by every kind of `SWEEP_KINDS` like each receipt."""
 
     at: UtcDatetime
     tenants: dict[str, Receipt] = Field(default_factory=dict)

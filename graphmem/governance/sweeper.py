@@ -5,7 +5,7 @@ in order: sync legal-hold flags, stamp `retain_until` where missing or stale (se
 sessions idle past the session TTL (with their episodes, pins and summaries), expire episodes past their
 retention, then facts past their TTL. Held data is never selected. Each batch of `settings.sweep_batch_size`
 records is one transaction through the cascade in "expire" mode (`Eraser.expire`); a tenant that had anything
-removed gets one audit record (action "sweep").
+removed gets one audit record (action "sweep"). Receipts and totals list every kind of `SWEEP_KINDS`, zero or not.
 
 `graphmem worker` calls `Sweeper.run_once()` every `settings.sweep_interval_s` seconds (or runs
 `run_periodically(stop_event)` in a thread); `POST /v1/admin/sweep` runs it on demand.
@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 
 from graphmem.governance import audit
 from graphmem.governance.erasure import Eraser
-from graphmem.governance.models import Receipt, SweepReceipt
+from graphmem.governance.models import SWEEP_KINDS, Receipt, SweepReceipt, every_kind
 from graphmem.governance.retention import Retention
 from graphmem.settings import Settings
 from graphmem.store import Database, require_tenant
@@ -46,8 +46,9 @@ class Sweeper:
         return self.sweep(None, now)
 
     def sweep(self, tenant_id: str | None = None, now: datetime | None = None) -> SweepReceipt:
-        """Sweep one tenant (`tenant_id`) or, with None, every tenant. Returns per-tenant receipts (only tenants
-        where something was stamped or removed) and totals. Raises `TenantRequired` for an empty tenant id."""
+        """Sweep one tenant (`tenant_id`) or, with None, every tenant. Returns per-tenant receipts (the named
+        tenant's always; over every tenant, those where something was stamped or removed) and totals, each by every
+        kind of `SWEEP_KINDS`. Raises `TenantRequired` for an empty tenant id."""
         now = to_utc(now, "now") if now else utcnow()
         if tenant_id is not None:
             require_tenant(tenant_id)
@@ -61,14 +62,15 @@ class Sweeper:
                     raise
                 log.exception("sweep failed for tenant %s", t)
                 continue
-            if receipt.counts:
+            if tenant_id is not None or any(receipt.counts.values()):
                 out.tenants[t] = receipt
                 totals.update(receipt.counts)
-        out.totals = dict(sorted(totals.items()))
+        out.totals = every_kind(SWEEP_KINDS, totals)
         return out
 
     def sweep_tenant(self, tenant_id: str, now: datetime) -> Receipt:
-        """Sweep one tenant at `now`. Returns its receipt (counts may be empty)."""
+        """Sweep one tenant at `now`. Returns its receipt (counts by every kind of `SWEEP_KINDS`, zeros included;
+        an audit record only when something was removed)."""
         counts: Counter = Counter()
         counts["hold_flags_changed"] = self.retention.sync_holds(tenant_id)
         stamped = self.retention.stamp(tenant_id)
@@ -96,14 +98,13 @@ class Sweeper:
             return len(ids), self.eraser.expire(tx, tenant_id, fact_ids=ids, now=now)
         self._loop(facts_batch, counts)
 
-        counts = Counter({k: v for k, v in counts.items() if v})
-        removed = {k: v for k, v in counts.items() if not k.startswith(("stamped_", "hold_", "facts_kept"))}
+        full = every_kind(SWEEP_KINDS, counts)
+        removed = [k for k, v in full.items() if v and not k.startswith(("stamped_", "hold_", "facts_kept"))]
         audit_id = None
         if removed:
-            audit_id = self.db.write(lambda tx: audit.write(tx, tenant_id, "sweep", "tenant", None,
-                                                            dict(sorted(counts.items())), now, "sweeper")).id
-        return Receipt(action="sweep", target_kind="tenant", counts=dict(sorted(counts.items())), at=now,
-                       audit_id=audit_id)
+            audit_id = self.db.write(lambda tx: audit.write(tx, tenant_id, "sweep", "tenant", None, full, now,
+                                                            "sweeper")).id
+        return Receipt(action="sweep", target_kind="tenant", counts=full, at=now, audit_id=audit_id)
 
     def _loop(self, batch, counts: Counter) -> None:
         size = self.settings.sweep_batch_size
