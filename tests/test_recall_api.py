@@ -232,6 +232,11 @@ def test_predicates_and_kinds_are_checked_everywhere(client_for, crm_api):
         assert r.status_code == 422 and r.json()["field"] == field, (body, r.text)
     for route, params, field in (("/v1/recall/who-at", {"org": "Globex", "member_predicate": "WORK_AT"},
                                   "member_predicate"),
+                                 # a predicate whose object is a value: nobody is "at" a title, so never an answer
+                                 ("/v1/recall/who-at", {"org": "Globex", "member_predicate": "HAS_TITLE"},
+                                  "member_predicate"),
+                                 ("/v1/recall/who-at", {"org": "Nowhere Inc", "member_predicate": "has_title"},
+                                  "member_predicate"),
                                  (carol, {"predicate": "WORK_AT"}, "predicate[0]"),
                                  (f"{carol[:-len('/neighbourhood')]}/paths/{ids['Sam Me']}", {"predicate": "WORK_AT"},
                                   "predicate[0]"),

@@ -548,6 +548,10 @@ def test_who_at_org_reports_to_cfo(recall, crm):
     assert {m.entity.id for m in everyone} == {ids["Dana Smith"], ids["Carol Jones"], ids["Bob Lee"], ids["Eve Adams"]}
     cfo = recall.who_at(tenant, ids["Globex"], predicate="HAS_TITLE", value="CFO")
     assert [m.entity.id for m in cfo] == [ids["Carol Jones"]]
+    # membership needs a predicate that points at an entity: HAS_TITLE's object is a value, so nobody is "at" it
+    with pytest.raises(InvalidInput) as err:
+        recall.who_at(tenant, ids["Globex"], member_predicate="has_title")
+    assert err.value.field == "member_predicate" and "HAS_TITLE" in err.value.detail
 
 
 def test_multihop_bad_input_and_isolation(recall, crm, tenant):

@@ -99,10 +99,15 @@ class RecallService:
         raise InvalidInput(f"{field}: give an id, a name or a query", field=field)
 
     def entity_kinds_of(self, tenant_id: str, predicate: str, field: str = "member_predicate") -> list[str]:
-        """The entity kinds the tenant's ontology allows as `predicate`'s object (no literal, no wildcard): what an
-        organisation named for "who at X" should be. `InvalidInput` naming `field` for an unknown predicate."""
-        return [k for k in self.graph.ontology(tenant_id).get(predicate.upper(), field).object_kinds
-                if k not in (LITERAL, ANY_KIND)]
+        """The entity kinds the tenant's ontology allows as `predicate`'s object (no literal, no wildcard; empty
+        for a wildcard): what an organisation named for "who at X" should be. `InvalidInput` naming `field` for an
+        unknown predicate, or for one whose object is only ever a literal value (HAS_TITLE: no entity is "at" it,
+        so a membership by it could never match)."""
+        p = self.graph.ontology(tenant_id).get(predicate.upper(), field)
+        if all(k == LITERAL for k in p.object_kinds):
+            raise InvalidInput(f"{field}: {p.name} takes a literal value, not an entity, as its object; a membership "
+                               "predicate points at the organisation (e.g. WORKS_AT)", field=field)
+        return [k for k in p.object_kinds if k not in (LITERAL, ANY_KIND)]
 
     def entity(self, tenant_id: str, entity_id: str, *, field: str = "entity_id") -> Entity:
         """The tenant's entity `entity_id`; `NotFound` naming `field` (the request field that carried the id)."""
@@ -200,15 +205,16 @@ class RecallService:
         is `object_id`, or whose object has a `via_predicate` fact with value `via_value`, all as known at
         `known_at` (transaction time; default now). Example: people currently WORKS_AT Globex who REPORTS_TO the
         person who HAS_TITLE CFO: `who_at(t, globex, predicate="REPORTS_TO", via_predicate="HAS_TITLE",
-        via_value="CFO")`. Raises `InvalidInput` (a condition without its predicate) and `NotFound` (an `org_id` or
+        via_value="CFO")`. Raises `InvalidInput` (a condition without its predicate; a predicate the tenant lacks;
+        a `member_predicate` whose object is a literal value, `entity_kinds_of`) and `NotFound` (an `org_id` or
         `object_id` that is not this tenant's entity, fields org_id / object_id)."""
         require_tenant(tenant_id)
         if (value or object_id or via_predicate) and not predicate:
             raise InvalidInput("value, object_id and via_predicate need a predicate", field="predicate")
         if via_value and not via_predicate:
             raise InvalidInput("via_value needs via_predicate", field="via_predicate")
-        for name, fld in ((member_predicate, "member_predicate"), (predicate, "predicate"),
-                          (via_predicate, "via_predicate")):
+        self.entity_kinds_of(tenant_id, member_predicate, "member_predicate")
+        for name, fld in ((predicate, "predicate"), (via_predicate, "via_predicate")):
             self.graph.known_predicates(tenant_id, [name] if name else None, fld, indexed=False)
         self.entity(tenant_id, org_id, field="org_id")
         if object_id:
