@@ -160,7 +160,7 @@ def ask(client: httpx.Client, sample: dict, dia_of: dict[str, str], qa: list[tup
         out["ranked"].append({"sample_id": sid, "qa_index": qi, "ranked": ranked_from_hits(res["hits"], dia_of)})
         for b in budgets:
             # the window is the conversation's user's (the turns' user_id): a window without a user sees no
-            # session-less episode of a user (`_filter_hits` in graphmem/context/service.py)
+            # session-less episode of a user (`Viewer` in graphmem/recall/models.py)
             body = {"query": q["question"], "budget_tokens": b, "model": model, "system_policy": POLICY,
                     "user_id": sid}
             for attempt in range(retries + 1):
@@ -502,7 +502,7 @@ def markdown(out: dict) -> str:
               "observations as `OBSERVED` facts (POST /v1/facts, subject = the speaker, episode_id = the cited turn). "
               f"Episodes carry session_id: {p['turn_sessions']} (`--turn-sessions`; the context call, made as the "
               "conversation's user, retrieves only episodes of its own session or of no session and that user - "
-              "`_filter_hits` in graphmem/context/service.py - so "
+              "`Viewer` in graphmem/recall/models.py - so "
               "with LoCoMo's `session_<n>` on every turn, a new session's window could cite turns only through "
               "facts; and without sessions episodes have no NEXT chain, so search's reply rule - `_with_replies` in "
               "graphmem/recall/search.py - does not apply: that, not the k or the way hits become turns, is why the "

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -18,6 +18,12 @@ from graphmem.models import KIND_RE, PREDICATE_RE
 
 LITERAL = "literal"
 ANY_KIND = "*"
+
+Sensitivity = Literal["none", "health", "finance", "legal"]
+# The sensitive fact classes (DESIGN.md "Ingestion": health, finance, legal): a predicate's `sensitivity` names one.
+# An inferred fact of a sensitive predicate is held as a candidate (graphmem.store.facts); a fact of a sensitive
+# class enters a context window only through a provenance episode that session may see (graphmem.recall.models.Viewer).
+SENSITIVE_CLASSES: tuple[str, ...] = tuple(s for s in get_args(Sensitivity) if s != "none")
 
 
 class Predicate(BaseModel):
@@ -29,7 +35,7 @@ class Predicate(BaseModel):
     subject_kinds: list[str]
     object_kinds: list[str]
     fact_class: str
-    sensitivity: Literal["none", "health", "finance", "legal"] = "none"
+    sensitivity: Sensitivity = "none"
     template: str = "{subject} {predicate} {object}"
     ttl_days: int | None = Field(default=None, ge=1)
 
@@ -49,6 +55,11 @@ class Predicate(BaseModel):
         if not v:
             raise ValueError("at least one kind is required")
         return v
+
+    @property
+    def sensitive(self) -> bool:
+        """True for a predicate of a sensitive class (`SENSITIVE_CLASSES`): its `sensitivity` names one."""
+        return self.sensitivity != "none"
 
     @property
     def single_valued(self) -> bool:

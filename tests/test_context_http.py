@@ -146,3 +146,77 @@ def test_concurrent_retries_of_a_turn_with_a_pin_all_get_its_answer(client_for, 
     assert len({tuple(r.json()["episode_ids"]) for r in replies}) == 1
     assert {r.json()["pins"]["order_id"] for r in replies} == {1}
     assert len(clients[0].get("/v1/sessions/tab-race/episodes").json()["items"]) == 1
+
+
+def window(c, sid, query, user_id=None, budget=2000):
+    body = {"query": query, "budget_tokens": budget, "system_policy": POLICY}
+    r = c.post(f"/v1/sessions/{sid}/context", json={**body, **({"user_id": user_id} if user_id else {})})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_other_users_matches_do_not_push_a_users_own_memory_out(client_for, tenant):
+    """The window's search ranks only what the session may see: 25 other users' episodes that match the query
+    better no longer fill the top k and leave the user's own episode out (the hits were filtered after ranking)."""
+    c = client_for(tenant)
+    others = [{"content": f"My favourite colour is teal, says other{i}.", "occurred_at": "2024-05-01T09:00:00Z",
+               "user_id": f"other{i}"} for i in range(25)]
+    assert c.post("/v1/episodes/batch", json={"episodes": others}).status_code == 201
+    mine = {"content": "My favourite colour is teal and my locker code is 77", "occurred_at": "2024-05-01T10:00:00Z",
+            "user_id": "u1"}
+    assert c.post("/v1/episodes", json=mine).status_code == 201
+    assert c.post("/v1/sessions", json={"id": "s1", "user_id": "u1"}).status_code == 201
+    w = window(c, "s1", "what is my favourite colour?")
+    retrieved = [p for p in w["pieces"] if p["tier"] == "retrieved"]
+    assert any("locker code is 77" in p["text"] for p in retrieved), w["text"]
+    assert "says other" not in w["text"], w["text"]
+    plain = c.post("/v1/search", json={"query": "what is my favourite colour?", "k": 8, "targets": ["episode"]})
+    assert plain.status_code == 200 and len(plain.json()["hits"]) == 8      # plain search: unchanged, tenant-wide
+    assert sum("says other" in h["text"] for h in plain.json()["hits"]) >= 7
+
+
+def test_sensitive_facts_stay_with_the_sessions_that_said_them(client_for, tenant):
+    """A health, finance or legal fact enters a window only through a provenance episode that session may see
+    (never through another user's, never through consent), and a window's fact citations list only the episodes
+    the session may see."""
+    c = client_for(tenant)
+
+    def say(sid, user, key, text):
+        r = c.post(f"/v1/sessions/{sid}/turns", json={"idempotency_key": key, "user_id": user, "episodes": [
+            {"role": "user", "content": text, "occurred_at": "2024-05-01T09:00:00Z"}]})
+        assert r.status_code == 201, r.text
+        return r.json()["episode_ids"][0]
+
+    def facts(items):
+        r = c.post("/v1/facts", json={"facts": items})
+        assert r.status_code in (200, 201) and all(o["action"] != "rejected" for o in r.json()["outcomes"]), r.text
+
+    ursula = {"kind": "Person", "name": "Ursula One"}
+    e1 = say("s1", "u1", "t1", "I am Ursula One, I work at Initrode and I have asthma.")
+    e2 = say("s2", "u2", "t1", "Hello, I am Ulrich Two. Ursula One works at Initrode, I hear.")
+    say("s1b", "u1", "t1", "Hi again")
+    facts([{"subject": ursula, "predicate": "HAS_HEALTH_CONDITION", "value": "asthma", "source": "user_explicit",
+            "episode_id": e1},
+           {"subject": ursula, "predicate": "WORKS_AT", "object": {"kind": "Organization", "name": "Initrode"},
+            "source": "user_explicit", "episode_id": e1},
+           {"subject": ursula, "predicate": "WORKS_AT", "object": {"kind": "Organization", "name": "Initrode"},
+            "source": "user_explicit", "episode_id": e2}])
+    q = "does anyone have asthma health condition? where does Ursula One work at Initrode?"
+    theirs = window(c, "s2", q)
+    assert "health condition asthma" not in theirs["text"], theirs["text"]
+    assert any("withheld" in n and "sensitive" in n for n in theirs["notes"]), theirs["notes"]
+    works = next(p for p in theirs["pieces"] if p["tier"] == "retrieved" and "Initrode" in p["text"]
+                 and p["citations"][0]["kind"] == "fact")
+    assert works["citations"][0]["episode_ids"] == [e2] and e1 not in theirs["text"], works
+    own = window(c, "s1", q)
+    assert "Ursula One has the health condition asthma" in own["text"], own["text"]
+    works = next(p for p in own["pieces"] if p["tier"] == "retrieved" and p["citations"][0]["kind"] == "fact"
+                 and "works at" in p["text"].lower())
+    assert works["citations"][0]["episode_ids"] == [e1] and e2 not in own["text"], works
+    # consent shares preferences across a user's sessions, never sensitive facts
+    assert c.put("/v1/consent", json={"scope": "user", "user_id": "u1", "share_preferences": True}).status_code == 200
+    facts([{"subject": ursula, "predicate": "PREFERS_CHANNEL", "value": "email", "source": "user_explicit",
+            "episode_id": e1}])
+    other_tab = window(c, "s1b", q + " how does Ursula One prefer to be contacted by email?")
+    assert "prefers" in other_tab["text"].lower() and "asthma" not in other_tab["text"], other_tab["text"]
+

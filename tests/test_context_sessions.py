@@ -181,7 +181,7 @@ def test_turn_append_is_idempotent_and_checks_pin_versions(make_context, tenant)
 class FailingRecall:
     """A recall service whose backend is down."""
 
-    def search(self, tenant_id, req):
+    def search(self, tenant_id, req, viewer=None):
         raise Unavailable("search backend is down")
 
 
@@ -191,7 +191,7 @@ class SlowRecall:
     def __init__(self):
         self.release = threading.Event()
 
-    def search(self, tenant_id, req):
+    def search(self, tenant_id, req, viewer=None):
         self.release.wait(10)
         return SearchResponse(hits=[])
 

@@ -46,12 +46,17 @@ def cases(tenant: str, ids: dict) -> dict[str, dict]:
     scope = {"session_id": None, "user_id": None, "occurred_after": None, "occurred_before": None}
     retr = {"lucene": build_query("who reports to Carol at Globex", tenant), "vector": [0.05] * 384, "limit": 50,
             "fetch": 1000, "entity_kinds": None, "seed_ids": [ids["Dana Smith"], ids["Globex"]], "weights": {},
-            "rrf_k": 10, "prefetch": 20}
+            "rrf_k": 10, "prefetch": 20, "k": 10, "viewer": None}
+    viewer = {"viewer": {"session_id": "s-1", "user_id": "u-1", "consent_classes": ["preference"],
+                         "sensitive_classes": ["health", "finance", "legal"]}}
     rank_ids = {"fact_ids": [ids["Dana Smith"], ids["Globex"]], "episode_ids": [ids["Dana Smith"]],
                 "entity_ids": [ids["Dana Smith"], ids["Globex"]]}
     return {
         "search/rank": {**iso, **scope, **retr, "targets": ["entity", "fact", "episode"], "include_superseded": False,
                         "predicates": None, "scoped": True, "fact_ids": [], "episode_ids": [], "entity_ids": []},
+        "search/rank (a window's viewer)": {**iso, **scope, **retr, **viewer, "targets": ["fact", "episode"],
+                                            "include_superseded": False, "predicates": None, "scoped": False,
+                                            "fact_ids": [], "episode_ids": [], "entity_ids": []},
         "search/rank (ids only)": {**iso, **scope, **retr, "targets": [], "include_superseded": False,
                                    "predicates": None, "scoped": False, **rank_ids},
         "search/entities_by_name": {"tenant_id": tenant, "lucene": None, "kind": "Person", "offset": 0, "limit": 10,

@@ -17,8 +17,18 @@
 //   episodes: tenant, retention, transaction time ($known_at vs ingested_at), valid time (nothing after $as_of) and
 //     the scope filters; never the record of an API write (`searchable: false`, graphmem.store.episodes.append);
 //   entities: tenant, $entity_kinds, created by $known_at, and the scope filters ($scoped: mentioned by an episode
-//     in scope, or the subject or object of a fact derived from one).
-// With $scoped, a fact's provenance lists only its episodes in scope (another user's are not shown).
+//     in scope, or the subject or object of a fact derived from one);
+//   and, with a $viewer (a context window: {session_id, user_id, consent_classes, sensitive_classes}, or null for
+//     none; graphmem.recall.models.Viewer), what that session may see. The viewer's user is the session's, else
+//     $viewer.user_id; `shared` is that user's consent flag, else the tenant's (:Consent). An episode is
+//     VISIBLE when it is of the viewer's session, or of no session and of no user or the viewer's user. Episodes:
+//     visible ones only (replies too). Facts: all, except that one of a consent class needs a provenance episode
+//     that is visible or, with `shared`, of the viewer's user, and one of a sensitive class a visible one (never
+//     through consent). When the session's user is not $viewer.user_id nothing is returned (`blind`).
+// With $scoped, a fact's provenance lists only its episodes in scope (another user's are not shown); with a
+// $viewer only those through which the fact may enter (as above; for any class of fact).
+// `withheld_consent` / `withheld_sensitive`: how many facts the viewer filter took out that ranked within a
+// retriever's top $k among the candidates before it (0 without a viewer).
 // One row: entity_hits, fact_hits, episode_hits, each a list of {reasons [{retriever, rank, score}], id, text (what
 // MMR compares: a fact's statement, an episode's speaker-prefixed content, an entity's name and aliases)}; an
 // episode hit also has `reply` ({id, text} or null): when it asks something (its content has a '?'), the next
@@ -31,8 +41,23 @@
 // Python driver and the server a round trip; each record ~30 µs in the driver). Times ($now, $as_of, $known_at,
 // $occurred_after, $occurred_before) arrive as ISO-8601 strings (or null), parsed once into the map `t`: the driver
 // packs a datetime parameter in ~40 µs.
+// The viewer is resolved here, in the same read, so that a window's search runs beside its graph read.
 WITH {now: datetime($now), as_of: datetime($as_of), known_at: datetime($known_at),
       occurred_after: datetime($occurred_after), occurred_before: datetime($occurred_before)} AS t
+OPTIONAL CALL () {
+  WITH $viewer AS v WHERE v IS NOT NULL
+  OPTIONAL MATCH (s:Session {tenant_id: $tenant_id, id: v.session_id})
+  WITH v, s, coalesce(s.user_id, v.user_id) AS user_id
+  OPTIONAL MATCH (c:Consent {tenant_id: $tenant_id})
+  WHERE user_id IS NOT NULL AND c.subject IN ['*', 'user:' + user_id]
+  WITH v, s, user_id, collect(c) AS consents
+  RETURN {session_id: v.session_id, user_id: user_id,
+          blind: s.user_id IS NOT NULL AND v.user_id IS NOT NULL AND s.user_id <> v.user_id,
+          shared: user_id IS NOT NULL AND coalesce([c IN consents WHERE c.subject <> '*' | c.share_preferences][0],
+                                                   [c IN consents WHERE c.subject = '*' | c.share_preferences][0], false),
+          consent_classes: v.consent_classes, sensitive_classes: v.sensitive_classes} AS viewer
+}
+WITH t {.*, viewer: viewer} AS t
 CALL (t) {
   WITH t WHERE 'entity' IN $targets
   CALL (t) {
@@ -79,7 +104,7 @@ CALL (t) {
                                            + ')' END}) AS entity_hits
 }
 CALL (t) {
-  WITH t WHERE 'fact' IN $targets
+  WITH t WHERE 'fact' IN $targets AND NOT coalesce(t.viewer.blind, false)
   CALL (t) {
     WITH $lucene AS q WHERE q IS NOT NULL
     CALL db.index.fulltext.queryNodes('fact_text', q, {limit: $fetch}) YIELD node, score
@@ -122,15 +147,34 @@ CALL (t) {
           WHERE ($session_id IS NULL OR e.session_id = $session_id) AND ($user_id IS NULL OR e.user_id = $user_id)
             AND (t.occurred_after IS NULL OR e.occurred_at >= t.occurred_after)
             AND (t.occurred_before IS NULL OR e.occurred_at < t.occurred_before) })
-  WITH retriever, f, score ORDER BY score DESC, f.valid_from DESC
-  WITH retriever, collect({f: f, score: score})[..$limit] AS top
-  UNWIND range(0, size(top) - 1) AS i
-  WITH top[i].f AS f, collect({retriever: retriever, rank: i + 1, score: top[i].score}) AS reasons
-  RETURN collect({reasons: reasons, id: f.id,
-                  text: f.statement}) AS fact_hits
+  // the viewer filter (a CASE, so the provenance is read only for facts of a withheld class)
+  WITH retriever, f, score,
+       CASE WHEN t.viewer IS NULL OR NOT f.fact_class IN t.viewer.consent_classes + t.viewer.sensitive_classes
+            THEN true
+            ELSE EXISTS {
+              MATCH (f)-[:DERIVED_FROM]->(e:Episode)
+              WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > t.now)
+                AND (e.session_id = t.viewer.session_id                                          // visible
+                     OR (e.session_id IS NULL AND (e.user_id IS NULL OR e.user_id = t.viewer.user_id))
+                     OR (f.fact_class IN t.viewer.consent_classes AND t.viewer.shared
+                         AND e.user_id = t.viewer.user_id)) } END AS allowed
+  ORDER BY score DESC, f.valid_from DESC
+  WITH retriever, collect({f: f, score: score, allowed: allowed}) AS ranked
+  WITH collect({retriever: retriever, top: [x IN ranked WHERE x.allowed][..$limit],
+                held: [x IN ranked[..$k] WHERE NOT x.allowed | x.f]}) AS lists
+  CALL (lists) {
+    UNWIND lists AS l
+    UNWIND range(0, size(l.top) - 1) AS i
+    WITH l.top[i].f AS f, collect({retriever: l.retriever, rank: i + 1, score: l.top[i].score}) AS reasons
+    RETURN collect({reasons: reasons, id: f.id,
+                    text: f.statement}) AS fact_hits
+  }
+  WITH fact_hits, reduce(acc = [], l IN lists | acc + [h IN l.held WHERE NOT h IN acc]) AS held
+  RETURN fact_hits, size([h IN held WHERE h.fact_class IN $viewer.consent_classes]) AS withheld_consent,
+         size([h IN held WHERE h.fact_class IN $viewer.sensitive_classes]) AS withheld_sensitive
 }
 CALL (t) {
-  WITH t WHERE 'episode' IN $targets
+  WITH t WHERE 'episode' IN $targets AND NOT coalesce(t.viewer.blind, false)
   CALL (t) {
     WITH $lucene AS q WHERE q IS NOT NULL
     CALL db.index.fulltext.queryNodes('episode_text', q, {limit: $fetch}) YIELD node, score
@@ -162,6 +206,8 @@ CALL (t) {
     AND ($user_id IS NULL OR e.user_id = $user_id)
     AND (t.occurred_after IS NULL OR e.occurred_at >= t.occurred_after)
     AND (t.occurred_before IS NULL OR e.occurred_at < t.occurred_before)
+    AND (t.viewer IS NULL OR e.session_id = t.viewer.session_id                                   // visible
+         OR (e.session_id IS NULL AND (e.user_id IS NULL OR e.user_id = t.viewer.user_id)))
   WITH t, retriever, e, score ORDER BY score DESC, e.occurred_at DESC
   WITH t, retriever, collect({e: e, score: score})[..$limit] AS top
   UNWIND range(0, size(top) - 1) AS i
@@ -176,6 +222,8 @@ CALL (t) {
                       AND ($user_id IS NULL OR r.user_id = $user_id)
                       AND (t.occurred_after IS NULL OR r.occurred_at >= t.occurred_after)
                       AND (t.occurred_before IS NULL OR r.occurred_at < t.occurred_before)
+                      AND (t.viewer IS NULL OR r.session_id = t.viewer.session_id                 // visible
+                           OR (r.session_id IS NULL AND (r.user_id IS NULL OR r.user_id = t.viewer.user_id)))
                     | {id: r.id, text: CASE WHEN r.speaker IS NULL THEN r.content ELSE r.speaker + ': ' + r.content END}
                    ][0] AS reply
   RETURN collect({reasons: reasons, id: e.id, reply: reply,
@@ -186,7 +234,7 @@ CALL (t) {
 // the replies of prefetched episodes, and any ids in $fact_ids / $episode_ids / $entity_ids are read in full, so
 // the winners of the exact fusion (in Python) are nearly always here and a search is one round trip. With $targets
 // empty no retriever runs and the query only reads those ids (the rare second read for a winner not prefetched).
-WITH t, entity_hits, fact_hits, episode_hits,
+WITH t, entity_hits, fact_hits, episode_hits, withheld_consent, withheld_sensitive,
      [h IN entity_hits | {kind: 'entity', id: h.id, reply: null, score: reduce(s = 0.0, r IN h.reasons |
                            s + coalesce($weights['entity/' + r.retriever], 1.0) / ($rrf_k + r.rank))}] +
      [h IN fact_hits | {kind: 'fact', id: h.id, reply: null, score: reduce(s = 0.0, r IN h.reasons |
@@ -218,7 +266,11 @@ CALL (t, top) {
                           AND (NOT $scoped OR (($session_id IS NULL OR e.session_id = $session_id)
                                AND ($user_id IS NULL OR e.user_id = $user_id)
                                AND (t.occurred_after IS NULL OR e.occurred_at >= t.occurred_after)
-                               AND (t.occurred_before IS NULL OR e.occurred_at < t.occurred_before))) |
+                               AND (t.occurred_before IS NULL OR e.occurred_at < t.occurred_before)))
+                          AND (t.viewer IS NULL OR e.session_id = t.viewer.session_id                 // visible
+                               OR (e.session_id IS NULL AND (e.user_id IS NULL OR e.user_id = t.viewer.user_id))
+                               OR (f.fact_class IN t.viewer.consent_classes AND t.viewer.shared
+                                   AND e.user_id = t.viewer.user_id)) |
                         {episode_id: e.id, occurred_at: toString(e.occurred_at), session_id: e.session_id,
                          user_id: e.user_id}]}) AS facts
 }
@@ -241,4 +293,4 @@ CALL (top) {
   RETURN collect(n {.id, .tenant_id, .kind, .name, .name_key, .aliases, .email, .domain, .external_ids, .summary,
                     created_at: toString(n.created_at), updated_at: toString(n.updated_at)}) AS entities
 }
-RETURN entity_hits, fact_hits, episode_hits, facts, episodes, entities
+RETURN entity_hits, fact_hits, episode_hits, facts, episodes, entities, withheld_consent, withheld_sensitive

@@ -1,9 +1,8 @@
 // Everything a window needs from the graph in one round trip: the session, its pins (by key), its current summary
 // and its raw tail (episodes since the window start that no active summary covers, newest first, at most $limit,
 // and `tail_total`, how many there are);
-// expired episodes, and summaries built on them, are left out at once. Also the consent records that apply to the
-// session's user (or $user_id when the session has none, or does not exist yet): the tenant-wide one ('*') and the
-// user's own, which decide whether preferences learned in other sessions may enter. Always one row; `session` is
+// expired episodes, and summaries built on them, are left out at once. (Consent, which decides whether preferences
+// learned in other sessions may enter, is read by the window's search: cypher/search/rank.) Always one row; `session` is
 // null (and pins, summaries and tail empty) for an unknown session. Lean on purpose (this runs at the start of
 // every turn): only the fields assembly renders or checks, and temporal values as ISO strings (toString), which
 // pydantic / datetime.fromisoformat parse far faster than the driver hydrates neo4j.time.DateTime.
@@ -13,7 +12,7 @@
 // tenant, 10k+ rows, ~29 ms) over the session's own episodes. The expired-episode check of a summary names no label
 // on purpose: it expands the summary's own COVERS edges instead of scanning the Episode(retain_until) index (every
 // retained episode of every tenant) once per summary. Summaries are found through the (tenant_id, session_id)
-// index on :Summary (schema/072); consents by consent_subject_unique (tenant_id, subject). $now arrives as an
+// index on :Summary (schema/072). $now arrives as an
 // ISO-8601 string (the driver packs a datetime parameter in ~40 µs).
 WITH datetime($now) AS now
 OPTIONAL MATCH (s:Session {tenant_id: $tenant_id, id: $session_id})
@@ -45,11 +44,6 @@ CALL (s, now) {
   RETURN [e IN raw[..$limit] | e {.id, .kind, .role, .speaker, .content, .source,
                                   occurred_at: toString(e.occurred_at)}] AS tail, size(raw) AS tail_total
 }
-CALL (s) {
-  OPTIONAL MATCH (c:Consent {tenant_id: $tenant_id})
-  WHERE c.subject IN ['*', 'user:' + coalesce(s.user_id, $user_id)]
-  RETURN collect(c {.subject, .share_preferences}) AS consents
-}
 RETURN s {.id, .user_id, .agent_id, .version, .window_from_seq, created_at: toString(s.created_at),
           last_active_at: toString(s.last_active_at), window_reset_at: toString(s.window_reset_at)} AS session,
-       pins, summaries, tail, tail_total, consents
+       pins, summaries, tail, tail_total

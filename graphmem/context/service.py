@@ -29,10 +29,11 @@ from graphmem.context.models import (CompactionResult, ContextRequest, Degraded,
                                      Window)
 from graphmem.context.pins import (PinStore, check_definition, check_key, delete_in, from_row, pin_version_check,
                                    put_in)
-from graphmem.context.sessions import SessionInfo, SessionStore, _info, check_session_id, shares_preferences
+from graphmem.context.sessions import SessionInfo, SessionStore, _info, check_session_id
 from graphmem.context.summarizer import build_summarizer
 from graphmem.errors import Conflict, GraphmemError, InvalidInput, NotFound, Unavailable
 from graphmem.models import EpisodeIn
+from graphmem.ontology import SENSITIVE_CLASSES
 from graphmem.store import require_tenant
 from graphmem.store.db import Tx
 from graphmem.timeutil import utcnow
@@ -82,8 +83,8 @@ class ContextService:
         counter = TokenCounter.for_model(req.model)
         search = None
         if req.query.strip() and self.settings.context_retrieval_k > 0:
-            search = self._search_pool.submit(self._search, tenant_id, req)
-        state = self._state(tenant_id, session_id, req.user_id)
+            search = self._search_pool.submit(self._search, tenant_id, session_id, req)
+        state = self._state(tenant_id, session_id)
         notes: list[str] = []
         expired = state["session"] is not None and self.sessions.is_expired(state["session"])
         if expired and read_only:
@@ -92,7 +93,7 @@ class ContextService:
                          f"starts a fresh window, shown here (a read-only key does not reset it)")
         elif expired:
             _, reset = self.sessions.reset_if_expired(tenant_id, session_id)
-            state = self._state(tenant_id, session_id, req.user_id)
+            state = self._state(tenant_id, session_id)
             if reset:
                 notes.append(f"session was idle longer than its TTL ({self.settings.session_ttl_s:.0f} s): the window "
                              f"starts afresh; earlier turns are stored but not loaded")
@@ -112,10 +113,9 @@ class ContextService:
             notes.append(f"{state['tail_total'] - len(tail)} older raw turn(s) not loaded (a window reads the newest "
                          f"{self.settings.context_tail_max_episodes}); compaction folds them into the summary")
         degraded: list[Degraded] = []
-        hits = self._collect(search, started, degraded)
-        user_id = info.user_id if info and info.user_id else req.user_id
-        hits = self._filter_hits(session_id, user_id, shares_preferences(state["consents"], user_id), hits,
-                                 {e.id for e in tail}, notes)
+        hits = self._collect(search, started, degraded, notes)
+        in_tail = {e.id for e in tail}
+        hits = [h for h in hits if not (h.kind == "episode" and h.id in in_tail)]   # already in the window
         if not counter.exact:
             notes.append(f"no offline encoding for {req.model!r}: counted with {counter.encoding_name} (estimates)")
         cands: dict[str, list[assembly.Candidate]] = {
@@ -136,27 +136,31 @@ class ContextService:
                       degraded=degraded, summary_rev=summary.rev if summary else None, window_reset_at=reset_at,
                       notes=notes)
 
-    def _state(self, tenant_id: str, session_id: str, user_id: str | None) -> dict[str, Any]:
-        """Session (None when unknown), pins, current summary, raw tail (newest first) and the consent records that
-        apply to the session's user (or `user_id`) in one auto-commit read (cypher/sessions/window_state). The query
-        returns only what assembly needs, temporal values as ISO strings; the tail comes back as `TailTurn`s."""
-        row = self.db.read_one("sessions/window_state", tenant_id=tenant_id, session_id=session_id, user_id=user_id,
+    def _state(self, tenant_id: str, session_id: str) -> dict[str, Any]:
+        """Session (None when unknown), pins, current summary and raw tail (newest first) in one auto-commit read
+        (cypher/sessions/window_state). The query returns only what assembly needs, temporal values as ISO
+        strings; the tail comes back as `TailTurn`s. (Consent is read by the search, which applies it.)"""
+        row = self.db.read_one("sessions/window_state", tenant_id=tenant_id, session_id=session_id,
                                limit=self.settings.context_tail_max_episodes, now=utcnow().isoformat())
         return {"session": _info(row["session"]) if row["session"] else None,
                 "pins": [from_row(p) for p in row["pins"]],
                 "summary": Summary(**row["summaries"][0]) if row["summaries"] else None,
-                "tail": [assembly.TailTurn.from_row(e) for e in row["tail"]], "tail_total": row["tail_total"],
-                "consents": row["consents"]}
+                "tail": [assembly.TailTurn.from_row(e) for e in row["tail"]], "tail_total": row["tail_total"]}
 
-    def _search(self, tenant_id: str, req: ContextRequest):
-        from graphmem.recall.models import SearchRequest
+    def _search(self, tenant_id: str, session_id: str, req: ContextRequest):
+        """Recall search for the window: facts and episodes, ranked among what the session may see only (the
+        `Viewer` filter runs inside the search, before each retriever keeps its top hits)."""
+        from graphmem.recall.models import SearchRequest, Viewer
 
         return self.services.recall.search(tenant_id, SearchRequest(
             query=req.query.strip()[:2000], k=self.settings.context_retrieval_k, targets=["fact", "episode"],
-            as_of=req.as_of, depth=self.settings.context_search_depth))
+            as_of=req.as_of, depth=self.settings.context_search_depth),
+            Viewer(session_id=session_id, user_id=req.user_id))
 
-    def _collect(self, search: cf.Future | None, started: float, degraded: list[Degraded]) -> list[Any]:
-        """The search hits, or [] with the source marked degraded (missing, failed, or slower than its timeout)."""
+    def _collect(self, search: cf.Future | None, started: float, degraded: list[Degraded],
+                 notes: list[str]) -> list[Any]:
+        """The search hits, or [] with the source marked degraded (missing, failed, or slower than its timeout).
+        Facts the search withheld from the window are counted in `notes`."""
         if search is None:
             return []
         per_source = self.settings.context_search_timeout_s
@@ -181,34 +185,13 @@ class ContextService:
         for item in sorted(response.degraded):
             name, _, why = item.partition(":")
             degraded.append(Degraded(source=f"search.{name.strip()}", reason=why.strip() or item))
+        if getattr(response, "withheld_consent", 0):
+            notes.append(f"{response.withheld_consent} preference(s) learned outside this session withheld "
+                         f"(preferences cross a user's sessions only with consent, never to another user)")
+        if getattr(response, "withheld_sensitive", 0):
+            notes.append(f"{response.withheld_sensitive} sensitive fact(s) ({', '.join(SENSITIVE_CLASSES)}) learned "
+                         f"outside this session withheld")
         return list(response.hits)
-
-    @staticmethod
-    def _filter_hits(session_id: str, user_id: str | None, shared: bool, hits: list[Any], in_tail: set[str],
-                     notes: list[str]) -> list[Any]:
-        """Keep hits this session may see: episodes of this session (not already in the tail), or of no session and
-        of no other user; facts, except preferences learned only outside what the session may see (by their
-        provenance episodes' sessions and users) - those only when `shared` (consent) and for the same user."""
-        def visible(session: str | None, user: str | None) -> bool:
-            return session == session_id or (session is None and user in (None, user_id))
-
-        kept, withheld = [], 0
-        for h in hits:
-            if h.kind == "episode" and h.episode is not None:
-                if h.episode.id in in_tail or not visible(h.episode.session_id, h.episode.user_id):
-                    continue
-            elif h.kind != "fact" or h.fact is None:
-                continue
-            elif h.fact.fact_class == "preference" and not any(
-                    visible(p.session_id, p.user_id) or (shared and user_id is not None and p.user_id == user_id)
-                    for p in h.provenance):
-                withheld += 1
-                continue
-            kept.append(h)
-        if withheld:
-            notes.append(f"{withheld} preference(s) learned in other sessions withheld (no consent to share "
-                         f"preferences across sessions)")
-        return kept
 
     # ---- the turn ------------------------------------------------------------------------------------------
     def append_turn(self, tenant_id: str, session_id: str, turn: TurnIn, *, agent_id: str | None = None) -> TurnResult:

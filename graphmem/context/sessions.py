@@ -8,7 +8,9 @@ kept in `window_reset_at` and reported.
 
 Consent (DESIGN.md "Sessions, pins, compaction"): preferences (facts of fact class `preference`) learned in one
 session enter another session of the same user only when the tenant (`:Consent {subject: '*'}`) or that user
-(`subject: 'user:<id>'`) has `share_preferences = true`. Never across tenants: every query filters on the tenant.
+(`subject: 'user:<id>'`) has `share_preferences = true` (the user's own record wins over the tenant's), and never
+for another user. The window's search applies the rule, with the session's visibility
+(`graphmem.recall.models.Viewer`, cypher/search/rank). Never across tenants: every query filters on the tenant.
 """
 from __future__ import annotations
 
@@ -149,10 +151,3 @@ class SessionStore:
                                share_preferences=c["share_preferences"], updated_at=c["updated_at"]))
         return out
 
-
-def shares_preferences(consents: list[dict], user_id: str | None) -> bool:
-    """Whether `user_id` may see preferences learned in their other sessions, from the consent records that apply
-    (`[{"subject": "*" | "user:<id>", "share_preferences": bool}]`, as cypher/sessions/window_state returns them):
-    sharing needs a user and the tenant's or the user's consent; the user's own flag wins."""
-    flags = {"tenant" if c["subject"] == "*" else "user": c["share_preferences"] for c in consents}
-    return bool(user_id) and bool(flags.get("user", flags.get("tenant", False)))

@@ -6,6 +6,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from graphmem.models import Entity, Episode, Fact, Input, KindName, PredicateName, UtcDatetime
+from graphmem.ontology import SENSITIVE_CLASSES
 
 Target = Literal["fact", "entity", "episode"]
 
@@ -42,6 +43,33 @@ class SearchRequest(Input):
         "(the full-text index call's cost grows with it), larger lets more items found by two retrievers meet."))
 
 
+# Fact classes that cross from one session of a user to another only with consent (DESIGN.md "Sessions, pins,
+# compaction"; `Consent.share_preferences`).
+CONSENT_CLASSES: tuple[str, ...] = ("preference",)
+
+
+class Viewer(BaseModel):
+    """Whom a search answers for: the context window of `session_id`, asked as `user_id` (the request's; the
+    session's own user wins when it has one). Not part of `SearchRequest`: `POST /v1/search` is tenant-wide.
+
+    The search (cypher/search/rank) then ranks only what that session may see, before each retriever keeps its top
+    hits: an episode of this session, or of no session and of no user or this user ("visible"); a fact, except
+    that one of a consent class (`CONSENT_CLASSES`) needs a visible provenance episode, or one of the same user when
+    consent shares preferences, and one of a sensitive class (`graphmem.ontology.SENSITIVE_CLASSES`) needs a
+    visible provenance episode (never through consent). A fact hit cites only those provenance episodes. The user is
+    the session's (or `user_id` when the session has none, or does not exist yet); consent is the user's flag, else
+    the tenant's (`:Consent`, graphmem.context.sessions). When the session's user is not `user_id` the search
+    answers nothing (the window is refused for it anyway). Entities are not filtered (a window retrieves none)."""
+
+    session_id: str
+    user_id: str | None = None
+
+    def params(self) -> dict:
+        """The `$viewer` map of search/rank."""
+        return {"session_id": self.session_id, "user_id": self.user_id, "consent_classes": list(CONSENT_CLASSES),
+                "sensitive_classes": list(SENSITIVE_CLASSES)}
+
+
 class Provenance(BaseModel):
     """One provenance episode of a fact hit: its id, when it occurred (UTC), and the session and user it was part of
     (None when none)."""
@@ -75,3 +103,12 @@ class SearchResponse(BaseModel):
 
     hits: list[SearchHit]
     degraded: list[str] = Field(default_factory=list)
+
+
+class ViewedSearchResponse(SearchResponse):
+    """A search for a `Viewer`: its hits, and how many facts it withheld from them that would have ranked in a
+    retriever's top k (`withheld_consent`: of a consent class, learned only outside what the session may see;
+    `withheld_sensitive`: of a sensitive class, without a provenance episode the session may see)."""
+
+    withheld_consent: int = 0
+    withheld_sensitive: int = 0

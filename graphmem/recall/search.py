@@ -21,6 +21,9 @@ Tenancy inside the retrievers: full-text queries match the tenant's own terms on
 prefixed per tenant, plus the tenant's token where a term could split: `graphmem.store.fulltext.tenant_query`), and
 vector similarity is computed exactly over the tenant's own nodes (Neo4j 5.26's vector index cannot
 filter, and top-k over every tenant misses a small tenant's nodes); every query re-checks `tenant_id`.
+A context window searches as a `Viewer` (its session and user): the same read then ranks only what that session
+may see, filtered before each retriever keeps its top hits (`graphmem.recall.models.Viewer`), so other users'
+matches cannot crowd a user's own memories out of the top k.
 """
 from __future__ import annotations
 
@@ -36,7 +39,7 @@ from graphmem.models import Entity, Episode, Fact
 from graphmem.recall.embedding_guard import EmbeddingGuard
 from graphmem.recall.fusion import RRF_K, jaccard, mmr, rrf
 from graphmem.recall.lucene import build_query, only_stop_words, terms
-from graphmem.recall.models import Provenance, SearchHit, SearchRequest, SearchResponse
+from graphmem.recall.models import Provenance, SearchHit, SearchRequest, SearchResponse, ViewedSearchResponse, Viewer
 from graphmem.store import Database, require_tenant
 from graphmem.timeutil import utcnow
 
@@ -99,9 +102,11 @@ class HybridSearch:
             return None
 
     # ---- the search ---------------------------------------------------------------------------
-    def search(self, tenant_id: str, req: SearchRequest) -> SearchResponse:
-        """Hybrid search (module docstring). Raises `TenantRequired`, `InvalidInput` (time range) and
-        `NotFound` (a seed entity id that is not this tenant's, field `seed_entity_ids`)."""
+    def search(self, tenant_id: str, req: SearchRequest, viewer: Viewer | None = None) -> SearchResponse:
+        """Hybrid search (module docstring). With `viewer` only what that context window may see is ranked, and
+        the answer is a `ViewedSearchResponse` (it also counts the facts withheld). Raises `TenantRequired`,
+        `InvalidInput` (time range) and `NotFound` (a seed entity id that is not this tenant's, field
+        `seed_entity_ids`)."""
         require_tenant(tenant_id)
         if req.occurred_after and req.occurred_before and req.occurred_after >= req.occurred_before:
             raise InvalidInput("occurred_after must be before occurred_before", field="occurred_after")
@@ -121,7 +126,7 @@ class HybridSearch:
             missing = [s for s in seeds if s not in found]
             if missing:
                 raise NotFound(f"seed_entity_ids: no entity {missing[0]!r}", field="seed_entity_ids")
-        params = self._rank_params(tenant_id, req, now, lucene, vector, seeds)
+        params = self._rank_params(tenant_id, req, now, lucene, vector, seeds, viewer)
         row = self.db.read_one("search/rank", **params)
         ranked = self._fuse(row["entity_hits"], row["fact_hits"], row["episode_hits"])
         if self.tuning.replies:
@@ -134,18 +139,22 @@ class HybridSearch:
         if unread:
             ids = {f"{kind}_ids": [c.id for c in unread if c.kind == kind] for kind in ("fact", "episode", "entity")}
             records.update(self._records(self.db.read_one("search/rank", **{**params, "targets": [], **ids})))
-        return SearchResponse(hits=[self._hit(c, records[(c.kind, c.id)], req.known_at) for c in ranked
-                                    if (c.kind, c.id) in records], degraded=degraded)
+        hits = [self._hit(c, records[(c.kind, c.id)], req.known_at) for c in ranked if (c.kind, c.id) in records]
+        if viewer is None:
+            return SearchResponse(hits=hits, degraded=degraded)
+        return ViewedSearchResponse(hits=hits, degraded=degraded, withheld_consent=row["withheld_consent"] or 0,
+                                    withheld_sensitive=row["withheld_sensitive"] or 0)
 
     def _rank_params(self, tenant_id: str, req: SearchRequest, now: datetime, lucene: str | None,
-                     vector: list[float] | None, seeds: list[str]) -> dict:
+                     vector: list[float] | None, seeds: list[str], viewer: Viewer | None = None) -> dict:
         """Parameters of search/rank. Each retriever keeps `limit` = max(k, depth or per_retriever) hits and reads
         `fetch` candidates of this tenant only (the full-text query requires the tenant token, vector similarity is computed
         over the tenant's nodes), so the post-filters (time, status, scope) rarely starve a list; `fetch_factor`
         leaves room for them. The index call's cost grows with `fetch`: in a tenant of 100k facts the fact query
         took 13.5 / 7 / 5 ms of server time at fetch 200 / 100 / 50, so the default over-fetch is 2x. Without
         filtering only score ties at the cut differ (the LoCoMo CI slice moved from 73.11 to 72.69). Times go as
-        ISO-8601 strings: packing a datetime parameter costs the driver ~40 µs."""
+        ISO-8601 strings: packing a datetime parameter costs the driver ~40 µs. `viewer` is the `$viewer` map or
+        null (`Viewer.params`); `k` bounds which withheld facts are counted."""
         limit = max(req.k, req.depth or self.tuning.per_retriever)
         scope = {"session_id": req.session_id, "user_id": req.user_id,
                  "occurred_after": req.occurred_after and req.occurred_after.isoformat(),
@@ -156,6 +165,7 @@ class HybridSearch:
                 "entity_kinds": req.entity_kinds or None, "include_superseded": req.include_superseded,
                 "predicates": [p.upper() for p in req.predicates] if req.predicates else None,
                 "scoped": any(v is not None for v in scope.values()), **scope,
+                "viewer": viewer.params() if viewer is not None else None, "k": req.k,
                 "limit": limit, "fetch": min(self.tuning.max_fetch, limit * self.tuning.fetch_factor),
                 "weights": self.tuning.weights, "rrf_k": self.tuning.rrf_k,
                 "prefetch": req.k * self.tuning.prefetch_factor, "fact_ids": [], "episode_ids": [], "entity_ids": []}

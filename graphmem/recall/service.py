@@ -14,7 +14,7 @@ from graphmem.errors import InvalidInput, NotFound
 from graphmem.models import Entity, Fact, value_key
 from graphmem.ontology import ANY_KIND, LITERAL
 from graphmem.recall.lucene import build_query
-from graphmem.recall.models import SearchRequest, SearchResponse
+from graphmem.recall.models import SearchRequest, SearchResponse, Viewer
 from graphmem.recall.paths import AROUND_MAX_HOPS, MAX_HOPS, Member, Neighbour, Path, to_path, to_paths
 from graphmem.recall.search import HybridSearch, SearchTuning
 from graphmem.store import Database, require_tenant
@@ -29,11 +29,12 @@ class RecallService:
         self.hybrid = HybridSearch(db, embedder, tuning)
 
     # ---- search -------------------------------------------------------------------------------
-    def search(self, tenant_id: str, req: SearchRequest) -> SearchResponse:
-        """Hybrid search; see `graphmem.recall.search`. `InvalidInput` (field predicates) for a predicate the
-        tenant's ontology does not have."""
+    def search(self, tenant_id: str, req: SearchRequest, viewer: Viewer | None = None) -> SearchResponse:
+        """Hybrid search; see `graphmem.recall.search`. With `viewer` (a context window) only what its session may
+        see is ranked (`Viewer`; the answer is then a `ViewedSearchResponse`). `InvalidInput` (field predicates) for
+        a predicate the tenant's ontology does not have."""
         self.graph.known_predicates(tenant_id, req.predicates, "predicates")
-        return self.hybrid.search(tenant_id, req)
+        return self.hybrid.search(tenant_id, req, viewer)
 
     # ---- entities ------------------------------------------------------------------------------
     def get_entity(self, tenant_id: str, entity_id: str) -> Entity:

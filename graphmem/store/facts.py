@@ -148,7 +148,7 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
         f, p, subj, obj, valid_from = row
         okey = f"e:{obj.id}" if obj else f"v:{value_key(f.value)}"
         new = Assertion(fid, okey, valid_from, f.valid_to, f.confidence, f.source)
-        if p.sensitivity != "none" and f.source == "inferred":
+        if p.sensitive and f.source == "inferred":
             d = Decision("candidate", fact_id=new.id, valid_to=f.valid_to)
         else:
             d = decide(timelines[(subj.id, p.name)], new, p.single_valued, links)
