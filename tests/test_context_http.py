@@ -220,3 +220,66 @@ def test_sensitive_facts_stay_with_the_sessions_that_said_them(client_for, tenan
     other_tab = window(c, "s1b", q + " how does Ursula One prefer to be contacted by email?")
     assert "prefers" in other_tab["text"].lower() and "asthma" not in other_tab["text"], other_tab["text"]
 
+
+
+def test_the_first_user_claims_a_session_created_without_one(client_for, tenant):
+    """A session created by an episode without a user belongs to the first turn or episode that names one: a
+    later turn or episode of another user is a 422 naming user_id (as for a session created with a user), the
+    session's earlier user-less episodes become the owner's, and two users claiming at once get one owner."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    c = client_for(tenant)
+    note = c.post("/v1/episodes", json={"session_id": "shared1", "content": "system note: be kind",
+                                        "occurred_at": "2024-05-01T09:00:00Z"})
+    assert note.status_code == 201 and note.json()["episode"]["user_id"] is None, note.text
+    assert c.get("/v1/sessions/shared1").json()["user_id"] is None
+    alice = {"idempotency_key": "a1", "user_id": "alice", "episodes": [
+        {"role": "user", "content": "alice secret: my pin is 1234", "occurred_at": "2024-05-01T09:01:00Z"}]}
+    assert c.post("/v1/sessions/shared1/turns", json=alice).status_code == 201
+    assert c.get("/v1/sessions/shared1").json()["user_id"] == "alice"
+    assert c.get(f"/v1/episodes/{note.json()['episode']['id']}").json()["user_id"] == "alice"
+    bob = {**alice, "idempotency_key": "b1", "user_id": "bob", "episodes": [
+        {"role": "user", "content": "bob here, what did alice say?", "occurred_at": "2024-05-01T09:02:00Z"}]}
+    r = c.post("/v1/sessions/shared1/turns", json=bob)
+    assert r.status_code == 422 and r.json()["field"] == "user_id", r.text
+    r = c.post("/v1/sessions/shared1/context", json={"query": "pin", "budget_tokens": 800, "system_policy": POLICY,
+                                                      "user_id": "bob"})
+    assert r.status_code == 422 and r.json()["field"] == "user_id" and "1234" not in r.text, r.text
+    r = c.post("/v1/episodes", json={"session_id": "shared1", "content": "bob again", "user_id": "bob",
+                                     "occurred_at": "2024-05-01T09:03:00Z"})
+    assert r.status_code == 422 and r.json()["field"] == "user_id", r.text
+    assert len(c.get("/v1/sessions/shared1/episodes").json()["items"]) == 2
+
+    # a batch: the first episode with a user claims the session for the rest of the batch; refused whole
+    c.post("/v1/episodes", json={"session_id": "shared2", "content": "note", "occurred_at": "2024-05-01T09:00:00Z"})
+    batch = [{"session_id": "shared2", "content": f"{u} was here", "user_id": u,
+              "occurred_at": "2024-05-01T09:05:00Z"} for u in ("carol", "dave")]
+    r = c.post("/v1/episodes/batch", json={"episodes": batch})
+    assert r.status_code == 422 and r.json()["field"] == "episodes[1].user_id", r.text
+    assert len(c.get("/v1/sessions/shared2/episodes").json()["items"]) == 1
+    assert c.get("/v1/sessions/shared2").json()["user_id"] is None
+    # creating a session that exists without a user claims it
+    r = c.post("/v1/sessions", json={"id": "shared2", "user_id": "carol"})
+    assert r.status_code == 200 and r.json()["user_id"] == "carol", r.text
+
+    # two users claiming at once: one owner, the other a 422
+    for n in range(3):
+        sid = f"race{n}"
+        c.post("/v1/episodes", json={"session_id": sid, "content": "note", "occurred_at": "2024-05-01T09:00:00Z"})
+        bodies = [{"idempotency_key": "k", "user_id": u, "episodes": [
+            {"role": "user", "content": f"{u} claims", "occurred_at": "2024-05-01T09:01:00Z"}]} for u in ("x", "y")]
+        episodes = [{"session_id": sid, "user_id": u, "content": f"{u} writes", "occurred_at": "2024-05-01T09:02:00Z"}
+                    for u in ("v", "w")]
+        clients = [client_for(tenant) for _ in range(4)]
+        with ThreadPoolExecutor(4) as pool:
+            replies = list(pool.map(lambda a: a[0].post(a[1], json=a[2]),
+                                    [(clients[0], f"/v1/sessions/{sid}/turns", bodies[0]),
+                                     (clients[1], f"/v1/sessions/{sid}/turns", bodies[1]),
+                                     (clients[2], "/v1/episodes", episodes[0]),
+                                     (clients[3], "/v1/episodes", episodes[1])]))
+        assert sorted(r.status_code for r in replies) == [201, 422, 422, 422], [r.text for r in replies]
+        assert [r.json()["field"] for r in replies if r.status_code == 422] == ["user_id"] * 3, \
+            [r.json().get("field") for r in replies]
+        owner = c.get(f"/v1/sessions/{sid}").json()["user_id"]
+        users = {e["user_id"] for e in c.get(f"/v1/sessions/{sid}/episodes").json()["items"]}
+        assert users == {owner}, (owner, users)

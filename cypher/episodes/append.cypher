@@ -1,11 +1,14 @@
 // Store an episode in one round trip (the single-episode hot path). In order:
 // 1. idempotency: an episode already stored under (tenant, $idempotency_key) is returned unchanged (created = false)
 //    and nothing else happens;
-// 2. the session ($session_id, may be null) is created or touched and its write lock taken (concurrent appends to
-//    one session serialise); its episode_seq orders episodes that share an occurred_at. A session that belongs to
-//    another user stops here (conflict = true; the caller raises and the transaction rolls back); an episode sent
-//    without a user_id is the session owner's (user_id = the session's user: search's user scope, erasure and holds
-//    of that user then cover it);
+// 2. the session ($session_id, may be null) is created or touched and its write lock taken before its user is read
+//    (concurrent appends to one session serialise); its episode_seq orders episodes that share an occurred_at. A
+//    session without a user is claimed by the first episode that has one: the session's user_id is set, and its
+//    earlier episodes stored without a user become that user's (claimed = true; two users claiming at once
+//    serialise on the lock, the second sees the first as owner). A session that belongs to another user stops here
+//    (conflict = true; the caller raises and the transaction rolls back); an episode sent without a user_id is the
+//    session owner's (user_id = the session's user: search's user scope, erasure and holds of that user then cover
+//    it);
 // 3. retention: retain_until = $now + the tenant's episode retention days, unless a legal hold covers the user or
 //    the session (then none, and legal_hold = true, as the sweeper would flag it);
 // 4. the episode is MERGEd on the unique (tenant_id, idempotency_key) (a concurrent writer with the same key makes
@@ -25,11 +28,19 @@ CALL (seen, now) {
   WITH seen, now WHERE seen IS NULL AND $session_id IS NOT NULL
   MERGE (s:Session {tenant_id: $tenant_id, id: $session_id})
     ON CREATE SET s.created_at = now, s.user_id = $user_id, s.agent_id = $agent_id, s.version = 0, s.episode_seq = 0
-  SET s.episode_seq = s.episode_seq + 1, s.last_active_at = now
-  RETURN s
+  SET s._lock = true
+  WITH s, now, s.user_id IS NULL AND $user_id IS NOT NULL AS claimed
+  SET s.episode_seq = s.episode_seq + 1, s.last_active_at = now, s.user_id = coalesce(s.user_id, $user_id)
+  REMOVE s._lock
+  RETURN s, claimed
   UNION
   WITH seen WHERE seen IS NOT NULL OR $session_id IS NULL
-  RETURN null AS s
+  RETURN null AS s, false AS claimed
+}
+CALL (s, claimed) {
+  WITH s WHERE claimed
+  MATCH (x:Episode {tenant_id: $tenant_id, session_id: $session_id}) WHERE x.occurred_at IS NOT NULL AND x.user_id IS NULL
+  SET x.user_id = s.user_id
 }
 WITH seen, days, now, s, coalesce($user_id, s.user_id) AS user_id,
      coalesce(s.user_id IS NOT NULL AND $user_id IS NOT NULL AND s.user_id <> $user_id, false) AS conflict

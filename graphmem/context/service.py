@@ -15,11 +15,13 @@ first, the next turn of the session schedules it again (the threshold is still e
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import hashlib
 import json
 import logging
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 
@@ -204,6 +206,11 @@ class ContextService:
         call raises `Conflict`; retrying with the same key does not duplicate them. When that writer was a retry of
         this very turn (same key, sent concurrently), the call replays its answer instead. Compaction is scheduled
         (not awaited) when the raw tail passes the threshold.
+
+        The turn's user owns the session: a session without a user (created by an episode sent without one) is
+        claimed by the first turn (`SessionStore.create`, under the session's write lock). A session of another user
+        raises `InvalidInput` (field `user_id`) before anything is written, also when that user claimed it
+        concurrently.
         """
         require_tenant(tenant_id)
         check_session_id(session_id)
@@ -248,14 +255,19 @@ class ContextService:
             raise InvalidInput(f"session {session_id!r} belongs to another user", field="user_id")
         self._precheck_pins(tenant_id, session_id, turn)
         episodes = self._episodes(session_id, turn)
-        if episodes:
-            self._ingest().check_episodes(tenant_id, episodes)   # a refused turn writes nothing, not even its session
-        reset = False
-        if info is None:
-            self.sessions.create(tenant_id, turn.user_id, session_id, agent_id)
-        else:
+        if episodes:   # a refused turn writes nothing, not even its session
+            with _turn_user_field():
+                self._ingest().check_episodes(tenant_id, episodes)
+        reset = created = False
+        if info is None or info.user_id is None:   # create the session, or claim one that has no user
+            try:
+                _, created = self.sessions.create(tenant_id, turn.user_id, session_id, agent_id)
+            except Conflict as exc:                 # another user created or claimed it since `find`
+                raise InvalidInput(exc.detail, field="user_id") from None
+        if not created:
             _, reset = self.sessions.reset_if_expired(tenant_id, session_id)
-        stored = self._ingest().append_episodes(tenant_id, episodes, agent_id=agent_id) if episodes else []
+        with _turn_user_field():
+            stored = self._ingest().append_episodes(tenant_id, episodes, agent_id=agent_id) if episodes else []
         ids = [e.id for e, _ in stored]
         scheduled = bool(stored) and self.compactor.due(tenant_id, session_id)
 
@@ -362,6 +374,18 @@ class ContextService:
         require_tenant(tenant_id)
         info = self.sessions.get(tenant_id, session_id)
         return self.compactor.compact(tenant_id, session_id, force=force, window_reset_at=info.window_reset_at)
+
+
+@contextlib.contextmanager
+def _turn_user_field() -> Iterator[None]:
+    """A turn's episodes carry the turn's `user_id`: an episode refused for its session's user (`episodes[i].user_id`,
+    when another user created or claimed the session since the turn's first check) is the turn's field `user_id`."""
+    try:
+        yield
+    except InvalidInput as exc:
+        if exc.field and exc.field.startswith("episodes[") and exc.field.endswith("].user_id"):
+            raise InvalidInput(exc.detail, field="user_id") from None
+        raise
 
 
 def turn_fingerprint(turn: TurnIn) -> str:

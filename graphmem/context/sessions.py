@@ -1,7 +1,9 @@
 """Sessions: tenant + user + session id (two browser tabs are two sessions), their TTL, and preference consent.
 
 A `:Session` node is keyed by (tenant_id, id) (constraint `session_key_unique`); it is created explicitly
-(`SessionStore.create`) or by the first episode appended to it (`cypher/episodes/append.cypher`).
+(`SessionStore.create`) or by the first episode appended to it (`cypher/episodes/append.cypher`). A session created
+by an episode without a user has none until the first turn, episode or `create` that names one claims it; from then
+on another user's turn or episode is refused (422 naming user_id; `create`: 409).
 TTL: a session idle longer than `settings.session_ttl_s` starts a fresh window - `window_from_seq` moves past every
 stored episode, so old turns (and summaries of them) stay stored but no longer enter the window; the reset time is
 kept in `window_reset_at` and reported.
@@ -80,7 +82,10 @@ class SessionStore:
     def create(self, tenant_id: str, user_id: str, session_id: str | None = None,
                agent_id: str | None = None) -> tuple[SessionInfo, bool]:
         """Create a session for `user_id` (a new id when `session_id` is None). Returns (session, created).
-        The same id again for the same user returns it unchanged; for another user raises `Conflict`."""
+        The same id again for the same user returns it unchanged; a session of that id without a user (created by
+        an episode sent without one) is claimed: it becomes `user_id`'s, and so do its episodes stored without a
+        user (atomic: of two users claiming at once, the second finds the first's). For another user's session
+        raises `Conflict` (field `user_id`)."""
         require_tenant(tenant_id)
         if not user_id or not user_id.strip():
             raise InvalidInput("user_id is required", field="user_id")
@@ -88,7 +93,7 @@ class SessionStore:
         row = self.db.execute("sessions/create", tenant_id=tenant_id, session_id=sid, user_id=user_id,
                               agent_id=agent_id, now=utcnow(), call_id=new_id())[0]
         info = _info(row["session"])
-        if not row["created"] and info.user_id not in (None, user_id):
+        if not row["created"] and info.user_id != user_id:
             raise Conflict(f"session {sid!r} belongs to another user", field="user_id")
         return info, row["created"]
 

@@ -30,6 +30,8 @@ def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_c
     One query (`episodes/append`): idempotency check, retention, session lock, the episode and its place in the
     session's NEXT chain. A created episode is returned from what was sent, not read back. `extraction_reason`
     (e.g. "chatter" for a job skipped at intake) is stored with `finished_at` = the ingestion time.
+    A session without a user is claimed by the first episode with one (`episodes/append`: the session's user is
+    set under its write lock, and its earlier episodes stored without a user become that user's).
     Raises `InvalidInput` (field `content`) when the content exceeds `settings.max_episode_chars`, (field `user_id`)
     when the session belongs to another user, and (field `idempotency_key`) when the key already names an episode
     with other content, kind, session, user, role, speaker or source (`same_episode`): a replay is the same episode sent again, and anything else under a
@@ -80,8 +82,10 @@ def _key_reused(key: str) -> InvalidInput:
 
 def batch_conflict(tx: Tx, tenant_id: str, episodes: list[EpisodeIn]) -> tuple[int, InvalidInput] | None:
     """The first episode of a batch that `append` would refuse for its stored state (its idempotency key names
-    another stored episode, or its session belongs to another user), with the error, or None. Run before a batch
-    writes anything, so a refused batch stores nothing (a concurrent writer can still win between the two)."""
+    another stored episode, or its session belongs to another user), with the error, or None. A session without a
+    user (stored, or created by an earlier episode of the batch) belongs to the first episode of the batch that has
+    one, as `append` claims it. Run before a batch writes anything, so a refused batch stores nothing (a concurrent
+    writer can still win between the two)."""
     keys = [ep.idempotency_key for ep in episodes if ep.idempotency_key]
     stored = {r["episode"]["idempotency_key"]: Episode(**r["episode"])
               for r in (tx.rows("episodes/by_keys", tenant_id=tenant_id, keys=keys) if keys else [])}
@@ -94,11 +98,12 @@ def batch_conflict(tx: Tx, tenant_id: str, episodes: list[EpisodeIn]) -> tuple[i
             if not same_episode(seen, ep):
                 return i, _key_reused(ep.idempotency_key)
             continue
-        if ep.session_id is not None and ep.session_id not in owners:
-            owners[ep.session_id] = ep.user_id    # this episode creates the session: its user owns it
+        if ep.session_id is None:
             continue
         owner = owners.get(ep.session_id)
-        if owner is not None and ep.user_id is not None and owner != ep.user_id:
+        if owner is None:
+            owners[ep.session_id] = ep.user_id    # creates the session, or claims one without a user (if it has one)
+        elif ep.user_id is not None and owner != ep.user_id:
             return i, InvalidInput(f"session {ep.session_id!r} belongs to another user", field="user_id")
     return None
 
