@@ -249,6 +249,11 @@ def test_ontology_predicates_per_tenant(client_for, tenant):
     assert bad.status_code == 422 and bad.json()["field"] == "template"
     bad = c.post("/v1/ontology/predicates", json={**mentors, "name": "mentors"})
     assert bad.status_code == 422 and bad.json()["field"] == "name"
+    for cls, sensitivity in (("relationship", "health"), ("health", "none"), ("finance", "legal")):
+        bad = c.post("/v1/ontology/predicates", json={**mentors, "fact_class": cls, "sensitivity": sensitivity})
+        assert bad.status_code == 422 and bad.json()["field"] == "sensitivity", bad.text   # one meaning of sensitive
+    assert c.post("/v1/ontology/predicates", json={**mentors, "name": "HAS_ALLERGY", "object_kinds": ["literal"],
+                                                   "fact_class": "health", "sensitivity": "health"}).status_code == 201
     analyst = client_for(tenant, "analyst")
     assert analyst.post("/v1/ontology/predicates", json=mentors).status_code == 403
     assert analyst.get("/v1/ontology/predicates").status_code == 200

@@ -7,7 +7,7 @@ from pydantic import ConfigDict, Field
 from api.deps import PageDep, Reader, ServicesDep, Writer
 from api.pages import ItemPage
 from graphmem.errors import InvalidInput
-from graphmem.ontology import Predicate
+from graphmem.ontology import SENSITIVE_CLASSES, Predicate
 
 router = APIRouter(prefix="/v1/ontology", tags=["ontology"])
 
@@ -44,6 +44,11 @@ def add_predicate(body: PredicateIn, who: Writer, services: ServicesDep) -> Pred
     if body.fact_class not in classes:
         raise InvalidInput(f"unknown fact_class {body.fact_class!r}; known: {', '.join(sorted(classes))}",
                            field="fact_class")
+    if (body.sensitivity != "none" or body.fact_class in SENSITIVE_CLASSES) and body.sensitivity != body.fact_class:
+        # one meaning of sensitive: the candidate rule reads a predicate's sensitivity, a context window a fact's class
+        raise InvalidInput(f"sensitivity {body.sensitivity!r} and fact_class {body.fact_class!r} disagree: a sensitive "
+                           f"predicate ({', '.join(SENSITIVE_CLASSES)}) has that class as its fact_class and its "
+                           "sensitivity", field="sensitivity")
     try:
         body.statement("s", "o")
     except (KeyError, IndexError, ValueError) as exc:
