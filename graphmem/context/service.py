@@ -187,10 +187,10 @@ class ContextService:
         for item in sorted(response.degraded):
             name, _, why = item.partition(":")
             degraded.append(Degraded(source=f"search.{name.strip()}", reason=why.strip() or item))
-        if getattr(response, "withheld_consent", 0):
+        if response.withheld_consent:
             notes.append(f"{response.withheld_consent} preference(s) learned outside this session withheld "
                          f"(preferences cross a user's sessions only with consent, never to another user)")
-        if getattr(response, "withheld_sensitive", 0):
+        if response.withheld_sensitive:
             notes.append(f"{response.withheld_sensitive} sensitive fact(s) ({', '.join(SENSITIVE_CLASSES)}) learned "
                          f"outside this session withheld")
         return list(response.hits)

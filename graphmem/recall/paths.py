@@ -1,13 +1,15 @@
 """Multi-hop recall: paths over facts, each hop one fact's derived (subject)-[:RELATED]->(object) edge, walked in
 either direction (the edge copies what the walk filters and ranks by; the Fact node, read by id, stays the record).
 
-Queries use Neo4j 5 quantified path patterns (`cypher/recall/around`, `between`) with per-hop filters: only facts
-valid at `as_of` (valid time) as known at `known_at` (transaction time), never candidates, never past retention.
-Paths are ranked by length (fewer hops first), then by their weakest hop's confidence, then by the most recent
-hop `valid_from`. Cypher does not accept a parameter as a quantifier, so the bounds are literals: 4 hops
-(`MAX_HOPS`) between two entities, 3 (`AROUND_MAX_HOPS`) around one. Around one entity the search must visit the
-whole neighbourhood, and on a CRM graph three hops already reach most of a tenant; exploring a fourth level and
-filtering it away cost ~40% of the query (PROFILE db hits, bench/recall.py graph).
+Both walks take only facts valid at `as_of` (valid time) as known at `known_at` (transaction time), never
+candidates, never past retention. Paths are ranked by length (fewer hops first), then by their weakest hop's
+confidence, then by the most recent hop `valid_from`. Between two entities (`cypher/recall/between`) a Neo4j 5
+quantified path pattern with `SHORTEST k`; Cypher does not accept a parameter as a quantifier, so its bound is a
+literal, 4 hops (`MAX_HOPS`). Around one entity (`cypher/recall/around`) a breadth-first walk of one subquery per
+level, up to 3 (`AROUND_MAX_HOPS`): it must visit the whole neighbourhood, and on a CRM graph three hops already
+reach most of a tenant. Each level keeps per entity only the partial paths no other beats on both ranking keys,
+so its work grows with the edges walked, not with the number of shortest paths (`ALL SHORTEST` listed 10k paths
+per target on a dense graph and ran out of transaction memory).
 Hot queries return temporal values as ISO-8601 strings, which the pydantic models parse.
 
 A path carries what navigating it needs and no more: the target's id, kind and name (`PathEntity`), and per hop
