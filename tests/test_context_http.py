@@ -262,6 +262,25 @@ def test_the_first_user_claims_a_session_created_without_one(client_for, tenant)
     r = c.post("/v1/sessions", json={"id": "shared2", "user_id": "carol"})
     assert r.status_code == 200 and r.json()["user_id"] == "carol", r.text
 
+    # a second user reusing the owner's turn key or episode key is told whose session it is, not about the key
+    c.post("/v1/episodes", json={"session_id": "keyed", "content": "note", "occurred_at": "2024-05-01T09:00:00Z"})
+    turn = {"idempotency_key": "k", "episodes": [{"role": "user", "content": "mine", "occurred_at": "2024-05-01T09:01:00Z"}]}
+    assert c.post("/v1/sessions/keyed/turns", json={**turn, "user_id": "xena"}).status_code == 201
+    r = c.post("/v1/sessions/keyed/turns", json={**turn, "user_id": "yuri"})
+    assert r.status_code == 422 and r.json()["field"] == "user_id", r.text
+    r = c.post("/v1/sessions/keyed/turns", json={**turn, "user_id": "xena", "episodes": [
+        {"role": "user", "content": "other", "occurred_at": "2024-05-01T09:01:00Z"}]})
+    assert r.status_code == 422 and r.json()["field"] == "idempotency_key", r.text
+    ep = {"session_id": "keyed", "content": "hers", "occurred_at": "2024-05-01T09:02:00Z", "idempotency_key": "e1"}
+    assert c.post("/v1/episodes", json={**ep, "user_id": "xena"}).status_code == 201
+    r = c.post("/v1/episodes", json={**ep, "user_id": "yuri", "content": "his"})
+    assert r.status_code == 422 and r.json()["field"] == "user_id", r.text
+    r = c.post("/v1/episodes/batch", json={"episodes": [{**ep, "user_id": "yuri"}]})
+    assert r.status_code == 422 and r.json()["field"] == "episodes[0].user_id", r.text
+    r = c.post("/v1/episodes", json={**ep, "user_id": "xena", "content": "other"})
+    assert r.status_code == 422 and r.json()["field"] == "idempotency_key", r.text
+    assert {e["user_id"] for e in c.get("/v1/sessions/keyed/episodes").json()["items"]} == {"xena"}
+
     # two users claiming at once: one owner, the other a 422
     for n in range(3):
         sid = f"race{n}"

@@ -226,11 +226,16 @@ class ContextService:
     def _replay(self, tenant_id: str, session_id: str, turn: TurnIn) -> TurnResult | None:
         """The stored answer of the turn under `turn.idempotency_key` in the session, marked `replayed`, or None.
         Raises `InvalidInput` (field `idempotency_key`) when the key was used for another turn: other episodes,
-        user or pin updates (`turn_fingerprint`) would otherwise be dropped silently."""
+        user or pin updates (`turn_fingerprint`) would otherwise be dropped silently; (field `user_id`) instead when
+        that turn made the session another user's, the cause the caller can act on (two users racing to claim a
+        session with the same key get the same answer whichever order their calls reach the server)."""
         seen = self.db.one("sessions/turn_get", tenant_id=tenant_id, session_id=session_id, key=turn.idempotency_key)
         if seen is None:
             return None
         if seen["fingerprint"] is not None and seen["fingerprint"] != turn_fingerprint(turn):
+            info = self.sessions.find(tenant_id, session_id)
+            if info is not None and info.user_id and info.user_id != turn.user_id:
+                raise InvalidInput(f"session {session_id!r} belongs to another user", field="user_id")
             raise InvalidInput(f"idempotency_key {turn.idempotency_key!r} already names another turn of this session "
                                "(other episodes, user or pin updates); use a new key for a new turn",
                                field="idempotency_key")

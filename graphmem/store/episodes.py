@@ -33,9 +33,9 @@ def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_c
     A session without a user is claimed by the first episode with one (`episodes/append`: the session's user is
     set under its write lock, and its earlier episodes stored without a user become that user's).
     Raises `InvalidInput` (field `content`) when the content exceeds `settings.max_episode_chars`, (field `user_id`)
-    when the session belongs to another user, and (field `idempotency_key`) when the key already names an episode
-    with other content, kind, session, user, role, speaker or source (`same_episode`): a replay is the same episode sent again, and anything else under a
-    used key would be dropped silently (422 as the IETF draft "The Idempotency-Key HTTP Header Field",
+    when the session belongs to another user (also when the key names that user's episode in it), and (field
+    `idempotency_key`) when the key already names an episode with other content, kind, session, user, role, speaker
+    or source (`same_episode`): a replay is the same episode sent again, and anything else under a used key would be dropped silently (422 as the IETF draft "The Idempotency-Key HTTP Header Field",
     draft-ietf-httpapi-idempotency-key-header, asks for a key reused with another payload).
     """
     if len(ep.content) > settings.max_episode_chars:
@@ -61,7 +61,7 @@ def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_c
     if not row["created"]:
         stored = Episode(**row["episode"])
         if not same_episode(stored, ep):
-            raise _key_reused(ep.idempotency_key)
+            raise _key_refusal(stored, ep)
         return stored, False
     days = row["retain_days"]
     props.update(user_id=row["user_id"], legal_hold=row["held"])
@@ -75,9 +75,16 @@ def identity(ep: Episode | EpisodeIn) -> tuple:
     return ep.content, ep.kind, ep.session_id, ep.user_id, ep.role, ep.speaker, ep.source
 
 
-def _key_reused(key: str) -> InvalidInput:
-    return InvalidInput(f"idempotency_key {key!r} already names another episode (other content, kind, session, "
-                        "user, role, speaker or source); use a new key for a new episode", field="idempotency_key")
+def _key_refusal(stored: Episode, ep: EpisodeIn) -> InvalidInput:
+    """Why `ep` cannot take the key of `stored` (another episode): the session belongs to another user (field
+    `user_id`) when both are in one session and their users differ, since every episode of a claimed session is its
+    owner's; otherwise the key is reused (field `idempotency_key`)."""
+    if ep.session_id and stored.session_id == ep.session_id and ep.user_id and stored.user_id \
+            and stored.user_id != ep.user_id:
+        return InvalidInput(f"session {ep.session_id!r} belongs to another user", field="user_id")
+    return InvalidInput(f"idempotency_key {ep.idempotency_key!r} already names another episode (other content, "
+                        "kind, session, user, role, speaker or source); use a new key for a new episode",
+                        field="idempotency_key")
 
 
 def batch_conflict(tx: Tx, tenant_id: str, episodes: list[EpisodeIn]) -> tuple[int, InvalidInput] | None:
@@ -96,7 +103,7 @@ def batch_conflict(tx: Tx, tenant_id: str, episodes: list[EpisodeIn]) -> tuple[i
         seen = stored.get(ep.idempotency_key) if ep.idempotency_key else None
         if seen is not None:
             if not same_episode(seen, ep):
-                return i, _key_reused(ep.idempotency_key)
+                return i, _key_refusal(seen, ep)
             continue
         if ep.session_id is None:
             continue
