@@ -191,6 +191,16 @@ def test_near_names_are_found_in_the_index_within_the_tenant_only(llm_services, 
     assert [(m.key, m.ref.name, [c.id for c in m.candidates]) for m in found] == [("m1", "Acme Corp", [acme.id])]
 
 
+@pytest.mark.parametrize("mention", ["L. O'Sullivan", "L. O\u2019Sullivan", "Liam O'Sullivan-Byrne"])
+def test_a_near_name_with_an_apostrophe_is_a_candidate(llm_services, db, tenant, mention):
+    """The index holds "o'sullivan" whole: the query must ask for that term, not the name key's "osullivan"."""
+    liam = llm_services.graph.upsert_entity(tenant, EntityRef(kind="Person", name="Liam O'Sullivan"))
+    llm_services.graph.upsert_entity(tenant, EntityRef(kind="Person", name="Lara Byrne"))
+    refs = [EntityRef(kind="Person", name=mention)]
+    found = db.read(lambda tx: find_ambiguous(tx, tenant, refs, min_similarity=0.75, max_candidates=5))
+    assert [[c.id for c in m.candidates] for m in found] == [[liam.id]], found
+
+
 @pytest.mark.parametrize("a,b,near", [
     ("Dana", "Dana Smith", True), ("Acme Corp", "ACME Corporation", True), ("J. Smith", "John Smith", True),
     ("Dana Smith", "Dana Lee", False), ("Globex", "Initech", False), ("Jo", "John", False),

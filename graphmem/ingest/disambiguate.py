@@ -37,7 +37,7 @@ from graphmem.settings import PROMPTS, Settings
 from graphmem.store import Database
 from graphmem.store.db import Tx
 from graphmem.store.entities import alias_key
-from graphmem.store.fulltext import tenant_query
+from graphmem.store.fulltext import tenant_query, words
 
 # The prompt version, the similarity threshold and the candidate cap are settings (graphmem/settings.py:
 # `disambiguation_prompt`, `disambiguation_min_similarity`, `disambiguation_max_candidates`).
@@ -143,9 +143,11 @@ def similarity(a: str, b: str) -> float:
 def lucene_query(name: str, tenant_id: str) -> str | None:
     """The escaped Lucene query finding near names in tenant `tenant_id`'s terms (`graphmem.store.fulltext`): each
     word (the first `MAX_QUERY_WORDS`), OR-ed with its prefix form (`corp*`) when it has at least 3 letters. None
-    when the name has no words."""
+    when the name has no words. The words are split as the index's terms are (`graphmem.store.fulltext.words`, which
+    keeps an inner apostrophe: "o'sullivan"), not as `tokens` splits them for similarity (`name_key` drops it:
+    "osullivan", a term no stored name has)."""
     parts = []
-    for t in list(dict.fromkeys(tokens(name)))[:MAX_QUERY_WORDS]:
+    for t in list(dict.fromkeys(w for w in words(name) if w not in _STOP))[:MAX_QUERY_WORDS]:
         e = escape(t)
         parts.append(e)
         if len(t) >= 3:
