@@ -62,7 +62,7 @@ def cases(tenant: str, ids: dict) -> dict[str, dict]:
         "search/entities_by_name": {"tenant_id": tenant, "lucene": None, "kind": "Person", "offset": 0, "limit": 10,
                                     "fetch": 100},
         "recall/around": {**iso, "entity_id": ids["Sam Me"], "max_hops": 3, "limit": 50, "predicates": None},
-        "recall/between": {**common, "from_id": ids["Sam Me"], "to_id": ids["Initech"], "k": 5, "max_hops": 3,
+        "recall/between": {**iso, "from_id": ids["Sam Me"], "to_id": ids["Initech"], "k": 5, "max_hops": 3,
                            "predicates": None},
         "recall/neighbours": {**common, "entity_id": ids["Dana Smith"], "direction": "both", "predicates": None,
                               "include_superseded": False, "offset": 0, "limit": 50},

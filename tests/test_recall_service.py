@@ -479,6 +479,64 @@ def test_paths_around_a_dense_graph_match_a_brute_force_walk(recall, graph, tena
         assert [h.fact.confidence for h in p.hops] == [conf[(a, b)] for a, b in zip(names, names[1:])]
 
 
+def test_introduction_takes_the_strongest_of_many_equally_short_paths(recall, graph, tenant):
+    """Twenty colleagues each know both Sam and Tess; only the one written last knows Tess well (0.9, the others
+    0.40-0.49, two at each, in different years). The introduction goes through that one, and the k best paths are
+    ranked by weakest hop, then recency (`SHORTEST 5` took five of the twenty arbitrarily and ranked only those)."""
+    y = [datetime(2020 + i % 4, 1, 1, tzinfo=UTC) for i in range(20)]
+
+    def conf(i):
+        return 0.9 if i == 19 else round(0.4 + (i // 2) / 100, 2)
+    ep, _ = graph.append_episode(tenant, EpisodeIn(content="team notes", occurred_at=T0, session_id="s1"))
+    facts = []
+    for i in range(20):
+        facts += [FactIn(subject=P("Sam Sigma"), predicate="KNOWS", object=P(f"Colleague Kappa{i}"), episode_id=ep.id,
+                         valid_from=y[i]),
+                  FactIn(subject=P(f"Colleague Kappa{i}"), predicate="KNOWS", object=P("Tess Theta"), episode_id=ep.id,
+                         confidence=conf(i), valid_from=y[i])]
+    graph.assert_facts(tenant, facts)
+    sam, tess = (graph.find_entities(tenant, n)[0].id for n in ("Sam Sigma", "Tess Theta"))
+    intro = recall.introduction(tenant, sam, tess)
+    assert [h.to_name for h in intro.hops] == ["Colleague Kappa19", "Tess Theta"] and intro.confidence == 0.9
+    paths = recall.paths_between(tenant, sam, tess, k=5)
+    expect = sorted(range(20), key=lambda i: (-conf(i), -y[i].year))[:5]
+    assert [(p.hops[0].to_name, p.confidence, p.latest) for p in paths] == \
+        [(f"Colleague Kappa{i}", conf(i), y[i]) for i in expect]
+
+
+def test_paths_between_on_a_dense_graph_match_a_brute_force_walk(recall, graph, tenant):
+    """Three fully joined layers of 10 people between Hub and Sink (10 + 100 + 100 + 10 facts, 1,000 shortest
+    paths) with confidences and valid times from fixed patterns: the 5 paths between are the 5 best of a walk over
+    every path in Python, by weakest hop, latest valid_from, then fact ids; with a hop bound below the distance
+    there are none."""
+    ep, _ = graph.append_episode(tenant, EpisodeIn(content="dense notes", occurred_at=T0, session_id="s1"))
+    n = 10
+    layers = [["Hub Zeta"]] + [[f"M{k} Person{i}" for i in range(n)] for k in (1, 2, 3)] + [["Sink Omega"]]
+    keys, facts = [], []
+    for k in range(4):
+        for i, a in enumerate(layers[k]):
+            for j, b in enumerate(layers[k + 1]):
+                keys.append((a, b))
+                facts.append(FactIn(subject=P(a), predicate="KNOWS", object=P(b), episode_id=ep.id,
+                                    confidence=round(0.5 + ((i * 7 + j * 3 + k) % 5) / 10, 2),
+                                    valid_from=datetime(2020 + (i + 2 * j + k) % 5, 1, 1, tzinfo=UTC)))
+    out = []
+    for i in range(0, len(facts), 100):
+        out += graph.assert_facts(tenant, facts[i:i + 100])
+    edge = {key: (f.confidence, f.valid_from, o.fact_id) for key, f, o in zip(keys, facts, out)}
+    walks = []
+    for b in layers[1]:
+        for c in layers[2]:
+            for d in layers[3]:
+                hops = [edge[("Hub Zeta", b)], edge[(b, c)], edge[(c, d)], edge[(d, "Sink Omega")]]
+                walks.append((-min(h[0] for h in hops), -max(h[1] for h in hops).timestamp(), [h[2] for h in hops]))
+    hub, sink = (graph.find_entities(tenant, name)[0].id for name in ("Hub Zeta", "Sink Omega"))
+    paths = recall.paths_between(tenant, hub, sink, max_hops=4, k=5)
+    assert [[h.fact.id for h in p.hops] for p in paths] == [w[2] for w in sorted(walks)[:5]]
+    assert [(p.length, p.confidence) for p in paths] == [(4, -w[0]) for w in sorted(walks)[:5]]
+    assert recall.paths_between(tenant, hub, sink, max_hops=3) == []
+
+
 def test_paths_follow_a_correction_in_transaction_time(recall, graph, tenant):
     """A corrected fact leaves the paths of now, and `known_at` before the correction still walks it."""
     ep, _ = graph.append_episode(tenant, EpisodeIn(content="Ana reports to Bo", occurred_at=T0, session_id="s1"))

@@ -69,7 +69,7 @@ def neighbourhood(entity_id: str, who: Reader, services: ServicesDep, page: Page
 
 
 @router.get("/{entity_id}/paths/{other_id}", response_model=PathList,
-            summary="Up to k shortest paths between two entities over facts valid at as_of",
+            summary="The k best shortest paths between two entities over facts valid at as_of",
             responses={200: {"content": {"application/json": {"example": {"paths": [{"length": 2, "hops": []}]}}}}})
 def paths(entity_id: str, other_id: str, who: Reader, services: ServicesDep,
           max_hops: Annotated[int, Query(ge=1, le=MAX_HOPS)] = 3,

@@ -36,7 +36,7 @@ class EntitySelector(Input):
 
 class RecallRequest(Input):
     """Paths of up to `max_hops` facts around `entity` (one shortest path per reachable entity) or, with `other`,
-    between the two (up to `k` shortest), over facts valid at `as_of` as known at `known_at` (UTC). Unknown fields
+    between the two (the `k` best of the shortest: weakest hop, then recency), over facts valid at `as_of` as known at `known_at` (UTC). Unknown fields
     are refused."""
 
     entity: EntitySelector = Field(examples=[{"name": "Dana Smith"}])
@@ -59,8 +59,8 @@ class RecallResponse(BaseModel):
 
 
 class IntroductionResponse(BaseModel):
-    """The shortest connection (None when none within max_hops), the introducers along it, in order, and the
-    entities `from` and `to` resolved to."""
+    """The best shortest connection (None when none within max_hops: the strongest weakest hop, then the most
+    recent), the introducers along it, in order, and the entities `from` and `to` resolved to."""
 
     model_config = ConfigDict(populate_by_name=True)
 

@@ -3,13 +3,14 @@ either direction (the edge copies what the walk filters and ranks by; the Fact n
 
 Both walks take only facts valid at `as_of` (valid time) as known at `known_at` (transaction time), never
 candidates, never past retention. Paths are ranked by length (fewer hops first), then by their weakest hop's
-confidence, then by the most recent hop `valid_from`. Between two entities (`cypher/recall/between`) a Neo4j 5
-quantified path pattern with `SHORTEST k`; Cypher does not accept a parameter as a quantifier, so its bound is a
-literal, 4 hops (`MAX_HOPS`). Around one entity (`cypher/recall/around`) a breadth-first walk of one subquery per
-level, up to 3 (`AROUND_MAX_HOPS`): it must visit the whole neighbourhood, and on a CRM graph three hops already
-reach most of a tenant. Each level keeps per entity only the partial paths no other beats on both ranking keys,
-so its work grows with the edges walked, not with the number of shortest paths (`ALL SHORTEST` listed 10k paths
-per target on a dense graph and ran out of transaction memory).
+confidence, then by the most recent hop `valid_from`. Both are breadth-first walks of one subquery per level.
+Around one entity (`cypher/recall/around`) up to 3 levels (`AROUND_MAX_HOPS`): it must visit the whole
+neighbourhood, and on a CRM graph three hops already reach most of a tenant; each level keeps per entity only the
+partial paths no other beats on both ranking keys. Between two entities (`cypher/recall/between`) up to 4 levels
+(`MAX_HOPS`), stopping at the level that reaches the other entity; each level keeps the partial paths fewer than k
+others beat on both keys, so the answer is the k best of the shortest paths. Their work grows with the edges
+walked, not with the number of shortest paths (`ALL SHORTEST` listed 10k paths per target on a dense graph and ran
+out of transaction memory; `SHORTEST k` took k of the equally short paths arbitrarily).
 Hot queries return temporal values as ISO-8601 strings, which the pydantic models parse.
 
 A path carries what navigating it needs and no more: the target's id, kind and name (`PathEntity`), and per hop

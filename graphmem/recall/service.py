@@ -151,8 +151,10 @@ class RecallService:
                       as_of: datetime | None = None, known_at: datetime | None = None,
                       predicates: list[str] | None = None, fields: tuple[str, str] = ("from_id", "to_id"),
                       predicate_field: str = "predicate") -> list[Path]:
-        """Up to `k` (1..5) shortest paths of at most `max_hops` facts from `from_id` to `to_id`, ranked by
-        (length, confidence, recency). Empty when they are not connected that closely. `InvalidInput` when the two
+        """The `k` (1..5) best of the shortest paths of at most `max_hops` facts from `from_id` to `to_id`: every
+        path has the shortest length, and they are ranked by confidence (the weakest hop's), then recency (the
+        latest hop `valid_from`), then their facts' ids; fewer when fewer are that short. Empty when they are not
+        connected that closely. `InvalidInput` when the two
         are one entity and `NotFound` for an unknown one name `fields`, the request fields that carried the ids;
         a predicate the tenant does not have is an `InvalidInput` naming `predicate_field`."""
         require_tenant(tenant_id)
@@ -164,7 +166,8 @@ class RecallService:
             self.entity(tenant_id, eid, field=fld)
         now, as_of, known_at = self._times(as_of, known_at)
         rows = self.db.rows("recall/between", tenant_id=tenant_id, from_id=from_id, to_id=to_id, k=k,
-                            max_hops=self._hops(max_hops), as_of=as_of, known_at=known_at, now=now,
+                            max_hops=self._hops(max_hops), as_of=as_of.isoformat(), known_at=known_at.isoformat(),
+                            now=now.isoformat(),
                             predicates=self.graph.known_predicates(tenant_id, predicates, predicate_field))
         return [to_path(r) for r in rows]
 
