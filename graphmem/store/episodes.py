@@ -35,7 +35,8 @@ def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_c
     Raises `InvalidInput` (field `content`) when the content exceeds `settings.max_episode_chars`, (field `user_id`)
     when the session belongs to another user (also when the key names that user's episode in it), and (field
     `idempotency_key`) when the key already names an episode with other content, kind, session, user, role, speaker
-    or source (`same_episode`): a replay is the same episode sent again, and anything else under a used key would be dropped silently (422 as the IETF draft "The Idempotency-Key HTTP Header Field",
+    or source (`same_episode`): a replay is the same episode sent again, and anything else under a used key would
+    be dropped silently (422 as the IETF draft "The Idempotency-Key HTTP Header Field",
     draft-ietf-httpapi-idempotency-key-header, asks for a key reused with another payload).
     """
     if len(ep.content) > settings.max_episode_chars:
