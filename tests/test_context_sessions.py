@@ -15,6 +15,7 @@ from graphmem.errors import Conflict, InvalidInput, Unavailable
 from graphmem.context.pins import PinKeyDef
 from graphmem.models import EntityRef, EpisodeIn, FactIn
 from graphmem.recall.models import SearchResponse
+from graphmem.timeutil import utcnow
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=timezone.utc)
 POLICY = "You are a careful assistant."
@@ -31,11 +32,14 @@ def load(ctx, tenant, sid, query="", budget=2000, user_id=None):
 
 
 def test_two_tabs_of_one_user_are_isolated(make_context, tenant):
-    ctx = make_context()
+    # generous search timeout: a search that times out on a busy machine would leave the other tab's turn out
+    # whether or not the window keeps tabs apart
+    ctx = make_context(context_search_timeout_s=10.0, context_latency_budget_s=20.0)
     ctx.append_turn(tenant, "tab-1", say("a1", "u1", "Please cancel my gym membership renewal", pins=[
         PinUpdate(key="order_id", value={"type": "order_id", "value": "GYM-5521"})]))
     ctx.append_turn(tenant, "tab-2", say("b1", "u1", "What's the weather like in Lisbon tomorrow?"))
     w2 = load(ctx, tenant, "tab-2", query="cancel gym membership renewal GYM-5521")
+    assert not [d for d in w2.degraded if d.source == "search"], w2.degraded        # the search did run
     assert "Lisbon" in w2.text
     assert "gym" not in w2.text.lower() and "GYM-5521" not in w2.text
     w1 = load(ctx, tenant, "tab-1", query="weather Lisbon")
@@ -121,7 +125,8 @@ def test_a_refused_turn_writes_nothing(make_context, tenant):
 
 def test_a_read_only_load_of_an_expired_session_changes_nothing(make_context, tenant):
     """An analyst's window of a session idle past its TTL shows the fresh window the next turn will start, without
-    resetting the session (an analyst only reads)."""
+    resetting the session (an analyst only reads). Real time passes here (a short TTL slept through): every assert
+    comes after the sleep, so a slow machine only makes the session more expired."""
     ctx = make_context(session_ttl_s=TTL_S)
     ctx.append_turn(tenant, "ro1", say("k1", "u1", "my old question about invoices"))
     time.sleep(TTL_S + 0.3)
@@ -136,15 +141,25 @@ def test_a_read_only_load_of_an_expired_session_changes_nothing(make_context, te
 
 
 TTL_S = 3.0
+LONG_TTL_S = 3600.0
 
 
-def test_expired_session_starts_an_empty_window_and_says_so(make_context, tenant):
-    # TTL_S must exceed one append plus one load: a cold first append takes over a second on a loaded 2-core box
-    ctx = make_context(session_ttl_s=TTL_S)
+def idle_past(db, tenant, sid, ttl_s):
+    """Make session `sid` idle for longer than `ttl_s`: its last activity is moved back past the TTL (test-only
+    raw write). A TTL slept through in real time made the asserts that the session is still live race the clock:
+    an append plus a load had to finish inside the TTL, which a loaded CI machine did not always do."""
+    with db.driver.session(database=db.database) as s:
+        s.run("MATCH (x:Session {tenant_id: $t, id: $id}) SET x.last_active_at = $at RETURN x.id",
+              t=tenant, id=sid, at=utcnow() - timedelta(seconds=ttl_s + 1)).single(strict=True)
+
+
+def test_expired_session_starts_an_empty_window_and_says_so(make_context, db, tenant):
+    # a TTL no test run outlasts: the session is live until idle_past makes it idle for longer than the TTL
+    ctx = make_context(session_ttl_s=LONG_TTL_S)
     ctx.append_turn(tenant, "s1", say("k1", "u1", "my old question about invoices", pins=[
         PinUpdate(key="order_id", value={"type": "order_id", "value": "INV-1"})]))
     assert "old question" in load(ctx, tenant, "s1").text
-    time.sleep(TTL_S + 0.3)
+    idle_past(db, tenant, "s1", LONG_TTL_S)
     w = load(ctx, tenant, "s1")
     assert "old question" not in w.text and w.window_reset_at is not None
     assert any("TTL" in n for n in w.notes)
@@ -152,7 +167,7 @@ def test_expired_session_starts_an_empty_window_and_says_so(make_context, tenant
     ctx.append_turn(tenant, "s1", say("k2", "u1", "a new question about shipping", minute=5))
     w = load(ctx, tenant, "s1")
     assert "new question" in w.text and "old question" not in w.text
-    time.sleep(TTL_S + 0.3)                                                # expiry noticed by the append too
+    idle_past(db, tenant, "s1", LONG_TTL_S)                                # expiry noticed by the append too
     assert ctx.append_turn(tenant, "s1", say("k3", "u1", "third visit", minute=9)).window_reset
 
 
@@ -186,20 +201,26 @@ class FailingRecall:
 
 
 class SlowRecall:
-    """A recall service that answers only after `release` is set (or 10 s)."""
+    """A recall service that answers only after `release` is set (or 60 s); `answered` is set once it has."""
 
     def __init__(self):
         self.release = threading.Event()
+        self.answered = threading.Event()
 
     def search(self, tenant_id, req, viewer=None):
-        self.release.wait(10)
+        self.release.wait(60)
+        self.answered.set()
         return SearchResponse(hits=[])
 
 
 @pytest.mark.parametrize("kind", ["failing", "slow"])
 def test_search_down_or_slow_still_gives_pins_and_tail(make_context, tenant, kind):
     recall = FailingRecall() if kind == "failing" else SlowRecall()
-    ctx = make_context(recall=recall, context_search_timeout_s=0.2, context_latency_budget_s=1.0)
+    # the slow search's timeout is short (it never answers in time, however slow the machine); the failing one
+    # has a generous one, so that its error, not a timeout, is what the window reports on a loaded machine
+    timeouts = dict(context_search_timeout_s=0.2, context_latency_budget_s=1.0) if kind == "slow" else \
+        dict(context_search_timeout_s=10.0, context_latency_budget_s=20.0)
+    ctx = make_context(recall=recall, **timeouts)
     try:
         ctx.append_turn(tenant, "s1", say("k1", "u1", "refund order A-10293 please", pins=[
             PinUpdate(key="order_id", value={"type": "order_id", "value": "A-10293"})]))
@@ -207,7 +228,9 @@ def test_search_down_or_slow_still_gives_pins_and_tail(make_context, tenant, kin
         w = ctx.assemble(tenant, "s1", ContextRequest(query="refund status", budget_tokens=500, model="gpt-4",
                                                       system_policy=POLICY, goal="Refund the order"))
         elapsed = time.monotonic() - started
-        assert elapsed < 2.0                     # the slow search (10 s) was not waited for
+        if kind == "slow":
+            assert not recall.answered.is_set()  # the window did not wait for the slow search (it is still held)
+        assert elapsed < 10.0                    # nor for anything near the slow search's 60 s
         assert [d.source for d in w.degraded] == ["search"]
         assert ("timed out" if kind == "slow" else "search backend is down") in w.degraded[0].reason
         assert "order_id (order_id): A-10293" in w.text and "refund order A-10293 please" in w.text
