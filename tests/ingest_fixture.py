@@ -34,10 +34,17 @@ def make_services(db: Database, settings: Settings) -> Callable[..., Services]:
     return make
 
 
+LLM_TIMEOUT_S = 30.0
+"""The client timeout of tests whose fake LLM answers at once. Generous on purpose: a reply the client gave up on is
+retried, and the retry takes the next scripted reply, so a short timeout on a loaded machine changed what a test saw
+(the timeout path has its own test with its own short timeout)."""
+
+
 @pytest.fixture
 def llm_services(make_services, fake_llm) -> Services:
-    """Services whose LLM is the fake server (1 s timeout, 2 retries)."""
-    return make_services(llm_base_url=fake_llm.base_url, llm_api_key="test", llm_timeout_s=1.0, llm_max_retries=2)
+    """Services whose LLM is the fake server (`LLM_TIMEOUT_S` timeout, 2 retries)."""
+    return make_services(llm_base_url=fake_llm.base_url, llm_api_key="test", llm_timeout_s=LLM_TIMEOUT_S,
+                         llm_max_retries=2)
 
 
 def worker_process(tenant: str, *extra: str, env: dict[str, str] | None = None) -> subprocess.Popen:

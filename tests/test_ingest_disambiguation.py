@@ -17,6 +17,7 @@ from graphmem.ingest.worker import Worker
 from graphmem.models import EntityRef, EpisodeIn
 from graphmem.settings import Settings
 from tests.fake_openai import Reply, chat_completion_body, error_body
+from tests.ingest_fixture import LLM_TIMEOUT_S
 
 UTC = timezone.utc
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
@@ -237,8 +238,8 @@ def test_bad_disambiguation_settings_are_refused_naming_the_setting(field, value
 
 
 def test_max_candidates_caps_what_the_llm_sees(make_services, fake_llm, tenant, known):
-    s = make_services(llm_base_url=fake_llm.base_url, llm_api_key="test", llm_timeout_s=1.0, llm_max_retries=2,
-                      disambiguation_max_candidates=1)
+    s = make_services(llm_base_url=fake_llm.base_url, llm_api_key="test", llm_timeout_s=LLM_TIMEOUT_S,
+                      llm_max_retries=2, disambiguation_max_candidates=1)
     fake_llm.script(PATH, ok(EXTRACTION), pick("Dana Lee"))
     job = ingest(s, tenant)
     [mention] = mentions_in(disambiguation_requests(fake_llm)[0])

@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 
 from graphmem.ingest.worker import Worker
 from graphmem.models import EpisodeIn
+from tests.ingest_fixture import LLM_TIMEOUT_S
 
 EP = {"kind": "message", "role": "user", "content": "Dana moved to Globex.", "occurred_at": "2024-05-01T09:00:00Z",
       "session_id": "s1", "user_id": "u1", "idempotency_key": "k1"}
@@ -122,7 +123,8 @@ def test_job_shows_disambiguation_and_retractions_over_http(client_for, make_ser
     from tests.fake_openai import Reply, chat_completion_body
 
     c = client_for(tenant)
-    llm = make_services(llm_base_url=fake_llm.base_url, llm_api_key="test", llm_timeout_s=1.0, llm_max_retries=2)
+    llm = make_services(llm_base_url=fake_llm.base_url, llm_api_key="test", llm_timeout_s=LLM_TIMEOUT_S,
+                        llm_max_retries=2)
     for name in ("Dana Smith", "Dana Lee"):
         llm.graph.upsert_entity(tenant, EntityRef(kind="Person", name=name))
     extraction = {"entities": [{"ref": "d", "kind": "Person", "name": "Dana"},

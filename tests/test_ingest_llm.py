@@ -14,6 +14,7 @@ from graphmem.ingest.worker import Worker
 from graphmem.metrics import LLM_TOKENS
 from graphmem.models import EpisodeIn
 from tests.fake_openai import Reply, chat_completion_body, error_body
+from tests.ingest_fixture import LLM_TIMEOUT_S
 
 UTC = timezone.utc
 WED = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)   # a Wednesday; "last Tuesday" is 2024-04-30
@@ -132,14 +133,17 @@ def test_429_retry_after_is_honoured(llm_services, fake_llm, tenant):
     assert job.status == "done" and job.llm_calls == 2 and job.attempts == 1
 
 
-def test_500_and_timeout_are_retried(llm_services, fake_llm, tenant):
-    fake_llm.script(PATH, Reply(500, error_body("boom")), Reply(200, chat_completion_body("{}"), delay_s=2.5),
+def test_500_and_timeout_are_retried(make_services, fake_llm, tenant):
+    # a 3 s client timeout against a reply held for 60 s: the second call always times out, and the third (answered
+    # at once) has 3 s to arrive, however busy the machine
+    services = make_services(llm_base_url=fake_llm.base_url, llm_api_key="test", llm_timeout_s=3.0, llm_max_retries=2)
+    fake_llm.script(PATH, Reply(500, error_body("boom")), Reply(200, chat_completion_body("{}"), delay_s=60),
                     ok(GOOD))
-    ep = append(llm_services, tenant)
-    run(llm_services, tenant)
-    job = llm_services.ingest.job_status(tenant, ep.id)
+    ep = append(services, tenant)
+    run(services, tenant)
+    job = services.ingest.job_status(tenant, ep.id)
     assert job.status == "done" and job.llm_calls == 3
-    assert "WORKS_AT" in current(llm_services, tenant)
+    assert "WORKS_AT" in current(services, tenant)
 
 
 def test_malformed_output_gets_one_repair(llm_services, fake_llm, tenant):
@@ -167,7 +171,7 @@ def test_schema_echo_twice_fails_the_job_with_reason(llm_services, fake_llm, ten
 
 
 def test_unavailable_llm_dead_letters_after_n_attempts_then_retry(make_services, fake_llm, tenant):
-    services = make_services(llm_base_url=fake_llm.base_url, llm_api_key="test", llm_timeout_s=1.0,
+    services = make_services(llm_base_url=fake_llm.base_url, llm_api_key="test", llm_timeout_s=LLM_TIMEOUT_S,
                              llm_max_retries=1, job_max_attempts=2)
     fake_llm.set_default(PATH, lambda req: Reply(503, error_body("overloaded"), headers={"Retry-After": "0"}))
     ep = append(services, tenant)
