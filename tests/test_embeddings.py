@@ -247,9 +247,13 @@ def test_openai_retries_429_then_succeeds(fake: FakeOpenAIServer) -> None:
     fake.script(EMB, Reply(429, error_body("rate limited", "rate_limit_error"), headers={"Retry-After": "0"}))
     fake.set_default(EMB, embeddings_handler(8))
     emb = OpenAIEmbedder("fake-embed", 8, base_url=fake.base_url, api_key="test")
+    waits: list[float] = []
+    backoff = emb._wait
+    emb._wait = lambda state: waits.append(backoff(state)) or waits[-1]   # what the retry sleeps, not the clock
     t0 = time.monotonic()
     vecs = emb.embed(["alpha", "beta"])
-    assert time.monotonic() - t0 < 1.0  # Retry-After: 0 honoured, not the exponential backoff
+    assert waits == [0.0]               # Retry-After: 0 honoured, not the exponential backoff (0.5-1 s)
+    assert time.monotonic() - t0 < 10   # and nothing else waited (a bound only against a hang: a loaded machine)
     assert len(fake.requests_for(EMB)) == 2
     np.testing.assert_allclose(vecs, [deterministic_vector("alpha", 8), deterministic_vector("beta", 8)], atol=1e-6)
     body = fake.requests_for(EMB)[-1].json()
@@ -300,9 +304,10 @@ def test_openai_client_errors_are_not_retried(fake: FakeOpenAIServer) -> None:
 
 
 def test_openai_retries_timeouts(fake: FakeOpenAIServer) -> None:
-    fake.script(EMB, Reply(200, {"data": []}, delay_s=1.0))
+    # 3 s against a reply held 60 s: the first call always times out, the retry (answered at once) has 3 s to arrive
+    fake.script(EMB, Reply(200, {"data": []}, delay_s=60))
     fake.set_default(EMB, embeddings_handler(4))
-    vecs = OpenAIEmbedder("m", 4, base_url=fake.base_url, timeout_s=0.3).embed(["x"])
+    vecs = OpenAIEmbedder("m", 4, base_url=fake.base_url, timeout_s=3.0).embed(["x"])
     assert len(vecs) == 1 and len(fake.requests_for(EMB)) == 2
 
 
