@@ -59,10 +59,29 @@ def test_concurrent_claims_never_share_a_job(make_services, tenant):
     assert sum(1 for mine in claimed if mine) >= 2             # the claimers really competed
 
 
+def blocked_claims(db) -> int:
+    """How many claim queries wait for a lock right now (test-only: SHOW TRANSACTIONS)."""
+    with db.driver.session(database=db.database) as s:
+        return sum(1 for r in s.run("SHOW TRANSACTIONS YIELD currentQuery, status")
+                   if "e._claim_lock = true" in (r["currentQuery"] or "") and r["status"].startswith("Blocked"))
+
+
 def test_two_worker_processes_process_every_job_exactly_once(make_services, db, tenant):
     services = make_services()
     eps = contacts(services, tenant, 80)
-    procs = [worker_process(tenant, "--until-idle", "--batch", "2", "--poll-s", "0.05") for _ in range(2)]
+    # Both workers must take part, whichever process starts first: the jobs are write-locked by an open transaction
+    # until both workers' first claims wait on that lock, then released (a worker that started a few seconds late
+    # on a loaded machine found the other had done all 80 and processed none)
+    with db.driver.session(database=db.database) as gate_session:
+        gate = gate_session.begin_transaction()
+        gate.run("MATCH (e:Episode {tenant_id: $t}) SET e._gate = true", t=tenant).consume()
+        procs = [worker_process(tenant, "--until-idle", "--batch", "2", "--poll-s", "0.05") for _ in range(2)]
+        deadline = time.monotonic() + 120
+        while blocked_claims(db) < 2:
+            assert time.monotonic() < deadline, "the two workers' claims never both waited on the gate"
+            assert all(p.poll() is None for p in procs), [p.stderr.read() for p in procs if p.poll() is not None]
+            time.sleep(0.05)
+        gate.rollback()
     summaries = [worker_summary(p) for p in procs]
     done = [j["episode_id"] for s in summaries for j in s["jobs"]]
     assert sorted(done) == sorted(e.id for e in eps)           # every job once, across both processes
