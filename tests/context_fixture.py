@@ -9,6 +9,12 @@ import pytest
 
 from graphmem.services import Services
 
+PATIENT_SEARCH: dict[str, float] = {"context_search_timeout_s": 30.0, "context_latency_budget_s": 60.0}
+"""Context search limits for tests whose windows must hold what the search finds (the timeout paths have their own
+tests with short limits). A search is only as slow as it is; the limit matters only on a slow machine, where a cold
+first search (Neo4j plans each query on its first run) took 1.5-2 s on an idle 2-core box: 10 s was a thin margin
+for a CI machine 3-5 times slower."""
+
 
 @pytest.fixture
 def make_context(db, settings) -> Iterator[Callable[..., Any]]:

@@ -19,6 +19,7 @@ from api.app import create_app
 from graphmem.services import Services
 from graphmem.settings import Settings
 from graphmem.store import Database
+from tests.context_fixture import PATIENT_SEARCH
 
 
 def _free_port() -> int:
@@ -29,10 +30,10 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="session")
 def services(db: Database, settings: Settings) -> Services:
-    """The server's services. Context search gets a generous deadline: a shared, noisy CI machine must not turn a
-    cold first search into a `degraded` window (the timeout path has its own test in test_context_sessions)."""
-    return Services(db, settings.model_copy(update={"context_search_timeout_s": 10.0,
-                                                    "context_latency_budget_s": 20.0}))
+    """The server's services. Context search gets a generous deadline (`PATIENT_SEARCH`): a shared, noisy CI machine
+    must not turn a cold first search into a `degraded` window (the timeout path has its own test in
+    test_context_sessions)."""
+    return Services(db, settings.model_copy(update=PATIENT_SEARCH))
 
 
 @contextmanager

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta, timezone
 
 from graphmem.context.models import ContextRequest, PinUpdate, ToolSchema, TurnEpisode, TurnIn
 from tests.fake_openai import FakeOpenAIServer, Reply, chat_handler, error_body
+from tests.context_fixture import PATIENT_SEARCH
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=timezone.utc)
 SMALL = dict(compaction_threshold_tokens=260, compaction_keep_tokens=90, summary_max_tokens=120)
@@ -187,7 +188,7 @@ def test_rollback_restores_the_previous_revision_and_its_turns(make_context, ten
 
 def test_window_is_byte_stable_for_the_same_state(make_context, tenant):
     # generous search timeout: a search that times out on a busy machine is (rightly) a different window
-    ctx = make_context(context_search_timeout_s=10.0, context_latency_budget_s=20.0, **SMALL)
+    ctx = make_context(**PATIENT_SEARCH, **SMALL)
     sid = "stable"
     opening(ctx, tenant, sid)
     for i in range(2, 6):

@@ -16,6 +16,7 @@ from graphmem.context.pins import PinKeyDef
 from graphmem.models import EntityRef, EpisodeIn, FactIn
 from graphmem.recall.models import SearchResponse
 from graphmem.timeutil import utcnow
+from tests.context_fixture import PATIENT_SEARCH
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=timezone.utc)
 POLICY = "You are a careful assistant."
@@ -34,7 +35,7 @@ def load(ctx, tenant, sid, query="", budget=2000, user_id=None):
 def test_two_tabs_of_one_user_are_isolated(make_context, tenant):
     # generous search timeout: a search that times out on a busy machine would leave the other tab's turn out
     # whether or not the window keeps tabs apart
-    ctx = make_context(context_search_timeout_s=10.0, context_latency_budget_s=20.0)
+    ctx = make_context(**PATIENT_SEARCH)
     ctx.append_turn(tenant, "tab-1", say("a1", "u1", "Please cancel my gym membership renewal", pins=[
         PinUpdate(key="order_id", value={"type": "order_id", "value": "GYM-5521"})]))
     ctx.append_turn(tenant, "tab-2", say("b1", "u1", "What's the weather like in Lisbon tomorrow?"))
@@ -49,7 +50,7 @@ def test_two_tabs_of_one_user_are_isolated(make_context, tenant):
 
 
 def test_preferences_cross_sessions_only_with_consent(make_context, tenant, graph):
-    ctx = make_context(context_search_timeout_s=10.0, context_latency_budget_s=20.0)
+    ctx = make_context(**PATIENT_SEARCH)
     r = ctx.append_turn(tenant, "s-a", say("a1", "u1", "Dana Reyes here: please contact me by email, not phone."))
     graph.assert_facts(tenant, [FactIn(subject=EntityRef(kind="Person", name="Dana Reyes"),
                                        predicate="PREFERS_CHANNEL", value="email", episode_id=r.episode_ids[0],
@@ -85,7 +86,7 @@ def test_preferences_cross_sessions_only_with_consent(make_context, tenant, grap
 def test_another_users_episodes_and_preferences_without_a_session_stay_out(make_context, tenant, graph):
     """An episode stored without a session still belongs to its user: it and a preference learned only from it
     never enter another user's window (they did: only the session was compared)."""
-    ctx = make_context(context_search_timeout_s=10.0, context_latency_budget_s=20.0)
+    ctx = make_context(**PATIENT_SEARCH)
     alice = ctx.services.ingest.append_episode(tenant, EpisodeIn(
         content="Alice Zed private note: my door code is 7781 zebra", occurred_at=T0, user_id="alice"))[0]
     graph.assert_facts(tenant, [FactIn(subject=EntityRef(kind="Person", name="Alice Zed"), predicate="PREFERS_CHANNEL",
@@ -219,7 +220,7 @@ def test_search_down_or_slow_still_gives_pins_and_tail(make_context, tenant, kin
     # the slow search's timeout is short (it never answers in time, however slow the machine); the failing one
     # has a generous one, so that its error, not a timeout, is what the window reports on a loaded machine
     timeouts = dict(context_search_timeout_s=0.2, context_latency_budget_s=1.0) if kind == "slow" else \
-        dict(context_search_timeout_s=10.0, context_latency_budget_s=20.0)
+        PATIENT_SEARCH
     ctx = make_context(recall=recall, **timeouts)
     try:
         ctx.append_turn(tenant, "s1", say("k1", "u1", "refund order A-10293 please", pins=[
