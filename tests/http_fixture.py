@@ -73,12 +73,13 @@ def make_key(services: Services) -> Callable[..., str]:
 
 @pytest.fixture
 def client_for(api_url: str, make_key) -> Iterator[Callable[..., httpx.Client]]:
-    """client_for(tenant, role="agent") -> an httpx.Client on the test server, authenticated for that tenant."""
+    """client_for(tenant, role="agent") -> an httpx.Client on the test server, authenticated for that tenant. Its
+    timeout (120 s) only guards against a hang: it outlasts the server's own context budget (`PATIENT_SEARCH`)."""
     clients: list[httpx.Client] = []
 
     def make(tenant_id: str, role: str = "agent") -> httpx.Client:
         c = httpx.Client(base_url=api_url, headers={"Authorization": f"Bearer {make_key(tenant_id, role)}"},
-                         timeout=30)
+                         timeout=120)
         clients.append(c)
         return c
     yield make
