@@ -148,6 +148,27 @@ def test_concurrent_retries_of_a_turn_with_a_pin_all_get_its_answer(client_for, 
     assert len(clients[0].get("/v1/sessions/tab-race/episodes").json()["items"]) == 1
 
 
+def test_concurrent_retries_of_a_turn_without_pins_all_get_its_answer(client_for, db, tenant):
+    """The same turn retried at once, without a pin: no pin conflict shows the race, so every try answered 201 as if it
+    had written the turn, and two receipts could be stored. One writes it, the others replay its answer."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    body = turn("t-race", "Order 42 please")
+    for n in range(5):
+        sid = f"tab-race{n}"
+        clients = [client_for(tenant) for _ in range(6)]
+        with ThreadPoolExecutor(len(clients)) as pool:
+            replies = list(pool.map(lambda c: c.post(f"/v1/sessions/{sid}/turns", json=body), clients))
+        assert sorted(r.status_code for r in replies) == [200] * 5 + [201], [r.text for r in replies]
+        assert [r.json()["replayed"] for r in replies if r.status_code == 200] == [True] * 5
+        assert len({tuple(r.json()["episode_ids"]) for r in replies}) == 1
+        assert len(clients[0].get(f"/v1/sessions/{sid}/episodes").json()["items"]) == 1
+        with db.driver.session(database=db.database) as s:
+            receipts = s.run("MATCH (t:TurnReceipt {tenant_id: $t, session_id: $s}) RETURN count(t) AS n",
+                             t=tenant, s=sid).single()["n"]
+        assert receipts == 1
+
+
 def window(c, sid, query, user_id=None, budget=2000):
     body = {"query": query, "budget_tokens": budget, "system_policy": POLICY}
     r = c.post(f"/v1/sessions/{sid}/context", json={**body, **({"user_id": user_id} if user_id else {})})

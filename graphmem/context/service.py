@@ -34,7 +34,7 @@ from graphmem.context.pins import (PinStore, check_definition, check_key, delete
 from graphmem.context.sessions import SessionInfo, SessionStore, _info, check_session_id
 from graphmem.context.summarizer import build_summarizer
 from graphmem.errors import Conflict, GraphmemError, InvalidInput, NotFound, Unavailable
-from graphmem.models import EpisodeIn
+from graphmem.models import EpisodeIn, new_id
 from graphmem.ontology import SENSITIVE_CLASSES
 from graphmem.store import require_tenant
 from graphmem.store.db import Tx
@@ -204,8 +204,10 @@ class ContextService:
         `Conflict`, field `pins[i].expected_version`, and nothing is stored) and applied in one transaction after the
         episodes. If a concurrent writer wins between the check and the write, the episodes are stored and the
         call raises `Conflict`; retrying with the same key does not duplicate them. When that writer was a retry of
-        this very turn (same key, sent concurrently), the call replays its answer instead. Compaction is scheduled
-        (not awaited) when the raw tail passes the threshold.
+        this very turn (same key, sent concurrently), the call replays its answer instead; so does a concurrent try of
+        a turn without pins (the receipt is written under the session's write lock: of two tries sent at once, the
+        second replays the first's answer, 200 not 201, and one receipt is stored). Compaction is scheduled (not
+        awaited) when the raw tail passes the threshold.
 
         The turn's user owns the session: a session without a user (created by an episode sent without one) is
         claimed by the first turn (`SessionStore.create`, under the session's write lock). A session of another user
@@ -230,8 +232,10 @@ class ContextService:
         that turn made the session another user's, the cause the caller can act on (two users racing to claim a
         session with the same key get the same answer whichever order their calls reach the server)."""
         seen = self.db.one("sessions/turn_get", tenant_id=tenant_id, session_id=session_id, key=turn.idempotency_key)
-        if seen is None:
-            return None
+        return None if seen is None else self._replayed(tenant_id, session_id, turn, seen)
+
+    def _replayed(self, tenant_id: str, session_id: str, turn: TurnIn, seen: dict[str, Any]) -> TurnResult:
+        """`_replay` of the stored receipt `seen` (its result and fingerprint)."""
         if seen["fingerprint"] is not None and seen["fingerprint"] != turn_fingerprint(turn):
             info = self.sessions.find(tenant_id, session_id)
             if info is not None and info.user_id and info.user_id != turn.user_id:
@@ -289,10 +293,16 @@ class ContextService:
                                              field, f"pins[{i}].")[0].version
             result = TurnResult(session_id=session_id, episode_ids=ids, created=[c for _, c in stored], pins=versions,
                                 compaction_scheduled=scheduled, window_reset=reset)
-            tx.one("sessions/turn_put", tenant_id=tenant_id, session_id=session_id, key=turn.idempotency_key,
-                   result=result.model_dump_json(), fingerprint=turn_fingerprint(turn), now=utcnow())
+            receipt = tx.one("sessions/turn_put", tenant_id=tenant_id, session_id=session_id,
+                             key=turn.idempotency_key, result=result.model_dump_json(),
+                             fingerprint=turn_fingerprint(turn), now=utcnow(), call_id=new_id())
+            if not receipt["created"]:     # a try of this key committed first: undo this one's pins, answer with it
+                raise _ReceiptTaken(receipt)
             return versions
-        versions = self.db.write(work)
+        try:
+            versions = self.db.write(work)
+        except _ReceiptTaken as taken:
+            return self._replayed(tenant_id, session_id, turn, taken.receipt)
         if scheduled:
             self.schedule_compaction(tenant_id, session_id)
         return TurnResult(session_id=session_id, episode_ids=ids, created=[c for _, c in stored], pins=versions,
@@ -379,6 +389,15 @@ class ContextService:
         require_tenant(tenant_id)
         info = self.sessions.get(tenant_id, session_id)
         return self.compactor.compact(tenant_id, session_id, force=force, window_reset_at=info.window_reset_at)
+
+
+class _ReceiptTaken(Exception):
+    """Raised inside a turn's write transaction (rolling it back) when another try of the turn's key recorded its
+    receipt first; carries that receipt."""
+
+    def __init__(self, receipt: dict[str, Any]):
+        super().__init__("turn receipt recorded by a concurrent try")
+        self.receipt = receipt
 
 
 @contextlib.contextmanager
