@@ -153,8 +153,9 @@ class RecallService:
                       predicate_field: str = "predicate") -> list[Path]:
         """The `k` (1..5) best of the shortest paths of at most `max_hops` facts from `from_id` to `to_id`: every
         path has the shortest length, and they are ranked by confidence (the weakest hop's), then recency (the
-        latest hop `valid_from`), then their facts' ids; fewer when fewer are that short. Empty when they are not
-        connected that closely. `InvalidInput` when the two
+        latest hop `valid_from`), listed by their facts' ids where both tie (when more paths tie than fit, which of
+        them are returned is fixed by the walk, not by the ids: `cypher/recall/between`); fewer when fewer are that
+        short. Empty when they are not connected that closely. `InvalidInput` when the two
         are one entity and `NotFound` for an unknown one name `fields`, the request fields that carried the ids;
         a predicate the tenant does not have is an `InvalidInput` naming `predicate_field`."""
         require_tenant(tenant_id)
