@@ -280,6 +280,36 @@ def test_parallel_writers_never_leave_two_current_values(graph, tenant):
         assert older.valid_to == newer.valid_from
 
 
+@pytest.mark.parametrize("mode", ["read", "write"])
+def test_a_transaction_out_of_memory_is_not_retried(db, mode):
+    """A managed transaction whose query ran out of Neo4j's transaction memory ends at once as `Unavailable` (503):
+    running it again fills the pool again, and the driver's retries went on for two minutes (a paths-between call
+    on a dense graph answered after 7 tries). Other transient errors (a deadlock) are still retried."""
+    import time
+
+    from neo4j.exceptions import Neo4jError
+
+    from graphmem.errors import Unavailable
+
+    def failing(code):
+        calls = []
+
+        def work(tx):
+            calls.append(1)
+            if len(calls) == 1:
+                raise Neo4jError._hydrate_neo4j(code=code, message="refused")
+            return len(calls)
+        return work, calls
+    run = db.read if mode == "read" else db.write
+    work, calls = failing("Neo.TransientError.General.MemoryPoolOutOfMemoryError")
+    started = time.monotonic()
+    with pytest.raises(Unavailable, match="more memory than Neo4j allows"):
+        run(work)
+    assert calls == [1] and time.monotonic() - started < 5
+    work, calls = failing("Neo.TransientError.Transaction.DeadlockDetected")
+    assert run(work) == 2
+
+
 # ---- bad input: clear errors, nothing written -----------------------------------------------
 @pytest.mark.parametrize("fact, field", [
     (dict(predicate="LIKES_PIZZA", value="yes"), "facts[0].predicate"),

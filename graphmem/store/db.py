@@ -3,10 +3,11 @@
 Every query is looked up by name in `cypher/`; if its text uses `$tenant_id`, the call must pass a
 non-empty `tenant_id` or `TenantRequired` is raised before anything is sent to the server.
 Transactions use the driver's managed `execute_read`/`execute_write`, which retry transient errors
-(deadlocks, leader changes) with backoff, so work functions must be idempotent within a retry. What still fails
-after the retries because the server is unreachable or overloaded (`ServiceUnavailable`, `SessionExpired`, a
-`TransientError` such as a full transaction memory pool) leaves this module as `Unavailable` (HTTP 503); any other
-server error (a Cypher or constraint error) stays the driver's.
+(deadlocks, leader changes) with backoff, so work functions must be idempotent within a retry; a query that ran
+out of transaction memory is not retried (it would fill the pool again). What still fails after the retries
+because the server is unreachable or overloaded (`ServiceUnavailable`, `SessionExpired`, a `TransientError` such
+as a full transaction memory pool) leaves this module as `Unavailable` (HTTP 503); any other server error (a
+Cypher or constraint error) stays the driver's.
 """
 from __future__ import annotations
 
@@ -45,11 +46,36 @@ _MEMORY = ("Neo.TransientError.General.MemoryPoolOutOfMemoryError",
            "Neo.TransientError.General.TransactionMemoryLimit")
 
 
+class _OutOfMemory(Exception):
+    """A query of a managed transaction ran out of transaction memory: raised in place of the driver's
+    `TransientError` so that the driver does not retry it (running it again at once fills the pool again, and the
+    retries went on for `max_transaction_retry_time`, two minutes)."""
+
+    def __init__(self, error: neo4j.exceptions.Neo4jError):
+        super().__init__(str(error))
+        self.error = error
+
+
+def _no_memory_retry(work: Callable[["Tx"], T]) -> Callable[[ManagedTransaction], T]:
+    """`work` as a managed transaction function whose out-of-memory errors end the transaction (`_OutOfMemory`)."""
+    def run(tx: ManagedTransaction) -> T:
+        try:
+            return work(Tx(tx))
+        except neo4j.exceptions.TransientError as exc:
+            if getattr(exc, "code", None) in _MEMORY:
+                raise _OutOfMemory(exc) from exc
+            raise
+    return run
+
+
 @contextlib.contextmanager
 def _unavailable() -> Iterator[None]:
     """Turn what is left of a transient or connection error after the retries into `Unavailable`."""
     try:
         yield
+    except _OutOfMemory as exc:
+        raise Unavailable("the query needed more memory than Neo4j allows a transaction; narrow it (fewer hops, "
+                          "predicates, a smaller limit) or raise dbms.memory.transaction.total.max") from exc.error
     except _UNAVAILABLE as exc:
         if getattr(exc, "code", None) in _MEMORY:
             raise Unavailable("the query needed more memory than Neo4j allows a transaction; narrow it (fewer "
@@ -117,14 +143,16 @@ class Database:
             raise Unavailable(f"Neo4j at {self.uri} is not reachable: {exc}") from exc
 
     def read(self, work: Callable[[Tx], T]) -> T:
-        """Run `work(tx)` in a managed read transaction."""
+        """Run `work(tx)` in a managed read transaction (retried on transient errors, except running out of
+        transaction memory: `Unavailable` at once)."""
         with _unavailable(), self.driver.session(database=self.database) as s:
-            return s.execute_read(lambda tx: work(Tx(tx)))
+            return s.execute_read(_no_memory_retry(work))
 
     def write(self, work: Callable[[Tx], T]) -> T:
-        """Run `work(tx)` in a managed write transaction (all or nothing; retried on transient errors)."""
+        """Run `work(tx)` in a managed write transaction (all or nothing; retried on transient errors, except running
+        out of transaction memory: `Unavailable` at once)."""
         with _unavailable(), self.driver.session(database=self.database) as s:
-            return s.execute_write(lambda tx: work(Tx(tx)))
+            return s.execute_write(_no_memory_retry(work))
 
     def rows(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
         """Run one named read query in its own transaction."""
