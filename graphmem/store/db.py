@@ -68,18 +68,20 @@ def _no_memory_retry(work: Callable[["Tx"], T]) -> Callable[[ManagedTransaction]
     return run
 
 
+_OUT_OF_MEMORY = ("the query needed more memory than Neo4j allows a transaction; narrow it (fewer hops, predicates, "
+                  "a smaller limit) or raise dbms.memory.transaction.total.max")
+
+
 @contextlib.contextmanager
 def _unavailable() -> Iterator[None]:
     """Turn what is left of a transient or connection error after the retries into `Unavailable`."""
     try:
         yield
     except _OutOfMemory as exc:
-        raise Unavailable("the query needed more memory than Neo4j allows a transaction; narrow it (fewer hops, "
-                          "predicates, a smaller limit) or raise dbms.memory.transaction.total.max") from exc.error
+        raise Unavailable(_OUT_OF_MEMORY) from exc.error
     except _UNAVAILABLE as exc:
         if getattr(exc, "code", None) in _MEMORY:
-            raise Unavailable("the query needed more memory than Neo4j allows a transaction; narrow it (fewer "
-                              "hops, predicates, a smaller limit) or raise dbms.memory.transaction.total.max") from exc
+            raise Unavailable(_OUT_OF_MEMORY) from exc
         raise Unavailable(f"Neo4j could not run the query now ({type(exc).__name__}: "
                           f"{getattr(exc, 'message', None) or exc}); try again") from exc
 
