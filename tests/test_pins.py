@@ -111,6 +111,36 @@ def test_concurrent_creates_of_a_new_key(ctx, tenant):
     assert ctx.pins.get(tenant, sid, "currency").version == 1
 
 
+@pytest.mark.parametrize("other", ["delete", "update"])
+def test_a_pin_deleted_while_another_write_waits_for_it(ctx, tenant, other):
+    """Two writers of one pin at version 1 at once, one deleting it: the one that waits for the pin's lock finds it
+    gone (the update is stale, 409; a second delete finds no pin, 404), not a half-read node (500: KeyError
+    'value_type'); a delete that waits for an update is stale."""
+    for n in range(5):
+        sid = _session(ctx, tenant, f"s-{other}{n}")
+        ctx.pins.put(tenant, sid, "order_id", OrderIdValue(value="A-1"), None)
+        barrier = threading.Barrier(2)
+        results: list[object] = []
+
+        def write(kind: str) -> None:
+            barrier.wait()
+            try:
+                if kind == "delete":
+                    results.append(ctx.pins.delete(tenant, sid, "order_id", 1))
+                else:
+                    results.append(ctx.pins.put(tenant, sid, "order_id", OrderIdValue(value="A-2"), 1)[0])
+            except (Conflict, NotFound) as exc:
+                results.append(exc)
+            except Exception as exc:   # what a 500 would be
+                results.append(repr(exc))
+        threads = [threading.Thread(target=write, args=(k,)) for k in ("delete", other)]
+        [t.start() for t in threads]
+        [t.join() for t in threads]
+        kinds = sorted(type(r).__name__ if not isinstance(r, str) else r for r in results)
+        # the delete first: the other finds no pin; the update first: the delete is stale
+        assert kinds in (["Conflict", "NoneType"], ["NoneType", "NotFound"], ["Conflict", "Pin"]), kinds
+
+
 def test_candidates_never_overwrite_a_pin(ctx, tenant):
     sid = _session(ctx, tenant)
     ctx.pins.put(tenant, sid, "order_id", OrderIdValue(value="A-10293"), None)
