@@ -169,6 +169,27 @@ def test_concurrent_retries_of_a_turn_without_pins_all_get_its_answer(client_for
         assert receipts == 1
 
 
+def test_concurrent_retries_of_a_turn_that_deletes_a_pin_all_get_its_answer(client_for, tenant):
+    """Tries of one turn that deletes a pin, sent at once: all pass the pin check, one deletes the pin, and the
+    others replay its answer (they answered 404 "no pin", the pin being gone by their write)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    c = client_for(tenant)
+    for n in range(3):
+        sid = f"tab-del{n}"
+        pin = {"key": "order_id", "value": {"type": "order_id", "value": "42"}}
+        assert c.post(f"/v1/sessions/{sid}/turns", json=turn("t-set", "Order 42 please", pins=[pin])).status_code == 201
+        body = turn("t-del", "Forget the order", minute=1, pins=[{"key": "order_id", "delete": True,
+                                                                  "expected_version": 1}])
+        clients = [client_for(tenant) for _ in range(6)]
+        with ThreadPoolExecutor(len(clients)) as pool:
+            replies = list(pool.map(lambda x: x.post(f"/v1/sessions/{sid}/turns", json=body), clients))
+        assert sorted(r.status_code for r in replies) == [200] * 5 + [201], [r.text for r in replies]
+        assert {r.json()["pins"]["order_id"] for r in replies} == {None}
+        assert c.get(f"/v1/sessions/{sid}/pins/order_id").status_code == 404
+        assert len(c.get(f"/v1/sessions/{sid}/episodes").json()["items"]) == 2
+
+
 def window(c, sid, query, user_id=None, budget=2000):
     body = {"query": query, "budget_tokens": budget, "system_policy": POLICY}
     r = c.post(f"/v1/sessions/{sid}/context", json={**body, **({"user_id": user_id} if user_id else {})})

@@ -202,8 +202,8 @@ class ContextService:
 
         Pin updates are checked against their expected versions before anything is written (a stale one raises
         `Conflict`, field `pins[i].expected_version`, and nothing is stored) and applied in one transaction after the
-        episodes. If a concurrent writer wins between the check and the write, the episodes are stored and the
-        call raises `Conflict`; retrying with the same key does not duplicate them. When that writer was a retry of
+        episodes. If a concurrent writer wins between the check and the write (a new version, or the pin deleted),
+        the episodes are stored and the call raises `Conflict`; retrying with the same key does not duplicate them. When that writer was a retry of
         this very turn (same key, sent concurrently), the call replays its answer instead; so does a concurrent try of
         a turn without pins (the receipt is written under the session's write lock: of two tries sent at once, the
         second replays the first's answer, 200 not 201, and one receipt is stored). Compaction is scheduled (not
@@ -285,7 +285,12 @@ class ContextService:
             for i, p in enumerate(turn.pins):
                 field = f"pins[{i}].expected_version"
                 if p.delete:
-                    delete_in(tx, tenant_id, session_id, p.key, p.expected_version, field, f"pins[{i}].")
+                    try:
+                        delete_in(tx, tenant_id, session_id, p.key, p.expected_version, field, f"pins[{i}].")
+                    except NotFound as exc:      # it was there at the check: a concurrent writer deleted it
+                        if exc.field != f"pins[{i}].key":
+                            raise
+                        raise Conflict(f"pin {p.key!r} was deleted since this turn was checked", field=field) from None
                     versions[p.key] = None
                 else:
                     set_by = ids[p.episode_index if p.episode_index is not None else -1] if ids else None
