@@ -202,6 +202,18 @@ def test_a_near_name_with_an_apostrophe_is_a_candidate(llm_services, db, tenant,
     assert [[c.id for c in m.candidates] for m in found] == [[liam.id]], found
 
 
+@pytest.mark.parametrize("stored,mention", [("Liam OSullivan", "L. O'Sullivan"), ("Jürgen Strasse", "J. Straße")])
+def test_a_near_name_spelt_like_its_name_key_is_a_candidate(llm_services, db, tenant, stored, mention):
+    """A stored name without the apostrophe ("OSullivan", as systems that drop punctuation write it) or in the
+    case-folded spelling is the mention's name key: similarity 1.0, and the query asks for those terms as well as
+    the index's split of the mention ("o'sullivan" alone found the stored "O'Sullivan" but no longer "OSullivan")."""
+    liam = llm_services.graph.upsert_entity(tenant, EntityRef(kind="Person", name=stored))
+    llm_services.graph.upsert_entity(tenant, EntityRef(kind="Person", name="Lara Byrne"))
+    refs = [EntityRef(kind="Person", name=mention)]
+    found = db.read(lambda tx: find_ambiguous(tx, tenant, refs, min_similarity=0.75, max_candidates=5))
+    assert [[c.id for c in m.candidates] for m in found] == [[liam.id]], found
+
+
 @pytest.mark.parametrize("a,b,near", [
     ("Dana", "Dana Smith", True), ("Acme Corp", "ACME Corporation", True), ("J. Smith", "John Smith", True),
     ("Dana Smith", "Dana Lee", False), ("Globex", "Initech", False), ("Jo", "John", False),

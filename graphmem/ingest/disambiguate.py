@@ -144,10 +144,12 @@ def lucene_query(name: str, tenant_id: str) -> str | None:
     """The escaped Lucene query finding near names in tenant `tenant_id`'s terms (`graphmem.store.fulltext`): each
     word (the first `MAX_QUERY_WORDS`), OR-ed with its prefix form (`corp*`) when it has at least 3 letters. None
     when the name has no words. The words are split as the index's terms are (`graphmem.store.fulltext.words`, which
-    keeps an inner apostrophe: "o'sullivan"), not as `tokens` splits them for similarity (`name_key` drops it:
-    "osullivan", a term no stored name has)."""
+    keeps an inner apostrophe: "o'sullivan", the term of a stored "O'Sullivan"), and also as `tokens` splits them
+    for similarity (`name_key` drops punctuation and case-folds: "osullivan", "strasse", the terms of a stored
+    "OSullivan" or "Strasse", names of similarity 1.0), each form once."""
+    forms = [w for w in words(name) if w not in _STOP][:MAX_QUERY_WORDS] + tokens(name)[:MAX_QUERY_WORDS]
     parts = []
-    for t in list(dict.fromkeys(w for w in words(name) if w not in _STOP))[:MAX_QUERY_WORDS]:
+    for t in dict.fromkeys(forms):
         e = escape(t)
         parts.append(e)
         if len(t) >= 3:
