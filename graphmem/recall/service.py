@@ -1,7 +1,7 @@
 """`RecallService`: hybrid search and multi-hop recall for one process (`services.recall`).
 
 Search: `graphmem.recall.search.HybridSearch` (full-text + vector + graph proximity, RRF, optional MMR).
-Multi-hop: `graphmem.recall.paths` shapes over the `cypher/recall/*` quantified-path-pattern queries.
+Multi-hop: `graphmem.recall.paths` shapes over the `cypher/recall/*` level walks (around one entity, between two).
 Entities used as seeds are found from ids, names (normalised name or alias) or free text (full-text + vector
 over entities). Every method takes `tenant_id` first and raises `TenantRequired` before any query when it is
 missing; unknown (or other tenants') ids raise `NotFound` naming the field.
