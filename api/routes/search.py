@@ -36,8 +36,8 @@ class EntitySelector(Input):
 
 class RecallRequest(Input):
     """Paths of up to `max_hops` facts around `entity` (one shortest path per reachable entity) or, with `other`,
-    between the two (the `k` best of the shortest: weakest hop, then recency), over facts valid at `as_of` as known at `known_at` (UTC). Unknown fields
-    are refused."""
+    between the two (the `k` best of the shortest: weakest hop, then recency), over facts valid at `as_of` as known
+    at `known_at` (UTC). Unknown fields are refused."""
 
     entity: EntitySelector = Field(examples=[{"name": "Dana Smith"}])
     other: EntitySelector | None = Field(default=None, examples=[{"name": "Initech", "kind": "Organization"}])

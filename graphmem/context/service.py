@@ -203,8 +203,9 @@ class ContextService:
         Pin updates are checked against their expected versions before anything is written (a stale one raises
         `Conflict`, field `pins[i].expected_version`, and nothing is stored) and applied in one transaction after the
         episodes. If a concurrent writer wins between the check and the write (a new version, or the pin deleted),
-        the episodes are stored and the call raises `Conflict`; retrying with the same key does not duplicate them. When that writer was a retry of
-        this very turn (same key, sent concurrently), the call replays its answer instead; so does a concurrent try of
+        the episodes are stored and the call raises `Conflict`; retrying with the same key does not duplicate them.
+        When that writer was a retry of this very turn (same key, sent concurrently), the call replays its answer
+        instead; so does a concurrent try of
         a turn without pins (the receipt is written under the session's write lock: of two tries sent at once, the
         second replays the first's answer, 200 not 201, and one receipt is stored). Compaction is scheduled (not
         awaited) when the raw tail passes the threshold.

@@ -45,6 +45,9 @@ _UNAVAILABLE = (neo4j.exceptions.TransientError, neo4j.exceptions.ServiceUnavail
 _MEMORY = ("Neo.TransientError.General.MemoryPoolOutOfMemoryError",
            "Neo.TransientError.General.TransactionMemoryLimit")
 
+_OUT_OF_MEMORY = ("the query needed more memory than Neo4j allows a transaction; narrow it (fewer hops, predicates, "
+                  "a smaller limit) or raise dbms.memory.transaction.total.max")
+
 
 class _OutOfMemory(Exception):
     """A query of a managed transaction ran out of transaction memory: raised in place of the driver's
@@ -66,10 +69,6 @@ def _no_memory_retry(work: Callable[["Tx"], T]) -> Callable[[ManagedTransaction]
                 raise _OutOfMemory(exc) from exc
             raise
     return run
-
-
-_OUT_OF_MEMORY = ("the query needed more memory than Neo4j allows a transaction; narrow it (fewer hops, predicates, "
-                  "a smaller limit) or raise dbms.memory.transaction.total.max")
 
 
 @contextlib.contextmanager
