@@ -216,9 +216,11 @@ class TemporalGraph:
 
     def facts_about(self, tenant_id: str, entity_id: str, *, as_of: datetime | None = None,
                     known_at: datetime | None = None, include_superseded: bool = False,
-                    predicates: list[str] | None = None) -> list[Fact]:
+                    predicates: list[str] | None = None, offset: int = 0, limit: int = 1000) -> list[Fact]:
         """Facts about an entity valid at `as_of` (valid time) as known at `known_at` (transaction time), only
-        `predicates` when given (`InvalidInput`, field predicate, for one the tenant does not have)."""
+        `predicates` when given (`InvalidInput`, field predicate, for one the tenant does not have): the `limit`
+        after the first `offset`, ordered by predicate, valid_from, recorded_at and fact id (stable across pages).
+        `NotFound` (field entity_id) for an entity the tenant does not have."""
         require_tenant(tenant_id)
         as_of = to_utc(as_of, "as_of") if as_of else None
         known_at = to_utc(known_at, "known_at") if known_at else None
@@ -228,7 +230,8 @@ class TemporalGraph:
         def work(tx):
             entity_store.get(tx, tenant_id, entity_id)
             return fact_store.about(tx, tenant_id, entity_id, as_of=as_of, known_at=known_at,
-                                    include_superseded=include_superseded, predicates=predicates)
+                                    include_superseded=include_superseded, predicates=predicates,
+                                    offset=offset, limit=limit)
         return self.db.read(work)
 
     def fact_history(self, tenant_id: str, fact_id: str) -> list[Fact]:

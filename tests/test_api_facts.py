@@ -314,3 +314,21 @@ def test_unknown_fields_in_a_write_are_refused_and_nothing_is_stored(client_for,
     assert r.status_code == 422 and r.json()["field"] == "descr", r.text
     assert tenant_node_count(db, tenant) == before
     assert "MENTORS" not in [p["name"] for p in c.get("/v1/ontology/predicates", params={"limit": 500}).json()["items"]]
+
+
+def test_an_entitys_facts_page_without_repeats_or_gaps(client_for, tenant):
+    """Sixty people start at Initech in one call: their facts tie on predicate, valid_from and recorded_at, so
+    only the id keeps pages of 7 from repeating or skipping one; the pages read together are the one big page."""
+    c = client_for(tenant)
+    people = [{"kind": "Person", "name": f"Worker {i:02d}", "email": f"w{i}@initech.com"} for i in range(60)]
+    out = _assert(c, *({"subject": p, "predicate": "WORKS_AT", "object": INITECH,
+                        "valid_from": "2022-01-03T00:00:00Z"} for p in people))
+    initech = c.get(f"/v1/facts/{out['outcomes'][0]['fact_id']}").json()["object_id"]
+    whole = c.get("/v1/facts", params={"entity_id": initech, "limit": 500}).json()["items"]
+    assert len(whole) == 60 and {f["id"] for f in whole} == {o["fact_id"] for o in out["outcomes"]}
+    paged = []
+    for offset in range(0, 63, 7):
+        page = c.get("/v1/facts", params={"entity_id": initech, "limit": 7, "offset": offset}).json()
+        assert page["offset"] == offset and len(page["items"]) == min(7, max(0, 60 - offset))
+        paged += [f["id"] for f in page["items"]]
+    assert paged == [f["id"] for f in whole]

@@ -156,8 +156,9 @@ def list_facts(who: Reader, services: ServicesDep, page: PageDep,
                                     Query(description="Only these predicates (repeatable).")] = None,
                ) -> FactPage:
     facts = services.graph.facts_about(who.tenant_id, entity_id, as_of=as_of, known_at=known_at,
-                                       include_superseded=include_superseded, predicates=predicate)
-    return FactPage.of(facts[page.offset:page.offset + page.limit], page)
+                                       include_superseded=include_superseded, predicates=predicate,
+                                       offset=page.offset, limit=page.limit)
+    return FactPage.of(facts, page)
 
 
 @router.get("/{fact_id}", response_model=Fact, summary="One fact")

@@ -233,13 +233,14 @@ def get(tx: Tx, tenant_id: str, fact_id: str) -> Fact:
 
 def about(tx: Tx, tenant_id: str, entity_id: str, *, as_of: datetime | None = None,
           known_at: datetime | None = None, include_superseded: bool = False,
-          predicates: list[str] | None = None, limit: int = 1000) -> list[Fact]:
+          predicates: list[str] | None = None, offset: int = 0, limit: int = 1000) -> list[Fact]:
     """Facts where the entity is subject or object, valid at `as_of` and believed at `known_at` (both default now),
-    each as it was believed at `known_at` (`Fact.as_known_at`)."""
+    each as it was believed at `known_at` (`Fact.as_known_at`); by predicate, valid_from, recorded_at and id, the
+    `limit` after the first `offset`."""
     now = utcnow()
     return [_fact(r).as_known_at(known_at) for r in tx.rows(
         "facts/about_entity", tenant_id=tenant_id, entity_id=entity_id, as_of=as_of or now, known_at=known_at or now,
-        now=now, include_superseded=include_superseded, predicates=predicates, limit=limit)]
+        now=now, include_superseded=include_superseded, predicates=predicates, offset=offset, limit=limit)]
 
 
 def history(tx: Tx, tenant_id: str, fact_id: str, ontology: Ontology) -> list[Fact]:
