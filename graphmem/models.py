@@ -295,12 +295,18 @@ class FactIn(Input):
             raise ValueError("value must not be empty")
         return v
 
+    @field_validator("valid_to")
+    @classmethod
+    def _after_valid_from(cls, v: datetime | None, info: ValidationInfo) -> datetime | None:
+        start = info.data.get("valid_from")
+        if v is not None and start is not None and v <= start:
+            raise ValueError("valid_to must be after valid_from (a validity interval is half-open, [from, to))")
+        return v
+
     @model_validator(mode="after")
     def _object_xor_value(self) -> "FactIn":
         if (self.object is None) == (self.value is None):
             raise ValueError("a fact needs exactly one of object (an entity) or value (a literal)")
-        if self.valid_from and self.valid_to and self.valid_to <= self.valid_from:
-            raise ValueError("valid_to must be after valid_from")
         return self
 
 

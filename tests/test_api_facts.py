@@ -165,6 +165,11 @@ def test_bad_facts_name_the_field_and_write_nothing(client_for, tenant, db):
     assert r.status_code == 422 and r.json()["field"].startswith("facts[0]")
     r = c.post("/v1/facts", json={"facts": []})
     assert r.status_code == 422 and r.json()["field"] == "facts"
+    for end in ("2021-01-01T00:00:00Z", "2020-06-01T00:00:00Z"):   # an empty interval, an end before the start
+        r = c.post("/v1/facts", json={"facts": [{"subject": DANA, "predicate": "WORKS_AT", "object": GLOBEX},
+                                                {"subject": DANA, "predicate": "HAS_TITLE", "value": "CFO",
+                                                 "valid_from": "2021-01-01T00:00:00Z", "valid_to": end}]})
+        assert r.status_code == 422 and r.json()["field"] == "facts[1].valid_to", r.text
     r = c.post("/v1/facts", json={"facts": [{"subject": DANA, "predicate": "WORKS_AT", "object": GLOBEX,
                                              "episode_id": "0" * 32}]})
     assert r.status_code == 404 and r.json()["field"] == "facts[0].episode_id"
@@ -195,6 +200,10 @@ def test_bad_facts_name_the_field_and_write_nothing(client_for, tenant, db):
     assert r.status_code == 404 and r.json()["field"] == "subject_id", r.text
     r = c.post(f"/v1/facts/{fact_id}/correct", json={"value": "x" * 5000})
     assert r.json()["field"] == "value", r.text
+    for neither_or_both in ({}, {"value": "Globex", "object": GLOBEX}):
+        r = c.post(f"/v1/facts/{fact_id}/correct", json=neither_or_both)
+        assert r.status_code == 422 and r.json()["field"] == "value", r.text
+    assert c.get(f"/v1/facts/{fact_id}").json()["status"] == "retracted"   # as the retraction above left it
     r = c.get("/v1/facts", params={"entity_id": "x", "predicate": "has title"})
     assert r.status_code == 422 and r.json()["field"] == "predicate[0]", r.text
 

@@ -69,7 +69,7 @@ class FactCorrection(Input):
     @model_validator(mode="after")
     def _one(self) -> "FactCorrection":
         if (self.value is None) == (self.object is None):
-            raise ValueError("a correction needs exactly one of value or object")
+            raise InvalidInput("a correction needs exactly one of value or object", field="value")
         return self
 
 
