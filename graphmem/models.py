@@ -17,7 +17,16 @@ from pydantic import (AfterValidator, AwareDatetime, BaseModel, BeforeValidator,
                       field_validator, model_validator)
 
 
-def _from_neo4j(v: Any) -> Any:
+_NUMBER = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)\s*")
+
+
+def _native_datetime(v: Any) -> Any:
+    """A `neo4j.time.DateTime` as a native datetime. A number (or a string of one) is refused: pydantic would take
+    it as seconds since 1970 (`as_of=2020` as 1970-01-01T00:33:40Z), a silently wrong time, never an ISO 8601 time
+    with an offset."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool) or isinstance(v, str) and _NUMBER.fullmatch(v):
+        raise ValueError("a datetime is an ISO 8601 string with a UTC offset, such as 2020-01-01T00:00:00Z, not a "
+                         f"number ({v!r} would be read as seconds since 1970)")
     return v.to_native() if hasattr(v, "to_native") else v
 
 
@@ -28,9 +37,10 @@ def _as_utc(d: datetime) -> datetime:
         raise ValueError("the datetime is outside years 1-9999 once converted to UTC") from None
 
 
-UtcDatetime = Annotated[AwareDatetime, BeforeValidator(_from_neo4j), AfterValidator(_as_utc)]
-"""A timezone-aware datetime, normalised to UTC. Accepts `neo4j.time.DateTime` from the driver. A value that
-falls outside years 1-9999 once converted to UTC is a validation error (ValueError), not an OverflowError."""
+UtcDatetime = Annotated[AwareDatetime, BeforeValidator(_native_datetime), AfterValidator(_as_utc)]
+"""A timezone-aware datetime, normalised to UTC. Accepts `neo4j.time.DateTime` from the driver; refuses a number
+(a Unix time, or a year such as 2020, is not taken as a time). A value that falls outside years 1-9999 once
+converted to UTC is a validation error (ValueError), not an OverflowError."""
 
 KIND_RE = re.compile(r"^[A-Z][A-Za-z0-9]{0,63}$")
 PREDICATE_RE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")

@@ -267,3 +267,34 @@ def test_entities_routes(client_for, crm_api, tenant):
     other = client_for(tenant)
     assert other.get(f"/v1/entities/{ids['Carol Jones']}").status_code == 404
     assert other.post("/v1/search", json={"query": "Carol"}).json()["hits"] == []
+
+
+def test_a_number_is_not_a_time(client_for, crm_api):
+    """`as_of=2020` (a year) or a Unix time is not an ISO 8601 time with an offset: pydantic read it as seconds
+    since 1970, so `as_of=2020` answered as of 1970-01-01T00:33:40Z, an empty answer that looked right. Every
+    route refuses it naming the field, in a body as in a query string, and nothing is written."""
+    tenant, ids = crm_api
+    c = client_for(tenant)
+    dana = ids["Dana Smith"]
+    for route, body, field in (("/v1/search", {"query": "Dana", "as_of": 2020}, "as_of"),
+                               ("/v1/search", {"query": "Dana", "known_at": "1600000000"}, "known_at"),
+                               ("/v1/search", {"query": "Dana", "occurred_after": 1.5e9}, "occurred_after"),
+                               ("/v1/recall", {"entity": {"id": dana}, "as_of": "2020"}, "as_of"),
+                               ("/v1/facts", {"facts": [{"subject": {"kind": "Person", "name": "Dana Smith"},
+                                                         "predicate": "HAS_TITLE", "value": "CTO",
+                                                         "valid_from": 2020}]}, "facts[0].valid_from")):
+        r = c.post(route, json=body)
+        assert r.status_code == 422 and r.json()["field"] == field, (body, r.text)
+        assert r.headers["content-type"].startswith("application/problem+json")
+        assert "not a number" in r.json()["detail"], r.text
+    for route, params, field in ((f"/v1/entities/{dana}/neighbourhood", {"as_of": "2020"}, "as_of"),
+                                 ("/v1/facts", {"entity_id": dana, "known_at": "1600000000"}, "known_at"),
+                                 (f"/v1/entities/{dana}/paths/{ids['Frank Wu']}", {"as_of": " 2020 "}, "as_of"),
+                                 ("/v1/recall/who-at", {"org": "Globex", "as_of": "2020.5"}, "as_of")):
+        r = c.get(route, params=params)
+        assert r.status_code == 422 and r.json()["field"] == field, (route, params, r.text)
+    titles = c.get("/v1/facts", params={"entity_id": dana, "predicate": "HAS_TITLE"}).json()["items"]
+    assert titles == []   # the refused fact was not stored
+    # an ISO 8601 time still works, with any offset
+    r = c.get(f"/v1/entities/{dana}/neighbourhood", params={"as_of": "2020-01-01T05:30:00+05:30"})
+    assert r.status_code == 200, r.text
