@@ -118,6 +118,12 @@ def test_forget_hold_retention_sweep_and_audit_routes(services, client_for, tena
     assert bad.status_code == 422 and bad.json()["field"] == "fact_class_ttl_days.nope"
     neg = admin.put(f"/v1/admin/tenants/{tenant}/retention", json={"episode_retention_days": 0})
     assert neg.status_code == 422 and neg.json()["field"] == "episode_retention_days"
+    for days in (0, -1, 36501):   # a TTL out of range names its class, as an unknown class does (was "body")
+        out = admin.put(f"/v1/admin/tenants/{tenant}/retention",
+                        json={"fact_class_ttl_days": {"preference": 30, "employment": days}})
+        assert out.status_code == 422 and out.headers["content-type"] == "application/problem+json", out.text
+        assert out.json()["field"] == "fact_class_ttl_days.employment", out.text
+    assert admin.get(f"/v1/admin/tenants/{tenant}/retention").json() == got   # nothing stored
 
     assert admin.post("/v1/admin/sweep", json={}).json()["field"] == "tenant_id"
     swept = admin.post("/v1/admin/sweep", json={"tenant_id": tenant})

@@ -4,15 +4,17 @@ All times are aware UTC datetimes; TTLs and retention periods are whole days.
 """
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field
 
 from graphmem.models import Fact, Input, UtcDatetime
 
 HoldKind = Literal["user", "session", "episode"]
 TargetKind = Literal["user", "session", "episode", "fact"]
 Days = int | None
+TtlDays = Annotated[int | None, Field(ge=1, le=36500)]
+"""A retention period in days (1-36500), or None for none; out of range is a validation error at its key."""
 
 EXPIRY_KINDS = ("episodes", "facts", "facts_kept", "entities", "aliases", "external_ids", "summaries", "pins",
                 "sessions", "refusals", "turn_receipts")
@@ -41,14 +43,9 @@ class RetentionSettings(Input):
 
     episode_retention_days: Days = Field(default=None, ge=1, le=36500, examples=[30])
     session_ttl_days: Days = Field(default=None, ge=1, le=36500, examples=[90])
-    fact_class_ttl_days: dict[str, Days] = Field(default_factory=dict, examples=[{"activity": 14, "preference": 365}])
-
-    @model_validator(mode="after")
-    def _days(self) -> "RetentionSettings":
-        for name, days in self.fact_class_ttl_days.items():
-            if days is not None and not 1 <= days <= 36500:
-                raise ValueError(f"fact_class_ttl_days.{name} must be between 1 and 36500 days, or null")
-        return self
+    # each value checked at its own key, so a 422 names `fact_class_ttl_days.<class>`
+    fact_class_ttl_days: dict[str, TtlDays] = Field(default_factory=dict,
+                                                    examples=[{"activity": 14, "preference": 365}])
 
 
 class RetentionView(RetentionSettings):
