@@ -298,3 +298,21 @@ def test_a_number_is_not_a_time(client_for, crm_api):
     # an ISO 8601 time still works, with any offset
     r = c.get(f"/v1/entities/{dana}/neighbourhood", params={"as_of": "2020-01-01T05:30:00+05:30"})
     assert r.status_code == 200, r.text
+
+
+def test_who_at_a_blank_condition_is_refused(client_for, crm_api):
+    """`value=` (empty) asked for any HAS_TITLE: every titled member came back as if the title matched;
+    `via_value=` dropped the CFO condition the same way, and `object_id=` answered an empty page. Each blank
+    condition is a 422 naming it; the condition given in full still answers."""
+    tenant, ids = crm_api
+    c = client_for(tenant)
+    for params, field in (({"predicate": "HAS_TITLE", "value": ""}, "value"),
+                          ({"predicate": "HAS_TITLE", "value": "   "}, "value"),
+                          ({"predicate": "REPORTS_TO", "via_predicate": "HAS_TITLE", "via_value": ""}, "via_value"),
+                          ({"predicate": "REPORTS_TO", "object_id": ""}, "object_id"),
+                          ({"predicate": "REPORTS_TO", "object_id": " "}, "object_id")):
+        r = c.get("/v1/recall/who-at", params={"org": "Globex", **params})
+        assert r.status_code == 422 and r.json()["field"] == field, (params, r.text)
+        assert r.headers["content-type"].startswith("application/problem+json")
+    r = c.get("/v1/recall/who-at", params={"org": "Globex", "predicate": "HAS_TITLE", "value": "CFO"})
+    assert [m["entity"]["name"] for m in r.json()["items"]] == ["Carol Jones"], r.text

@@ -655,6 +655,13 @@ def test_who_at_org_reports_to_cfo(recall, crm):
     with pytest.raises(InvalidInput) as err:
         recall.who_at(tenant, ids["Globex"], member_predicate="has_title")
     assert err.value.field == "member_predicate" and "HAS_TITLE" in err.value.detail
+    # a blank condition is not "any": it names its field (it filtered nothing, or answered nobody)
+    for blank, field in (({"predicate": "HAS_TITLE", "value": ""}, "value"),
+                         ({"predicate": "REPORTS_TO", "object_id": "  "}, "object_id"),
+                         ({"predicate": "REPORTS_TO", "via_predicate": "HAS_TITLE", "via_value": ""}, "via_value")):
+        with pytest.raises(InvalidInput) as err:
+            recall.who_at(tenant, ids["Globex"], **blank)
+        assert err.value.field == field, blank
 
 
 def test_multihop_bad_input_and_isolation(recall, crm, tenant):

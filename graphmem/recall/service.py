@@ -210,28 +210,33 @@ class RecallService:
         is `object_id`, or whose object has a `via_predicate` fact with value `via_value`, all as known at
         `known_at` (transaction time; default now). Example: people currently WORKS_AT Globex who REPORTS_TO the
         person who HAS_TITLE CFO: `who_at(t, globex, predicate="REPORTS_TO", via_predicate="HAS_TITLE",
-        via_value="CFO")`. Raises `InvalidInput` (a condition without its predicate; a predicate the tenant lacks;
+        via_value="CFO")`. Raises `InvalidInput` (a blank `value`, `object_id` or `via_value`, which would otherwise
+        filter nothing or everything; a condition without its predicate; a predicate the tenant lacks;
         a `member_predicate` whose object is a literal value, `entity_kinds_of`) and `NotFound` (an `org_id` or
         `object_id` that is not this tenant's entity, fields org_id / object_id)."""
         require_tenant(tenant_id)
-        if (value or object_id or via_predicate) and not predicate:
+        for given, fld in ((value, "value"), (object_id, "object_id"), (via_value, "via_value")):
+            if given is not None and not given.strip():   # blank: never "no condition", never an empty answer
+                raise InvalidInput(f"{fld} must not be empty (leave it out to ask for any)", field=fld)
+        if (value is not None or object_id is not None or via_predicate) and not predicate:
             raise InvalidInput("value, object_id and via_predicate need a predicate", field="predicate")
-        if via_value and not via_predicate:
+        if via_value is not None and not via_predicate:
             raise InvalidInput("via_value needs via_predicate", field="via_predicate")
         self.entity_kinds_of(tenant_id, member_predicate, "member_predicate")
         for name, fld in ((predicate, "predicate"), (via_predicate, "via_predicate")):
             self.graph.known_predicates(tenant_id, [name] if name else None, fld, indexed=False)
         self.entity(tenant_id, org_id, field="org_id")
-        if object_id:
+        if object_id is not None:
             self.entity(tenant_id, object_id, field="object_id")
         now, as_of, known_at = self._times(as_of, known_at)
         rows = self.db.rows("recall/who_at", tenant_id=tenant_id, org_id=org_id, now=now, as_of=as_of,
                             known_at=known_at,
                             member_predicate=member_predicate.upper(),
                             predicate=predicate.upper() if predicate else None,
-                            value_key=value_key(value) if value else None, object_id=object_id,
+                            value_key=value_key(value) if value is not None else None, object_id=object_id,
                             via_predicate=via_predicate.upper() if via_predicate else None,
-                            via_value_key=value_key(via_value) if via_value else None, offset=offset, limit=limit)
+                            via_value_key=value_key(via_value) if via_value is not None else None, offset=offset,
+                            limit=limit)
         return [Member(**r) for r in rows]
 
 
