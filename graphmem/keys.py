@@ -13,8 +13,8 @@ from typing import Literal
 from pydantic import BaseModel
 
 from graphmem.errors import Conflict, InvalidInput, NotFound
-from graphmem.models import UtcDatetime, new_id, path_segment
-from graphmem.store import Database, require_tenant
+from graphmem.models import UtcDatetime, new_id
+from graphmem.store import Database, require_named_tenant, require_tenant
 from graphmem.timeutil import utcnow
 
 Role = Literal["agent", "analyst", "admin"]
@@ -63,11 +63,7 @@ class KeyStore:
         """A new key for `tenant_id`. Returns (stored key, secret); the secret is never retrievable again.
         `InvalidInput` (field `tenant_id`) for a tenant id that cannot be a URL path segment (`path_segment`: the
         admin routes name the tenant in the path), (field `role`) for an unknown role."""
-        require_tenant(tenant_id)
-        try:
-            path_segment(tenant_id, "a tenant id")
-        except ValueError as exc:
-            raise InvalidInput(str(exc), field="tenant_id") from None
+        require_named_tenant(tenant_id)
         if role not in ROLES:
             raise InvalidInput(f"role must be one of {ROLES}", field="role")
         secret = "gm_" + secrets.token_urlsafe(32)

@@ -10,7 +10,7 @@ from graphmem.governance import audit
 from graphmem.governance.models import Hold, HoldKind
 from graphmem.governance.retention import Retention
 from graphmem.models import new_id
-from graphmem.store import Database, require_tenant
+from graphmem.store import Database, require_named_tenant, require_tenant
 from graphmem.timeutil import utcnow
 
 
@@ -24,10 +24,11 @@ class Holds:
               now: datetime | None = None) -> tuple[Hold, bool]:
         """Hold a user, session or episode (idempotent per target). Returns (hold, created).
 
-        Raises `InvalidInput` for an empty reason or target id, `NotFound` (field `episode_id`) for an unknown
-        episode. Users and sessions may be held before they have data.
+        Raises `InvalidInput` for an empty reason or target id or (field `tenant_id`) a tenant id no key can have
+        (`require_named_tenant`), `NotFound` (field `episode_id`) for an unknown episode. Users and sessions may be
+        held before they have data.
         """
-        require_tenant(tenant_id)
+        require_named_tenant(tenant_id)
         if not target_id or not target_id.strip():
             raise InvalidInput(f"{kind}_id must not be empty", field=f"{kind}_id")
         if not reason or not reason.strip():

@@ -15,7 +15,7 @@ from graphmem.governance.models import Days, RetentionSettings, RetentionView
 from graphmem.graph import TemporalGraph
 from graphmem.models import new_id
 from graphmem.ontology import Ontology
-from graphmem.store import Database, require_tenant
+from graphmem.store import Database, require_named_tenant, require_tenant
 from graphmem.timeutil import utcnow
 
 
@@ -43,9 +43,10 @@ class Retention:
         """Replace the tenant's settings and recompute `retain_until` of all its facts and episodes.
 
         Raises `InvalidInput` (field `fact_class_ttl_days.<class>`) for a fact class the tenant's ontology
-        does not have; nothing is stored then.
+        does not have, (field `tenant_id`) for a tenant id no key can have (`require_named_tenant`); nothing is
+        stored then.
         """
-        require_tenant(tenant_id)
+        require_named_tenant(tenant_id)
         ontology = self.graph.ontology(tenant_id)
         classes = self._classes(ontology)
         for name in new.fact_class_ttl_days:

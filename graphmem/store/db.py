@@ -19,7 +19,8 @@ import neo4j
 from neo4j import GraphDatabase, ManagedTransaction
 
 import cypher
-from graphmem.errors import TenantRequired, Unavailable
+from graphmem.errors import InvalidInput, TenantRequired, Unavailable
+from graphmem.models import path_segment
 from graphmem.settings import Settings
 
 T = TypeVar("T")
@@ -30,6 +31,18 @@ def require_tenant(tenant_id: Any) -> str:
     if not isinstance(tenant_id, str) or not tenant_id.strip():
         raise TenantRequired()
     return tenant_id
+
+
+def require_named_tenant(tenant_id: Any) -> str:
+    """`require_tenant`, and the id must be able to name the tenant in an admin route's path (`path_segment`:
+    1-200 characters, no surrounding whitespace, '/' or control characters), else `InvalidInput` (field
+    `tenant_id`). For the records an admin writes for a tenant (keys, retention settings, legal holds): no key can
+    ever belong to another tenant id, so its records would be unreachable."""
+    require_tenant(tenant_id)
+    try:
+        return path_segment(tenant_id, "a tenant id")
+    except ValueError as exc:
+        raise InvalidInput(str(exc), field="tenant_id") from None
 
 
 def tenant_token(tenant_id: str) -> str:
