@@ -44,3 +44,19 @@ def test_fresh_clone_quickstart(tmp_path):
     r = subprocess.run(["bash", str(ROOT / "tests" / "quickstart.sh"), str(ROOT)], capture_output=True, text=True,
                        timeout=1800, env={**os.environ, "TMPDIR": str(tmp_path)})
     assert r.returncode == 0 and "quickstart: OK" in r.stdout, r.stdout[-3000:] + r.stderr[-3000:]
+
+
+def test_readme_locomo_command_is_the_recorded_one():
+    """The README's LoCoMo command is the one behind the recorded tables (bench/results/locomo.json, both embedder
+    columns), run with the venv's Python as every other README command: a bare `python` on a fresh clone has none
+    of graphmem's packages (ModuleNotFoundError), and without `--embedders local,none` half the tables are missing."""
+    import json
+    import re
+    readme = (ROOT / "README.md").read_text()
+    commands = re.findall(r"`([^`]*bench/locomo\.py[^`]*)`", readme)
+    assert commands, "the README names no bench/locomo.py command"
+    recorded = json.loads((ROOT / "bench" / "results" / "locomo.json").read_text())["command"]
+    for command in commands:
+        interpreter, _, args = command.partition(" ")
+        assert interpreter == ".venv/bin/python", command
+        assert args == recorded.partition(" ")[2], (command, recorded)
