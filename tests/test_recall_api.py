@@ -316,3 +316,33 @@ def test_who_at_a_blank_condition_is_refused(client_for, crm_api):
         assert r.headers["content-type"].startswith("application/problem+json")
     r = c.get("/v1/recall/who-at", params={"org": "Globex", "predicate": "HAS_TITLE", "value": "CFO"})
     assert [m["entity"]["name"] for m in r.json()["items"]] == ["Carol Jones"], r.text
+
+
+def test_who_at_a_condition_no_fact_can_meet_is_refused(client_for, crm_api):
+    """Conditions the ontology rules out answered an empty page that read as "nobody": a title asked of
+    REPORTS_TO (whose object is a person), a person asked of HAS_TITLE (a value), a value and an object at once,
+    an organisation asked as whom someone reports to, "who works at" a person. Each is a 422 naming the
+    condition at fault; the same questions asked the possible way answer."""
+    tenant, ids = crm_api
+    c = client_for(tenant)
+    carol, globex = ids["Carol Jones"], ids["Globex"]
+    for params, field in (({"predicate": "REPORTS_TO", "value": "Carol Jones"}, "value"),
+                          ({"predicate": "HAS_TITLE", "object_id": carol}, "object_id"),
+                          ({"predicate": "REPORTS_TO", "object_id": globex}, "object_id"),
+                          ({"predicate": "REPORTS_TO", "value": "CFO", "object_id": carol}, "object_id"),
+                          ({"predicate": "HAS_TITLE", "value": "CFO", "via_predicate": "HAS_TITLE"}, "via_predicate"),
+                          ({"predicate": "HAS_TITLE", "via_predicate": "HAS_TITLE", "via_value": "CFO"},
+                           "via_predicate"),
+                          ({"predicate": "REPORTS_TO", "via_predicate": "WORKS_AT", "via_value": "Globex"},
+                           "via_value")):
+        r = c.get("/v1/recall/who-at", params={"org": "Globex", **params})
+        assert r.status_code == 422 and r.json()["field"] == field, (params, r.text)
+        assert r.json()["detail"].startswith(f"{field}: "), r.text
+    for org in ("Dana Smith", ids["Dana Smith"]):   # a person, by name or id: nobody WORKS_AT her
+        r = c.get("/v1/recall/who-at", params={"org": org})
+        assert r.status_code == 422 and r.json()["field"] == "org" and "Person" in r.json()["detail"], r.text
+    for params, who in (({"predicate": "REPORTS_TO", "object_id": carol}, ["Bob Lee"]),
+                        ({"predicate": "HAS_TITLE", "value": "cfo"}, ["Carol Jones"]),
+                        ({"predicate": "REPORTS_TO", "via_predicate": "HAS_TITLE", "via_value": "CFO"}, ["Bob Lee"])):
+        r = c.get("/v1/recall/who-at", params={"org": "Globex", **params})
+        assert [m["entity"]["name"] for m in r.json()["items"]] == who, (params, r.text)

@@ -176,5 +176,6 @@ def who_at(who: Reader, services: ServicesDep, page: PageDep,
     o = _by_id_or_name(services, tenant, org, "org", services.recall.entity_kinds_of(tenant, member_predicate))
     items = services.recall.who_at(tenant, o.id, member_predicate=member_predicate, predicate=predicate, value=value,
                                    object_id=object_id, via_predicate=via_predicate, via_value=via_value,
-                                   as_of=as_of, known_at=known_at, offset=page.offset, limit=page.limit)
+                                   as_of=as_of, known_at=known_at, offset=page.offset, limit=page.limit,
+                                   org_field="org")
     return MembersResponse.of(items, page, org=PathEntity.of(o))

@@ -204,7 +204,8 @@ class RecallService:
     def who_at(self, tenant_id: str, org_id: str, *, member_predicate: str = "WORKS_AT",
                predicate: str | None = None, value: str | None = None, object_id: str | None = None,
                via_predicate: str | None = None, via_value: str | None = None, as_of: datetime | None = None,
-               known_at: datetime | None = None, offset: int = 0, limit: int = 50) -> list[Member]:
+               known_at: datetime | None = None, offset: int = 0, limit: int = 50,
+               org_field: str = "org_id") -> list[Member]:
         """"Who at organisation X has property Y": entities with a `member_predicate` fact to `org_id` valid at
         `as_of`, and (when `predicate` is given) a `predicate` fact whose literal value is `value`, or whose object
         is `object_id`, or whose object has a `via_predicate` fact with value `via_value`, all as known at
@@ -212,8 +213,10 @@ class RecallService:
         person who HAS_TITLE CFO: `who_at(t, globex, predicate="REPORTS_TO", via_predicate="HAS_TITLE",
         via_value="CFO")`. Raises `InvalidInput` (a blank `value`, `object_id` or `via_value`, which would otherwise
         filter nothing or everything; a condition without its predicate; a predicate the tenant lacks;
-        a `member_predicate` whose object is a literal value, `entity_kinds_of`) and `NotFound` (an `org_id` or
-        `object_id` that is not this tenant's entity, fields org_id / object_id)."""
+        a `member_predicate` whose object is a literal value, `entity_kinds_of`; a condition that no fact the
+        ontology allows can meet, `_never_matches`, naming the condition, or `org_field` for an org of a kind
+        the membership cannot point at) and `NotFound` (an `org_id` or `object_id` that is not this tenant's
+        entity, fields `org_field` / object_id)."""
         require_tenant(tenant_id)
         for given, fld in ((value, "value"), (object_id, "object_id"), (via_value, "via_value")):
             if given is not None and not given.strip():   # blank: never "no condition", never an empty answer
@@ -225,9 +228,10 @@ class RecallService:
         self.entity_kinds_of(tenant_id, member_predicate, "member_predicate")
         for name, fld in ((predicate, "predicate"), (via_predicate, "via_predicate")):
             self.graph.known_predicates(tenant_id, [name] if name else None, fld, indexed=False)
-        self.entity(tenant_id, org_id, field="org_id")
-        if object_id is not None:
-            self.entity(tenant_id, object_id, field="object_id")
+        org = self.entity(tenant_id, org_id, field=org_field)
+        obj = self.entity(tenant_id, object_id, field="object_id") if object_id is not None else None
+        self._never_matches(tenant_id, org, member_predicate, predicate, value, obj, via_predicate, via_value,
+                            org_field)
         now, as_of, known_at = self._times(as_of, known_at)
         rows = self.db.rows("recall/who_at", tenant_id=tenant_id, org_id=org_id, now=now, as_of=as_of,
                             known_at=known_at,
@@ -238,6 +242,45 @@ class RecallService:
                             via_value_key=value_key(via_value) if via_value is not None else None, offset=offset,
                             limit=limit)
         return [Member(**r) for r in rows]
+
+    def _never_matches(self, tenant_id: str, org: Entity, member_predicate: str, predicate: str | None,
+                       value: str | None, obj: Entity | None, via_predicate: str | None, via_value: str | None,
+                       org_field: str) -> None:
+        """`InvalidInput` naming the condition of `who_at` that no fact the tenant's ontology allows can meet, so
+        that the answer would be empty whatever the graph holds: an org of a kind `member_predicate` does not
+        point at (a person: "who works at Dana"), `value` and `object_id` or `via_predicate` together (a literal
+        and an entity object), a `value` of a predicate whose object is always an entity, an `object_id` or
+        `via_predicate` of one whose object is always a value, an `object_id` of a kind the predicate does not
+        take, a `via_value` of a `via_predicate` whose object is always an entity."""
+        onto = self.graph.ontology(tenant_id)
+        member = onto.get(member_predicate.upper(), "member_predicate")
+        if not member.accepts_object(org.kind):
+            raise InvalidInput(f"{org_field}: {org.name!r} is of kind {org.kind}; {member.name} points at "
+                               f"{', '.join(k for k in member.object_kinds if k != LITERAL)}", field=org_field)
+        if value is not None and obj is not None:
+            raise InvalidInput("object_id: give value (a literal) or object_id (an entity), not both",
+                               field="object_id")
+        if value is not None and via_predicate:
+            raise InvalidInput("via_predicate: a fact whose value is `value` has no object entity to go via; "
+                               "give value or via_predicate, not both", field="via_predicate")
+        if predicate:
+            p = onto.get(predicate.upper(), "predicate")
+            literal_only = all(k == LITERAL for k in p.object_kinds)
+            if value is not None and not p.accepts_object(None):
+                raise InvalidInput(f"value: {p.name} points at an entity ({', '.join(p.object_kinds)}), never a "
+                                   "value; use object_id, or via_predicate and via_value", field="value")
+            if obj is not None and not p.accepts_object(obj.kind):
+                raise InvalidInput(f"object_id: {p.name} " + ("takes a literal value; use value" if literal_only
+                                   else f"points at {', '.join(k for k in p.object_kinds if k != LITERAL)}, not "
+                                        f"{obj.kind} {obj.name!r}"), field="object_id")
+            if via_predicate and literal_only:
+                raise InvalidInput(f"via_predicate: {p.name} takes a literal value, so there is no entity to go via;"
+                                   " use value", field="via_predicate")
+        if via_predicate and via_value is not None:
+            v = onto.get(via_predicate.upper(), "via_predicate")
+            if not v.accepts_object(None):
+                raise InvalidInput(f"via_value: {v.name} points at an entity ({', '.join(v.object_kinds)}), never "
+                                   "a value", field="via_value")
 
 
 def build(services) -> RecallService:
