@@ -100,6 +100,18 @@ class TemporalGraph:
         require_tenant(tenant_id)
         return self.db.execute("episodes/discard_unused", tenant_id=tenant_id, id=episode_id)[0]["deleted"] > 0
 
+    def keep_call_result(self, tenant_id: str, episode_id: str, result: str) -> None:
+        """Keep `result` (the JSON answer of the API write that event episode `episode_id` recorded) for replays
+        under the same Idempotency-Key; an answer kept before stays."""
+        require_tenant(tenant_id)
+        self.db.execute("episodes/call_result_put", tenant_id=tenant_id, id=episode_id, result=result)
+
+    def call_result(self, tenant_id: str, episode_id: str) -> str | None:
+        """The JSON answer kept for the API write that event episode `episode_id` recorded, or None."""
+        require_tenant(tenant_id)
+        row = self.db.one("episodes/call_result_get", tenant_id=tenant_id, id=episode_id)
+        return row["result"] if row else None
+
     def get_episode(self, tenant_id: str, episode_id: str) -> Episode:
         require_tenant(tenant_id)
         return self.db.read(lambda tx: episode_store.get(tx, tenant_id, episode_id))

@@ -107,7 +107,8 @@ def _call_key(what: str, idempotency_key: str) -> str:
 def recorded_call(services: Services, who: Principal, what: str, body: BaseModel,
                   idempotency_key: str | None) -> Iterator[tuple[str, bool]]:
     """Record an API write as an episode of kind "event" (source "system") through the ingest service; yield
-    (its id for the write's provenance, replayed: the same call was recorded before under `idempotency_key`).
+    (its id for the write's provenance, replayed: the same call was recorded before under `idempotency_key`; the
+    route then replays the answer it kept, `TemporalGraph.call_result`, when the first try got as far as keeping it).
     The content names the call, the key id and, with an idempotency key, a digest of the body, never a secret:
     the same key with another body is a 422 naming Idempotency-Key (IETF draft-ietf-httpapi-idempotency-key-header).
     If the write raises, an episode this call created is deleted again (unless something already cites it), so a
@@ -140,9 +141,14 @@ def assert_facts(body: FactsAssert, who: Writer, services: ServicesDep,
     ontology = services.graph.ontology(who.tenant_id)
     for i, f in enumerate(facts):  # an unknown predicate fails before the call is recorded
         ontology.get(f.predicate, field=f"facts[{i}].predicate")
-    with recorded_call(services, who, "POST /v1/facts", body, idempotency_key) as (episode_id, _replayed):
+    with recorded_call(services, who, "POST /v1/facts", body, idempotency_key) as (episode_id, replayed):
+        if replayed and (kept := services.graph.call_result(who.tenant_id, episode_id)) is not None:
+            return FactsAsserted.model_validate_json(kept)
         facts = [f if f.episode_id else f.model_copy(update={"episode_id": episode_id}) for f in facts]
-        return FactsAsserted(outcomes=services.ingest.assert_facts(who.tenant_id, facts), episode_id=episode_id)
+        answer = FactsAsserted(outcomes=services.ingest.assert_facts(who.tenant_id, facts), episode_id=episode_id)
+        if idempotency_key:
+            services.graph.keep_call_result(who.tenant_id, episode_id, answer.model_dump_json())
+        return answer
 
 
 @router.get("", response_model=FactPage, summary="An entity's facts (valid at as_of, as known at known_at)")
