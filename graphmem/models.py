@@ -125,9 +125,12 @@ class _Record(BaseModel):
 class Input(BaseModel):
     """Base of every model a caller sends (request bodies and the records inside them). Unknown fields are
     refused (422 naming the field): a misspelt `occured_at` would otherwise be dropped and the episode stored
-    at another time."""
+    at another time. A string holding a lone UTF-16 surrogate (JSON's "\\ud800", which Python's JSON decoder
+    lets through) is refused as well, naming its field: Neo4j's driver cannot encode it, so it failed as a 500 at
+    the first query (`str_max_length` makes pydantic check every string as unicode; no string of a body within
+    GRAPHMEM_MAX_BODY_BYTES comes near the bound)."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, str_max_length=2**31 - 1)
 
 
 # --------------------------------------------------------------------------------------------

@@ -346,3 +346,24 @@ def test_who_at_a_condition_no_fact_can_meet_is_refused(client_for, crm_api):
                         ({"predicate": "REPORTS_TO", "via_predicate": "HAS_TITLE", "via_value": "CFO"}, ["Bob Lee"])):
         r = c.get("/v1/recall/who-at", params={"org": "Globex", **params})
         assert [m["entity"]["name"] for m in r.json()["items"]] == who, (params, r.text)
+
+
+def test_a_lone_surrogate_is_bad_input_not_a_500(client_for, crm_api):
+    """JSON may escape half a UTF-16 pair ("\\ud800"); Python's decoder lets it through, and Neo4j's driver cannot
+    encode it: a search seed, a fact's statement or name, an episode's agent_version answered 500. Each is a 422
+    naming the field, and nothing is stored."""
+    tenant, _ = crm_api
+    c = client_for(tenant)
+    person = '{"kind": "Person", "name": "%s"}'
+    for route, body, field in (
+            ("/v1/search", '{"query": "Globex", "seed_entity_ids": ["\\ud800"]}', "seed_entity_ids[0]"),
+            ("/v1/facts", '{"facts": [{"subject": %s, "predicate": "KNOWS", "object": %s, "statement": "x \\udfff"}]}'
+             % (person % "Sur Rogate", person % "Dana Smith"), "facts[0].statement"),
+            ("/v1/facts", '{"facts": [{"subject": %s, "predicate": "KNOWS", "object": %s}]}'
+             % (person % "Sur \\ud800", person % "Dana Smith"), "facts[0].subject.name"),
+            ("/v1/episodes", '{"content": "hello", "occurred_at": "2021-01-01T00:00:00Z", "agent_version": "\\ud800"}',
+             "agent_version")):
+        r = c.post(route, content=body.encode(), headers={"content-type": "application/json"})
+        assert r.status_code == 422 and r.json()["field"] == field, (route, r.text)
+        assert r.headers["content-type"].startswith("application/problem+json")
+    assert c.get("/v1/entities", params={"name": "Sur Rogate"}).json()["items"] == []
