@@ -41,6 +41,10 @@ def test_user_sees_corrects_and_deletes_memories(services, client_for, tenant):
     assert [e["id"] for e in export["episodes"]] == [ep] and "sk-abcdef" not in str(export)
     assert {f["fact"]["id"] for f in export["facts"]} == {pref, title}
     assert [s["id"] for s in export["sessions"]] == ["s1"] and export["refusals"][0]["reason"] == "secret_redacted"
+    # the user's refusals beside their candidates read as the tenant's list of refusals reads them
+    held = agent.get("/v1/memories/candidates", params={"user_id": "u1"}).json()["refusals"]
+    listed = agent.get("/v1/refusals").json()["items"]
+    assert held and held == [r for r in listed if r["episode_id"] == ep]
 
     fixed = agent.patch(f"/v1/memories/{pref}", json={"user_id": "u1", "value": "phone"})
     assert fixed.status_code == 200 and fixed.json()["action"] == "corrected"

@@ -2,13 +2,14 @@
 The tenant comes from the key; `user_id` says whose memory (docs/governance.md says which facts are a user's)."""
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 
 from api.deps import PageDep, Reader, ServicesDep, Writer
 from graphmem.governance.models import MemoryPage, Receipt
+from graphmem.ingest.refusals import Refusal
 from graphmem.models import AssertOutcome, EntityRef, Input
 
 router = APIRouter(prefix="/v1/memories", tags=["memories"])
@@ -35,8 +36,11 @@ class Correction(UserBody):
 
 
 class CandidateList(BaseModel):
+    """A user's held candidates (a page) and the write-policy refusals of the user's episodes (the same page of
+    them, newest first), each as `GET /v1/refusals` lists it."""
+
     candidates: MemoryPage
-    refusals: list[dict[str, Any]] = Field(description="write-policy refusals recorded for the user's episodes")
+    refusals: list[Refusal] = Field(description="write-policy refusals recorded for the user's episodes")
 
 
 @router.get("", response_model=MemoryPage, summary="A user's memories with provenance (newest first)",

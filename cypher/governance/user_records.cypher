@@ -1,5 +1,5 @@
 // For a user's export: the user's sessions $session_ids and episodes $episode_ids, with the pins and summaries
-// of those sessions and the write-policy refusals of those episodes (maps without embeddings).
+// of those sessions and the write-policy refusals of those episodes, newest first (maps without embeddings).
 CALL () {
   UNWIND $episode_ids AS eid
   MATCH (e:Episode {id: eid})
@@ -26,6 +26,7 @@ CALL () {
   OPTIONAL MATCH (r:Refusal {tenant_id: $tenant_id})
   WHERE r.episode_id IN $episode_ids
      OR EXISTS { MATCH (r)--(e:Episode) WHERE e.tenant_id = $tenant_id AND e.id IN $episode_ids }
+  WITH r ORDER BY r.created_at DESC, r.id
   RETURN collect(r {.*, embedding: null, search_terms: null}) AS refusals
 }
 RETURN episodes, sessions, pins, summaries, refusals
