@@ -367,3 +367,25 @@ def test_a_lone_surrogate_is_bad_input_not_a_500(client_for, crm_api):
         assert r.status_code == 422 and r.json()["field"] == field, (route, r.text)
         assert r.headers["content-type"].startswith("application/problem+json")
     assert c.get("/v1/entities", params={"name": "Sur Rogate"}).json()["items"] == []
+
+
+def test_an_option_the_request_does_not_use_is_refused(client_for, crm_api):
+    """`k` ranks paths between two entities and `limit` bounds those around one; `mmr_lambda` weighs only with
+    `mmr`. Set the other way they were dropped: `k: 1` around Sam answered every path, as if ranked. Each is a
+    422 naming it; its default, which a client may send along, is accepted, and the option works where it
+    applies."""
+    tenant, ids = crm_api
+    c = client_for(tenant)
+    sam, frank = {"id": ids["Sam Me"]}, {"id": ids["Frank Wu"]}
+    for route, body, field in (("/v1/recall", {"entity": sam, "k": 1}, "k"),
+                               ("/v1/recall", {"entity": sam, "other": frank, "limit": 1}, "limit"),
+                               ("/v1/search", {"query": "Dana", "mmr_lambda": 0.2}, "mmr_lambda")):
+        r = c.post(route, json=body)
+        assert r.status_code == 422 and r.json()["field"] == field, (body, r.text)
+        assert r.headers["content-type"].startswith("application/problem+json")
+    around = c.post("/v1/recall", json={"entity": sam, "k": 5, "limit": 1})
+    assert around.status_code == 200 and len(around.json()["paths"]) == 1, around.text
+    between = c.post("/v1/recall", json={"entity": sam, "other": frank, "k": 1, "limit": 50})
+    assert between.status_code == 200 and len(between.json()["paths"]) == 1, between.text
+    r = c.post("/v1/search", json={"query": "Dana", "mmr": True, "mmr_lambda": 0.2})
+    assert r.status_code == 200, r.text

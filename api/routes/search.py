@@ -87,7 +87,19 @@ def _resolve(services, tenant: str, sel: EntitySelector, field: str):
                   "reasons": ["fulltext rank 1 (score 2.31)", "graph rank 1 (score 1)"], "episode_ids": ["41c2..."]}],
                  "degraded": ["vector: no embedder configured (GRAPHMEM_EMBEDDER=none)"]}}}}})
 def search(body: SearchRequest, who: Reader, services: ServicesDep) -> SearchResponse:
+    if not body.mmr and body.mmr_lambda != SearchRequest.model_fields["mmr_lambda"].default:
+        raise InvalidInput("mmr_lambda: weighs relevance against diversity only with mmr: true", field="mmr_lambda")
     return services.recall.search(who.tenant_id, body)
+
+
+def _unused(body: RecallRequest) -> None:
+    """422 for an option the request's shape does not use, set to other than its default (which a client may
+    send along): `k` ranks paths between two entities, `limit` bounds those around one. Set the other way it
+    was dropped, and the answer looked like an answer to it."""
+    unused, used = ("k", "limit") if body.other is None else ("limit", "k")
+    if getattr(body, unused) != RecallRequest.model_fields[unused].default:
+        shape = "around one entity" if body.other is None else "between two entities (with `other`)"
+        raise InvalidInput(f"{unused}: not used {shape}; `{used}` bounds the paths there", field=unused)
 
 
 @router.post("/recall", response_model=RecallResponse, summary="Multi-hop paths around one entity or between two",
@@ -97,6 +109,7 @@ def search(body: SearchRequest, who: Reader, services: ServicesDep) -> SearchRes
                   "latest": "2023-06-30T00:00:00Z", "hops": [{"from_name": "Sam Carter", "to_name": "Dana Smith",
                                                               "direction": "out", "fact": {"predicate": "KNOWS"}}]}]}}}}})
 def recall(body: RecallRequest, who: Reader, services: ServicesDep) -> RecallResponse:
+    _unused(body)
     tenant = who.tenant_id
     a = _resolve(services, tenant, body.entity, "entity")
     b = None
