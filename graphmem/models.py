@@ -136,6 +136,14 @@ class Input(BaseModel):
 # --------------------------------------------------------------------------------------------
 # Entities
 # --------------------------------------------------------------------------------------------
+def _printable(name: str) -> str:
+    """`name` unless it holds a control character (Unicode category Cc: NUL, tab, newline, escape, ...), which
+    no name is spelt with and which would print as nothing, or break a line, in every list that shows it."""
+    if any(unicodedata.category(c) == "Cc" for c in name):
+        raise ValueError("a name must not contain control characters (NUL, tab, newline, ...)")
+    return name
+
+
 class EntityRef(Input):
     """How a caller names an entity: by `id`, or by kind + name (+ strong identifiers).
 
@@ -162,7 +170,12 @@ class EntityRef(Input):
     def _name(cls, v: str | None) -> str | None:
         if v is not None and not v.strip():
             raise ValueError("name must not be empty")
-        return v.strip() if v else v
+        return _printable(v.strip()) if v else v
+
+    @field_validator("aliases")
+    @classmethod
+    def _aliases(cls, v: list[str]) -> list[str]:
+        return [_printable(a) for a in v]
 
     @field_validator("email")
     @classmethod
