@@ -389,3 +389,28 @@ def test_an_option_the_request_does_not_use_is_refused(client_for, crm_api):
     assert between.status_code == 200 and len(between.json()["paths"]) == 1, between.text
     r = c.post("/v1/search", json={"query": "Dana", "mmr": True, "mmr_lambda": 0.2})
     assert r.status_code == 200, r.text
+
+
+def test_numbers_and_flags_of_a_body_are_json_numbers_and_booleans(client_for, crm_api):
+    """`max_hops: true` walked one hop, `limit: true` answered one path, `k: true` one path between, `mmr_lambda:
+    true` weighed relevance alone, `include_superseded: "yes"` or `1` widened the search: pydantic's lax mode took
+    a boolean for a number and a string or number for a boolean. Each is a 422 naming the field (search's `k` and
+    `depth` already were)."""
+    tenant, ids = crm_api
+    c = client_for(tenant)
+    sam, frank = {"id": ids["Sam Me"]}, {"id": ids["Frank Wu"]}
+    for route, body, field in (("/v1/recall", {"entity": sam, "max_hops": True}, "max_hops"),
+                               ("/v1/recall", {"entity": sam, "max_hops": "2"}, "max_hops"),
+                               ("/v1/recall", {"entity": sam, "limit": True}, "limit"),
+                               ("/v1/recall", {"entity": sam, "other": frank, "k": True}, "k"),
+                               ("/v1/search", {"query": "Dana", "mmr": True, "mmr_lambda": True}, "mmr_lambda"),
+                               ("/v1/search", {"query": "Dana", "mmr": True, "mmr_lambda": "0.5"}, "mmr_lambda"),
+                               ("/v1/search", {"query": "Dana", "mmr": "yes"}, "mmr"),
+                               ("/v1/search", {"query": "Dana", "include_superseded": 1}, "include_superseded"),
+                               ("/v1/search", {"query": "Dana", "include_superseded": "yes"}, "include_superseded")):
+        r = c.post(route, json=body)
+        assert r.status_code == 422 and r.json()["field"] == field, (body, r.text)
+    r = c.post("/v1/recall", json={"entity": sam, "max_hops": 2, "limit": 3})
+    assert r.status_code == 200 and len(r.json()["paths"]) == 3, r.text
+    r = c.post("/v1/search", json={"query": "Dana", "mmr": True, "mmr_lambda": 1, "include_superseded": True})
+    assert r.status_code == 200, r.text

@@ -37,13 +37,15 @@ class EntitySelector(Input):
 class RecallRequest(Input):
     """Paths of up to `max_hops` facts around `entity` (one shortest path per reachable entity) or, with `other`,
     between the two (the `k` best of the shortest: weakest hop, then recency), over facts valid at `as_of` as known
-    at `known_at` (UTC). Unknown fields are refused."""
+    at `known_at` (UTC). Unknown fields are refused, and so are numbers sent as anything but JSON integers (`true`
+    was taken as 1, `"3"` as 3)."""
 
     entity: EntitySelector = Field(examples=[{"name": "Dana Smith"}])
     other: EntitySelector | None = Field(default=None, examples=[{"name": "Initech", "kind": "Organization"}])
-    max_hops: int = Field(default=3, ge=1, le=MAX_HOPS, description="at most 3 around one entity, 4 between two")
-    k: int = Field(default=5, ge=1, le=5, description="paths between two entities")
-    limit: int = Field(default=50, ge=1, le=500, description="paths around one entity")
+    max_hops: int = Field(default=3, ge=1, le=MAX_HOPS, strict=True,
+                          description="at most 3 around one entity, 4 between two")
+    k: int = Field(default=5, ge=1, le=5, strict=True, description="paths between two entities")
+    limit: int = Field(default=50, ge=1, le=500, strict=True, description="paths around one entity")
     as_of: UtcDatetime | None = None
     known_at: UtcDatetime | None = None
     predicates: list[PredicateName] | None = Field(default=None, examples=[["KNOWS", "WORKS_AT"]])

@@ -15,7 +15,8 @@ class SearchRequest(Input):
     """A search over one tenant. Times are UTC. `as_of` filters facts by valid time, `known_at` by transaction
     time; by default only facts valid now are returned (`include_superseded` = false). Unknown fields are refused:
     a misspelt filter ("as_off") would otherwise be dropped and the search run without it. An empty `predicates`
-    or `entity_kinds` list filters nothing (as if left out)."""
+    or `entity_kinds` list filters nothing (as if left out). Numbers and flags are JSON numbers and booleans only
+    (`true` is not 1, `"yes"` or 1 not true)."""
 
     query: str = Field(min_length=1, max_length=2000, pattern=r"\S", examples=["who does Dana report to?"],
                        description="Free text, not only whitespace.")
@@ -23,7 +24,7 @@ class SearchRequest(Input):
     targets: list[Target] = Field(default_factory=lambda: ["fact", "episode", "entity"], min_length=1)
     as_of: UtcDatetime | None = None
     known_at: UtcDatetime | None = None
-    include_superseded: bool = Field(default=False, description=(
+    include_superseded: bool = Field(default=False, strict=True, description=(
         "Also facts not valid at as_of: ended, superseded, retracted or not yet started (valid time). A corrected "
         "fact was never true, so the correction expired it in transaction time: it shows only with a known_at "
         "before the correction."))
@@ -34,10 +35,10 @@ class SearchRequest(Input):
     occurred_after: UtcDatetime | None = None
     occurred_before: UtcDatetime | None = None
     seed_entity_ids: list[str] = Field(default_factory=list)
-    mmr: bool = Field(default=False, description=(
+    mmr: bool = Field(default=False, strict=True, description=(
         "Re-rank by maximal marginal relevance (Carbonell & Goldstein 1998): hits come in MMR order, each still "
         "with its fused score, so scores need not descend."))
-    mmr_lambda: float = Field(default=0.7, ge=0.0, le=1.0)
+    mmr_lambda: float = Field(default=0.7, ge=0.0, le=1.0, strict=True)
     depth: int | None = Field(default=None, ge=1, le=500, strict=True, description=(
         "Hits each retriever contributes to fusion (at least k); default 50. Smaller is faster in a large tenant "
         "(the full-text index call's cost grows with it), larger lets more items found by two retrievers meet."))
