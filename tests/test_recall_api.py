@@ -414,3 +414,19 @@ def test_numbers_and_flags_of_a_body_are_json_numbers_and_booleans(client_for, c
     assert r.status_code == 200 and len(r.json()["paths"]) == 3, r.text
     r = c.post("/v1/search", json={"query": "Dana", "mmr": True, "mmr_lambda": 1, "include_superseded": True})
     assert r.status_code == 200, r.text
+
+
+def test_a_kind_given_with_an_id_is_checked(client_for, crm_api):
+    """`kind` narrows a name or a query; given with an id it was dropped, so {"id": <Dana>, "kind":
+    "Organization"} walked from Dana the person. An entity of another kind is a 404 naming the id's field, which
+    says what the id is; the matching kind answers."""
+    tenant, ids = crm_api
+    c = client_for(tenant)
+    for body, field in (({"entity": {"id": ids["Dana Smith"], "kind": "Organization"}}, "entity.id"),
+                        ({"entity": {"id": ids["Sam Me"]}, "other": {"id": ids["Globex"], "kind": "Person"}},
+                         "other.id")):
+        r = c.post("/v1/recall", json=body)
+        assert r.status_code == 404 and r.json()["field"] == field, (body, r.text)
+        assert "of kind" in r.json()["detail"], r.text
+    r = c.post("/v1/recall", json={"entity": {"id": ids["Dana Smith"], "kind": "Person"}, "max_hops": 1})
+    assert r.status_code == 200 and r.json()["entity"]["name"] == "Dana Smith", r.text

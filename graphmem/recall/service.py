@@ -69,12 +69,17 @@ class RecallService:
         found; vectors rank, but a hit found by vector similarity alone does not resolve, since the nearest entity
         always exists: "Zorblax" is not Globex, with or without an embedder). Raises
         `InvalidInput` when none is given, `NotFound` when nothing matches (for a name, naming the closest entities
-        by full-text as a hint). `field` is where the selector sits in the request (e.g. "entity" for
-        `{"entity": {"name": ...}}`): errors name its part, "entity.id", "entity.name" or "entity.query".
+        by full-text as a hint; for an id, also when the entity is not of `kind`). `field` is where the selector
+        sits in the request (e.g. "entity" for `{"entity": {"name": ...}}`): errors name its part, "entity.id",
+        "entity.name" or "entity.query".
         `query_hint`: the name's 404 suggests `query` for free text (false where the caller has no `query`)."""
         require_tenant(tenant_id)
         if entity_id:
-            return self.entity(tenant_id, entity_id, field=f"{field}.id")
+            found = self.entity(tenant_id, entity_id, field=f"{field}.id")
+            if kind and found.kind != kind:   # `kind` given with an id is a check, never dropped
+                raise NotFound(f"{field}.id: no {kind} {entity_id!r}; it is {found.name!r} of kind {found.kind}",
+                               field=f"{field}.id")
+            return found
         if name:
             if build_query(name, tenant_id) is None:
                 raise InvalidInput(f"{field}.name: the name has no letters or digits", field=f"{field}.name")
