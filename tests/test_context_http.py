@@ -344,3 +344,18 @@ def test_the_first_user_claims_a_session_created_without_one(client_for, tenant)
         owner = c.get(f"/v1/sessions/{sid}").json()["user_id"]
         users = {e["user_id"] for e in c.get(f"/v1/sessions/{sid}/episodes").json()["items"]}
         assert users == {owner}, (owner, users)
+
+
+def test_a_lone_surrogate_in_a_tool_schema_is_bad_input_not_a_500(client_for, tenant):
+    """A tool's `parameters` is free JSON: a string in it escaping half a UTF-16 pair ("\\ud800") went into the
+    window, which could not be encoded as the reply (500). It is a 422 naming the tool's parameters."""
+    c = client_for(tenant)
+    body = ('{"query": "refund?", "budget_tokens": 1000, "system_policy": "Be brief.", "tools": [{"name": "t", '
+            '"parameters": {"type": "object", "description": "x \\ud800"}}]}')
+    r = c.post("/v1/sessions/tab-s/context", content=body.encode(), headers={"content-type": "application/json"})
+    assert r.status_code == 422 and r.json()["field"] == "tools[0].parameters", r.text
+    assert r.headers["content-type"].startswith("application/problem+json")
+    r = c.post("/v1/sessions/tab-s/context", json={"query": "refund?", "budget_tokens": 1000,
+                                                   "system_policy": "Be brief.",
+                                                   "tools": [{"name": "t", "parameters": {"type": "object"}}]})
+    assert r.status_code == 200, r.text

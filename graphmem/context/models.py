@@ -4,6 +4,7 @@ The API (`api/routes/turns.py`, `sessions.py`, `pins.py`) uses these models dire
 """
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
@@ -20,6 +21,20 @@ class ToolSchema(Input):
     description: str = Field(default="", max_length=4000, examples=["Refund an order to the original payment method"])
     parameters: dict[str, Any] = Field(default_factory=dict, examples=[{"type": "object", "properties": {
         "order_id": {"type": "string"}, "amount": {"type": "string"}}}])
+
+    @field_validator("parameters")
+    @classmethod
+    def _unicode(cls, v: dict[str, Any]) -> dict[str, Any]:
+        """Refuse a string holding a lone UTF-16 surrogate ("\\ud800") anywhere in the schema: the window that
+        renders it could not be encoded as the reply (a 500); the other strings of a request are checked as
+        unicode by `Input`."""
+        try:
+            json.dumps(v, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("holds a string with a lone UTF-16 surrogate (not unicode text)") from None
+        except (TypeError, ValueError) as exc:   # an in-process caller's non-JSON value
+            raise ValueError(f"is not JSON ({exc})") from None
+        return v
 
 
 class DocumentIn(Input):
