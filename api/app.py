@@ -9,6 +9,7 @@ from __future__ import annotations
 import gc
 import importlib
 import logging
+import threading
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
@@ -16,8 +17,11 @@ from fastapi import FastAPI
 from api import problems
 from api.middleware import RequestContext
 from api.routes import ROUTERS
+from graphmem import ops
 from graphmem.services import Services
 from graphmem.settings import Settings, get_settings
+
+log = logging.getLogger("graphmem.app")
 
 DESCRIPTION = """Temporal knowledge-graph memory for AI agents.
 
@@ -43,8 +47,8 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
         # call does not spend its search time budget loading the model.
         app.state.services.embedder
         if owned:
-            from graphmem.ops import ensure_bootstrap_admin
-            ensure_bootstrap_admin(app.state.services.db, settings.bootstrap_admin_key)
+            ops.ensure_bootstrap_admin(app.state.services.db, settings.bootstrap_admin_key)
+        warm_up(app.state.services, settings.warm_up_timeout_s)
         if with_worker:
             worker = start_worker(app.state.services)
             app.state.on_shutdown = [*getattr(app.state, "on_shutdown", []), worker.stop]
@@ -71,6 +75,23 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
         app.include_router(importlib.import_module(f"api.routes.{name}").router)
     logging.getLogger("graphmem").setLevel(logging.INFO)
     return app
+
+
+def warm_up(services: Services, timeout_s: float) -> None:
+    """Let Neo4j plan the hot reads before the first request (`graphmem.ops.warm_up`), waiting at most
+    `timeout_s` seconds: a Neo4j that is slow or down at start delays the start by no more than that (the warm-up
+    then finishes, or fails with a warning, in the background; readiness is `GET /readyz`'s to report)."""
+    if timeout_s <= 0:
+        return
+
+    def run() -> None:
+        try:
+            ops.warm_up(services)
+        except Exception as exc:   # never fatal: the first windows are merely slower
+            log.warning("warm-up failed: %s: %s", type(exc).__name__, exc)
+    thread = threading.Thread(target=run, name="graphmem-warm-up", daemon=True)
+    thread.start()
+    thread.join(timeout_s)
 
 
 def start_worker(services: Services):

@@ -1,5 +1,5 @@
-"""Operations helpers: metrics sampled at scrape time (the `/metrics` route calls `services.sample_metrics()`)
-and the bootstrap admin key ensured at start-up.
+"""Operations helpers: metrics sampled at scrape time (the `/metrics` route calls `services.sample_metrics()`),
+the bootstrap admin key ensured at start-up, and the warm-up of the hot reads at start-up (`warm_up`).
 
 `graphmem_jobs{state}` is a gauge of extraction jobs by state over all tenants (one tenant-free count query,
 `cypher/ops/jobs_by_state`, through the `extraction_status` index). `graphmem_embedding_model_mismatch` is 1 while
@@ -83,3 +83,21 @@ def ensure_bootstrap_admin(db: Database, secret: str | None) -> bool:
                hash=hash_key(secret), prefix=secret[:8], now=utcnow())
     log.info("bootstrap admin key created for tenant %r", BOOTSTRAP_TENANT)
     return True
+
+
+WARM_UP_TENANT = " warm-up"
+"""The tenant the warm-up reads: no API key can name it (surrounding whitespace:
+`graphmem.store.require_named_tenant`), so it holds nothing and the warm-up reads no one's data."""
+
+
+def warm_up(services) -> None:
+    """Have Neo4j plan what a request reads first, before the first request: the search in each shape requests send
+    (`RecallService.warm_up`) and a context window's state read (a read-only window of an unknown session, which
+    writes nothing). Cold, Neo4j plans each shape of the search in 1.3-2.5 s (2-core machine), past a window's search
+    timeout (`context_search_timeout_s`, 0.3 s), so the first windows after a start came back without their
+    retrieved tier. Raises what those reads raise (Neo4j not reachable: `Unavailable`)."""
+    from graphmem.context.models import ContextRequest
+
+    services.recall.warm_up(WARM_UP_TENANT)
+    services.context.assemble(WARM_UP_TENANT, "warm-up", ContextRequest(budget_tokens=1000, system_policy="warm up"),
+                              read_only=True)

@@ -131,6 +131,12 @@ class Settings(BaseSettings):
                                             "assembly (seconds); slower optional sources are cut off.")
     context_search_timeout_s: float = Field(default=0.3, gt=0, description="Per-source timeout for recall search "
                                             "in assembly (seconds); past it the source is marked degraded.")
+    warm_up_timeout_s: float = Field(default=30.0, ge=0, description=(
+        "How long `graphmem serve` waits at start for Neo4j to plan the hot reads (seconds; 0 = no warm-up; "
+        "graphmem.ops.warm_up). Cold, each of the search's four shapes takes 1.3-2.5 s to plan (5 s on a JVM that "
+        "just started, 2-core machine), past context_search_timeout_s, so without it the first context windows "
+        "after a start come back without their retrieved tier. A few milliseconds when another process has "
+        "already warmed the same Neo4j; past the limit the warm-up goes on in the background."))
     context_retrieval_k: int = Field(default=8, ge=0, le=100, description="Facts/episodes asked of recall per turn.")
     context_search_depth: int = Field(default=20, ge=1, le=500, description=(
         "Hits each recall retriever contributes to fusion for the window's search (SearchRequest.depth; at least "

@@ -96,7 +96,7 @@ def test_search_reads_winners_that_were_not_prefetched(db, graph, recall, crm, m
     call, which asks for exactly those winners. With nothing prefetched, every hit comes from that second read, and the
     answer is the same. Without MMR the prefetch holds every winner: one round trip. With MMR a pick deep in the fused
     list may need the second read; whether it does depends on index-wide BM25 statistics (other tenants' data)."""
-    from graphmem.recall.search import SearchTuning
+    from graphmem.recall.search import NO_ID, SearchTuning
 
     tenant, ids = crm
     req = SearchRequest(query="Globex Dana email", k=6, mmr=mmr, mmr_lambda=0.5)
@@ -106,7 +106,8 @@ def test_search_reads_winners_that_were_not_prefetched(db, graph, recall, crm, m
 
     def spy(name, **p):
         row = real(name, **p)
-        calls.append((p["targets"], {i for kind in ("fact_ids", "episode_ids", "entity_ids") for i in p[kind]}, row))
+        calls.append((p["targets"], {i for kind in ("fact_ids", "episode_ids", "entity_ids") for i in p[kind]
+                                     if i != NO_ID}, row))
         return row
     db.read_one = spy
     try:

@@ -45,6 +45,16 @@ from graphmem.timeutil import utcnow
 
 log = logging.getLogger("graphmem.recall")
 _WORDS = re.compile(r"\w+")
+NO_ID = ""
+"""Leads every id list search/rank gets (`_ids`): no node has this id, and the list is never empty. Neo4j keys
+its plan cache by query text and parameter types (Cypher manual, "Query caches"), and an empty list is typed apart
+from a list of strings, so each empty/non-empty mix of the four id lists would be planned anew: ~1.5 s per plan for
+this query on a 2-core machine, five times a context window's search timeout."""
+
+
+def _ids(ids: list[str]) -> list[str]:
+    """An id list for search/rank: `NO_ID`, then `ids`."""
+    return [NO_ID, *ids]
 
 
 class Candidate(NamedTuple):
@@ -137,13 +147,30 @@ class HybridSearch:
         records = self._records(row)
         unread = [c for c in ranked if (c.kind, c.id) not in records]    # winners the first read did not prefetch
         if unread:
-            ids = {f"{kind}_ids": [c.id for c in unread if c.kind == kind] for kind in ("fact", "episode", "entity")}
+            ids = {f"{kind}_ids": _ids([c.id for c in unread if c.kind == kind])
+                   for kind in ("fact", "episode", "entity")}
             records.update(self._records(self.db.read_one("search/rank", **{**params, "targets": [], **ids})))
         hits = [self._hit(c, records[(c.kind, c.id)], req.known_at) for c in ranked if (c.kind, c.id) in records]
         if viewer is None:
             return SearchResponse(hits=hits, degraded=degraded)
         return ViewedSearchResponse(hits=hits, degraded=degraded, withheld_consent=row["withheld_consent"] or 0,
                                     withheld_sensitive=row["withheld_sensitive"] or 0)
+
+    def warm_up(self, tenant_id: str) -> None:
+        """Run search/rank in the shapes requests send it, so that Neo4j has planned each before the first request:
+        as a context window sends it (with a `Viewer`; its search has a timeout) and as `POST /v1/search` does, each
+        as a first read and as the second read of winners not prefetched (no targets). Neo4j plans one plan per
+        query text and parameter types (`NO_ID`), 1.3-2.5 s each when cold (docs/benchmarks/recall.md, "Cold
+        plans"); `tenant_id` should hold nothing. With an embedder the query is embedded, as a request's is.
+        Raises what the search raises."""
+        query, now = "warm up the search plans", utcnow()
+        vector, lucene = self._vector(query, []), build_query(query, tenant_id)
+        for req, viewer in ((SearchRequest(query=query, k=8, targets=["fact", "episode"], depth=20),
+                             Viewer(session_id="warm-up", user_id="warm-up")),
+                            (SearchRequest(query=query, k=10), None)):
+            params = self._rank_params(tenant_id, req, now, lucene, vector, [], viewer)
+            self.db.read_one("search/rank", **params)
+            self.db.read_one("search/rank", **{**params, "targets": []})
 
     def _rank_params(self, tenant_id: str, req: SearchRequest, now: datetime, lucene: str | None,
                      vector: list[float] | None, seeds: list[str], viewer: Viewer | None = None) -> dict:
@@ -160,7 +187,7 @@ class HybridSearch:
                  "occurred_after": req.occurred_after and req.occurred_after.isoformat(),
                  "occurred_before": req.occurred_before and req.occurred_before.isoformat()}
         return {"tenant_id": tenant_id, "targets": list(req.targets),
-                "lucene": lucene, "vector": vector, "seed_ids": seeds, "now": now.isoformat(),
+                "lucene": lucene, "vector": vector, "seed_ids": _ids(seeds), "now": now.isoformat(),
                 "as_of": (req.as_of or now).isoformat(), "known_at": (req.known_at or now).isoformat(),
                 "entity_kinds": req.entity_kinds or None, "include_superseded": req.include_superseded,
                 "predicates": [p.upper() for p in req.predicates] if req.predicates else None,
@@ -168,7 +195,8 @@ class HybridSearch:
                 "viewer": viewer.params() if viewer is not None else None, "k": req.k,
                 "limit": limit, "fetch": min(self.tuning.max_fetch, limit * self.tuning.fetch_factor),
                 "weights": self.tuning.weights, "rrf_k": self.tuning.rrf_k,
-                "prefetch": req.k * self.tuning.prefetch_factor, "fact_ids": [], "episode_ids": [], "entity_ids": []}
+                "prefetch": req.k * self.tuning.prefetch_factor, "fact_ids": _ids([]), "episode_ids": _ids([]),
+                "entity_ids": _ids([])}
 
     def _fuse(self, ent_rows, fact_rows, ep_rows) -> list[Candidate]:
         """Phase one rows of each kind -> candidates best first by RRF over every (kind, retriever) list."""

@@ -36,6 +36,11 @@ class RecallService:
         self.graph.known_predicates(tenant_id, req.predicates, "predicates")
         return self.hybrid.search(tenant_id, req, viewer)
 
+    def warm_up(self, tenant_id: str) -> None:
+        """Have Neo4j plan the search before the first request (`HybridSearch.warm_up`; `tenant_id` should hold
+        nothing). Raises what the search raises (Neo4j not reachable: `Unavailable`)."""
+        self.hybrid.warm_up(tenant_id)
+
     # ---- entities ------------------------------------------------------------------------------
     def get_entity(self, tenant_id: str, entity_id: str) -> Entity:
         """The entity `entity_id` of this tenant; `NotFound` otherwise."""
