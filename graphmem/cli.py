@@ -197,14 +197,20 @@ def _emit(data: Any) -> None:
         click.echo(TypeAdapter(Any).dump_json(data, indent=2).decode())
 
 
-def _table(title: str, columns: list[str], rows: list[list[Any]]) -> None:
+def _table(title: str, columns: list[str], rows: list[list[Any]], whole: tuple[str, ...] = ("id",)) -> None:
+    """Print `rows` as a rich table. The `whole` columns (ids, which a user copies into the next command) are never
+    cut or wrapped, however narrow the terminal; the others wrap where they must, never cut short with "…"."""
     from rich.console import Console
     from rich.table import Table
+    cells = [["" if v is None else str(v) for v in r] for r in rows]
     t = Table(title=title)
-    for c in columns:
-        t.add_column(c)
-    for r in rows:
-        t.add_row(*["" if v is None else str(v) for v in r])
+    for i, c in enumerate(columns):
+        if c in whole:
+            t.add_column(c, no_wrap=True, min_width=max([len(c), *(len(r[i]) for r in cells)]))
+        else:
+            t.add_column(c, overflow="fold")
+    for r in cells:
+        t.add_row(*r)
     Console().print(t)
 
 
@@ -293,7 +299,8 @@ def keys_list(tenant_id: str, fmt: str, offset: int, limit: int) -> None:
     items = _run(lambda s: s.keys.list(tenant_id, offset, limit))
     if fmt == "table":
         _table(f"API keys of {tenant_id}", ["id", "prefix", "role", "name", "created", "revoked"],
-               [[k.id, k.prefix, k.role, k.name, k.created_at.isoformat(), k.revoked_at] for k in items])
+               [[k.id, k.prefix, k.role, k.name, k.created_at.isoformat(), k.revoked_at] for k in items],
+               whole=("id", "prefix"))
     else:
         _emit(items)
 
