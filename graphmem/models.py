@@ -67,13 +67,17 @@ KindName = Annotated[str, AfterValidator(kind_name)]
 """An entity kind (PascalCase, e.g. Person); anything else is a validation error."""
 
 
+def _has_control(v: str) -> bool:
+    """Whether `v` holds a control character (Unicode category Cc: NUL, tab, newline, escape, ...)."""
+    return any(unicodedata.category(c) == "Cc" for c in v)
+
+
 def path_segment(v: str, what: str) -> str:
     """`v` if it can be one URL path segment (`/v1/sessions/{id}`, `/v1/admin/tenants/{tenant}`): 1-200
     characters, no surrounding whitespace, no "/", no control characters, not "." or ".." (RFC 3986, 5.2.4: a client
     resolves those as the current and parent path); else `ValueError` naming `what`. Anything else would be stored
     and then unreachable."""
-    if (not v or v != v.strip() or len(v) > 200 or "/" in v or v in (".", "..")
-            or any(unicodedata.category(c) == "Cc" for c in v)):
+    if not v or v != v.strip() or len(v) > 200 or "/" in v or v in (".", "..") or _has_control(v):
         raise ValueError(f"{what} is 1-200 characters, without surrounding whitespace, '/' or control characters, "
                          "and not '.' or '..'")
     return v
@@ -139,7 +143,7 @@ class Input(BaseModel):
 def _printable(name: str) -> str:
     """`name` unless it holds a control character (Unicode category Cc: NUL, tab, newline, escape, ...), which
     no name is spelt with and which would print as nothing, or break a line, in every list that shows it."""
-    if any(unicodedata.category(c) == "Cc" for c in name):
+    if _has_control(name):
         raise ValueError("a name must not contain control characters (NUL, tab, newline, ...)")
     return name
 
