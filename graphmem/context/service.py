@@ -205,7 +205,7 @@ class ContextService:
         episodes. If a concurrent writer wins between the check and the write (a new version, or the pin deleted),
         the episodes are stored and the call raises `Conflict`; retrying with the same key does not duplicate them.
         When that writer was a retry of this very turn (same key, sent concurrently), the call replays its answer
-        instead; so does a concurrent try of
+        instead (also when that retry deleted a pin this try then found missing: not a 404); so does a concurrent try of
         a turn without pins (the receipt is written under the session's write lock: of two tries sent at once, the
         second replays the first's answer, 200 not 201, and one receipt is stored). Compaction is scheduled (not
         awaited) when the raw tail passes the threshold.
@@ -221,7 +221,7 @@ class ContextService:
             return seen
         try:
             return self._append_turn(tenant_id, session_id, turn, agent_id)
-        except Conflict:
+        except (Conflict, NotFound):   # a concurrent try of this turn may have moved or deleted its pins first
             if (seen := self._replay(tenant_id, session_id, turn)) is not None:
                 return seen
             raise
