@@ -599,7 +599,8 @@ def test_paths_follow_a_correction_in_transaction_time(recall, graph, tenant):
 
 def test_paths_as_known_before_a_retroactive_close(recall, graph, tenant):
     """Ana worked at Acme (open since 2023); today we learn she moved to Globex in 2024, which closes the Acme fact
-    back in 2024. As known before today, Ana was still at Acme in 2025: paths, between and neighbours all say so."""
+    back in 2024. As known before today, Ana was still at Acme in 2025: paths, between and neighbours all say so,
+    and a path's hop shows the Acme fact open, as it was believed then."""
     t23, t24, t25 = (datetime(y, 1, 1, tzinfo=UTC) for y in (2023, 2024, 2025))
     ep, _ = graph.append_episode(tenant, EpisodeIn(content="Ana joined Acme; later Globex", occurred_at=t23,
                                                    session_id="s1"))
@@ -614,6 +615,11 @@ def test_paths_as_known_before_a_retroactive_close(recall, graph, tenant):
     then = dict(as_of=t25, known_at=before)
     assert [p.target.name for p in recall.paths_around(tenant, ana_id, **then)] == ["Acme Roth"]
     assert [p.target.name for p in recall.paths_between(tenant, ana_id, acme_id, **then)] == ["Acme Roth"]
+    # the hop's fact as believed then: open, not the end in 2024 learned today
+    for paths in (recall.paths_around(tenant, ana_id, **then), recall.paths_between(tenant, ana_id, acme_id, **then)):
+        assert [h.fact.valid_to for h in paths[0].hops] == [None]
+    as_now = recall.paths_around(tenant, ana_id, as_of=datetime(2023, 6, 1, tzinfo=UTC))
+    assert [(p.target.name, p.hops[0].fact.valid_to) for p in as_now] == [("Acme Roth", t24)]
     assert recall.paths_between(tenant, ana_id, acme_id, as_of=t25) == []
     assert [n.neighbour.name for n in recall.neighbours(tenant, ana_id, **then)] == ["Acme Roth"]
     assert [m.entity.name for m in recall.who_at(tenant, acme_id, **then)] == ["Ana Roth"]

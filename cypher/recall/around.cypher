@@ -15,7 +15,8 @@
 // of the transaction memory pool. A level's candidates are grouped by entity before the entities reached at an
 // earlier level are dropped (a list check per entity, not per edge).
 //
-// One row: `facts` (each distinct hop fact once, with provenance episode_ids; paths share most of their facts)
+// One row: `facts` (each distinct hop fact once, with provenance episode_ids; paths share most of their facts; its
+// valid_to as believed at $known_at, as `Fact.as_known_at` shows it: an end learned later is not shown)
 // and `paths` (target {id, kind, name}, length, confidence, latest, hops as fact ids with from/to entities and
 // `out`: the hop walks from the fact's subject, i.e. along its RELATED edge).
 // The answer carries what a path needs and no more (graphmem.recall.paths); full records are one GET away.
@@ -93,15 +94,18 @@ WITH collect({
                                            to_name: best.ns[i + 1].name,
                                            out: startNode(best.ls[i]) = best.ns[i]}]}) AS paths
 CALL (paths) {
-  WITH paths, datetime($now) AS now
+  WITH paths, {now: datetime($now), known_at: datetime($known_at)} AS t
   UNWIND paths AS p
   UNWIND p.hops AS h
-  WITH DISTINCT now, h.fact_id AS fid
+  WITH DISTINCT t, h.fact_id AS fid
   MATCH (f:Fact {id: fid})
   WHERE f.tenant_id = $tenant_id
   RETURN collect(f {.id, .predicate, .statement, .confidence,
-                    valid_from: toString(f.valid_from), valid_to: toString(f.valid_to),
+                    valid_from: toString(f.valid_from),
+                    valid_to: toString(CASE WHEN f.closed_at IS NULL OR f.closed_at > t.known_at THEN null
+                                            WHEN f.reclosed_at > t.known_at THEN f.prior_valid_to
+                                            ELSE f.valid_to END),
                     episode_ids: [(f)-[:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id
-                                  AND (e.retain_until IS NULL OR e.retain_until > now) | e.id]}) AS facts
+                                  AND (e.retain_until IS NULL OR e.retain_until > t.now) | e.id]}) AS facts
 }
 RETURN facts, paths

@@ -47,8 +47,9 @@ class PathEntity(BaseModel):
 
 
 class HopFact(BaseModel):
-    """The fact a hop walks: what it says and when it was true (valid time, UTC). A hop always joins two
-    entities, so `object_id` is set. The full record, with transaction time and source: `GET /v1/facts/{id}`."""
+    """The fact a hop walks: what it says and when it was true (valid time, UTC), as believed at the walk's
+    `known_at` (an end learned later is not shown, as `Fact.as_known_at`). A hop always joins two entities, so
+    `object_id` is set. The full record, with transaction time and source: `GET /v1/facts/{id}`."""
 
     id: str
     predicate: str
