@@ -213,8 +213,12 @@ def test_forget_a_session_and_a_fact(gov, graph, db, tenant):
     assert r.counts["sessions"] == 1 and r.counts["episodes"] == 1 and r.counts["facts"] == 1
     assert raw(db, "MATCH (s:Session {tenant_id: $t}) RETURN s.id AS id", t=tenant) == [{"id": "s-keep"}]
     r = gov.forget(tenant, fact_id=f_keep)
-    assert r.counts["facts"] == 1 and r.counts["entities"] == 1      # Dana: no facts left, no mentions
-    assert graph.session_episodes(tenant, "s-keep")[0].id == keep    # the episode itself stays
+    assert r.counts["facts"] == 1 and r.counts["entities"] == 0      # Dana: no facts left, but mentioned by ...
+    assert graph.session_episodes(tenant, "s-keep")[0].id == keep    # ... the episode, which stays
+    assert [e.name for e in graph.find_entities(tenant, "Dana")] == ["Dana"]
+    r = gov.forget(tenant, session_id="s-keep")
+    assert r.counts["episodes"] == 1 and r.counts["entities"] == 1   # no facts, no mentions left: Dana goes
+    assert graph.find_entities(tenant, "Dana") == []
     with pytest.raises(NotFound) as err:
         gov.forget(tenant, fact_id=f_keep)
     assert err.value.field == "fact_id"

@@ -190,6 +190,45 @@ def test_schema_8_graph_gets_terms_of_curly_apostrophes_folded(db, settings, gra
     assert refold_search_terms(db, batch=1) >= 3 and terms() == expected   # one node a transaction, every one
 
 
+def test_schema_9_graph_gets_the_mentions_of_its_episodes(db, settings, graph, tenant):
+    """Before schema 10 no write linked an episode to the entities it mentions; start-up links every episode to the
+    subject and object of each fact derived from it, once per pair, tenant by tenant in batches."""
+    from graphmem.store.schema import backfill_mentions
+
+    first, _ = graph.append_episode(tenant, msg("Ona joined Pellucid; Ona knows Rui"))
+    second, _ = graph.append_episode(tenant, msg("Ona is at Pellucid", minutes=1))
+    quiet, _ = graph.append_episode(tenant, msg("nothing to extract", minutes=2))
+    ona, pel, rui = (EntityRef(kind=k, name=n) for k, n in
+                     (("Person", "Ona Sato"), ("Organization", "Pellucid"), ("Person", "Rui Dias")))
+    graph.assert_facts(tenant, [FactIn(subject=ona, predicate="WORKS_AT", object=pel, episode_id=first.id),
+                                FactIn(subject=ona, predicate="KNOWS", object=rui, episode_id=first.id),
+                                FactIn(subject=ona, predicate="HAS_TITLE", value="CTO", episode_id=first.id)])
+    graph.assert_facts(tenant, [FactIn(subject=ona, predicate="WORKS_AT", object=pel, episode_id=second.id)])
+
+    def mentions():
+        with db.driver.session(database=db.database) as s:
+            return sorted((r["e"], r["n"], r["times"]) for r in s.run(
+                "MATCH (e:Episode {tenant_id: $t})-[m:MENTIONS]->(n:Entity) "
+                "RETURN e.content AS e, n.name AS n, count(m) AS times", t=tenant))
+
+    def forget():   # what a schema-9 graph holds
+        with db.driver.session(database=db.database) as s:
+            s.run("MATCH (:Episode {tenant_id: $t})-[m:MENTIONS]->() DELETE m", t=tenant).consume()
+
+    expected = [("Ona is at Pellucid", "Ona Sato", 1), ("Ona is at Pellucid", "Pellucid", 1),
+                ("Ona joined Pellucid; Ona knows Rui", "Ona Sato", 1),
+                ("Ona joined Pellucid; Ona knows Rui", "Pellucid", 1),
+                ("Ona joined Pellucid; Ona knows Rui", "Rui Dias", 1)]
+    assert mentions() == expected     # as the writes make them
+    forget()
+    db.execute("meta/set_schema", version=9, embedding_dimension=settings.embedding_dimension)
+    assert apply_schema(db, settings.embedding_dimension)["migrated"] is True
+    assert mentions() == expected
+    forget()
+    assert backfill_mentions(db, batch=1) >= 5 and mentions() == expected   # one episode a transaction
+    assert backfill_mentions(db, batch=1) == 0 and mentions() == expected   # re-run: nothing made twice
+
+
 # ---- episodes -------------------------------------------------------------------------------
 def test_episode_idempotent_by_key(graph, db, tenant):
     first, created = graph.append_episode(tenant, msg("hello", key="k1"))

@@ -421,3 +421,18 @@ def test_a_namesake_manager_with_another_email_is_not_a_self_reference(make_serv
     pats = {e.email: e for e in s.graph.find_entities(tenant, "Pat Smith", "Person")}
     [boss] = [f for f in s.graph.facts_about(tenant, pats["pat@acme.com"].id) if f.predicate == "REPORTS_TO"]
     assert boss.object_id == pats["pat.senior@acme.com"].id
+
+
+def test_the_change_mentions_its_record_entity_even_without_a_fact(make_services, tenant):
+    """A contact record with nothing but its name makes no fact, yet its episode mentions the contact: a search
+    seeded with the contact finds that change (graph proximity), as it finds the change that gave her a title."""
+    from graphmem.recall.models import SearchRequest
+
+    s = make_services()
+    bare, titled = changes(s, tenant, [
+        {"object": "contact", "id": "c-9", "name": "Uma Quist", "changed_at": "2023-01-05"},
+        {"object": "contact", "id": "c-9", "name": "Uma Quist", "title": "Buyer", "changed_at": "2023-02-05"}])
+    assert {s.ingest.job_status(tenant, e.id).status for e in (bare, titled)} == {"done"}
+    [uma] = s.graph.find_entities(tenant, "Uma Quist", "Person")
+    res = s.recall.search(tenant, SearchRequest(query="zzzz", targets=["episode"], seed_entity_ids=[uma.id]))
+    assert {h.id for h in res.hits} == {bare.id, titled.id}

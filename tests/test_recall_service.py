@@ -244,6 +244,33 @@ def test_search_graph_proximity_from_seed(recall, crm):
     assert res.hits[0].fact.predicate == "PREFERS_CHANNEL"
 
 
+def test_episodes_mention_the_entities_of_their_facts(recall, graph, tenant):
+    """An episode MENTIONS the subject and object of every fact derived from it, a second episode saying a fact
+    again too: search's `entity_kinds` keeps the episodes that mention an entity of those kinds, and proximity to a
+    seed finds the episodes that mention it (graph rank), however few words they share with the query."""
+    def say(text, days):
+        return graph.append_episode(tenant, EpisodeIn(content=f"{text} (notes)", session_id="s1",
+                                                      occurred_at=T0 + timedelta(days=days)))[0].id
+    joined, lunch, again = say("Ida joined Hexa", 1), say("Ida had lunch with Jo", 2), say("Ida is at Hexa", 3)
+    out = graph.assert_facts(tenant, [
+        FactIn(subject=P("Ida Holm"), predicate="WORKS_AT", object=O("Hexa Works"), episode_id=joined),
+        FactIn(subject=P("Ida Holm"), predicate="KNOWS", object=P("Jo Vik"), episode_id=lunch)])
+    assert graph.assert_facts(tenant, [FactIn(subject=P("Ida Holm"), predicate="WORKS_AT", object=O("Hexa Works"),
+                                              episode_id=again)])[0].action == "duplicate"
+    assert out[0].action == "created"
+    hexa, jo = (graph.find_entities(tenant, n)[0].id for n in ("Hexa Works", "Jo Vik"))
+
+    def episodes(**kw):
+        return {h.id for h in recall.search(tenant, SearchRequest(targets=["episode"], k=10, **kw)).hits}
+    assert episodes(query="notes") == {joined, lunch, again}
+    assert episodes(query="notes", entity_kinds=["Organization"]) == {joined, again}
+    assert episodes(query="notes", entity_kinds=["Person"]) == {joined, lunch, again}
+    assert episodes(query="notes", entity_kinds=["Deal"]) == set()
+    res = recall.search(tenant, SearchRequest(query="zzzz", targets=["episode"], seed_entity_ids=[jo]))
+    assert [(h.id, h.reasons) for h in res.hits] == [(lunch, ["graph rank 1 (score 1.5)"])]
+    assert episodes(query="zzzz", seed_entity_ids=[hexa]) == {joined, again}
+
+
 def test_search_graph_proximity_walks_only_facts_valid_then(recall, crm, graph):
     """Proximity walks the graph as of `as_of` as known at `known_at`, like paths: Dana left Acme, so nothing about
     Dana is one entity away from Acme now (the walk once went through the ended fact); back then her job was."""

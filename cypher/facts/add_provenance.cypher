@@ -1,4 +1,5 @@
-// Another episode said the same fact (or retracted/confirmed it): add a DERIVED_FROM edge once per episode.
+// Another episode said the same fact (or retracted/confirmed it): add a DERIVED_FROM edge once per episode, and
+// the episode MENTIONS the fact's subject and object entity (as facts/create_batch).
 // $rows: [{fact_id, episode_id, confidence, source, role, retain_until (DATETIME, ISO 8601 string or null)}];
 // a new assertion refreshes the TTL (on the fact's RELATED edge too, see facts/create_batch).
 UNWIND $rows AS r
@@ -9,6 +10,11 @@ MERGE (f)-[d:DERIVED_FROM]->(ep)
 SET f.last_confirmed_at = CASE WHEN r.role = 'assertion' THEN $now ELSE f.last_confirmed_at END,
     f.retain_until = CASE WHEN r.role = 'assertion' AND r.retain_until IS NOT NULL THEN datetime(r.retain_until)
                           ELSE f.retain_until END
+WITH f, d, ep
+CALL (f, ep) {
+  MATCH (f)-[:SUBJECT|OBJECT]->(n:Entity)
+  MERGE (ep)-[:MENTIONS]->(n)
+}
 WITH f, d
 OPTIONAL MATCH ()-[l:RELATED {fact_id: f.id}]->()
 SET l.retain_until = f.retain_until

@@ -14,8 +14,9 @@
 //   facts: tenant, valid at $as_of (unless $include_superseded) as known at $known_at, never candidates, never past
 //     retention ($now), optional $predicates, $entity_kinds, and scope through provenance ($scoped: session, user,
 //     occurred_at range);
-//   episodes: tenant, retention, transaction time ($known_at vs ingested_at), valid time (nothing after $as_of) and
-//     the scope filters; never the record of an API write (`searchable: false`, graphmem.store.episodes.append);
+//   episodes: tenant, retention, transaction time ($known_at vs ingested_at), valid time (nothing after $as_of),
+//     $entity_kinds (an episode that MENTIONS an entity of one of them) and the scope filters; never the record of
+//     an API write (`searchable: false`, graphmem.store.episodes.append);
 //   entities: tenant, $entity_kinds, created by $known_at, and the scope filters ($scoped: mentioned by an episode
 //     in scope, or the subject or object of a fact derived from one);
 //   and, with a $viewer (a context window: {session_id, user_id, consent_classes, sensitive_classes}, or null for
@@ -206,6 +207,7 @@ CALL (t) {
     AND ($user_id IS NULL OR e.user_id = $user_id)
     AND (t.occurred_after IS NULL OR e.occurred_at >= t.occurred_after)
     AND (t.occurred_before IS NULL OR e.occurred_at < t.occurred_before)
+    AND ($entity_kinds IS NULL OR EXISTS { MATCH (e)-[:MENTIONS]->(x:Entity) WHERE x.kind IN $entity_kinds })
     AND (t.viewer IS NULL OR e.session_id = t.viewer.session_id                                   // visible
          OR (e.session_id IS NULL AND (e.user_id IS NULL OR e.user_id = t.viewer.user_id)))
   WITH t, retriever, e, score ORDER BY score DESC, e.occurred_at DESC
@@ -222,6 +224,8 @@ CALL (t) {
                       AND ($user_id IS NULL OR r.user_id = $user_id)
                       AND (t.occurred_after IS NULL OR r.occurred_at >= t.occurred_after)
                       AND (t.occurred_before IS NULL OR r.occurred_at < t.occurred_before)
+                      AND ($entity_kinds IS NULL
+                           OR EXISTS { MATCH (r)-[:MENTIONS]->(x:Entity) WHERE x.kind IN $entity_kinds })
                       AND (t.viewer IS NULL OR r.session_id = t.viewer.session_id                 // visible
                            OR (r.session_id IS NULL AND (r.user_id IS NULL OR r.user_id = t.viewer.user_id)))
                     | {id: r.id, text: CASE WHEN r.speaker IS NULL THEN r.content ELSE r.speaker + ': ' + r.content END}

@@ -91,8 +91,8 @@ def apply_extraction(db: Database, claim: Claim, x: Extracted, screened: Screene
                      ontology: Ontology, *, stats: dict) -> list[AssertOutcome]:
     """Write `screened` (the extraction `x` of `claim.episode`, after `screen_extraction`) in ONE transaction.
 
-    In that transaction: check the claim is still held (`jobs.holds`), resolve (create or enrich) the entities and
-    the null retractions' targets, assert the facts and apply the retractions in record order (facts in chunks of
+    In that transaction: check the claim is still held (`jobs.holds`), resolve (create or enrich) the entities (the
+    episode MENTIONS each; facts/create_batch links a fact's subject and object) and the null retractions' targets, assert the facts and apply the retractions in record order (facts in chunks of
     `settings.bulk_batch_size`), record the refusals (the screened ones and the core's self-references), and
     finish the job "done" with `x.notes` as its reason, `x.usage`, and `stats` (its `facts_asserted` /
     `facts_refused`, when given, moved by the self-references) plus `facts_retracted` (the facts closed) when `x`
@@ -109,8 +109,10 @@ def apply_extraction(db: Database, claim: Claim, x: Extracted, screened: Screene
         if not jobs.holds(tx, claim):
             raise LeaseLost()
         if screened.entities:
-            entity_store.resolve(tx, tenant, screened.entities, settings,
-                                 [f"extraction.entities[{i}]" for i in range(len(screened.entities))])
+            briefs = entity_store.resolve(tx, tenant, screened.entities, settings,
+                                          [f"extraction.entities[{i}]" for i in range(len(screened.entities))])
+            tx.run("episodes/mention", tenant_id=tenant, episode_id=claim.episode.id,
+                   entity_ids=list(dict.fromkeys(b.id for b in briefs)))
         plain = [(k, i, r) for k, (_, i, r) in enumerate(gone) if not r.exclusive]
         targets: dict[int, str] = {}
         if plain:

@@ -29,7 +29,9 @@ class SearchRequest(Input):
         "fact was never true, so the correction expired it in transaction time: it shows only with a known_at "
         "before the correction."))
     predicates: list[PredicateName] | None = None
-    entity_kinds: list[KindName] | None = None
+    entity_kinds: list[KindName] | None = Field(default=None, description=(
+        "Only entities of these kinds, facts whose subject or object is of one, and episodes that mention one "
+        "(an episode mentions the entities of the facts derived from it, and those its extraction found)."))
     session_id: str | None = Field(default=None, min_length=1, max_length=200)
     user_id: str | None = Field(default=None, min_length=1, max_length=200)
     occurred_after: UtcDatetime | None = None

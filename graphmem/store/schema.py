@@ -21,6 +21,11 @@ Version 9 folds curly and modifier-letter apostrophes to the straight one when t
 (graphmem.store.fulltext.words: "O’Sullivan" is one term, "o'sullivan", where it was "o" and "sullivan"): the
 searchable nodes whose text holds one get their search_terms again (`refold_search_terms`), so queries, folded the
 same way, find them.
+Version 10 writes the episode's `(Episode)-[:MENTIONS]->(Entity)` edges (DESIGN.md "Graph model") that no write
+made before: an episode mentions the subject and object of every fact derived from it (facts/create_batch,
+facts/add_provenance) and the entities its extraction found (graphmem.ingest.apply); an older graph gets the
+first kind at start-up (`backfill_mentions`), so search's graph proximity, its `entity_kinds` and scope filters,
+and erasure's clean-up of entities see them.
 """
 from __future__ import annotations
 
@@ -29,7 +34,7 @@ from graphmem.errors import SchemaMismatch
 from graphmem.store.db import Database, tenant_token
 from graphmem.store.fulltext import APOSTROPHES, search_terms
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 BACKFILL_BATCH = 10_000
 FULLTEXT_INDEXES = ("entity_text", "fact_text", "episode_text")
 VECTOR_INDEXES = ("entity_embedding", "fact_embedding", "episode_embedding")
@@ -94,6 +99,9 @@ def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict
     if recorded and (recorded["version"] or 1) < 9:   # terms of text with curly apostrophes, folded
         refold_search_terms(db)
         migrated = True
+    if recorded and (recorded["version"] or 1) < 10:  # episodes mention their facts' entities
+        backfill_mentions(db)
+        migrated = True
     db.execute("meta/set_schema", version=SCHEMA_VERSION, embedding_dimension=dimension)
     return {"version": SCHEMA_VERSION, "embedding_dimension": dimension, "migrated": migrated}
 
@@ -135,6 +143,21 @@ def backfill_related(db: Database, batch: int = BACKFILL_BATCH) -> int:
     for row in db.rows("meta/related_tenants"):
         while created := db.execute("meta/backfill_related", tenant_id=row["tenant_id"], limit=batch)[0]["created"]:
             done += created
+    return done
+
+
+def backfill_mentions(db: Database, batch: int = BACKFILL_BATCH) -> int:
+    """Link every episode to the subject and object entities of the facts derived from it (`MENTIONS`; schema
+    9 -> 10), one tenant and `batch` episodes per transaction, walking each tenant's episodes by id; safe to re-run
+    after an interruption (an existing mention is not made twice). Returns the number of mentions created."""
+    done = 0
+    for row in db.rows("meta/mention_tenants"):
+        after = ""
+        while True:
+            r = db.execute("meta/backfill_mentions", tenant_id=row["tenant_id"], after=after, limit=batch)[0]
+            if r["last"] is None:
+                break
+            done, after = done + r["created"], r["last"]
     return done
 
 
