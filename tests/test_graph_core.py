@@ -190,6 +190,49 @@ def test_schema_8_graph_gets_terms_of_curly_apostrophes_folded(db, settings, gra
     assert refold_search_terms(db, batch=1) >= 3 and terms() == expected   # one node a transaction, every one
 
 
+def test_search_folds_accents_fullwidth_letters_and_ligatures(db, settings, graph, tenant):
+    """A name written with accents is found without them and the other way round, as are fullwidth letters and
+    ligatures ("José Müller" by "jose muller", "Ｊｏｓｅ", "JOSÉ"; "Straße" by "strasse"; "Łódź" by "lodz"); marks
+    that spell a non-Latin word are not dropped. A schema-10 graph, whose terms kept the accents, gets its terms
+    folded at start-up (only nodes with text outside ASCII are read), and search finds them again."""
+    from graphmem.recall.models import SearchRequest
+    from graphmem.recall.service import RecallService
+    from graphmem.store.fulltext import tenant_prefix, words
+
+    assert words("José Müller, Ｄａｎａ, ﬁnance, Straße, Łódź Ørsted") == [
+        "jose", "muller", "dana", "finance", "strasse", "lodz", "orsted"]
+    assert words("Дмитрий Йовович") == ["дмитрий", "йовович"]   # й keeps its breve: another letter, not an accent
+    ep, _ = graph.append_episode(tenant, msg("José Müller moved to the Łódź office on Hauptstraße"))
+    graph.assert_facts(tenant, [FactIn(subject=EntityRef(kind="Person", name="José Müller"), predicate="WORKS_AT",
+                                       object=EntityRef(kind="Organization", name="Œuvre Łódź"), episode_id=ep.id)])
+    recall = RecallService(db, graph)
+
+    def found(query):
+        return {h.kind for h in recall.search(tenant, SearchRequest(query=query, k=10)).hits}
+
+    for query in ("jose muller", "José Müller", "ＪＯＳＥ", "JOSÉ MÜLLER"):
+        assert found(query) == {"fact", "episode", "entity"}, query
+    assert found("lodz") == {"fact", "episode", "entity"} and found("oeuvre") == {"fact", "entity"}
+    assert found("hauptstrasse") == {"episode"}
+
+    def terms():
+        with db.driver.session(database=db.database) as s:
+            return {r["id"]: r["terms"] for r in s.run(
+                "MATCH (n) WHERE (n:Fact OR n:Episode OR n:Entity) AND n.tenant_id = $t "
+                "RETURN n.id AS id, n.search_terms AS terms", t=tenant)}
+
+    expected = terms()
+    with db.driver.session(database=db.database) as s:   # what a schema-10 graph holds: terms lower-cased only
+        for nid, t in expected.items():
+            if t is not None:
+                old = " ".join(tenant_prefix(tenant) + w for w in "josé müller łódź œuvre hauptstraße".split())
+                s.run("MATCH (n {id: $id}) SET n.search_terms = $terms", id=nid, terms=old).consume()
+    assert found("jose muller") == set()
+    db.execute("meta/set_schema", version=10, embedding_dimension=settings.embedding_dimension)
+    assert apply_schema(db, settings.embedding_dimension)["migrated"] is True
+    assert terms() == expected and found("jose muller") == {"fact", "episode", "entity"}
+
+
 def test_schema_9_graph_gets_the_mentions_of_its_episodes(db, settings, graph, tenant):
     """Before schema 10 no write linked an episode to the entities it mentions; start-up links every episode to the
     subject and object of each fact derived from it, once per pair, tenant by tenant in batches."""

@@ -1,4 +1,4 @@
-// Schema migrations 4 -> 5 and 8 -> 9: store the search_terms computed by graphmem.store.fulltext.
+// Schema migrations 4 -> 5, 8 -> 9 and 10 -> 11: store the search_terms computed by graphmem.store.fulltext.
 // $rows: [{eid, terms}].
 UNWIND $rows AS r
 MATCH (n) WHERE elementId(n) = r.eid AND n.tenant_id = $tenant_id

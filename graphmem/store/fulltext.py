@@ -1,7 +1,8 @@
 """Per-tenant full-text terms: what the Lucene full-text indexes (`entity_text`, `fact_text`, `episode_text`) hold.
 
 Every searchable node stores `search_terms`: the words of its text (a fact's statement, an episode's content, an
-entity's name and aliases; `words`, which queries share), lower-cased, Lucene's English stop words left out, each prefixed with its tenant's
+entity's name and aliases; `words`, which queries share), folded (`fold`: case, accents on Latin letters, fullwidth
+forms, ligatures), Lucene's English stop words left out, each prefixed with its tenant's
 `tenant_prefix` ("t<digits>_"). The index's English analyzer still stems each term (Porter) and strips possessives;
 the prefix has no vowel, so Porter's measure, and hence the stem, is that of the bare word (except that a leading
 "y" now counts as a vowel; index and query terms go through the same analyzer, so they still match).
@@ -28,6 +29,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
+import unicodedata
 
 from graphmem.store.db import require_tenant, tenant_token
 
@@ -36,6 +38,9 @@ WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
 # quotation mark for it): right and left single quotation marks, modifier letter apostrophe.
 APOSTROPHES = "\u2019\u2018\u02bc"
 _FOLD = str.maketrans(dict.fromkeys(APOSTROPHES, "'"))
+# Latin letters with a stroke or ligatures, which NFD does not split into a letter and a mark (as Lucene's
+# ASCIIFoldingFilter folds them), lower case: "Łódź Ørsted" is "lodz orsted".
+_LATIN = str.maketrans({"ł": "l", "ø": "o", "đ": "d", "ħ": "h", "ŧ": "t", "ı": "i", "ŀ": "l", "æ": "ae", "œ": "oe"})
 # Lucene's EnglishAnalyzer stop set (EnglishAnalyzer.ENGLISH_STOP_WORDS_SET): the index never held these words.
 INDEX_STOP_WORDS = frozenset("a an and are as at be but by for if in into is it no not of on or such that the "
                              "their then there these they this to was will with".split())
@@ -56,11 +61,31 @@ def tenant_prefix(tenant_id: str) -> str:
     return f"t{int.from_bytes(digest, 'big')}_"
 
 
+def fold(text: str) -> str:
+    """`text` as search compares it: NFKC (fullwidth forms and ligatures as their plain letters: "Ｄａｎａ" ->
+    "Dana", "ﬁ" -> "fi"), accents off Latin letters (the combining marks NFD splits off a letter of Basic Latin,
+    Latin-1, Latin Extended-A/B or Latin Extended Additional: "José Müller" -> "Jose Muller"; marks of other scripts,
+    whose vowel signs spell the word, stay), Unicode case folding ("Straße" -> "strasse"), and curly or modifier-letter
+    apostrophes (`APOSTROPHES`) as the straight one, and the Latin letters NFD keeps whole as their base letter
+(`_LATIN`: "Łódź Ørsted" -> "lodz orsted"). Lucene's English analyzer folds none of these, so the terms are
+    folded before they reach it, stored text and queries alike."""
+    t = unicodedata.normalize("NFKC", text or "").translate(_FOLD)
+    if not t.isascii():
+        kept, latin = [], False
+        for c in unicodedata.normalize("NFD", t):
+            if not unicodedata.combining(c):
+                latin = ord(c) <= 0x024F or 0x1E00 <= ord(c) <= 0x1EFF
+            elif latin:
+                continue
+            kept.append(c)
+        t = unicodedata.normalize("NFC", "".join(kept))
+    return t.casefold().translate(_LATIN)
+
+
 def words(text: str) -> list[str]:
-    """Lower-cased word tokens of `text` in order (letters and digits, with inner apostrophes: "dana's"; a curly or
-    modifier-letter apostrophe, `APOSTROPHES`, is the straight one: "O’Sullivan" -> "o'sullivan"). The one
-    tokenizer of stored terms (`search_terms`) and of queries (`graphmem.recall.lucene`)."""
-    return [w.lower() for w in WORD.findall((text or "").translate(_FOLD))]
+    """Word tokens of `fold(text)` in order (letters and digits, with inner apostrophes: "dana's", "o'sullivan").
+    The one tokenizer of stored terms (`search_terms`) and of queries (`graphmem.recall.lucene`)."""
+    return WORD.findall(fold(text))
 
 
 def search_terms(tenant_id: str, text: str) -> str:

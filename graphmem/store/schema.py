@@ -26,19 +26,25 @@ made before: an episode mentions the subject and object of every fact derived fr
 facts/add_provenance) and the entities its extraction found (graphmem.ingest.apply); an older graph gets the
 first kind at start-up (`backfill_mentions`), so search's graph proximity, its `entity_kinds` and scope filters,
 and erasure's clean-up of entities see them.
+Version 11 folds accents off Latin letters, fullwidth forms and ligatures, and case by Unicode case folding, when
+text becomes terms ("José Müller" is "jose muller", "Ｄａｎａ" is "dana", "Straße" is "strasse"): the searchable
+nodes whose text holds any character outside ASCII get their terms again (`refold_search_terms`, as for version 9).
 """
 from __future__ import annotations
 
 import cypher
 from graphmem.errors import SchemaMismatch
 from graphmem.store.db import Database, tenant_token
-from graphmem.store.fulltext import APOSTROPHES, search_terms
+from graphmem.store.fulltext import search_terms
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 BACKFILL_BATCH = 10_000
 FULLTEXT_INDEXES = ("entity_text", "fact_text", "episode_text")
 VECTOR_INDEXES = ("entity_embedding", "fact_embedding", "episode_embedding")
 UNUSED_INDEXES = ("fact_valid_from", "fact_valid_to", "fact_recorded_at", "episode_occurred_at")
+NON_ASCII = "(?s).*[^\\x00-\\x7F].*"
+"""A Java regular expression (Cypher's =~) matching text with a character outside ASCII: the text whose terms a
+change of `words`' folding can change."""
 
 
 def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict:
@@ -96,11 +102,11 @@ def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict
         while db.execute("meta/episode_users_from_sessions", limit=BACKFILL_BATCH)[0]["updated"]:
             pass
         migrated = True
-    if recorded and (recorded["version"] or 1) < 9:   # terms of text with curly apostrophes, folded
-        refold_search_terms(db)
-        migrated = True
     if recorded and (recorded["version"] or 1) < 10:  # episodes mention their facts' entities
         backfill_mentions(db)
+        migrated = True
+    if recorded and (recorded["version"] or 1) < 11:  # terms of non-ASCII text, folded (curly apostrophes: 9)
+        refold_search_terms(db)
         migrated = True
     db.execute("meta/set_schema", version=SCHEMA_VERSION, embedding_dimension=dimension)
     return {"version": SCHEMA_VERSION, "embedding_dimension": dimension, "migrated": migrated}
@@ -122,14 +128,15 @@ def backfill_search_terms(db: Database, batch: int = BACKFILL_BATCH) -> int:
 
 
 def refold_search_terms(db: Database, batch: int = BACKFILL_BATCH) -> int:
-    """Recompute `search_terms` of the searchable nodes whose text holds a curly or modifier-letter apostrophe
-    (`graphmem.store.fulltext.APOSTROPHES`; schema 8 -> 9), one tenant and `batch` nodes per transaction, walking
-    each tenant's nodes by id (`meta/apostrophe_terms`), so every such node is read once; safe to re-run after an
+    """Recompute `search_terms` of the searchable nodes whose text holds a character outside ASCII (`NON_ASCII`),
+    whose terms were made before `graphmem.store.fulltext.words` folded curly apostrophes (schema 8 -> 9) and
+    accents, fullwidth letters and ligatures (10 -> 11), one tenant and `batch` nodes per transaction, walking each
+    tenant's nodes by id (`meta/refold_terms`), so every such node is read once; safe to re-run after an
     interruption (the terms come out the same). Returns the number of nodes updated."""
-    done, marks = 0, list(APOSTROPHES)
-    for row in db.rows("meta/apostrophe_terms_tenants", marks=marks):
+    done = 0
+    for row in db.rows("meta/refold_terms_tenants", pattern=NON_ASCII):
         tenant, after = row["tenant_id"], ""
-        while nodes := db.rows("meta/apostrophe_terms", tenant_id=tenant, marks=marks, after=after, limit=batch):
+        while nodes := db.rows("meta/refold_terms", tenant_id=tenant, pattern=NON_ASCII, after=after, limit=batch):
             done += db.execute("meta/set_search_terms", tenant_id=tenant, rows=[
                 {"eid": n["eid"], "terms": search_terms(tenant, n["text"])} for n in nodes])[0]["updated"]
             after = nodes[-1]["id"]
