@@ -649,7 +649,8 @@ def test_paths_as_known_before_a_retroactive_close(recall, graph, tenant):
     assert [(p.target.name, p.hops[0].fact.valid_to) for p in as_now] == [("Acme Roth", t24)]
     assert recall.paths_between(tenant, ana_id, acme_id, as_of=t25) == []
     assert [n.neighbour.name for n in recall.neighbours(tenant, ana_id, **then)] == ["Acme Roth"]
-    assert [m.entity.name for m in recall.who_at(tenant, acme_id, **then)] == ["Ana Roth"]
+    assert [(m.entity.name, m.membership.valid_to) for m in recall.who_at(tenant, acme_id, **then)] == [
+        ("Ana Roth", None)]    # the membership as believed then: open, not ended in 2024 as learned today
     assert recall.who_at(tenant, acme_id, as_of=t25) == []
 
 

@@ -219,9 +219,9 @@ class RecallService:
         """"Who at organisation X has property Y": entities with a `member_predicate` fact to `org_id` valid at
         `as_of`, and (when `predicate` is given) a `predicate` fact whose literal value is `value`, or whose object
         is `object_id`, or whose object has a `via_predicate` fact with value `via_value`, all as known at
-        `known_at` (transaction time; default now). Example: people currently WORKS_AT Globex who REPORTS_TO the
-        person who HAS_TITLE CFO: `who_at(t, globex, predicate="REPORTS_TO", via_predicate="HAS_TITLE",
-        via_value="CFO")`. Raises `InvalidInput` (a blank `value`, `object_id` or `via_value`, which would otherwise
+        `known_at` (transaction time; default now), each fact shown as it was believed then (`Fact.as_known_at`).
+        Example: people currently WORKS_AT Globex who REPORTS_TO the person who HAS_TITLE CFO: `who_at(t, globex,
+        predicate="REPORTS_TO", via_predicate="HAS_TITLE", via_value="CFO")`. Raises `InvalidInput` (a blank `value`, `object_id` or `via_value`, which would otherwise
         filter nothing or everything; a condition without its predicate; a predicate the tenant lacks;
         a `member_predicate` whose object is a literal value, `entity_kinds_of`; a condition that no fact the
         ontology allows can meet, `_never_matches`, naming the condition, or `org_field` for an org of a kind
@@ -242,6 +242,7 @@ class RecallService:
         obj = self.entity(tenant_id, object_id, field="object_id") if object_id is not None else None
         self._never_matches(tenant_id, org, member_predicate, predicate, value, obj, via_predicate, via_value,
                             org_field)
+        asked_known_at = to_utc(known_at, "known_at") if known_at else None
         now, as_of, known_at = self._times(as_of, known_at)
         rows = self.db.rows("recall/who_at", tenant_id=tenant_id, org_id=org_id, now=now, as_of=as_of,
                             known_at=known_at,
@@ -251,7 +252,11 @@ class RecallService:
                             via_predicate=via_predicate.upper() if via_predicate else None,
                             via_value_key=value_key(via_value) if via_value is not None else None, offset=offset,
                             limit=limit)
-        return [Member(**r) for r in rows]
+        members = [Member(**r) for r in rows]
+        for m in members:   # each fact as it was believed at known_at (`Fact.as_known_at`), as `neighbours` shows it
+            m.membership = m.membership.as_known_at(asked_known_at)
+            m.property = m.property and m.property.as_known_at(asked_known_at)
+        return members
 
     def _never_matches(self, tenant_id: str, org: Entity, member_predicate: str, predicate: str | None,
                        value: str | None, obj: Entity | None, via_predicate: str | None, via_value: str | None,
