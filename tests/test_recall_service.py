@@ -269,6 +269,14 @@ def test_episodes_mention_the_entities_of_their_facts(recall, graph, tenant):
     res = recall.search(tenant, SearchRequest(query="zzzz", targets=["episode"], seed_entity_ids=[jo]))
     assert [(h.id, h.reasons) for h in res.hits] == [(lunch, ["graph rank 1 (score 1.5)"])]
     assert episodes(query="zzzz", seed_entity_ids=[hexa]) == {joined, again}
+    # a mention learned later (a fact about Hexa extracted from the lunch notes now) is not known before it
+    before = datetime.now(UTC)
+    graph.assert_facts(tenant, [FactIn(subject=P("Jo Vik"), predicate="WORKS_AT", object=O("Hexa Works"),
+                                       episode_id=lunch)])
+    assert episodes(query="zzzz", seed_entity_ids=[hexa]) == {joined, again, lunch}
+    assert episodes(query="zzzz", seed_entity_ids=[hexa], known_at=before) == {joined, again}
+    assert episodes(query="notes", entity_kinds=["Organization"]) == {joined, lunch, again}
+    assert episodes(query="notes", entity_kinds=["Organization"], known_at=before) == {joined, again}
 
 
 def test_search_graph_proximity_walks_only_facts_valid_then(recall, crm, graph):

@@ -13,7 +13,7 @@ SET f.last_confirmed_at = CASE WHEN r.role = 'assertion' THEN $now ELSE f.last_c
 WITH f, d, ep
 CALL (f, ep) {
   MATCH (f)-[:SUBJECT|OBJECT]->(n:Entity)
-  MERGE (ep)-[:MENTIONS]->(n)
+  MERGE (ep)-[m:MENTIONS]->(n) ON CREATE SET m.recorded_at = $now
 }
 WITH f, d
 OPTIONAL MATCH ()-[l:RELATED {fact_id: f.id}]->()

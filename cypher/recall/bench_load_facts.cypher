@@ -11,9 +11,9 @@ CREATE (f:Fact {id: r.id, tenant_id: $tenant_id, tenant_token: $tenant_token, pr
                 source: 'user_explicit', fact_class: 'relationship', status: 'current'})
 CREATE (f)-[:SUBJECT]->(s)
 CREATE (f)-[:DERIVED_FROM {recorded_at: $now, confidence: 1.0, source: 'user_explicit', role: 'assertion'}]->(ep)
-MERGE (ep)-[:MENTIONS]->(s)
+MERGE (ep)-[ms:MENTIONS]->(s) ON CREATE SET ms.recorded_at = $now
 FOREACH (_ IN CASE WHEN o IS NULL THEN [] ELSE [1] END |
   CREATE (f)-[:OBJECT]->(o)
-  MERGE (ep)-[:MENTIONS]->(o)
+  MERGE (ep)-[mo:MENTIONS]->(o) ON CREATE SET mo.recorded_at = $now
   CREATE (s)-[l:RELATED]->(o)
   SET l = f {.tenant_id, .predicate, .status, .valid_from, .valid_to, .closed_at, .prior_valid_to, .reclosed_at, .recorded_at, .expired_at, .retain_until, .confidence, fact_id: f.id})

@@ -5,7 +5,8 @@
 //     tenant's prefixed terms, graphmem.store.fulltext.tenant_query, so it matches this tenant's nodes only),
 //   vector (cosine, exact over the tenant's own nodes: the shared vector index cannot filter by tenant),
 //   graph proximity to the seed entities ($seed_ids): facts touching a seed (1.0) or one entity further (0.5);
-//     episodes that mention a seed (1.0) or are provenance of a seed's facts (0.5); entities one fact away. The
+//     episodes that mention a seed (1.0; a mention graphmem recorded by $known_at) or are provenance of a seed's
+//     facts (0.5); entities one fact away. The
 //     walk from a seed to an entity one fact away (entities, and facts one entity further) takes only facts that
 //     paths walk (cypher/recall/around): valid at $as_of as known at $known_at, never candidates, never past
 //     retention, whatever $include_superseded says (it widens which facts are returned, not the graph walked);
@@ -15,8 +16,8 @@
 //     retention ($now), optional $predicates, $entity_kinds, and scope through provenance ($scoped: session, user,
 //     occurred_at range);
 //   episodes: tenant, retention, transaction time ($known_at vs ingested_at), valid time (nothing after $as_of),
-//     $entity_kinds (an episode that MENTIONS an entity of one of them) and the scope filters; never the record of
-//     an API write (`searchable: false`, graphmem.store.episodes.append);
+//     $entity_kinds (an episode that MENTIONS an entity of one of them, as recorded by $known_at) and the scope
+//     filters; never the record of an API write (`searchable: false`, graphmem.store.episodes.append);
 //   entities: tenant, $entity_kinds, created by $known_at, and the scope filters ($scoped: mentioned by an episode
 //     in scope, or the subject or object of a fact derived from one);
 //   and, with a $viewer (a context window: {session_id, user_id, consent_classes, sensitive_classes}, or null for
@@ -187,8 +188,9 @@ CALL (t) {
     RETURN 'vector' AS retriever, node AS e, score
     UNION ALL
     UNWIND $seed_ids AS seed_id
-    MATCH (s:Entity {id: seed_id})<-[:MENTIONS]-(e:Episode)
-    WHERE s.tenant_id = $tenant_id
+    MATCH (s:Entity {id: seed_id})<-[m:MENTIONS]-(e:Episode)
+    WHERE s.tenant_id = $tenant_id AND m.recorded_at <= t.known_at
+    WITH e LIMIT $fetch
     RETURN 'graph' AS retriever, e, 1.0 AS score
     UNION ALL
     UNWIND $seed_ids AS seed_id
@@ -207,7 +209,8 @@ CALL (t) {
     AND ($user_id IS NULL OR e.user_id = $user_id)
     AND (t.occurred_after IS NULL OR e.occurred_at >= t.occurred_after)
     AND (t.occurred_before IS NULL OR e.occurred_at < t.occurred_before)
-    AND ($entity_kinds IS NULL OR EXISTS { MATCH (e)-[:MENTIONS]->(x:Entity) WHERE x.kind IN $entity_kinds })
+    AND ($entity_kinds IS NULL OR EXISTS { MATCH (e)-[m:MENTIONS]->(x:Entity)
+                                           WHERE x.kind IN $entity_kinds AND m.recorded_at <= t.known_at })
     AND (t.viewer IS NULL OR e.session_id = t.viewer.session_id                                   // visible
          OR (e.session_id IS NULL AND (e.user_id IS NULL OR e.user_id = t.viewer.user_id)))
   WITH t, retriever, e, score ORDER BY score DESC, e.occurred_at DESC
@@ -225,7 +228,8 @@ CALL (t) {
                       AND (t.occurred_after IS NULL OR r.occurred_at >= t.occurred_after)
                       AND (t.occurred_before IS NULL OR r.occurred_at < t.occurred_before)
                       AND ($entity_kinds IS NULL
-                           OR EXISTS { MATCH (r)-[:MENTIONS]->(x:Entity) WHERE x.kind IN $entity_kinds })
+                           OR EXISTS { MATCH (r)-[m:MENTIONS]->(x:Entity)
+                                       WHERE x.kind IN $entity_kinds AND m.recorded_at <= t.known_at })
                       AND (t.viewer IS NULL OR r.session_id = t.viewer.session_id                 // visible
                            OR (r.session_id IS NULL AND (r.user_id IS NULL OR r.user_id = t.viewer.user_id)))
                     | {id: r.id, text: CASE WHEN r.speaker IS NULL THEN r.content ELSE r.speaker + ': ' + r.content END}

@@ -51,6 +51,7 @@ from graphmem.store import Database
 from graphmem.store import entities as entity_store
 from graphmem.store import facts as fact_store
 from graphmem.store.db import Tx
+from graphmem.timeutil import utcnow
 
 
 class LeaseLost(Exception):
@@ -112,7 +113,7 @@ def apply_extraction(db: Database, claim: Claim, x: Extracted, screened: Screene
             briefs = entity_store.resolve(tx, tenant, screened.entities, settings,
                                           [f"extraction.entities[{i}]" for i in range(len(screened.entities))])
             tx.run("episodes/mention", tenant_id=tenant, episode_id=claim.episode.id,
-                   entity_ids=list(dict.fromkeys(b.id for b in briefs)))
+                   entity_ids=list(dict.fromkeys(b.id for b in briefs)), now=utcnow())
         plain = [(k, i, r) for k, (_, i, r) in enumerate(gone) if not r.exclusive]
         targets: dict[int, str] = {}
         if plain:
