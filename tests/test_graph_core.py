@@ -202,6 +202,8 @@ def test_search_folds_accents_fullwidth_letters_and_ligatures(db, settings, grap
     assert words("José Müller, Ｄａｎａ, ﬁnance, Straße, Łódź Ørsted") == [
         "jose", "muller", "dana", "finance", "strasse", "lodz", "orsted"]
     assert words("Дмитрий Йовович") == ["дмитрий", "йовович"]   # й keeps its breve: another letter, not an accent
+    assert words("βοΐδιο") == ["βοΐδιο"]                          # case folding does not split a Greek word
+    assert words("Acme™ Corp, 3½ years") == ["acme", "tm", "corp", "3", "1", "2", "years"]   # NFKC spells apart
     ep, _ = graph.append_episode(tenant, msg("José Müller moved to the Łódź office on Hauptstraße"))
     graph.assert_facts(tenant, [FactIn(subject=EntityRef(kind="Person", name="José Müller"), predicate="WORKS_AT",
                                        object=EntityRef(kind="Organization", name="Œuvre Łódź"), episode_id=ep.id)])
@@ -212,6 +214,9 @@ def test_search_folds_accents_fullwidth_letters_and_ligatures(db, settings, grap
 
     for query in ("jose muller", "José Müller", "ＪＯＳＥ", "JOSÉ MÜLLER"):
         assert found(query) == {"fact", "episode", "entity"}, query
+    graph.upsert_entity(tenant, EntityRef(kind="Organization", name="Quorvex™"))
+    assert {h.entity.name for h in recall.search(tenant, SearchRequest(query="quorvex", targets=["entity"])).hits} \
+        == {"Quorvex™"}
     assert found("lodz") == {"fact", "episode", "entity"} and found("oeuvre") == {"fact", "entity"}
     assert found("hauptstrasse") == {"episode"}
 
@@ -221,16 +226,19 @@ def test_search_folds_accents_fullwidth_letters_and_ligatures(db, settings, grap
                 "MATCH (n) WHERE (n:Fact OR n:Episode OR n:Entity) AND n.tenant_id = $t "
                 "RETURN n.id AS id, n.search_terms AS terms", t=tenant)}
 
+    plain, _ = graph.append_episode(tenant, msg("plain ascii notes", minutes=1))
     expected = terms()
+    old = " ".join(tenant_prefix(tenant) + w for w in "josé müller łódź œuvre hauptstraße".split())
     with db.driver.session(database=db.database) as s:   # what a schema-10 graph holds: terms lower-cased only
         for nid, t in expected.items():
             if t is not None:
-                old = " ".join(tenant_prefix(tenant) + w for w in "josé müller łódź œuvre hauptstraße".split())
                 s.run("MATCH (n {id: $id}) SET n.search_terms = $terms", id=nid, terms=old).consume()
     assert found("jose muller") == set()
     db.execute("meta/set_schema", version=10, embedding_dimension=settings.embedding_dimension)
     assert apply_schema(db, settings.embedding_dimension)["migrated"] is True
-    assert terms() == expected and found("jose muller") == {"fact", "episode", "entity"}
+    assert found("jose muller") == {"fact", "episode", "entity"}
+    # every node with text outside ASCII got its terms again; a text in ASCII alone was not read
+    assert terms() == {**expected, plain.id: old}
 
 
 def test_schema_9_graph_gets_the_mentions_of_its_episodes(db, settings, graph, tenant):

@@ -202,7 +202,8 @@ def test_a_near_name_with_an_apostrophe_is_a_candidate(llm_services, db, tenant,
     assert [[c.id for c in m.candidates] for m in found] == [[liam.id]], found
 
 
-@pytest.mark.parametrize("stored,mention", [("Liam OSullivan", "L. O'Sullivan"), ("Jürgen Strasse", "J. Straße")])
+@pytest.mark.parametrize("stored,mention", [("Liam OSullivan", "L. O'Sullivan"), ("Jürgen Strasse", "J. Straße"),
+                                            ("José Müller", "J. Muller"), ("Jose Muller", "J. Müller")])
 def test_a_near_name_spelt_like_its_name_key_is_a_candidate(llm_services, db, tenant, stored, mention):
     """A stored name without the apostrophe ("OSullivan", as systems that drop punctuation write it) or in the
     case-folded spelling is the mention's name key: similarity 1.0, and the query asks for those terms as well as
@@ -217,6 +218,7 @@ def test_a_near_name_spelt_like_its_name_key_is_a_candidate(llm_services, db, te
 @pytest.mark.parametrize("a,b,near", [
     ("Dana", "Dana Smith", True), ("Acme Corp", "ACME Corporation", True), ("J. Smith", "John Smith", True),
     ("Dana Smith", "Dana Lee", False), ("Globex", "Initech", False), ("Jo", "John", False),
+    ("Jose Muller", "José Müller", True), ("Ｄａｎａ", "Dana Reyes", True),
 ])
 def test_similarity_threshold(a, b, near):
     assert (similarity(a, b) >= Settings().disambiguation_min_similarity) is near

@@ -37,7 +37,7 @@ from graphmem.settings import PROMPTS, Settings
 from graphmem.store import Database
 from graphmem.store.db import Tx
 from graphmem.store.entities import alias_key
-from graphmem.store.fulltext import tenant_query, words
+from graphmem.store.fulltext import fold, tenant_query, words
 
 # The prompt version, the similarity threshold and the candidate cap are settings (graphmem/settings.py:
 # `disambiguation_prompt`, `disambiguation_min_similarity`, `disambiguation_max_candidates`).
@@ -109,8 +109,10 @@ class Answer(BaseModel):
 
 # ---- similarity -----------------------------------------------------------------------------------
 def tokens(name: str) -> list[str]:
-    """The words of a name for similarity: `name_key` split on spaces, dots and hyphens, minus "the", "of", "and"."""
-    return [t for t in re.split(r"[\s.\-]+", name_key(name)) if t and t not in _STOP]
+    """The words of a name for similarity: `name_key` of the name as search folds it (`graphmem.store.fulltext.fold`:
+    "José Müller" is "jose muller", as the index holds it) split on spaces, dots and hyphens, minus "the", "of",
+    "and"."""
+    return [t for t in re.split(r"[\s.\-]+", name_key(fold(name))) if t and t not in _STOP]
 
 
 def _same_word(a: str, b: str) -> bool:

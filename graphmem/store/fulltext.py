@@ -40,7 +40,11 @@ APOSTROPHES = "\u2019\u2018\u02bc"
 _FOLD = str.maketrans(dict.fromkeys(APOSTROPHES, "'"))
 # Latin letters with a stroke or ligatures, which NFD does not split into a letter and a mark (as Lucene's
 # ASCIIFoldingFilter folds them), lower case: "Łódź Ørsted" is "lodz orsted".
-_LATIN = str.maketrans({"ł": "l", "ø": "o", "đ": "d", "ħ": "h", "ŧ": "t", "ı": "i", "ŀ": "l", "æ": "ae", "œ": "oe"})
+_LATIN = str.maketrans({"ł": "l", "ø": "o", "đ": "d", "ħ": "h", "ŧ": "t", "ı": "i", "æ": "ae", "œ": "oe", "ð": "d",
+                        "þ": "th", "ŋ": "n"})
+# Unicode categories of the symbols and numbers `_spaced` sets apart: math, currency, modifier and other symbols,
+# letter-like and other numbers (not decimal digits, which NFKC turns into digits of a number: "１２" is "12").
+_SPELLED = frozenset(("Sm", "Sc", "Sk", "So", "Nl", "No"))
 # Lucene's EnglishAnalyzer stop set (EnglishAnalyzer.ENGLISH_STOP_WORDS_SET): the index never held these words.
 INDEX_STOP_WORDS = frozenset("a an and are as at be but by for if in into is it no not of on or such that the "
                              "their then there these they this to was will with".split())
@@ -62,24 +66,37 @@ def tenant_prefix(tenant_id: str) -> str:
 
 
 def fold(text: str) -> str:
-    """`text` as search compares it: NFKC (fullwidth forms and ligatures as their plain letters: "Ｄａｎａ" ->
-    "Dana", "ﬁ" -> "fi"), accents off Latin letters (the combining marks NFD splits off a letter of Basic Latin,
-    Latin-1, Latin Extended-A/B or Latin Extended Additional: "José Müller" -> "Jose Muller"; marks of other scripts,
-    whose vowel signs spell the word, stay), Unicode case folding ("Straße" -> "strasse"), and curly or modifier-letter
-    apostrophes (`APOSTROPHES`) as the straight one, and the Latin letters NFD keeps whole as their base letter
-(`_LATIN`: "Łódź Ørsted" -> "lodz orsted"). Lucene's English analyzer folds none of these, so the terms are
-    folded before they reach it, stored text and queries alike."""
-    t = unicodedata.normalize("NFKC", text or "").translate(_FOLD)
-    if not t.isascii():
-        kept, latin = [], False
-        for c in unicodedata.normalize("NFD", t):
-            if not unicodedata.combining(c):
-                latin = ord(c) <= 0x024F or 0x1E00 <= ord(c) <= 0x1EFF
-            elif latin:
-                continue
-            kept.append(c)
-        t = unicodedata.normalize("NFC", "".join(kept))
-    return t.casefold().translate(_LATIN)
+    """`text` as search compares it. Lucene's English analyzer folds none of these, so the terms are folded before
+    they reach it, stored text and queries alike:
+    - NFKC: fullwidth forms and ligatures as their plain letters ("Ｄａｎａ" -> "Dana", "ﬁ" -> "fi"); a symbol or
+      number that NFKC spells out stands apart from its neighbours (`_spaced`: "Acme™" -> "acme tm", not
+      "acmetm"; "3½" -> "3 1⁄2");
+    - curly and modifier-letter apostrophes (`APOSTROPHES`) as the straight one;
+    - Unicode case folding ("Straße" -> "strasse");
+    - accents off Latin letters: the combining marks NFD splits off a letter of Basic Latin, Latin-1, Latin
+      Extended-A/B or Latin Extended Additional ("José Müller" -> "jose muller"), and the Latin letters NFD keeps
+      whole as their base letters (`_LATIN`: "Łódź Ørsted" -> "lodz orsted"). Marks of other scripts are kept
+      (recomposed, NFC), though `WORD` splits a word at a mark it cannot recompose (Devanagari vowel signs)."""
+    t = unicodedata.normalize("NFKC", _spaced(text or "")).translate(_FOLD).casefold()
+    if t.isascii():
+        return t
+    kept, latin = [], False
+    for c in unicodedata.normalize("NFD", t):
+        if not unicodedata.combining(c):
+            latin = ord(c) <= 0x024F or 0x1E00 <= ord(c) <= 0x1EFF
+        elif latin:
+            continue
+        kept.append(c)
+    return unicodedata.normalize("NFC", "".join(kept)).translate(_LATIN)
+
+
+def _spaced(text: str) -> str:
+    """`text` with a space either side of each symbol or non-digit number that NFKC rewrites (™ -> "TM",
+    ½ -> "1⁄2", ² -> "2"), so that what NFKC spells out does not join the word beside it."""
+    if text.isascii():
+        return text
+    return "".join(f" {c} " if not c.isascii() and unicodedata.category(c) in _SPELLED
+                   and unicodedata.normalize("NFKC", c) != c else c for c in text)
 
 
 def words(text: str) -> list[str]:
