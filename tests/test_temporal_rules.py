@@ -164,9 +164,11 @@ def test_values_starting_at_the_same_instant_leave_one_current(graph, tenant):
             if f.id != outs[2].fact_id] == [d(2024), d(2024)]
 
 
-def test_known_at_keeps_the_end_believed_before_late_history_moved_it(graph, tenant):
+def test_known_at_keeps_the_end_believed_before_late_history_moved_it(graph, db, tenant):
     """Hooli (2016), then Globex (2021) closes it at 2021; later Initech (2019) arrives and moves Hooli's end to
-    2019. As known between the two, Dana worked at Hooli until 2021, not at two places at once."""
+    2019. As known between the two, Dana worked at Hooli until 2021, not at two places at once (facts and paths)."""
+    from graphmem.recall.service import RecallService
+
     hooli = works_at(graph, tenant, "Hooli", d(2016))
     first = datetime.now(UTC)
     globex = works_at(graph, tenant, "Globex", d(2021))
@@ -190,6 +192,14 @@ def test_known_at_keeps_the_end_believed_before_late_history_moved_it(graph, ten
     assert seen(d(2024), first) == [(hooli.fact_id, None, "current")]
     assert seen(d(2020), between) == [(hooli.fact_id, d(2021), "closed")]
     assert seen(d(2024), None) == [(globex.fact_id, None, "current")]
+    recall = RecallService(db, graph)
+
+    def walked(as_of, known_at):   # the hop's fact on a path, as believed then
+        return [(p.target.name, p.hops[0].fact.id, p.hops[0].fact.valid_to)
+                for p in recall.paths_around(tenant, dana, max_hops=1, as_of=as_of, known_at=known_at)]
+    assert walked(d(2020), between) == [("Hooli", hooli.fact_id, d(2021))]
+    assert walked(d(2018), None) == [("Hooli", hooli.fact_id, d(2019))]
+    assert walked(d(2018), first) == [("Hooli", hooli.fact_id, None)]
 
 
 def test_known_at_shows_the_status_believed_before_a_retraction_or_late_history(graph, tenant):
