@@ -13,6 +13,7 @@ from graphmem.governance.erasure import ERASURE_KINDS, plan_repairs
 from graphmem.governance.service import Governance
 from graphmem.graph import TemporalGraph
 from graphmem.indexer import Indexer
+from graphmem.models import EpisodeIn
 from tests.test_governance_support import (T0, episode, fact, fact_node, gov, org, person, raw,  # noqa: F401
                                            tenant_counts, uniq)
 
@@ -228,6 +229,22 @@ def test_forget_a_session_and_a_fact(gov, graph, db, tenant):
         gov.forget(tenant, user_id="u1", episode_id=keep)
     with pytest.raises(InvalidInput):
         gov.forget(tenant)
+
+
+def test_forgetting_a_fact_written_through_the_api_takes_its_entity(gov, graph, db, tenant):
+    """A fact written through `POST /v1/facts` derives from the call's record episode (`searchable: false`), which
+    names the call, not anything said: it mentions no entity, so forgetting the fact removes its entity, as it
+    does for an episode-free CRM entity, while a message episode's mention keeps its entity."""
+    record, _ = graph.append_episode(tenant, EpisodeIn(kind="event", source="system", occurred_at=T0, role="system",
+                                                       content="API call POST /v1/facts by key k1"),
+                                     extraction_status="skipped", searchable=False)
+    api_fact = fact(graph, tenant, person("Quinn Api"), "HAS_TITLE", record.id, value="CTO").fact_id
+    said = episode(graph, tenant, "Rae is our CTO")
+    said_fact = fact(graph, tenant, person("Rae Said"), "HAS_TITLE", said, value="CTO").fact_id
+    assert gov.forget(tenant, fact_id=api_fact).counts["entities"] == 1
+    assert graph.find_entities(tenant, "Quinn Api") == []
+    assert gov.forget(tenant, fact_id=said_fact).counts["entities"] == 0
+    assert [e.name for e in graph.find_entities(tenant, "Rae Said")] == ["Rae Said"]
 
 
 def test_forgetting_a_fact_between_kept_entities_leaves_no_path(gov, graph, db, tenant):

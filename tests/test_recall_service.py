@@ -279,6 +279,49 @@ def test_episodes_mention_the_entities_of_their_facts(recall, graph, tenant):
     assert episodes(query="notes", entity_kinds=["Organization"], known_at=before) == {joined, again}
 
 
+def test_search_as_known_at_takes_provenance_recorded_by_then(recall, graph, tenant):
+    """A fact said again later (a second episode's provenance, in another session) was not known to come from that
+    episode before: searched as known before, the fact cites the first episode only, the later episode is not near
+    the fact's entities, and a search scoped to the later session finds neither the fact nor its entities."""
+    first, _ = graph.append_episode(tenant, EpisodeIn(content="Kit joined Wonka", occurred_at=T0, session_id="sA"))
+    graph.assert_facts(tenant, [FactIn(subject=P("Kit Moss"), predicate="WORKS_AT", object=O("Wonka Mills"),
+                                       episode_id=first.id)])
+    later, _ = graph.append_episode(tenant, EpisodeIn(content="another chat", occurred_at=T0 + timedelta(days=1),
+                                                      session_id="sB", user_id="uB"))
+    before = datetime.now(UTC)
+    assert graph.assert_facts(tenant, [FactIn(subject=P("Kit Moss"), predicate="WORKS_AT", object=O("Wonka Mills"),
+                                              episode_id=later.id)])[0].action == "duplicate"
+    wonka = graph.find_entities(tenant, "Wonka Mills")[0].id
+
+    def hits(**kw):
+        return {(h.kind, h.id if h.kind != "fact" else tuple(h.episode_ids))
+                for h in recall.search(tenant, SearchRequest(k=20, **kw)).hits}
+    assert hits(query="zzzz", targets=["episode"], seed_entity_ids=[wonka]) == {("episode", first.id),
+                                                                              ("episode", later.id)}
+    assert hits(query="zzzz", targets=["episode"], seed_entity_ids=[wonka], known_at=before) == {
+        ("episode", first.id)}
+    assert ("fact", (first.id,)) in hits(query="Kit Wonka", targets=["fact"], known_at=before)
+    assert len(hits(query="Kit Wonka", targets=["fact", "entity"], session_id="sB")) == 3
+    assert hits(query="Kit Wonka", targets=["fact", "entity"], session_id="sB", known_at=before) == set()
+
+
+def test_a_scoped_search_from_a_seed_finds_its_episode_among_many(recall, graph, tenant):
+    """Proximity from a seed takes every episode near it before the scope filters choose: the two episodes of session
+    sY, the first and the last written, among 250 of session sX that mention the same organisation, are found when
+    the search is scoped to sY (each retriever reads 100 candidates by default, in no particular order)."""
+    n = 252
+    eps = [graph.append_episode(tenant, EpisodeIn(content=f"note {i}", occurred_at=T0 + timedelta(minutes=i),
+                                                  session_id="sY" if i in (0, n - 1) else "sX"))[0].id
+           for i in range(n)]
+    for i, e in enumerate(eps):   # one write each, in order, as facts arrive
+        graph.assert_facts(tenant, [FactIn(subject=P(f"Pat Hub {i}"), predicate="WORKS_AT", object=O("Hub Corp"),
+                                           episode_id=e)])
+    hub = graph.find_entities(tenant, "Hub Corp")[0].id
+    res = recall.search(tenant, SearchRequest(query="zzzz", targets=["episode"], seed_entity_ids=[hub],
+                                              session_id="sY"))
+    assert {h.id for h in res.hits} == {eps[0], eps[-1]}
+
+
 def test_search_graph_proximity_walks_only_facts_valid_then(recall, crm, graph):
     """Proximity walks the graph as of `as_of` as known at `known_at`, like paths: Dana left Acme, so nothing about
     Dana is one entity away from Acme now (the walk once went through the ended fact); back then her job was."""

@@ -1,5 +1,6 @@
 // Another episode said the same fact (or retracted/confirmed it): add a DERIVED_FROM edge once per episode, and
-// the episode MENTIONS the fact's subject and object entity (as facts/create_batch).
+// the episode MENTIONS the fact's subject and object entity (as facts/create_batch: not from the record of an API
+// write).
 // $rows: [{fact_id, episode_id, confidence, source, role, retain_until (DATETIME, ISO 8601 string or null)}];
 // a new assertion refreshes the TTL (on the fact's RELATED edge too, see facts/create_batch).
 UNWIND $rows AS r
@@ -12,6 +13,7 @@ SET f.last_confirmed_at = CASE WHEN r.role = 'assertion' THEN $now ELSE f.last_c
                           ELSE f.retain_until END
 WITH f, d, ep
 CALL (f, ep) {
+  WITH f, ep WHERE ep.searchable IS NULL
   MATCH (f)-[:SUBJECT|OBJECT]->(n:Entity)
   MERGE (ep)-[m:MENTIONS]->(n) ON CREATE SET m.recorded_at = $now
 }

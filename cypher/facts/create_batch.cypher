@@ -2,7 +2,9 @@
 // whose object is an entity the derived (subject)-[:RELATED]->(object) edge multi-hop recall walks: a copy of the
 // fact's id and of the properties its filters and ranking read (DESIGN.md "Graph model"; every query that changes
 // one of them changes the edge in the same statement). The episode MENTIONS the fact's subject and object entity
-// (once per pair, however many facts it says about them; `recorded_at`: when graphmem learned it, transaction time).
+// (once per pair, however many facts it says about them; `recorded_at`: when graphmem learned it, transaction time),
+// unless it is the record of an API write (`searchable: false`: it names the call, not anything said, so it neither
+// shows near the entity in search nor keeps a forgotten fact's entity alive).
 // $rows: [{id, subject_id, object_id (or null), episode_id, predicate, value, object_key, statement,
 // search_terms (graphmem.store.fulltext), valid_from,
 // valid_to, retain_until (ISO 8601 strings or null; stored as DATETIME), confidence, source, fact_class, status}].
@@ -20,11 +22,13 @@ CREATE (f:Fact {id: r.id, tenant_id: $tenant_id, tenant_token: $tenant_token, pr
                 status: r.status, retain_until: datetime(r.retain_until)})
 CREATE (f)-[:SUBJECT]->(s)
 CREATE (f)-[:DERIVED_FROM {recorded_at: $now, confidence: r.confidence, source: r.source, role: 'assertion'}]->(ep)
-MERGE (ep)-[ms:MENTIONS]->(s) ON CREATE SET ms.recorded_at = $now
+FOREACH (_ IN CASE WHEN ep.searchable IS NULL THEN [1] ELSE [] END |
+  MERGE (ep)-[ms:MENTIONS]->(s) ON CREATE SET ms.recorded_at = $now)
 WITH f, r, s, ep WHERE r.object_id IS NOT NULL
 MATCH (o:Entity {id: r.object_id}) WHERE o.tenant_id = $tenant_id
 CREATE (f)-[:OBJECT]->(o)
-MERGE (ep)-[mo:MENTIONS]->(o) ON CREATE SET mo.recorded_at = $now
+FOREACH (_ IN CASE WHEN ep.searchable IS NULL THEN [1] ELSE [] END |
+  MERGE (ep)-[mo:MENTIONS]->(o) ON CREATE SET mo.recorded_at = $now)
 CREATE (s)-[l:RELATED]->(o)
 SET l = f {.tenant_id, .predicate, .status, .valid_from, .valid_to, .closed_at, .prior_valid_to, .reclosed_at, .recorded_at, .expired_at, .retain_until, .confidence, fact_id: f.id}
 RETURN count(f) AS with_object

@@ -4,7 +4,8 @@
 // key $via_value_key (e.g. people at Globex who REPORTS_TO someone who HAS_TITLE 'cfo'). A null condition is
 // ignored. Facts: never candidates, recorded by $known_at and not corrected as known then (transaction time),
 // never past retention ($now).
-// Returns each person with the facts that matched (membership, property, via), each with provenance ids: one row
+// Returns each person with the facts that matched (membership, property, via), each with provenance ids (the
+// episodes it was recorded as derived from by $known_at, still inside retention): one row
 // per matching property fact (someone who KNOWS two people there is listed twice), in a total order so that pages
 // neither repeat nor skip a row.
 MATCH (org:Entity {tenant_id: $tenant_id, id: $org_id})<-[:OBJECT]-(m:Fact)-[:SUBJECT]->(p:Entity)
@@ -34,9 +35,9 @@ WHERE $predicate IS NULL OR h IS NOT NULL
 OPTIONAL MATCH (h)-[:OBJECT]->(ho:Entity)
 RETURN p {.*, embedding: null, search_terms: null, search_text: null} AS entity,
        m {.*, embedding: null, search_terms: null, subject_id: p.id, object_id: $org_id} AS membership,
-       [(m)-[:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > $now) | e.id] AS membership_episode_ids,
+       [(m)-[d:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > $now) AND d.recorded_at <= $known_at | e.id] AS membership_episode_ids,
        CASE WHEN h IS NULL THEN null ELSE h {.*, embedding: null, search_terms: null, subject_id: p.id, object_id: ho.id} END AS property,
-       CASE WHEN h IS NULL THEN [] ELSE [(h)-[:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > $now) | e.id] END
+       CASE WHEN h IS NULL THEN [] ELSE [(h)-[d:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > $now) AND d.recorded_at <= $known_at | e.id] END
          AS property_episode_ids
 ORDER BY entity.name, entity.id, membership.id, property.id
 SKIP $offset LIMIT $limit

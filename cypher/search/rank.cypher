@@ -6,7 +6,8 @@
 //   vector (cosine, exact over the tenant's own nodes: the shared vector index cannot filter by tenant),
 //   graph proximity to the seed entities ($seed_ids): facts touching a seed (1.0) or one entity further (0.5);
 //     episodes that mention a seed (1.0; a mention graphmem recorded by $known_at) or are provenance of a seed's
-//     facts (0.5); entities one fact away. The
+//     facts (0.5; provenance recorded by $known_at), every one of them, so the filters below choose among all;
+//     entities one fact away. The
 //     walk from a seed to an entity one fact away (entities, and facts one entity further) takes only facts that
 //     paths walk (cypher/recall/around): valid at $as_of as known at $known_at, never candidates, never past
 //     retention, whatever $include_superseded says (it widens which facts are returned, not the graph walked);
@@ -36,7 +37,8 @@
 // episode hit also has `reply` ({id, text} or null): when it asks something (its content has a '?'), the next
 // episode of its session (NEXT) by another speaker, if that passes the same filters. Then facts, episodes and
 // entities: the records read in full, in no particular order - facts as {fact (the `Fact` model's fields),
-// provenance [{episode_id, occurred_at, session_id, user_id}] (its episodes still inside retention at $now)},
+// provenance [{episode_id, occurred_at, session_id, user_id}] (its episodes recorded as saying it by $known_at and
+// still inside retention at $now)},
 // episodes and entities as their models' fields (not the job bookkeeping). Temporal values come back as ISO-8601
 // strings (toString): the Python driver hydrates a DateTime in ~50-100 µs, pydantic parses the string in ~1 µs.
 // Cost notes: one query and one row, not one query per kind and one Bolt record per hit (each query costs the
@@ -85,14 +87,14 @@ CALL (t) {
   WITH t, retriever, n, sum(score) AS score
   WHERE n.tenant_id = $tenant_id AND n.created_at <= t.known_at AND ($entity_kinds IS NULL OR n.kind IN $entity_kinds)
     AND (NOT $scoped OR EXISTS {
-          MATCH (n)<-[:MENTIONS]-(e:Episode)
-          WHERE e.tenant_id = $tenant_id
+          MATCH (n)<-[m:MENTIONS]-(e:Episode)
+          WHERE e.tenant_id = $tenant_id AND m.recorded_at <= t.known_at
             AND ($session_id IS NULL OR e.session_id = $session_id) AND ($user_id IS NULL OR e.user_id = $user_id)
             AND (t.occurred_after IS NULL OR e.occurred_at >= t.occurred_after)
             AND (t.occurred_before IS NULL OR e.occurred_at < t.occurred_before) }
         OR EXISTS {
-          MATCH (n)<-[:SUBJECT|OBJECT]-(:Fact)-[:DERIVED_FROM]->(e:Episode)
-          WHERE e.tenant_id = $tenant_id
+          MATCH (n)<-[:SUBJECT|OBJECT]-(:Fact)-[d:DERIVED_FROM]->(e:Episode)
+          WHERE e.tenant_id = $tenant_id AND d.recorded_at <= t.known_at
             AND ($session_id IS NULL OR e.session_id = $session_id) AND ($user_id IS NULL OR e.user_id = $user_id)
             AND (t.occurred_after IS NULL OR e.occurred_at >= t.occurred_after)
             AND (t.occurred_before IS NULL OR e.occurred_at < t.occurred_before) })
@@ -145,8 +147,9 @@ CALL (t) {
              OR (f.reclosed_at > t.known_at AND f.prior_valid_to > t.as_of))))
     AND ($entity_kinds IS NULL OR EXISTS { MATCH (f)-[:SUBJECT|OBJECT]->(x:Entity) WHERE x.kind IN $entity_kinds })
     AND (NOT $scoped OR EXISTS {
-          MATCH (f)-[:DERIVED_FROM]->(e:Episode)
-          WHERE ($session_id IS NULL OR e.session_id = $session_id) AND ($user_id IS NULL OR e.user_id = $user_id)
+          MATCH (f)-[d:DERIVED_FROM]->(e:Episode)
+          WHERE d.recorded_at <= t.known_at
+            AND ($session_id IS NULL OR e.session_id = $session_id) AND ($user_id IS NULL OR e.user_id = $user_id)
             AND (t.occurred_after IS NULL OR e.occurred_at >= t.occurred_after)
             AND (t.occurred_before IS NULL OR e.occurred_at < t.occurred_before) })
   // the viewer filter (a CASE, so the provenance is read only for facts of a withheld class)
@@ -154,8 +157,9 @@ CALL (t) {
        CASE WHEN t.viewer IS NULL OR NOT f.fact_class IN t.viewer.consent_classes + t.viewer.sensitive_classes
             THEN true
             ELSE EXISTS {
-              MATCH (f)-[:DERIVED_FROM]->(e:Episode)
+              MATCH (f)-[d:DERIVED_FROM]->(e:Episode)
               WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > t.now)
+                AND d.recorded_at <= t.known_at
                 AND (e.session_id = t.viewer.session_id                                          // visible
                      OR (e.session_id IS NULL AND (e.user_id IS NULL OR e.user_id = t.viewer.user_id))
                      OR (f.fact_class IN t.viewer.consent_classes AND t.viewer.shared
@@ -190,14 +194,13 @@ CALL (t) {
     UNWIND $seed_ids AS seed_id
     MATCH (s:Entity {id: seed_id})<-[m:MENTIONS]-(e:Episode)
     WHERE s.tenant_id = $tenant_id AND m.recorded_at <= t.known_at
-    WITH e LIMIT $fetch
     RETURN 'graph' AS retriever, e, 1.0 AS score
     UNION ALL
     UNWIND $seed_ids AS seed_id
-    MATCH (s:Entity {id: seed_id})<-[:SUBJECT|OBJECT]-(f:Fact)-[:DERIVED_FROM]->(e:Episode)
+    MATCH (s:Entity {id: seed_id})<-[:SUBJECT|OBJECT]-(f:Fact)-[d:DERIVED_FROM]->(e:Episode)
     WHERE s.tenant_id = $tenant_id AND f.tenant_id = $tenant_id AND f.status <> 'candidate'
-      AND f.recorded_at <= t.known_at AND (f.retain_until IS NULL OR f.retain_until > t.now)
-    WITH e LIMIT $fetch
+      AND d.recorded_at <= t.known_at AND (f.retain_until IS NULL OR f.retain_until > t.now)
+    WITH DISTINCT e
     RETURN 'graph' AS retriever, e, 0.5 AS score
   }
   WITH t, retriever, e, sum(score) AS score
@@ -269,8 +272,9 @@ CALL (t, top) {
                     reclosed_at: toString(f.reclosed_at),
                     expired_at: toString(f.expired_at), last_confirmed_at: toString(f.last_confirmed_at),
                     retain_until: toString(f.retain_until)},
-           provenance: [(f)-[:DERIVED_FROM]->(e:Episode)
+           provenance: [(f)-[d:DERIVED_FROM]->(e:Episode)
                         WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > t.now)
+                          AND d.recorded_at <= t.known_at
                           AND (NOT $scoped OR (($session_id IS NULL OR e.session_id = $session_id)
                                AND ($user_id IS NULL OR e.user_id = $user_id)
                                AND (t.occurred_after IS NULL OR e.occurred_at >= t.occurred_after)
