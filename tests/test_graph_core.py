@@ -193,7 +193,7 @@ def test_schema_8_graph_gets_terms_of_curly_apostrophes_folded(db, settings, gra
 def test_search_folds_accents_fullwidth_letters_and_ligatures(db, settings, graph, tenant):
     """A name written with accents is found without them and the other way round, as are fullwidth letters and
     ligatures ("José Müller" by "jose muller", "Ｊｏｓｅ", "JOSÉ"; "Straße" by "strasse"; "Łódź" by "lodz"); marks
-    that spell a non-Latin word are not dropped. A schema-10 graph, whose terms kept the accents, gets its terms
+    that spell a word (Devanagari vowel signs) are kept in it. A schema-10 graph, whose terms kept the accents, gets its terms
     folded at start-up (only nodes with text outside ASCII are read), and search finds them again."""
     from graphmem.recall.models import SearchRequest
     from graphmem.recall.service import RecallService
@@ -202,8 +202,10 @@ def test_search_folds_accents_fullwidth_letters_and_ligatures(db, settings, grap
     assert words("José Müller, Ｄａｎａ, ﬁnance, Straße, Łódź Ørsted") == [
         "jose", "muller", "dana", "finance", "strasse", "lodz", "orsted"]
     assert words("Дмитрий Йовович") == ["дмитрий", "йовович"]   # й keeps its breve: another letter, not an accent
-    assert words("βοΐδιο") == ["βοΐδιο"]                          # case folding does not split a Greek word
+    assert words("ΑΘΗΝΑ, Αθήνα, βοΐδιο") == ["αθηνα", "αθηνα", "βοιδιο"]   # Greek capitals are written unaccented
     assert words("Acme™ Corp, 3½ years") == ["acme", "tm", "corp", "3", "1", "2", "years"]   # NFKC spells apart
+    assert words("CO₂ and H₂O, 5 m²") == ["co2", "and", "h2o", "5", "m2"]   # a sub- or superscript digit stays
+    assert words("Ёлка, हिंदी कुत्ता") == ["елка", "हिंदी", "कुत्ता"]       # vowel signs stay inside their word
     ep, _ = graph.append_episode(tenant, msg("José Müller moved to the Łódź office on Hauptstraße"))
     graph.assert_facts(tenant, [FactIn(subject=EntityRef(kind="Person", name="José Müller"), predicate="WORKS_AT",
                                        object=EntityRef(kind="Organization", name="Œuvre Łódź"), episode_id=ep.id)])
@@ -239,6 +241,62 @@ def test_search_folds_accents_fullwidth_letters_and_ligatures(db, settings, grap
     assert found("jose muller") == {"fact", "episode", "entity"}
     # every node with text outside ASCII got its terms again; a text in ASCII alone was not read
     assert terms() == {**expected, plain.id: old}
+
+
+def test_names_that_differ_in_their_vowel_signs_are_two_entities(db, settings, graph, tenant):
+    """Devanagari and Tamil write vowels as combining marks: "मोहन" (Mohan) and "मोहिनी" (Mohini) are two people,
+    and a title written in Hindi is its own value. A schema-11 graph, whose keys had the marks dropped ("महन" for
+    both names), gets its keys again at start-up: each name resolves to its own entity, and a value said again is
+    the same fact."""
+    from graphmem.models import name_key
+    from graphmem.store.schema import _name_key_before_12, rekey_marked_names
+
+    assert name_key("मोहन") != name_key("मोहिनी") and _name_key_before_12("मोहन") == _name_key_before_12("मोहिनी")
+    ep, _ = graph.append_episode(tenant, msg("मोहन टाटा में, मोहिनी इंफोसिस में"))
+
+    def say(name, org, title):
+        return [o.action for o in graph.assert_facts(tenant, [
+            FactIn(subject=EntityRef(kind="Person", name=name), predicate="WORKS_AT",
+                   object=EntityRef(kind="Organization", name=org), episode_id=ep.id),
+            FactIn(subject=EntityRef(kind="Person", name=name), predicate="HAS_TITLE", value=title,
+                   episode_id=ep.id)])]
+    assert say("मोहन", "Tata", "प्रबंधक") == ["created", "created"]
+    assert say("मोहिनी", "Infosys", "प्रबंधक") == ["created", "created"]    # not Mohan's job, superseded
+    mohan, mohini = (graph.find_entities(tenant, n, "Person")[0] for n in ("मोहन", "मोहिनी"))
+    assert mohan.id != mohini.id and mohini.name == "मोहिनी"
+
+    def keys():
+        with db.driver.session(database=db.database) as s:
+            return {"entities": sorted(s.run("MATCH (e:Entity {tenant_id: $t}) RETURN e.name AS n, e.name_key AS k",
+                                             t=tenant).values()),
+                    "aliases": sorted(s.run("MATCH (a:Alias {tenant_id: $t})-[:ALIAS_OF]->(e) "
+                                            "RETURN a.key AS k, e.name AS n, a.entity_id = e.id AS owner",
+                                            t=tenant).values()),
+                    "values": sorted(s.run("MATCH (f:Fact {tenant_id: $t}) WHERE f.value IS NOT NULL "
+                                           "RETURN f.value AS v, f.object_key AS k", t=tenant).values())}
+
+    def age():   # what a schema-11 graph holds: one alias key for both names, values keyed without their marks
+        with db.driver.session(database=db.database) as s:
+            s.run("MATCH (a:Alias {tenant_id: $t}) WHERE a.key STARTS WITH 'Person:' DETACH DELETE a",
+                  t=tenant).consume()
+            for e in (mohan, mohini):
+                old = _name_key_before_12(e.name)
+                s.run("MATCH (e:Entity {id: $id}) SET e.name_key = $k "
+                      "MERGE (a:Alias {tenant_id: $t, key: 'Person:' + $k}) "
+                      "  ON CREATE SET a.entity_id = e.id, a.name_key = $k "
+                      "MERGE (a)-[:ALIAS_OF]->(e)", id=e.id, k=old, t=tenant).consume()
+            s.run("MATCH (f:Fact {tenant_id: $t}) WHERE f.value IS NOT NULL SET f.object_key = 'v:' + $k",
+                  t=tenant, k=_name_key_before_12("प्रबंधक")).consume()
+
+    expected = keys()
+    age()
+    assert keys() != expected
+    db.execute("meta/set_schema", version=11, embedding_dimension=settings.embedding_dimension)
+    assert apply_schema(db, settings.embedding_dimension)["migrated"] is True
+    assert keys() == expected
+    assert say("मोहिनी", "Infosys", "प्रबंधक") == ["duplicate", "duplicate"]   # her own facts, said again
+    age()
+    assert rekey_marked_names(db, batch=1) >= 4 and keys() == expected        # one entity or fact a transaction
 
 
 def test_schema_9_graph_gets_the_mentions_of_its_episodes(db, settings, graph, tenant):

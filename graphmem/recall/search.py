@@ -125,7 +125,9 @@ class HybridSearch:
         vector = self._vector(req.query, degraded)
         lucene = build_query(req.query, tenant_id)
         if lucene is None:
-            degraded.append("fulltext: the query has no searchable words")
+            degraded.append("fulltext: the query's words are too long to search as terms (over Lucene's clause "
+                            "limit: text without spaces, such as Han script, counts each character); shorten it"
+                            if terms(req.query) else "fulltext: the query has no searchable words")
         elif only_stop_words(req.query):
             degraded.append("fulltext: the query has only common words or single characters (" +
                             ", ".join(terms(req.query)) + "), so word matches say little; name who or what it is "

@@ -31,17 +31,21 @@ import hashlib
 import re
 import unicodedata
 
+from graphmem.models import MARKS
 from graphmem.store.db import require_tenant, tenant_token
 
-WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
+# A word: a letter or digit, then letters, digits and combining marks (Devanagari vowel signs, viramas: Lucene's
+# tokenizer keeps them inside a word too, UAX#29), with at most one inner apostrophe.
+_LETTER = rf"(?:[^\W_]|[{MARKS}])"
+WORD = re.compile(rf"[^\W_]{_LETTER}*(?:'[^\W_]{_LETTER}*)?")
 # Apostrophes folded to the straight one before `WORD` splits text (typed text and LLM output use the right single
 # quotation mark for it): right and left single quotation marks, modifier letter apostrophe.
 APOSTROPHES = "\u2019\u2018\u02bc"
 _FOLD = str.maketrans(dict.fromkeys(APOSTROPHES, "'"))
 # Latin letters with a stroke or ligatures, which NFD does not split into a letter and a mark (as Lucene's
-# ASCIIFoldingFilter folds them), lower case: "Łódź Ørsted" is "lodz orsted".
-_LATIN = str.maketrans({"ł": "l", "ø": "o", "đ": "d", "ħ": "h", "ŧ": "t", "ı": "i", "æ": "ae", "œ": "oe", "ð": "d",
-                        "þ": "th", "ŋ": "n"})
+# ASCIIFoldingFilter folds them), lower case: "Łódź Ørsted" is "lodz orsted"; and Russian "ё", mostly written "е".
+_BASE = str.maketrans({"ł": "l", "ø": "o", "đ": "d", "ħ": "h", "ŧ": "t", "ı": "i", "æ": "ae", "œ": "oe", "ð": "d",
+                       "þ": "th", "ŋ": "n", "ё": "е"})
 # Unicode categories of the symbols and numbers `_spaced` sets apart: math, currency, modifier and other symbols,
 # letter-like and other numbers (not decimal digits, which NFKC turns into digits of a number: "１２" is "12").
 _SPELLED = frozenset(("Sm", "Sc", "Sk", "So", "Nl", "No"))
@@ -75,28 +79,36 @@ def fold(text: str) -> str:
     - Unicode case folding ("Straße" -> "strasse");
     - accents off Latin letters: the combining marks NFD splits off a letter of Basic Latin, Latin-1, Latin
       Extended-A/B or Latin Extended Additional ("José Müller" -> "jose muller"), and the Latin letters NFD keeps
-      whole as their base letters (`_LATIN`: "Łódź Ørsted" -> "lodz orsted"). Marks of other scripts are kept
-      (recomposed, NFC), though `WORD` splits a word at a mark it cannot recompose (Devanagari vowel signs)."""
+      whole as their base letters (`_BASE`: "Łódź Ørsted" -> "lodz orsted"); and off Greek letters, whose
+      capitals are written without them ("ΑΘΗΝΑ" and "Αθήνα" are "αθηνα"); "ё" as "е", as Russian is mostly
+      written. Other marks are kept (recomposed, NFC): they spell the word (Devanagari vowel signs, `WORD`)."""
     t = unicodedata.normalize("NFKC", _spaced(text or "")).translate(_FOLD).casefold()
     if t.isascii():
         return t
-    kept, latin = [], False
+    kept, accented = [], False
     for c in unicodedata.normalize("NFD", t):
         if not unicodedata.combining(c):
-            latin = ord(c) <= 0x024F or 0x1E00 <= ord(c) <= 0x1EFF
-        elif latin:
+            accented = _ACCENTED(ord(c))
+        elif accented:
             continue
         kept.append(c)
-    return unicodedata.normalize("NFC", "".join(kept)).translate(_LATIN)
+    return unicodedata.normalize("NFC", "".join(kept)).translate(_BASE)
+
+
+def _ACCENTED(cp: int) -> bool:
+    """A letter whose accents search ignores: Latin (Basic Latin to Latin Extended-B, Latin Extended Additional) or
+    Greek (Greek and Coptic, Greek Extended)."""
+    return cp <= 0x024F or 0x0370 <= cp <= 0x03FF or 0x1E00 <= cp <= 0x1FFF
 
 
 def _spaced(text: str) -> str:
-    """`text` with a space either side of each symbol or non-digit number that NFKC rewrites (™ -> "TM",
-    ½ -> "1⁄2", ² -> "2"), so that what NFKC spells out does not join the word beside it."""
+    """`text` with a space either side of each symbol or number that NFKC spells out otherwise than as digits
+    (™ -> "TM", ½ -> "1⁄2"), so that it does not join the word beside it; a superscript or subscript digit stays
+    in its word ("CO₂" is "co2", "m²" "m2")."""
     if text.isascii():
         return text
     return "".join(f" {c} " if not c.isascii() and unicodedata.category(c) in _SPELLED
-                   and unicodedata.normalize("NFKC", c) != c else c for c in text)
+                   and not (n := unicodedata.normalize("NFKC", c)).isdigit() and n != c else c for c in text)
 
 
 def words(text: str) -> list[str]:

@@ -29,15 +29,23 @@ and erasure's clean-up of entities see them.
 Version 11 folds accents off Latin letters, fullwidth forms and ligatures, and case by Unicode case folding, when
 text becomes terms ("José Müller" is "jose muller", "Ｄａｎａ" is "dana", "Straße" is "strasse"): the searchable
 nodes whose text holds any character outside ASCII get their terms again (`refold_search_terms`, as for version 9).
+A word keeps its combining marks too (Devanagari vowel signs used to split "कुत्ता" into three terms).
+Version 12 keeps combining marks in the keys names and literal values resolve by (`graphmem.models.name_key`):
+entities whose name or an alias holds one, and facts whose value does, get their keys again (`rekey_marked_names`).
 """
 from __future__ import annotations
 
+import re
+import unicodedata
+
 import cypher
 from graphmem.errors import SchemaMismatch
+from graphmem.models import name_key, value_key
 from graphmem.store.db import Database, tenant_token
+from graphmem.store.entities import alias_key
 from graphmem.store.fulltext import search_terms
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 BACKFILL_BATCH = 10_000
 FULLTEXT_INDEXES = ("entity_text", "fact_text", "episode_text")
 VECTOR_INDEXES = ("entity_embedding", "fact_embedding", "episode_embedding")
@@ -45,6 +53,9 @@ UNUSED_INDEXES = ("fact_valid_from", "fact_valid_to", "fact_recorded_at", "episo
 NON_ASCII = "(?s).*[^\\x00-\\x7F].*"
 """A Java regular expression (Cypher's =~) matching text with a character outside ASCII: the text whose terms a
 change of `words`' folding can change."""
+MARKED = "(?s).*\\p{M}.*"
+"""A Java regular expression (Cypher's =~) matching text with a combining mark: the names and values whose keys
+`name_key` made otherwise before schema 12."""
 
 
 def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict:
@@ -108,6 +119,9 @@ def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict
     if recorded and (recorded["version"] or 1) < 11:  # terms of non-ASCII text, folded (curly apostrophes: 9)
         refold_search_terms(db)
         migrated = True
+    if recorded and (recorded["version"] or 1) < 12:  # name and value keys keep combining marks
+        rekey_marked_names(db)
+        migrated = True
     db.execute("meta/set_schema", version=SCHEMA_VERSION, embedding_dimension=dimension)
     return {"version": SCHEMA_VERSION, "embedding_dimension": dimension, "migrated": migrated}
 
@@ -140,6 +154,41 @@ def refold_search_terms(db: Database, batch: int = BACKFILL_BATCH) -> int:
             done += db.execute("meta/set_search_terms", tenant_id=tenant, rows=[
                 {"eid": n["eid"], "terms": search_terms(tenant, n["text"])} for n in nodes])[0]["updated"]
             after = nodes[-1]["id"]
+    return done
+
+
+def _name_key_before_12(name: str) -> str:
+    """`graphmem.models.name_key` as it was before schema 12, which dropped combining marks with the punctuation:
+    the keys a graph written then holds, which `rekey_marked_names` replaces."""
+    s = unicodedata.normalize("NFKC", name).casefold()
+    return re.sub(r"\s+", " ", re.sub(r"[^\w\s@.-]", "", s)).strip()
+
+
+def rekey_marked_names(db: Database, batch: int = BACKFILL_BATCH) -> int:
+    """Give entities whose name or an alias holds a combining mark, and facts whose literal value does, the keys
+    `name_key` / `value_key` make now (schema 11 -> 12: the marks, vowels in Devanagari or Tamil, used to be dropped,
+    so "मोहन" and "मोहिनी" had one key and resolved to one person). One tenant and `batch` entities or facts per
+    transaction, walking each tenant's by id; safe to re-run. Entities already merged that way stay one entity
+    (what was said of the second name is on the first). Returns the number of entities and facts updated."""
+    done = 0
+    for row in db.rows("meta/marked_tenants", pattern=MARKED):
+        tenant, after = row["tenant_id"], ""
+        while ents := db.rows("meta/marked_entities", tenant_id=tenant, pattern=MARKED, after=after, limit=batch):
+            rows = []
+            for e in ents:
+                names = [e["name"], *e["aliases"]]
+                keys = {alias_key(e["kind"], name_key(n)): name_key(n) for n in names if name_key(n)}
+                old = {alias_key(e["kind"], _name_key_before_12(n)) for n in names if _name_key_before_12(n)}
+                rows.append({"id": e["id"], "name_key": name_key(e["name"]),
+                             "add": [{"key": k, "name_key": v} for k, v in keys.items() if k not in old],
+                             "drop": sorted(old - keys.keys())})
+            done += db.execute("meta/set_entity_keys", tenant_id=tenant, rows=rows)[0]["updated"]
+            after = ents[-1]["id"]
+        after = ""
+        while facts := db.rows("meta/marked_values", tenant_id=tenant, pattern=MARKED, after=after, limit=batch):
+            done += db.execute("meta/set_object_keys", tenant_id=tenant, rows=[
+                {"id": f["id"], "object_key": f"v:{value_key(f['value'])}"} for f in facts])[0]["updated"]
+            after = facts[-1]["id"]
     return done
 
 

@@ -1,0 +1,9 @@
+// Every tenant id with an entity whose name or an alias, or a fact whose literal value, holds a combining mark
+// ($pattern matches such text): schema migration 11 -> 12 recomputes their normalised keys per tenant, because
+// graphmem.models.name_key keeps those marks now (they are the vowels of Devanagari, Tamil, Thai...).
+// tenant-free: migration over every tenant, run once at start-up by apply_schema
+MATCH (n)
+WHERE n.tenant_id IS NOT NULL
+  AND ((n:Entity AND (n.name =~ $pattern OR any(a IN coalesce(n.aliases, []) WHERE a =~ $pattern)))
+       OR (n:Fact AND toString(n.value) =~ $pattern))
+RETURN DISTINCT n.tenant_id AS tenant_id
