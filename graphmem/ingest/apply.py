@@ -93,11 +93,11 @@ def apply_extraction(db: Database, claim: Claim, x: Extracted, screened: Screene
     """Write `screened` (the extraction `x` of `claim.episode`, after `screen_extraction`) in ONE transaction.
 
     In that transaction: check the claim is still held (`jobs.holds`), resolve (create or enrich) the entities (the
-    episode MENTIONS each; facts/create_batch links a fact's subject and object) and the null retractions' targets, assert the facts and apply the retractions in record order (facts in chunks of
-    `settings.bulk_batch_size`), record the refusals (the screened ones and the core's self-references), and
-    finish the job "done" with `x.notes` as its reason, `x.usage`, and `stats` (its `facts_asserted` /
-    `facts_refused`, when given, moved by the self-references) plus `facts_retracted` (the facts closed) when `x`
-    has retractions.
+    episode MENTIONS each; facts/create_batch links a fact's subject and object) and the null retractions' targets,
+    assert the facts and apply the retractions in record order (facts in chunks of `settings.bulk_batch_size`),
+    record the refusals (the screened ones and the core's self-references), and finish the job "done" with `x.notes`
+    as its reason, `x.usage`, and `stats` (its `facts_asserted` / `facts_refused`, when given, moved by the
+    self-references) plus `facts_retracted` (the facts closed) when `x` has retractions.
 
     Returns one `AssertOutcome` per fact of `screened.facts`, in order. Raises `LeaseLost` (another worker holds the
     job; nothing written), `InvalidInput`/`NotFound` from entity resolution or assertion (nothing written), or the

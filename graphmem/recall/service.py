@@ -221,12 +221,12 @@ class RecallService:
         is `object_id`, or whose object has a `via_predicate` fact with value `via_value`, all as known at
         `known_at` (transaction time; default now), each fact shown as it was believed then (`Fact.as_known_at`).
         Example: people currently WORKS_AT Globex who REPORTS_TO the person who HAS_TITLE CFO: `who_at(t, globex,
-        predicate="REPORTS_TO", via_predicate="HAS_TITLE", via_value="CFO")`. Raises `InvalidInput` (a blank `value`, `object_id` or `via_value`, which would otherwise
-        filter nothing or everything; a condition without its predicate; a predicate the tenant lacks;
-        a `member_predicate` whose object is a literal value, `entity_kinds_of`; a condition that no fact the
-        ontology allows can meet, `_never_matches`, naming the condition, or `org_field` for an org of a kind
-        the membership cannot point at) and `NotFound` (an `org_id` or `object_id` that is not this tenant's
-        entity, fields `org_field` / object_id)."""
+        predicate="REPORTS_TO", via_predicate="HAS_TITLE", via_value="CFO")`. Raises `InvalidInput` (a blank
+        `value`, `object_id` or `via_value`, which would otherwise filter nothing or everything; a condition without
+        its predicate; a predicate the tenant lacks; a `member_predicate` whose object is a literal value,
+        `entity_kinds_of`; a condition that no fact the ontology allows can meet, `_never_matches`, naming the
+        condition, or `org_field` for an org of a kind the membership cannot point at) and `NotFound` (an `org_id`
+        or `object_id` that is not this tenant's entity, fields `org_field` / object_id)."""
         require_tenant(tenant_id)
         for given, fld in ((value, "value"), (object_id, "object_id"), (via_value, "via_value")):
             if given is not None and not given.strip():   # blank: never "no condition", never an empty answer

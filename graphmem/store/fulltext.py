@@ -1,8 +1,8 @@
 """Per-tenant full-text terms: what the Lucene full-text indexes (`entity_text`, `fact_text`, `episode_text`) hold.
 
 Every searchable node stores `search_terms`: the words of its text (a fact's statement, an episode's content, an
-entity's name and aliases; `words`, which queries share), folded (`fold`: case, accents on Latin letters, fullwidth
-forms, ligatures), Lucene's English stop words left out, each prefixed with its tenant's
+entity's name and aliases; `words`, which queries share), folded (`fold`: case, accents on Latin and Greek letters,
+fullwidth forms, ligatures), Lucene's English stop words left out, each prefixed with its tenant's
 `tenant_prefix` ("t<digits>_"). The index's English analyzer still stems each term (Porter) and strips possessives;
 the prefix has no vowel, so Porter's measure, and hence the stem, is that of the bare word (except that a leading
 "y" now counts as a vowel; index and query terms go through the same analyzer, so they still match).
@@ -88,14 +88,14 @@ def fold(text: str) -> str:
     kept, accented = [], False
     for c in unicodedata.normalize("NFD", t):
         if not unicodedata.combining(c):
-            accented = _ACCENTED(ord(c))
+            accented = _accented(ord(c))
         elif accented:
             continue
         kept.append(c)
     return unicodedata.normalize("NFC", "".join(kept)).translate(_BASE)
 
 
-def _ACCENTED(cp: int) -> bool:
+def _accented(cp: int) -> bool:
     """A letter whose accents search ignores: Latin (Basic Latin to Latin Extended-B, Latin Extended Additional) or
     Greek (Greek and Coptic, Greek Extended)."""
     return cp <= 0x024F or 0x0370 <= cp <= 0x03FF or 0x1E00 <= cp <= 0x1FFF
