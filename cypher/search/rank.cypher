@@ -7,10 +7,10 @@
 //   graph proximity to the seed entities ($seed_ids): facts touching a seed (1.0) or one entity further (0.5);
 //     episodes that mention a seed (1.0; a mention graphmem recorded by $known_at) or are provenance of a seed's
 //     facts (0.5; provenance recorded by $known_at), every one of them, so the filters below choose among all;
-//     entities one fact away. The
-//     walk from a seed to an entity one fact away (entities, and facts one entity further) takes only facts that
-//     paths walk (cypher/recall/around): valid at $as_of as known at $known_at, never candidates, never past
-//     retention, whatever $include_superseded says (it widens which facts are returned, not the graph walked);
+//     entities one fact away. The walk from a seed to an entity one fact away (entities, and facts one entity
+//     further) takes only facts that paths walk (cypher/recall/around): valid at $as_of as known at $known_at,
+//     never candidates, never past retention, whatever $include_superseded says (it widens which facts are
+//     returned, not the graph walked);
 //     an episode is provenance of a seed's fact recorded by $known_at, whatever its valid time (the episode said it).
 // Candidates ($fetch per retriever) are filtered BEFORE each retriever keeps its top $limit:
 //   facts: tenant, valid at $as_of (unless $include_superseded) as known at $known_at, never candidates, never past
