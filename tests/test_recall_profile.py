@@ -43,33 +43,34 @@ def cases(tenant: str, ids: dict) -> dict[str, dict]:
     now = utcnow()
     common = {"tenant_id": tenant, "now": now, "as_of": now, "known_at": now}
     iso = {**common, "now": now.isoformat(), "as_of": now.isoformat(), "known_at": now.isoformat()}  # hot queries
-    scope = {"session_id": None, "user_id": None, "occurred_after": None, "occurred_before": None}
-    retr = {"lucene": build_query("who reports to Carol at Globex", tenant), "vector": [0.05] * 384, "limit": 50,
-            "fetch": 1000, "entity_kinds": None, "seed_ids": [ids["Dana Smith"], ids["Globex"]], "weights": {},
+    opt = {"session_id": None, "user_id": None, "occurred_after": None, "occurred_before": None,
+           "lucene": build_query("who reports to Carol at Globex", tenant), "vector": [0.05] * 384,
+           "entity_kinds": None, "predicates": None}
+    retr = {"opt": opt, "limit": 50, "fetch": 1000, "seed_ids": [ids["Dana Smith"], ids["Globex"]], "weights": {},
             "rrf_k": 10, "prefetch": 20, "k": 10, "viewer": None}
     viewer = {"viewer": {"session_id": "s-1", "user_id": "u-1", "consent_classes": ["preference"],
                          "sensitive_classes": ["health", "finance", "legal"]}}
     rank_ids = {"fact_ids": [ids["Dana Smith"], ids["Globex"]], "episode_ids": [ids["Dana Smith"]],
                 "entity_ids": [ids["Dana Smith"], ids["Globex"]]}
     return {
-        "search/rank": {**iso, **scope, **retr, "targets": ["entity", "fact", "episode"], "include_superseded": False,
-                        "predicates": None, "scoped": True, "fact_ids": [], "episode_ids": [], "entity_ids": []},
-        "search/rank (a window's viewer)": {**iso, **scope, **retr, **viewer, "targets": ["fact", "episode"],
-                                            "include_superseded": False, "predicates": None, "scoped": False,
+        "search/rank": {**iso, **retr, "targets": ["entity", "fact", "episode"], "include_superseded": False,
+                        "scoped": True, "fact_ids": [], "episode_ids": [], "entity_ids": []},
+        "search/rank (a window's viewer)": {**iso, **retr, **viewer, "targets": ["fact", "episode"],
+                                            "include_superseded": False, "scoped": False,
                                             "fact_ids": [], "episode_ids": [], "entity_ids": []},
-        "search/rank (ids only)": {**iso, **scope, **retr, "targets": [], "include_superseded": False,
-                                   "predicates": None, "scoped": False, **rank_ids},
-        "search/entities_by_name": {"tenant_id": tenant, "lucene": None, "kind": "Person", "offset": 0, "limit": 10,
-                                    "fetch": 100},
-        "recall/around": {**iso, "entity_id": ids["Sam Me"], "max_hops": 3, "limit": 50, "predicates": None},
+        "search/rank (ids only)": {**iso, **retr, "targets": [], "include_superseded": False,
+                                   "scoped": False, **rank_ids},
+        "search/entities_by_name": {"tenant_id": tenant, "opt": {"lucene": None, "kind": "Person"}, "offset": 0,
+                                    "limit": 10, "fetch": 100},
+        "recall/around": {**iso, "entity_id": ids["Sam Me"], "max_hops": 3, "limit": 50, "opt": {"predicates": None}},
         "recall/between": {**iso, "from_id": ids["Sam Me"], "to_id": ids["Initech"], "k": 5, "max_hops": 3,
-                           "predicates": None},
-        "recall/neighbours": {**common, "entity_id": ids["Dana Smith"], "direction": "both", "predicates": None,
-                              "include_superseded": False, "offset": 0, "limit": 50},
+                           "opt": {"predicates": None}},
+        "recall/neighbours": {**common, "entity_id": ids["Dana Smith"], "direction": "both",
+                              "opt": {"predicates": None}, "include_superseded": False, "offset": 0, "limit": 50},
         "recall/who_at": {"tenant_id": tenant, "now": now, "as_of": now, "known_at": now, "org_id": ids["Globex"],
-                          "member_predicate": "WORKS_AT", "predicate": "REPORTS_TO", "value_key": None,
-                          "object_id": None, "via_predicate": "HAS_TITLE", "via_value_key": "cfo", "offset": 0,
-                          "limit": 50},
+                          "member_predicate": "WORKS_AT", "offset": 0, "limit": 50,
+                          "opt": {"predicate": "REPORTS_TO", "value_key": None, "object_id": None,
+                                  "via_predicate": "HAS_TITLE", "via_value_key": "cfo"}},
     }
 
 

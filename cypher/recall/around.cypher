@@ -2,7 +2,7 @@
 // shortest paths (the strongest weakest hop, then the most recent), over the facts' derived
 // (subject)-[:RELATED]->(object) edges, walked in either direction (the edge copies the fact's id and the
 // properties filtered here, see facts/create_batch), walking only facts valid at $as_of as known at $known_at
-// (never candidates, never past retention at $now), optionally only $predicates. Ranked by length, then weakest
+// (never candidates, never past retention at $now), optionally only $opt.predicates. Ranked by length, then weakest
 // confidence (desc), then most recent valid_from (desc), then target id (so equal paths keep one order); $limit paths.
 //
 // The walk is breadth-first, one level per subquery: level k holds the entities first reached in k hops, each with
@@ -26,12 +26,13 @@
 // pydantic parses the string in ~1 µs. The times ($now, $as_of, $known_at) arrive as ISO-8601 strings, parsed
 // once into the map `t` (the driver packs a datetime in ~40 µs).
 // The edge filter is the same at every level (Cypher has no functions of our own to share it).
-WITH {now: datetime($now), as_of: datetime($as_of), known_at: datetime($known_at)} AS t
+WITH {now: datetime($now), as_of: datetime($as_of), known_at: datetime($known_at),
+      predicates: $opt.predicates} AS t
 MATCH (a:Entity {tenant_id: $tenant_id, id: $entity_id})
 CALL (a, t) {
   MATCH (a)-[l:RELATED]-(y:Entity)
   WHERE y <> a AND l.tenant_id = $tenant_id AND l.status <> 'candidate'
-    AND ($predicates IS NULL OR l.predicate IN $predicates)
+    AND (t.predicates IS NULL OR l.predicate IN t.predicates)
     AND l.valid_from <= t.as_of AND (l.valid_to IS NULL OR l.valid_to > t.as_of OR l.closed_at > t.known_at
          OR (l.reclosed_at > t.known_at AND l.prior_valid_to > t.as_of))
     AND l.recorded_at <= t.known_at AND (l.expired_at IS NULL OR l.expired_at > t.known_at)
@@ -49,7 +50,7 @@ CALL (a, t, l1) {
   WITH a, t, e.n AS x, p
   MATCH (x)-[l:RELATED]-(y:Entity)
   WHERE y <> a AND l.tenant_id = $tenant_id AND l.status <> 'candidate'
-    AND ($predicates IS NULL OR l.predicate IN $predicates)
+    AND (t.predicates IS NULL OR l.predicate IN t.predicates)
     AND l.valid_from <= t.as_of AND (l.valid_to IS NULL OR l.valid_to > t.as_of OR l.closed_at > t.known_at
          OR (l.reclosed_at > t.known_at AND l.prior_valid_to > t.as_of))
     AND l.recorded_at <= t.known_at AND (l.expired_at IS NULL OR l.expired_at > t.known_at)
@@ -70,7 +71,7 @@ CALL (a, t, l2) {
   WITH a, t, e.n AS x, p
   MATCH (x)-[l:RELATED]-(y:Entity)
   WHERE y <> a AND l.tenant_id = $tenant_id AND l.status <> 'candidate'
-    AND ($predicates IS NULL OR l.predicate IN $predicates)
+    AND (t.predicates IS NULL OR l.predicate IN t.predicates)
     AND l.valid_from <= t.as_of AND (l.valid_to IS NULL OR l.valid_to > t.as_of OR l.closed_at > t.known_at
          OR (l.reclosed_at > t.known_at AND l.prior_valid_to > t.as_of))
     AND l.recorded_at <= t.known_at AND (l.expired_at IS NULL OR l.expired_at > t.known_at)

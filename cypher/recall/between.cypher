@@ -1,6 +1,6 @@
 // Multi-hop recall between two entities: the $k best shortest paths (1..$max_hops facts, at most 4) from $from_id to
 // $to_id over the facts' derived RELATED edges (see recall/around), walking only facts valid at $as_of as known at
-// $known_at (never candidates, never past retention at $now), optionally only $predicates. Best = the strongest
+// $known_at (never candidates, never past retention at $now), optionally only $opt.predicates. Best = the strongest
 // weakest hop (confidence desc), then the most recent valid_from; the paths come in that order, then by the fact
 // ids of their hops (so equal paths keep one order). With $k = 1 this is the shortest connection ("who can
 // introduce us").
@@ -35,13 +35,14 @@
 // the top-$k insertion of `cs` and each step of walk 2. The entity at an edge's far end has no label in the pattern
 // (RELATED joins entities only): with `(y:Entity)` the planner may scan every entity and expand into the known one
 // to group by `y` in label order.
-WITH {now: datetime($now), as_of: datetime($as_of), known_at: datetime($known_at)} AS t
+WITH {now: datetime($now), as_of: datetime($as_of), known_at: datetime($known_at),
+      predicates: $opt.predicates} AS t
 MATCH (a:Entity {tenant_id: $tenant_id, id: $from_id})
 MATCH (b:Entity {tenant_id: $tenant_id, id: $to_id})
 CALL (a, b, t) {
   MATCH (a)-[l:RELATED]-(y)
   WHERE y <> a AND ($max_hops > 1 OR y = b) AND l.tenant_id = $tenant_id AND l.status <> 'candidate'
-    AND ($predicates IS NULL OR l.predicate IN $predicates)
+    AND (t.predicates IS NULL OR l.predicate IN t.predicates)
     AND l.valid_from <= t.as_of AND (l.valid_to IS NULL OR l.valid_to > t.as_of OR l.closed_at > t.known_at
          OR (l.reclosed_at > t.known_at AND l.prior_valid_to > t.as_of))
     AND l.recorded_at <= t.known_at AND (l.expired_at IS NULL OR l.expired_at > t.known_at)
@@ -59,7 +60,7 @@ CALL (a, b, t, s1, seen) {
   WITH a, b, t, seen, ix, e, e.n AS x
   MATCH (x)-[l:RELATED]-(y)
   WHERE y <> a AND ($max_hops > 2 OR y = b) AND l.tenant_id = $tenant_id AND l.status <> 'candidate'
-    AND ($predicates IS NULL OR l.predicate IN $predicates)
+    AND (t.predicates IS NULL OR l.predicate IN t.predicates)
     AND l.valid_from <= t.as_of AND (l.valid_to IS NULL OR l.valid_to > t.as_of OR l.closed_at > t.known_at
          OR (l.reclosed_at > t.known_at AND l.prior_valid_to > t.as_of))
     AND l.recorded_at <= t.known_at AND (l.expired_at IS NULL OR l.expired_at > t.known_at)
@@ -80,7 +81,7 @@ CALL (a, b, t, s2, seen) {
   WITH a, b, t, seen, ix, e, e.n AS x
   MATCH (x)-[l:RELATED]-(y)
   WHERE y <> a AND ($max_hops > 3 OR y = b) AND l.tenant_id = $tenant_id AND l.status <> 'candidate'
-    AND ($predicates IS NULL OR l.predicate IN $predicates)
+    AND (t.predicates IS NULL OR l.predicate IN t.predicates)
     AND l.valid_from <= t.as_of AND (l.valid_to IS NULL OR l.valid_to > t.as_of OR l.closed_at > t.known_at
          OR (l.reclosed_at > t.known_at AND l.prior_valid_to > t.as_of))
     AND l.recorded_at <= t.known_at AND (l.expired_at IS NULL OR l.expired_at > t.known_at)
@@ -101,7 +102,7 @@ CALL (a, b, t, s3, seen) {
   WITH b, t, ix, e, e.n AS x
   MATCH (x)-[l:RELATED]-(b)
   WHERE l.tenant_id = $tenant_id AND l.status <> 'candidate'
-    AND ($predicates IS NULL OR l.predicate IN $predicates)
+    AND (t.predicates IS NULL OR l.predicate IN t.predicates)
     AND l.valid_from <= t.as_of AND (l.valid_to IS NULL OR l.valid_to > t.as_of OR l.closed_at > t.known_at
          OR (l.reclosed_at > t.known_at AND l.prior_valid_to > t.as_of))
     AND l.recorded_at <= t.known_at AND (l.expired_at IS NULL OR l.expired_at > t.known_at)

@@ -1,12 +1,12 @@
 // Neighbours of an entity one fact away: facts with the entity as subject ($direction 'out'), as object ('in')
 // or either ('both'), valid at $as_of as known at $known_at (with $include_superseded: every version known then),
-// never candidates or past retention ($now), optionally only $predicates. Literal-valued facts have no neighbour
+// never candidates or past retention ($now), optionally only $opt.predicates. Literal-valued facts have no neighbour
 // entity (neighbour null). Provenance: the episodes each fact was recorded as derived from by $known_at. Paginated
 // ($offset, $limit), ordered by predicate then most recent valid_from.
 MATCH (a:Entity {tenant_id: $tenant_id, id: $entity_id})<-[r:SUBJECT|OBJECT]-(f:Fact)
 WHERE f.tenant_id = $tenant_id AND f.status <> 'candidate'
   AND ($direction = 'both' OR ($direction = 'out' AND type(r) = 'SUBJECT') OR ($direction = 'in' AND type(r) = 'OBJECT'))
-  AND ($predicates IS NULL OR f.predicate IN $predicates)
+  AND ($opt.predicates IS NULL OR f.predicate IN $opt.predicates)
   AND (f.retain_until IS NULL OR f.retain_until > $now)
   AND f.recorded_at <= $known_at AND (f.expired_at IS NULL OR f.expired_at > $known_at)
   AND ($include_superseded OR (f.valid_from <= $as_of

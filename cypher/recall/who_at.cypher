@@ -1,9 +1,10 @@
 // "Who at organisation X has property Y": entities with a $member_predicate fact (default WORKS_AT) pointing at
-// $org_id valid at $as_of, that also have a $predicate fact valid at $as_of whose object is $object_id, or whose
-// literal value normalises to $value_key, or (via) whose object entity itself has a $via_predicate fact with value
-// key $via_value_key (e.g. people at Globex who REPORTS_TO someone who HAS_TITLE 'cfo'). A null condition is
-// ignored. Facts: never candidates, recorded by $known_at and not corrected as known then (transaction time),
-// never past retention ($now).
+// $org_id valid at $as_of, that also have a $opt.predicate fact valid at $as_of whose object is $opt.object_id, or
+// whose literal value normalises to $opt.value_key, or (via) whose object entity itself has a $opt.via_predicate
+// fact with value key $opt.via_value_key (e.g. people at Globex who REPORTS_TO someone who HAS_TITLE 'cfo'). A null
+// condition is ignored (the conditions travel in the map $opt so that one plan serves every mix of them). Facts:
+// never candidates, recorded by $known_at and not corrected as known then (transaction time), never past retention
+// ($now).
 // Returns each person with the facts that matched (membership, property, via), each with provenance ids (the
 // episodes it was recorded as derived from by $known_at, still inside retention): one row
 // per matching property fact (someone who KNOWS two people there is listed twice), in a total order so that pages
@@ -15,23 +16,24 @@ WHERE m.tenant_id = $tenant_id AND m.predicate = $member_predicate AND m.status 
   AND m.valid_from <= $as_of AND (m.valid_to IS NULL OR m.valid_to > $as_of OR m.closed_at > $known_at
              OR (m.reclosed_at > $known_at AND m.prior_valid_to > $as_of))
 OPTIONAL MATCH (p)<-[:SUBJECT]-(h:Fact)
-WHERE $predicate IS NOT NULL AND h.tenant_id = $tenant_id AND h.predicate = $predicate AND h.status <> 'candidate'
+WHERE $opt.predicate IS NOT NULL AND h.tenant_id = $tenant_id AND h.predicate = $opt.predicate
+  AND h.status <> 'candidate'
   AND h.recorded_at <= $known_at AND (h.expired_at IS NULL OR h.expired_at > $known_at)
   AND (h.retain_until IS NULL OR h.retain_until > $now)
   AND h.valid_from <= $as_of AND (h.valid_to IS NULL OR h.valid_to > $as_of OR h.closed_at > $known_at
              OR (h.reclosed_at > $known_at AND h.prior_valid_to > $as_of))
-  AND ($value_key IS NULL OR h.object_key = 'v:' + $value_key)
-  AND ($object_id IS NULL OR h.object_key = 'e:' + $object_id)
-  AND ($via_predicate IS NULL OR EXISTS {
+  AND ($opt.value_key IS NULL OR h.object_key = 'v:' + $opt.value_key)
+  AND ($opt.object_id IS NULL OR h.object_key = 'e:' + $opt.object_id)
+  AND ($opt.via_predicate IS NULL OR EXISTS {
         MATCH (h)-[:OBJECT]->(:Entity)<-[:SUBJECT]-(v:Fact)
-        WHERE v.tenant_id = $tenant_id AND v.predicate = $via_predicate AND v.status <> 'candidate'
+        WHERE v.tenant_id = $tenant_id AND v.predicate = $opt.via_predicate AND v.status <> 'candidate'
           AND v.recorded_at <= $known_at AND (v.expired_at IS NULL OR v.expired_at > $known_at)
           AND (v.retain_until IS NULL OR v.retain_until > $now)
           AND v.valid_from <= $as_of AND (v.valid_to IS NULL OR v.valid_to > $as_of OR v.closed_at > $known_at
              OR (v.reclosed_at > $known_at AND v.prior_valid_to > $as_of))
-          AND ($via_value_key IS NULL OR v.object_key = 'v:' + $via_value_key) })
+          AND ($opt.via_value_key IS NULL OR v.object_key = 'v:' + $opt.via_value_key) })
 WITH p, m, h
-WHERE $predicate IS NULL OR h IS NOT NULL
+WHERE $opt.predicate IS NULL OR h IS NOT NULL
 OPTIONAL MATCH (h)-[:OBJECT]->(ho:Entity)
 RETURN p {.*, embedding: null, search_terms: null, search_text: null} AS entity,
        m {.*, embedding: null, search_terms: null, subject_id: p.id, object_id: $org_id} AS membership,

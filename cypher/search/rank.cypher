@@ -1,7 +1,7 @@
 // Hybrid search for the target kinds in $targets ("entity", "fact", "episode"): every retriever's ranked list, and
 // the full records of the likely winners (see "Prefetch" below). Each kind has up to three retrievers, each ranked
 // within itself:
-//   full-text (Lucene BM25 over fact_text / episode_text / entity_text; $lucene is the whole Lucene query over the
+//   full-text (Lucene BM25 over fact_text / episode_text / entity_text; $opt.lucene is the whole Lucene query over the
 //     tenant's prefixed terms, graphmem.store.fulltext.tenant_query, so it matches this tenant's nodes only),
 //   vector (cosine, exact over the tenant's own nodes: the shared vector index cannot filter by tenant),
 //   graph proximity to the seed entities ($seed_ids): facts touching a seed (1.0) or one entity further (0.5);
@@ -14,12 +14,12 @@
 //     an episode is provenance of a seed's fact recorded by $known_at, whatever its valid time (the episode said it).
 // Candidates ($fetch per retriever) are filtered BEFORE each retriever keeps its top $limit:
 //   facts: tenant, valid at $as_of (unless $include_superseded) as known at $known_at, never candidates, never past
-//     retention ($now), optional $predicates, $entity_kinds, and scope through provenance ($scoped: session, user,
+//     retention ($now), optional predicates, entity kinds, and scope through provenance ($scoped: session, user,
 //     occurred_at range);
 //   episodes: tenant, retention, transaction time ($known_at vs ingested_at), valid time (nothing after $as_of),
-//     $entity_kinds (an episode that MENTIONS an entity of one of them, as recorded by $known_at) and the scope
+//     entity kinds (an episode that MENTIONS an entity of one of them, as recorded by $known_at) and the scope
 //     filters; never the record of an API write (`searchable: false`, graphmem.store.episodes.append);
-//   entities: tenant, $entity_kinds, created by $known_at, and the scope filters ($scoped: mentioned by an episode
+//   entities: tenant, entity kinds, created by $known_at, and the scope filters ($scoped: mentioned by an episode
 //     in scope, or the subject or object of a fact derived from one);
 //   and, with a $viewer (a context window: {session_id, user_id, consent_classes, sensitive_classes}, or null for
 //     none; graphmem.recall.models.Viewer), what that session may see. The viewer's user is the session's, else
@@ -43,11 +43,18 @@
 // strings (toString): the Python driver hydrates a DateTime in ~50-100 µs, pydantic parses the string in ~1 µs.
 // Cost notes: one query and one row, not one query per kind and one Bolt record per hit (each query costs the
 // Python driver and the server a round trip; each record ~30 µs in the driver). Times ($now, $as_of, $known_at,
-// $occurred_after, $occurred_before) arrive as ISO-8601 strings (or null), parsed once into the map `t`: the driver
-// packs a datetime parameter in ~40 µs.
+// $opt.occurred_after, $opt.occurred_before) arrive as ISO-8601 strings (or null), parsed once into the map `t`: the
+// driver packs a datetime parameter in ~40 µs.
+// $opt holds every option a request may leave out, null when left out: lucene (null when the query has no
+// searchable word), vector (null without an embedder), predicates, entity_kinds, session_id, user_id,
+// occurred_after, occurred_before; they are copied into `t`. Neo4j plans once per parameter types and a null is a
+// type of its own, while a map is a map whatever it holds: as separate parameters each new mix of filters was
+// planned anew (1.5-1.7 s).
 // The viewer is resolved here, in the same read, so that a window's search runs beside its graph read.
 WITH {now: datetime($now), as_of: datetime($as_of), known_at: datetime($known_at),
-      occurred_after: datetime($occurred_after), occurred_before: datetime($occurred_before)} AS t
+      occurred_after: datetime($opt.occurred_after), occurred_before: datetime($opt.occurred_before),
+      session_id: $opt.session_id, user_id: $opt.user_id, predicates: $opt.predicates,
+      entity_kinds: $opt.entity_kinds, lucene: $opt.lucene, vector: $opt.vector} AS t
 OPTIONAL CALL () {
   WITH $viewer AS v WHERE v IS NOT NULL
   OPTIONAL MATCH (s:Session {tenant_id: $tenant_id, id: v.session_id})
@@ -65,11 +72,11 @@ WITH t {.*, viewer: viewer} AS t
 CALL (t) {
   WITH t WHERE 'entity' IN $targets
   CALL (t) {
-    WITH $lucene AS q WHERE q IS NOT NULL
+    WITH t.lucene AS q WHERE q IS NOT NULL
     CALL db.index.fulltext.queryNodes('entity_text', q, {limit: $fetch}) YIELD node, score
     RETURN 'fulltext' AS retriever, node AS n, score
     UNION ALL
-    WITH $vector AS v WHERE v IS NOT NULL
+    WITH t.vector AS v WHERE v IS NOT NULL
     MATCH (node:Entity {tenant_id: $tenant_id}) WHERE node.embedding IS NOT NULL
     WITH node, vector.similarity.cosine(node.embedding, v) AS score ORDER BY score DESC LIMIT $fetch
     RETURN 'vector' AS retriever, node AS n, score
@@ -85,17 +92,17 @@ CALL (t) {
     RETURN 'graph' AS retriever, n, 1.0 AS score
   }
   WITH t, retriever, n, sum(score) AS score
-  WHERE n.tenant_id = $tenant_id AND n.created_at <= t.known_at AND ($entity_kinds IS NULL OR n.kind IN $entity_kinds)
+  WHERE n.tenant_id = $tenant_id AND n.created_at <= t.known_at AND (t.entity_kinds IS NULL OR n.kind IN t.entity_kinds)
     AND (NOT $scoped OR EXISTS {
           MATCH (n)<-[m:MENTIONS]-(e:Episode)
           WHERE e.tenant_id = $tenant_id AND m.recorded_at <= t.known_at
-            AND ($session_id IS NULL OR e.session_id = $session_id) AND ($user_id IS NULL OR e.user_id = $user_id)
+            AND (t.session_id IS NULL OR e.session_id = t.session_id) AND (t.user_id IS NULL OR e.user_id = t.user_id)
             AND (t.occurred_after IS NULL OR e.occurred_at >= t.occurred_after)
             AND (t.occurred_before IS NULL OR e.occurred_at < t.occurred_before) }
         OR EXISTS {
           MATCH (n)<-[:SUBJECT|OBJECT]-(:Fact)-[d:DERIVED_FROM]->(e:Episode)
           WHERE e.tenant_id = $tenant_id AND d.recorded_at <= t.known_at
-            AND ($session_id IS NULL OR e.session_id = $session_id) AND ($user_id IS NULL OR e.user_id = $user_id)
+            AND (t.session_id IS NULL OR e.session_id = t.session_id) AND (t.user_id IS NULL OR e.user_id = t.user_id)
             AND (t.occurred_after IS NULL OR e.occurred_at >= t.occurred_after)
             AND (t.occurred_before IS NULL OR e.occurred_at < t.occurred_before) })
   WITH retriever, n, score ORDER BY score DESC, n.updated_at DESC
@@ -110,11 +117,11 @@ CALL (t) {
 CALL (t) {
   WITH t WHERE 'fact' IN $targets AND NOT coalesce(t.viewer.blind, false)
   CALL (t) {
-    WITH $lucene AS q WHERE q IS NOT NULL
+    WITH t.lucene AS q WHERE q IS NOT NULL
     CALL db.index.fulltext.queryNodes('fact_text', q, {limit: $fetch}) YIELD node, score
     RETURN 'fulltext' AS retriever, node AS f, score
     UNION ALL
-    WITH $vector AS v WHERE v IS NOT NULL
+    WITH t.vector AS v WHERE v IS NOT NULL
     MATCH (node:Fact {tenant_id: $tenant_id}) WHERE node.embedding IS NOT NULL
     WITH node, vector.similarity.cosine(node.embedding, v) AS score ORDER BY score DESC LIMIT $fetch
     RETURN 'vector' AS retriever, node AS f, score
@@ -139,17 +146,17 @@ CALL (t) {
   WHERE f.tenant_id = $tenant_id
     AND f.status <> 'candidate'
     AND (f.retain_until IS NULL OR f.retain_until > t.now)
-    AND ($predicates IS NULL OR f.predicate IN $predicates)
+    AND (t.predicates IS NULL OR f.predicate IN t.predicates)
     AND f.recorded_at <= t.known_at
     AND (f.expired_at IS NULL OR f.expired_at > t.known_at)
     AND ($include_superseded OR (f.valid_from <= t.as_of
          AND (f.valid_to IS NULL OR f.valid_to > t.as_of OR f.closed_at > t.known_at
              OR (f.reclosed_at > t.known_at AND f.prior_valid_to > t.as_of))))
-    AND ($entity_kinds IS NULL OR EXISTS { MATCH (f)-[:SUBJECT|OBJECT]->(x:Entity) WHERE x.kind IN $entity_kinds })
+    AND (t.entity_kinds IS NULL OR EXISTS { MATCH (f)-[:SUBJECT|OBJECT]->(x:Entity) WHERE x.kind IN t.entity_kinds })
     AND (NOT $scoped OR EXISTS {
           MATCH (f)-[d:DERIVED_FROM]->(e:Episode)
           WHERE d.recorded_at <= t.known_at
-            AND ($session_id IS NULL OR e.session_id = $session_id) AND ($user_id IS NULL OR e.user_id = $user_id)
+            AND (t.session_id IS NULL OR e.session_id = t.session_id) AND (t.user_id IS NULL OR e.user_id = t.user_id)
             AND (t.occurred_after IS NULL OR e.occurred_at >= t.occurred_after)
             AND (t.occurred_before IS NULL OR e.occurred_at < t.occurred_before) })
   // the viewer filter (a CASE, so the provenance is read only for facts of a withheld class)
@@ -182,11 +189,11 @@ CALL (t) {
 CALL (t) {
   WITH t WHERE 'episode' IN $targets AND NOT coalesce(t.viewer.blind, false)
   CALL (t) {
-    WITH $lucene AS q WHERE q IS NOT NULL
+    WITH t.lucene AS q WHERE q IS NOT NULL
     CALL db.index.fulltext.queryNodes('episode_text', q, {limit: $fetch}) YIELD node, score
     RETURN 'fulltext' AS retriever, node AS e, score
     UNION ALL
-    WITH $vector AS v WHERE v IS NOT NULL
+    WITH t.vector AS v WHERE v IS NOT NULL
     MATCH (node:Episode {tenant_id: $tenant_id}) WHERE node.embedding IS NOT NULL AND node.searchable IS NULL
     WITH node, vector.similarity.cosine(node.embedding, v) AS score ORDER BY score DESC LIMIT $fetch
     RETURN 'vector' AS retriever, node AS e, score
@@ -208,12 +215,12 @@ CALL (t) {
     AND (e.retain_until IS NULL OR e.retain_until > t.now)
     AND e.ingested_at <= t.known_at
     AND e.occurred_at <= t.as_of
-    AND ($session_id IS NULL OR e.session_id = $session_id)
-    AND ($user_id IS NULL OR e.user_id = $user_id)
+    AND (t.session_id IS NULL OR e.session_id = t.session_id)
+    AND (t.user_id IS NULL OR e.user_id = t.user_id)
     AND (t.occurred_after IS NULL OR e.occurred_at >= t.occurred_after)
     AND (t.occurred_before IS NULL OR e.occurred_at < t.occurred_before)
-    AND ($entity_kinds IS NULL OR EXISTS { MATCH (e)-[m:MENTIONS]->(x:Entity)
-                                           WHERE x.kind IN $entity_kinds AND m.recorded_at <= t.known_at })
+    AND (t.entity_kinds IS NULL OR EXISTS { MATCH (e)-[m:MENTIONS]->(x:Entity)
+                                           WHERE x.kind IN t.entity_kinds AND m.recorded_at <= t.known_at })
     AND (t.viewer IS NULL OR e.session_id = t.viewer.session_id                                   // visible
          OR (e.session_id IS NULL AND (e.user_id IS NULL OR e.user_id = t.viewer.user_id)))
   WITH t, retriever, e, score ORDER BY score DESC, e.occurred_at DESC
@@ -226,13 +233,13 @@ CALL (t) {
                       AND (r.retain_until IS NULL OR r.retain_until > t.now)
                       AND r.ingested_at <= t.known_at
                       AND r.occurred_at <= t.as_of
-                      AND ($session_id IS NULL OR r.session_id = $session_id)
-                      AND ($user_id IS NULL OR r.user_id = $user_id)
+                      AND (t.session_id IS NULL OR r.session_id = t.session_id)
+                      AND (t.user_id IS NULL OR r.user_id = t.user_id)
                       AND (t.occurred_after IS NULL OR r.occurred_at >= t.occurred_after)
                       AND (t.occurred_before IS NULL OR r.occurred_at < t.occurred_before)
-                      AND ($entity_kinds IS NULL
+                      AND (t.entity_kinds IS NULL
                            OR EXISTS { MATCH (r)-[m:MENTIONS]->(x:Entity)
-                                       WHERE x.kind IN $entity_kinds AND m.recorded_at <= t.known_at })
+                                       WHERE x.kind IN t.entity_kinds AND m.recorded_at <= t.known_at })
                       AND (t.viewer IS NULL OR r.session_id = t.viewer.session_id                 // visible
                            OR (r.session_id IS NULL AND (r.user_id IS NULL OR r.user_id = t.viewer.user_id)))
                     | {id: r.id, text: CASE WHEN r.speaker IS NULL THEN r.content ELSE r.speaker + ': ' + r.content END}
@@ -275,8 +282,8 @@ CALL (t, top) {
            provenance: [(f)-[d:DERIVED_FROM]->(e:Episode)
                         WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > t.now)
                           AND d.recorded_at <= t.known_at
-                          AND (NOT $scoped OR (($session_id IS NULL OR e.session_id = $session_id)
-                               AND ($user_id IS NULL OR e.user_id = $user_id)
+                          AND (NOT $scoped OR ((t.session_id IS NULL OR e.session_id = t.session_id)
+                               AND (t.user_id IS NULL OR e.user_id = t.user_id)
                                AND (t.occurred_after IS NULL OR e.occurred_at >= t.occurred_after)
                                AND (t.occurred_before IS NULL OR e.occurred_at < t.occurred_before)))
                           AND (t.viewer IS NULL OR e.session_id = t.viewer.session_id                 // visible

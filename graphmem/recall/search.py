@@ -188,12 +188,13 @@ class HybridSearch:
         scope = {"session_id": req.session_id, "user_id": req.user_id,
                  "occurred_after": req.occurred_after and req.occurred_after.isoformat(),
                  "occurred_before": req.occurred_before and req.occurred_before.isoformat()}
-        return {"tenant_id": tenant_id, "targets": list(req.targets),
-                "lucene": lucene, "vector": vector, "seed_ids": _ids(seeds), "now": now.isoformat(),
+        opt = {"lucene": lucene, "vector": vector, "entity_kinds": req.entity_kinds or None,
+               "predicates": [p.upper() for p in req.predicates] if req.predicates else None, **scope}
+        return {"tenant_id": tenant_id, "targets": list(req.targets), "opt": opt,
+                "seed_ids": _ids(seeds), "now": now.isoformat(),
                 "as_of": (req.as_of or now).isoformat(), "known_at": (req.known_at or now).isoformat(),
-                "entity_kinds": req.entity_kinds or None, "include_superseded": req.include_superseded,
-                "predicates": [p.upper() for p in req.predicates] if req.predicates else None,
-                "scoped": any(v is not None for v in scope.values()), **scope,
+                "include_superseded": req.include_superseded,
+                "scoped": any(v is not None for v in scope.values()),
                 "viewer": viewer.params() if viewer is not None else None, "k": req.k,
                 "limit": limit, "fetch": min(self.tuning.max_fetch, limit * self.tuning.fetch_factor),
                 "weights": self.tuning.weights, "rrf_k": self.tuning.rrf_k,

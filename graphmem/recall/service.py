@@ -57,8 +57,8 @@ class RecallService:
         if name and lucene is None:
             raise InvalidInput("name has no letters or digits", field="name")
         exact = self.graph.find_entities(tenant_id, name, kind, limit=offset + limit) if name else []
-        rows = self.db.rows("search/entities_by_name", tenant_id=tenant_id, lucene=lucene, kind=kind, offset=0,
-                            limit=offset + limit + len(exact), fetch=max(1000, 20 * (offset + limit)))
+        rows = self.db.rows("search/entities_by_name", tenant_id=tenant_id, opt={"lucene": lucene, "kind": kind},
+                            offset=0, limit=offset + limit + len(exact), fetch=max(1000, 20 * (offset + limit)))
         seen, out = set(), []
         for e in exact + [Entity(**r["entity"]) for r in rows]:
             if e.id not in seen:
@@ -152,7 +152,8 @@ class RecallService:
         # times as ISO-8601 strings, parsed once in the query (the driver packs a datetime parameter in ~40 µs)
         row = self.db.read_one("recall/around", tenant_id=tenant_id, entity_id=entity_id, max_hops=max_hops,
                                as_of=as_of.isoformat(), known_at=known_at.isoformat(), now=now.isoformat(),
-                               limit=limit, predicates=self.graph.known_predicates(tenant_id, predicates, field))
+                               limit=limit,
+                               opt={"predicates": self.graph.known_predicates(tenant_id, predicates, field)})
         if not row["paths"]:
             self.graph.get_entity(tenant_id, entity_id)   # NotFound for an unknown entity, else truly no paths
         return to_paths(row)
@@ -179,7 +180,7 @@ class RecallService:
         rows = self.db.rows("recall/between", tenant_id=tenant_id, from_id=from_id, to_id=to_id, k=k,
                             max_hops=self._hops(max_hops), as_of=as_of.isoformat(), known_at=known_at.isoformat(),
                             now=now.isoformat(),
-                            predicates=self.graph.known_predicates(tenant_id, predicates, predicate_field))
+                            opt={"predicates": self.graph.known_predicates(tenant_id, predicates, predicate_field)})
         return [to_path(r) for r in rows]
 
     def introduction(self, tenant_id: str, from_id: str, to_id: str, *, max_hops: int = 4,
@@ -205,7 +206,8 @@ class RecallService:
         asked_known_at = to_utc(known_at, "known_at") if known_at else None
         now, as_of, known_at = self._times(as_of, known_at)
         rows = self.db.rows("recall/neighbours", tenant_id=tenant_id, entity_id=entity_id, direction=direction,
-                            predicates=self.graph.known_predicates(tenant_id, predicates, "predicate"), as_of=as_of,
+                            opt={"predicates": self.graph.known_predicates(tenant_id, predicates, "predicate")},
+                            as_of=as_of,
                             known_at=known_at, now=now, include_superseded=include_superseded,
                             offset=offset, limit=limit)
         return [Neighbour(direction=r["direction"], fact=Fact(**r["fact"]).as_known_at(asked_known_at),
@@ -246,12 +248,11 @@ class RecallService:
         now, as_of, known_at = self._times(as_of, known_at)
         rows = self.db.rows("recall/who_at", tenant_id=tenant_id, org_id=org_id, now=now, as_of=as_of,
                             known_at=known_at,
-                            member_predicate=member_predicate.upper(),
-                            predicate=predicate.upper() if predicate else None,
-                            value_key=value_key(value) if value is not None else None, object_id=object_id,
-                            via_predicate=via_predicate.upper() if via_predicate else None,
-                            via_value_key=value_key(via_value) if via_value is not None else None, offset=offset,
-                            limit=limit)
+                            member_predicate=member_predicate.upper(), offset=offset, limit=limit,
+                            opt={"predicate": predicate.upper() if predicate else None,
+                                 "value_key": value_key(value) if value is not None else None, "object_id": object_id,
+                                 "via_predicate": via_predicate.upper() if via_predicate else None,
+                                 "via_value_key": value_key(via_value) if via_value is not None else None})
         members = [Member(**r) for r in rows]
         for m in members:   # each fact as it was believed at known_at (`Fact.as_known_at`), as `neighbours` shows it
             m.membership = m.membership.as_known_at(asked_known_at)
