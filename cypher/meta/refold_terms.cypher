@@ -1,21 +1,19 @@
 // Schema migrations 8 -> 9 and 10 -> 11: the tenant's searchable nodes whose text holds a character outside ASCII
 // ($pattern matches such text), whose search_terms were computed before graphmem.store.fulltext.words folded curly
-// apostrophes (9) and accents, fullwidth letters and ligatures (11). The next $limit of them by id after $after (a
-// cursor, so each node comes once however its terms turn out), with the text the terms are made from (a fact's
-// statement, an episode's content, an entity's search_text). A node without search_terms (an episode kept out of
-// search) is left alone.
+// apostrophes (9) and accents, fullwidth letters and ligatures (11), with the text the terms are made from (a fact's
+// statement, an episode's content, an entity's search_text). Read in one pass (Database.stream), in no particular
+// order. A node without search_terms (an episode kept out of search) is left alone.
 CALL () {
   MATCH (n:Fact {tenant_id: $tenant_id})
-  WHERE n.id > $after AND n.search_terms IS NOT NULL AND n.statement =~ $pattern
-  RETURN n, n.statement AS text ORDER BY n.id LIMIT $limit
+  WHERE n.search_terms IS NOT NULL AND n.statement =~ $pattern
+  RETURN n, n.statement AS text
   UNION ALL
   MATCH (n:Episode {tenant_id: $tenant_id})
-  WHERE n.id > $after AND n.search_terms IS NOT NULL AND n.content =~ $pattern
-  RETURN n, n.content AS text ORDER BY n.id LIMIT $limit
+  WHERE n.search_terms IS NOT NULL AND n.content =~ $pattern
+  RETURN n, n.content AS text
   UNION ALL
   MATCH (n:Entity {tenant_id: $tenant_id})
-  WHERE n.id > $after AND n.search_terms IS NOT NULL AND n.search_text =~ $pattern
-  RETURN n, n.search_text AS text ORDER BY n.id LIMIT $limit
+  WHERE n.search_terms IS NOT NULL AND n.search_text =~ $pattern
+  RETURN n, n.search_text AS text
 }
-WITH n, text ORDER BY n.id LIMIT $limit
-RETURN elementId(n) AS eid, n.id AS id, text
+RETURN elementId(n) AS eid, text

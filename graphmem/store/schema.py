@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable, Iterator
 
 import cypher
 from graphmem.errors import SchemaMismatch
@@ -141,19 +142,30 @@ def backfill_search_terms(db: Database, batch: int = BACKFILL_BATCH) -> int:
     return done
 
 
+def _batches(rows: Iterable[dict], size: int) -> Iterator[list[dict]]:
+    """`rows` in lists of `size` (the last one shorter), as they come."""
+    chunk: list[dict] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
 def refold_search_terms(db: Database, batch: int = BACKFILL_BATCH) -> int:
     """Recompute `search_terms` of the searchable nodes whose text holds a character outside ASCII (`NON_ASCII`),
     whose terms were made before `graphmem.store.fulltext.words` folded curly apostrophes (schema 8 -> 9) and
-    accents, fullwidth letters and ligatures (10 -> 11), one tenant and `batch` nodes per transaction, walking each
-    tenant's nodes by id (`meta/refold_terms`), so every such node is read once; safe to re-run after an
-    interruption (the terms come out the same). Returns the number of nodes updated."""
+    accents, fullwidth letters and ligatures (10 -> 11): each tenant's such nodes read in one pass
+    (`meta/refold_terms`, `Database.stream`), written `batch` per transaction; safe to re-run after an interruption
+    (the terms come out the same). Returns the number of nodes updated."""
     done = 0
     for row in db.rows("meta/refold_terms_tenants", pattern=NON_ASCII):
-        tenant, after = row["tenant_id"], ""
-        while nodes := db.rows("meta/refold_terms", tenant_id=tenant, pattern=NON_ASCII, after=after, limit=batch):
+        tenant = row["tenant_id"]
+        for nodes in _batches(db.stream("meta/refold_terms", tenant_id=tenant, pattern=NON_ASCII), batch):
             done += db.execute("meta/set_search_terms", tenant_id=tenant, rows=[
                 {"eid": n["eid"], "terms": search_terms(tenant, n["text"])} for n in nodes])[0]["updated"]
-            after = nodes[-1]["id"]
     return done
 
 
@@ -167,13 +179,14 @@ def _name_key_before_12(name: str) -> str:
 def rekey_marked_names(db: Database, batch: int = BACKFILL_BATCH) -> int:
     """Give entities whose name or an alias holds a combining mark, and facts whose literal value does, the keys
     `name_key` / `value_key` make now (schema 11 -> 12: the marks, vowels in Devanagari or Tamil, used to be dropped,
-    so "मोहन" and "मोहिनी" had one key and resolved to one person). One tenant and `batch` entities or facts per
-    transaction, walking each tenant's by id; safe to re-run. Entities already merged that way stay one entity
-    (what was said of the second name is on the first). Returns the number of entities and facts updated."""
+    so "मोहन" and "मोहिनी" had one key and resolved to one person). Each tenant's such entities, then facts, read
+    in one pass (`Database.stream`), written `batch` per transaction; safe to re-run. Entities already merged that
+    way stay one entity (what was said of the second name is on the first). Returns the number of entities and facts
+    updated."""
     done = 0
     for row in db.rows("meta/marked_tenants", pattern=MARKED):
-        tenant, after = row["tenant_id"], ""
-        while ents := db.rows("meta/marked_entities", tenant_id=tenant, pattern=MARKED, after=after, limit=batch):
+        tenant = row["tenant_id"]
+        for ents in _batches(db.stream("meta/marked_entities", tenant_id=tenant, pattern=MARKED), batch):
             rows = []
             for e in ents:
                 names = [e["name"], *e["aliases"]]
@@ -183,12 +196,9 @@ def rekey_marked_names(db: Database, batch: int = BACKFILL_BATCH) -> int:
                              "add": [{"key": k, "name_key": v} for k, v in keys.items() if k not in old],
                              "drop": sorted(old - keys.keys())})
             done += db.execute("meta/set_entity_keys", tenant_id=tenant, rows=rows)[0]["updated"]
-            after = ents[-1]["id"]
-        after = ""
-        while facts := db.rows("meta/marked_values", tenant_id=tenant, pattern=MARKED, after=after, limit=batch):
+        for facts in _batches(db.stream("meta/marked_values", tenant_id=tenant, pattern=MARKED), batch):
             done += db.execute("meta/set_object_keys", tenant_id=tenant, rows=[
                 {"id": f["id"], "object_key": f"v:{value_key(f['value'])}"} for f in facts])[0]["updated"]
-            after = facts[-1]["id"]
     return done
 
 
@@ -204,16 +214,15 @@ def backfill_related(db: Database, batch: int = BACKFILL_BATCH) -> int:
 
 def backfill_mentions(db: Database, batch: int = BACKFILL_BATCH) -> int:
     """Link every episode to the subject and object entities of the facts derived from it (`MENTIONS`; schema
-    9 -> 10), one tenant and `batch` episodes per transaction, walking each tenant's episodes by id; safe to re-run
-    after an interruption (an existing mention is not made twice). Returns the number of mentions created."""
+    9 -> 10): each tenant's episodes with facts read in one pass (`meta/mention_episodes`, `Database.stream`), linked
+    `batch` per transaction; safe to re-run after an interruption (an existing mention is not made twice). Returns
+    the number of mentions created."""
     done = 0
     for row in db.rows("meta/mention_tenants"):
-        after = ""
-        while True:
-            r = db.execute("meta/backfill_mentions", tenant_id=row["tenant_id"], after=after, limit=batch)[0]
-            if r["last"] is None:
-                break
-            done, after = done + r["created"], r["last"]
+        tenant = row["tenant_id"]
+        for eps in _batches(db.stream("meta/mention_episodes", tenant_id=tenant), batch):
+            done += db.execute("meta/backfill_mentions", tenant_id=tenant,
+                               ids=[e["id"] for e in eps])[0]["created"]
     return done
 
 
