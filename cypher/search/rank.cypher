@@ -4,7 +4,9 @@
 //   full-text (Lucene BM25 over fact_text / episode_text / entity_text; $opt.lucene is the whole Lucene query over the
 //     tenant's prefixed terms, graphmem.store.fulltext.tenant_query, so it matches this tenant's nodes only),
 //   vector (cosine, exact over the tenant's own nodes: the shared vector index cannot filter by tenant),
-//   graph proximity to the seed entities ($seed_ids): facts touching a seed (1.0) or one entity further (0.5);
+//   graph proximity to the seed entities ($seed_ids): facts touching a seed (1.0) or one entity further (0.5),
+//     every one of them, so the filters below choose among all (a cut in no particular order missed the one fact
+//     a filter asked for among a hub's many);
 //     episodes that mention a seed (1.0; a mention graphmem recorded by $known_at) or are provenance of a seed's
 //     facts (0.5; provenance recorded by $known_at), every one of them, so the filters below choose among all;
 //     entities one fact away. The walk from a seed to an entity one fact away (entities, and facts one entity
@@ -139,7 +141,6 @@ CALL (t) {
       AND m.valid_from <= t.as_of AND (m.valid_to IS NULL OR m.valid_to > t.as_of OR m.closed_at > t.known_at
              OR (m.reclosed_at > t.known_at AND m.prior_valid_to > t.as_of))
       AND (m.retain_until IS NULL OR m.retain_until > t.now)
-    WITH f LIMIT $fetch
     RETURN 'graph' AS retriever, f, 0.5 AS score
   }
   WITH t, retriever, f, sum(score) AS score
