@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import neo4j
+import tenacity
 from neo4j import GraphDatabase, ManagedTransaction
 
 import cypher
@@ -211,7 +212,18 @@ class Database:
         """Run one named write query in its own transaction; return its records."""
         return self.write(lambda tx: tx.rows(name, **params))
 
+    @tenacity.retry(retry=tenacity.retry_if_exception_type(neo4j.exceptions.TransientError),
+                    stop=tenacity.stop_after_attempt(5), wait=tenacity.wait_exponential(multiplier=0.2, max=3),
+                    reraise=True)
     def schema_statement(self, name: str, /, **params: Any) -> None:
-        """Run a schema statement (constraints, indexes) in an auto-commit transaction, as Neo4j requires."""
-        with self.driver.session(database=self.database) as s:
-            s.run(cypher.query(name), params).consume()
+        """Run a schema statement (constraints, indexes) in an auto-commit transaction, as Neo4j requires. Another
+        process applying the same statement at the same moment (two graphmem processes starting on a fresh
+        database) is not an error: Neo4j checks `IF NOT EXISTS` before it takes the schema lock, so the one that
+        comes second reports the index the first just made (`EquivalentSchemaRuleAlreadyExists`), which counts as
+        made here, and a deadlock between the two (a `TransientError`) is retried, up to 5 attempts in all."""
+        try:
+            with self.driver.session(database=self.database) as s:
+                s.run(cypher.query(name), params).consume()
+        except neo4j.exceptions.ClientError as exc:
+            if exc.code != "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists":
+                raise

@@ -65,6 +65,7 @@ def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict
     Returns {"version", "embedding_dimension", "migrated": bool}. Raises `SchemaMismatch` when the graph was
     created with another vector dimension (and `migrate` is false) or by a newer graphmem.
     """
+    db.execute("meta/dedupe_schema_record")   # two records, from processes that started at once before schema/009
     recorded = db.one("meta/get_schema")
     migrated = False
     if recorded:
