@@ -181,6 +181,9 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException):
+        if exc.status_code == 400:   # FastAPI's only 400: a body it could not decode (not UTF-8), so not JSON
+            return _invalid(request, [{"type": "json_invalid", "loc": ("body",),
+                                       "msg": "not JSON: the body must be UTF-8 (RFC 8259)"}])
         titles = {401: "Unauthorized", 403: "Forbidden", 404: "Not found", 405: "Method not allowed",
                   413: "Request body too large", 415: "Unsupported media type"}
         return problem(exc.status_code, titles.get(exc.status_code, "Error"), str(exc.detail), request=request)

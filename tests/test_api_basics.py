@@ -61,8 +61,10 @@ def test_problem_field_is_the_path_in_the_request(client_for, tenant):
     for body, route, field in cases:
         r = c.post(route, json=body)
         assert r.status_code == 422 and r.json()["field"] == field, (body, r.text)
-    r = c.post("/v1/search", content=b'{"query": "dana", ', headers={"content-type": "application/json"})
-    assert r.status_code == 422 and r.json()["field"] == "body", r.text
+    for content in (b'{"query": "dana", ', b'\xff\xfe{', '{"query": "Jos\u00e9"}'.encode("latin-1")):  # not UTF-8
+        r = c.post("/v1/search", content=content, headers={"content-type": "application/json"})
+        assert r.status_code == 422 and r.json()["field"] == "body", r.text
+        assert r.headers["content-type"] == "application/problem+json"
 
 
 def test_openapi_documents_errors_as_problem_json(client_for, tenant):

@@ -131,6 +131,13 @@ def test_errors_name_the_request_field(client_for, crm_api):
         r = c.post("/v1/recall", json=body)
         assert (r.status_code, r.json()["field"]) == (status, field), (body, r.text)
         assert r.json()["detail"].startswith(f"{field}: "), r.text  # the detail says the same
+    for body, field in (({"seed_entity_ids": [sam] * 101}, "seed_entity_ids"),    # at most 100 seeds
+                        ({"seed_entity_ids": [sam, "x" * 201]}, "seed_entity_ids[1]"),  # ids of at most 200
+                        ({"entity_kinds": ["Person"] * 101}, "entity_kinds"),
+                        ({"predicates": ["KNOWS"] * 101}, "predicates")):
+        r = c.post("/v1/search", json={"query": "Globex", **body})
+        assert (r.status_code, r.json()["field"]) == (422, field), (field, r.text)
+        assert len(r.text) < 2000, r.text    # the refused value is not echoed at length
     for route, params, status, field in (
             ("/v1/recall/introductions", {"from": sam, "to": "Nobody Here"}, 404, "to"),
             ("/v1/recall/introductions", {"from": "??", "to": sam}, 422, "from"),

@@ -1,7 +1,7 @@
 """Shapes of search requests and results, shared by the recall service, the context assembler and the API."""
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
@@ -28,15 +28,19 @@ class SearchRequest(Input):
         "Also facts not valid at as_of: ended, superseded, retracted or not yet started (valid time). A corrected "
         "fact was never true, so the correction expired it in transaction time: it shows only with a known_at "
         "before the correction."))
-    predicates: list[PredicateName] | None = None
-    entity_kinds: list[KindName] | None = Field(default=None, description=(
+    predicates: list[PredicateName] | None = Field(default=None, max_length=100, description=(
+        "Only facts of these predicates (each must be in the tenant's ontology); entity and episode hits are not "
+        "filtered by predicate."))
+    entity_kinds: list[KindName] | None = Field(default=None, max_length=100, description=(
         "Only entities of these kinds, facts whose subject or object is of one, and episodes that mention one "
         "(an episode mentions the entities of the facts derived from it, and those its extraction found)."))
     session_id: str | None = Field(default=None, min_length=1, max_length=200)
     user_id: str | None = Field(default=None, min_length=1, max_length=200)
     occurred_after: UtcDatetime | None = None
     occurred_before: UtcDatetime | None = None
-    seed_entity_ids: list[str] = Field(default_factory=list)
+    seed_entity_ids: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(
+        default_factory=list, max_length=100, description=(
+            "Entities whose graph neighbourhood ranks hits (graph proximity); each must be an entity of the tenant."))
     mmr: bool = Field(default=False, strict=True, description=(
         "Re-rank by maximal marginal relevance (Carbonell & Goldstein 1998): hits come in MMR order, each still "
         "with its fused score, so scores need not descend."))

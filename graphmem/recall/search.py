@@ -183,7 +183,9 @@ class HybridSearch:
         took 13.5 / 7 / 5 ms of server time at fetch 200 / 100 / 50, so the default over-fetch is 2x. Without
         filtering only score ties at the cut differ (the LoCoMo CI slice moved from 73.11 to 72.69). Times go as
         ISO-8601 strings: packing a datetime parameter costs the driver ~40 µs. `viewer` is the `$viewer` map or
-        null (`Viewer.params`); `k` bounds which withheld facts are counted."""
+        null (`Viewer.params`); `k` bounds which withheld facts are counted. `opt` holds what a request may leave
+        out, null when left out: Neo4j keeps one plan per parameter types, a null is a type of its own, and a map is
+        a map whatever it holds, so every mix of filters runs on one plan (`tests/test_recall_plans.py`)."""
         limit = max(req.k, req.depth or self.tuning.per_retriever)
         scope = {"session_id": req.session_id, "user_id": req.user_id,
                  "occurred_after": req.occurred_after and req.occurred_after.isoformat(),
