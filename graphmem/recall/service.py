@@ -207,8 +207,7 @@ class RecallService:
         now, as_of, known_at = self._times(as_of, known_at)
         rows = self.db.rows("recall/neighbours", tenant_id=tenant_id, entity_id=entity_id, direction=direction,
                             opt={"predicates": self.graph.known_predicates(tenant_id, predicates, "predicate")},
-                            as_of=as_of,
-                            known_at=known_at, now=now, include_superseded=include_superseded,
+                            as_of=as_of, known_at=known_at, now=now, include_superseded=include_superseded,
                             offset=offset, limit=limit)
         return [Neighbour(direction=r["direction"], fact=Fact(**r["fact"]).as_known_at(asked_known_at),
                           neighbour=r["neighbour"], episode_ids=r["episode_ids"]) for r in rows]

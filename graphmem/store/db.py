@@ -199,9 +199,9 @@ class Database:
         """One named read as an auto-commit transaction, its records yielded as dicts while the driver fetches them
         (1,000 at a time, the driver's default fetch size), so that a migration walks a large result in one pass
         without holding it: the query runs once, where a cursor re-run per batch re-reads the tenant each time
-        (graphmem.store.schema). The session stays open until the iterator is exhausted or
-        closed; other transactions may write meanwhile (not to what the query matches on). Not retried: a caller
-        that fails midway runs again from the start. Same tenant guard as every query."""
+        (graphmem.store.schema). The session stays open until the iterator is exhausted or closed; other
+        transactions may write meanwhile (not to what the query matches on). Not retried: a caller that fails
+        midway runs again from the start. Same tenant guard as every query."""
         text = _checked(name, params)
         with _unavailable(), self.driver.session(database=self.database,
                                                  default_access_mode=neo4j.READ_ACCESS) as s:
