@@ -10,6 +10,7 @@ import gc
 import importlib
 import logging
 import threading
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
@@ -49,6 +50,9 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
         if owned:
             ops.ensure_bootstrap_admin(app.state.services.db, settings.bootstrap_admin_key)
         warm_up(app.state.services, settings.warm_up_timeout_s)
+        if settings.keep_warm_interval_s > 0:
+            app.state.on_shutdown = [*getattr(app.state, "on_shutdown", []),
+                                     keep_warm(app.state.services, settings.keep_warm_interval_s)]
         if with_worker:
             worker = start_worker(app.state.services)
             app.state.on_shutdown = [*getattr(app.state, "on_shutdown", []), worker.stop]
@@ -92,6 +96,31 @@ def warm_up(services: Services, timeout_s: float) -> None:
     thread = threading.Thread(target=run, name="graphmem-warm-up", daemon=True)
     thread.start()
     thread.join(timeout_s)
+
+
+def keep_warm(services: Services, interval_s: float) -> Callable[[], None]:
+    """Run the warm-up reads (`graphmem.ops.warm_up`) again every `interval_s` seconds in a background thread; returns
+    the function that stops it. Neo4j replans a cached plan once the statistics it was made from have changed by
+    more than `dbms.cypher.statistics_divergence_threshold` (0.75, decaying to 0.1 over about 7 hours) and
+    `dbms.cypher.min_replan_interval` (10 s) has passed, and the query that finds it stale waits for the new plan:
+    1.2-1.4 s for the search, so a context window that met it lost its retrieved tier to the 0.3 s timeout
+    (docs/benchmarks/recall.md, "Replans after writes"). Run every few seconds, the warm-up is nearly always the
+    query that finds the plan stale. A failed round is logged at debug level and the next one tried."""
+    stop = threading.Event()
+
+    def run() -> None:
+        while not stop.wait(interval_s):
+            try:
+                ops.warm_up(services)
+            except Exception as exc:   # Neo4j down for a while: /readyz reports it, requests get their 503s
+                log.debug("keep-warm round failed: %s: %s", type(exc).__name__, exc)
+    thread = threading.Thread(target=run, name="graphmem-keep-warm", daemon=True)
+    thread.start()
+
+    def stop_keep_warm() -> None:
+        stop.set()
+        thread.join(timeout=30)
+    return stop_keep_warm
 
 
 def start_worker(services: Services):
