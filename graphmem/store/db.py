@@ -63,6 +63,23 @@ _OUT_OF_MEMORY = ("the query needed more memory than Neo4j allows a transaction;
                   "a smaller limit) or raise dbms.memory.transaction.total.max")
 
 
+def _failed_on_transient(exc: BaseException) -> bool:
+    """True for the driver's `ResultFailedError` whose cause is a retryable error other than running out of memory:
+    a managed transaction whose query hit a deadlock while its records were fetched can, on rollback, fetch that
+    result again and raise this in place of the deadlock, which the driver then does not retry (neo4j 5.28; seen
+    once in a fresh-clone CI run: concurrent retries of one turn answered 500)."""
+    cause = exc.__cause__
+    return (isinstance(exc, neo4j.exceptions.ResultFailedError) and isinstance(cause, neo4j.exceptions.Neo4jError)
+            and cause.is_retryable() and getattr(cause, "code", None) not in _MEMORY)
+
+
+_RETRY_FAILED_RESULT = tenacity.retry(retry=tenacity.retry_if_exception(_failed_on_transient),
+                                      stop=tenacity.stop_after_attempt(5),
+                                      wait=tenacity.wait_random_exponential(multiplier=0.1, max=2), reraise=True)
+"""Run a managed transaction again, as the driver would have, when it ended in `_failed_on_transient`'s error: up
+to 5 attempts in all, with the driver's kind of jittered exponential wait."""
+
+
 class _OutOfMemory(Exception):
     """A query of a managed transaction ran out of transaction memory: raised in place of the driver's
     `TransientError` so that the driver does not retry it (running it again at once fills the pool again, and the
@@ -157,15 +174,18 @@ class Database:
         except (neo4j.exceptions.ServiceUnavailable, neo4j.exceptions.AuthError, OSError) as exc:
             raise Unavailable(f"Neo4j at {self.uri} is not reachable: {exc}") from exc
 
+    @_RETRY_FAILED_RESULT
     def read(self, work: Callable[[Tx], T]) -> T:
-        """Run `work(tx)` in a managed read transaction (retried on transient errors, except running out of
-        transaction memory: `Unavailable` at once)."""
+        """Run `work(tx)` in a managed read transaction (retried on transient errors, a deadlock the driver reports
+        as a failed result included, except running out of transaction memory: `Unavailable` at once)."""
         with _unavailable(), self.driver.session(database=self.database) as s:
             return s.execute_read(_no_memory_retry(work))
 
+    @_RETRY_FAILED_RESULT
     def write(self, work: Callable[[Tx], T]) -> T:
-        """Run `work(tx)` in a managed write transaction (all or nothing; retried on transient errors, except running
-        out of transaction memory: `Unavailable` at once)."""
+        """Run `work(tx)` in a managed write transaction (all or nothing; retried on transient errors, a deadlock the
+        driver reports as a failed result included, except running out of transaction memory: `Unavailable` at
+        once)."""
         with _unavailable(), self.driver.session(database=self.database) as s:
             return s.execute_write(_no_memory_retry(work))
 
