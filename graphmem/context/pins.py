@@ -410,7 +410,10 @@ def delete_in(tx: Tx, tenant_id: str, session_id: str, key: str, expected_versio
 
 
 def pin_version_check(tx: Tx, tenant_id: str, session_id: str, key: str) -> int | None:
-    """The current version of a pin (None when absent), read without locking (pre-checks)."""
+    """The current version of a pin (None when absent), read without locking (pre-checks). A pin another
+    transaction deleted between the match and the read of its properties (Neo4j reads committed data) comes back
+    without them and counts as absent: the pre-check's KeyError answered 500 to one of six concurrent tries of a turn
+    that deletes a pin (a fresh-clone CI run)."""
     row = tx.one("pins/get", tenant_id=tenant_id, session_id=session_id, key=key)
-    return row["pin"]["version"] if row and row["pin"] else None
+    return row["pin"].get("version") if row and row["pin"] else None
 
