@@ -29,7 +29,7 @@ from graphmem.context import assembly
 from graphmem.context.compaction import Compactor, SummaryStore
 from graphmem.context.models import (CompactionResult, ContextRequest, Degraded, Summary, TurnIn, TurnResult,
                                      Window)
-from graphmem.context.pins import (PinStore, check_definition, check_key, delete_in, from_row, pin_version_check,
+from graphmem.context.pins import (PinStore, check_definition, check_key, delete_in, from_row, live, pin_version_check,
                                    put_in)
 from graphmem.context.sessions import SessionInfo, SessionStore, _info, check_session_id
 from graphmem.context.summarizer import build_summarizer
@@ -145,7 +145,7 @@ class ContextService:
         row = self.db.read_one("sessions/window_state", tenant_id=tenant_id, session_id=session_id,
                                limit=self.settings.context_tail_max_episodes, now=utcnow().isoformat())
         return {"session": _info(row["session"]) if row["session"] else None,
-                "pins": [from_row(p) for p in row["pins"]],
+                "pins": [from_row(p) for p in row["pins"] if live(p)],
                 "summary": Summary(**row["summaries"][0]) if row["summaries"] else None,
                 "tail": [assembly.TailTurn.from_row(e) for e in row["tail"]], "tail_total": row["tail_total"]}
 
