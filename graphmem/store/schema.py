@@ -65,8 +65,11 @@ def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict
     Returns {"version", "embedding_dimension", "migrated": bool}. Raises `SchemaMismatch` when the graph was
     created with another vector dimension (and `migrate` is false) or by a newer graphmem.
     """
-    db.execute("meta/dedupe_schema_record")   # two records, from processes that started at once before schema/009
-    recorded = db.one("meta/get_schema")
+    records = db.rows("meta/get_schema")
+    if len(records) > 1:   # processes that started at once before schema/009 made two: keep the newer
+        db.execute("meta/dedupe_schema_record")
+        records = db.rows("meta/get_schema")
+    recorded = records[0] if records else None
     migrated = False
     if recorded:
         if recorded["version"] and recorded["version"] > SCHEMA_VERSION:
