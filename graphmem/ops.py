@@ -91,8 +91,8 @@ WARM_UP_TENANT = " warm-up"
 
 
 def warm_up(services) -> None:
-    """Have Neo4j plan what a request reads first, before the first request: the search in each shape requests send
-    (`RecallService.warm_up`) and a context window's state read (a read-only window of an unknown session, which
+    """Have Neo4j plan what a request reads first, before the first request: the search in each shape requests send,
+    the entity search and the multi-hop reads (`RecallService.warm_up`) and a context window's state read (a read-only window of an unknown session, which
     writes nothing). Cold, Neo4j plans each shape of the search in 1.3-2.5 s (2-core machine), past a window's search
     timeout (`context_search_timeout_s`, 0.3 s), so the first windows after a start came back without their
     retrieved tier. Raises what those reads raise (Neo4j not reachable: `Unavailable`)."""

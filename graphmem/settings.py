@@ -134,7 +134,7 @@ class Settings(BaseSettings):
     warm_up_timeout_s: float = Field(default=30.0, ge=0, description=(
         "How long `graphmem serve` waits at start for Neo4j to plan the hot reads (seconds; 0 = no warm-up; "
         "graphmem.ops.warm_up). Cold, each of the search's four shapes takes 1.3-2.5 s to plan (5 s on a JVM that "
-        "just started, 2-core machine), past context_search_timeout_s, so without it the first context windows "
+        "just started, 2-core machine), past context_search_timeout_s, and each path query 0.2-1 s, so without it the first context windows "
         "after a start come back without their retrieved tier. A few milliseconds when another process has "
         "already warmed the same Neo4j; past the limit the warm-up goes on in the background."))
     keep_warm_interval_s: float = Field(default=2.0, ge=0, description=(

@@ -3,13 +3,14 @@ never used before was planned anew, 1.5-1.7 s for search/rank and 0.2-1 s for th
 recall.md, "Cold plans"). So every option a recall call may leave out travels inside one map parameter, `$opt`,
 whose type does not depend on what it holds. Here: the parameter types each recall query receives are the same
 whichever options a call gives (read off the real calls, which run against the real Neo4j and must still answer),
-and the filters inside `$opt` still filter."""
+and the filters inside `$opt` still filter; the API's warm-up sends each of these reads in those same shapes."""
 from __future__ import annotations
 
 import uuid
 
 import pytest
 
+from graphmem.ops import WARM_UP_TENANT
 from graphmem.recall.models import SearchRequest
 from graphmem.recall.service import RecallService
 from tests.test_recall_service import build_crm
@@ -91,3 +92,10 @@ def test_every_option_mix_of_a_recall_query_has_one_plan(db, graph, crm):
     for query in ("search/rank", "recall/around", "recall/between", "recall/neighbours", "recall/who_at",
                   "search/entities_by_name"):
         assert len(rec.shapes[query]) == 1, (query, rec.shapes[query])
+
+    # the API's warm-up (at start and every few seconds: graphmem.ops.warm_up) sends each of these reads in the
+    # shape the calls above sent it, so a request after a start or a replan finds its plan made
+    warm = Recording(db)
+    RecallService(warm, graph, embedder=None).warm_up(WARM_UP_TENANT)
+    for query, shapes in rec.shapes.items():
+        assert shapes <= warm.shapes.get(query, set()), query

@@ -37,9 +37,20 @@ class RecallService:
         return self.hybrid.search(tenant_id, req, viewer)
 
     def warm_up(self, tenant_id: str) -> None:
-        """Have Neo4j plan the search before the first request (`HybridSearch.warm_up`; `tenant_id` should hold
-        nothing). Raises what the search raises (Neo4j not reachable: `Unavailable`)."""
+        """Have Neo4j plan the hot reads before the first request: the search in the shapes requests send
+        (`HybridSearch.warm_up`), the search for entities by name (`find_entities`, which also finds seeds) and
+        each multi-hop read (around, between, neighbours, who at) as its method sends it, here about an entity that
+        does not exist, so each finds nothing. Cold, Neo4j plans a path query in
+        0.2-1 s (docs/benchmarks/recall.md, "Cold plans"). `tenant_id` should hold nothing. Raises what the reads
+        raise (Neo4j not reachable: `Unavailable`)."""
         self.hybrid.warm_up(tenant_id)
+        self.find_entities(tenant_id, name="warm up")
+        times, none = self._times(None, None), "warm-up: no such entity"
+        self._around(tenant_id, none, 3, times, 50, None)
+        self._between(tenant_id, none, none + " either", 3, 5, times, None)
+        self._neighbours(tenant_id, none, None, "both", times, False, 0, 50)
+        self._who_at(tenant_id, none, "WORKS_AT", times, 0, 50, {
+            "predicate": None, "value_key": None, "object_id": None, "via_predicate": None, "via_value_key": None})
 
     # ---- entities ------------------------------------------------------------------------------
     def get_entity(self, tenant_id: str, entity_id: str) -> Entity:
@@ -148,15 +159,20 @@ class RecallService:
         require_tenant(tenant_id)
         if not 1 <= max_hops <= AROUND_MAX_HOPS:
             raise InvalidInput(f"max_hops must be between 1 and {AROUND_MAX_HOPS}", field="max_hops")
-        now, as_of, known_at = self._times(as_of, known_at)
-        # times as ISO-8601 strings, parsed once in the query (the driver packs a datetime parameter in ~40 µs)
-        row = self.db.read_one("recall/around", tenant_id=tenant_id, entity_id=entity_id, max_hops=max_hops,
-                               as_of=as_of.isoformat(), known_at=known_at.isoformat(), now=now.isoformat(),
-                               limit=limit,
-                               opt={"predicates": self.graph.known_predicates(tenant_id, predicates, field)})
+        row = self._around(tenant_id, entity_id, max_hops, self._times(as_of, known_at), limit,
+                           self.graph.known_predicates(tenant_id, predicates, field))
         if not row["paths"]:
             self.graph.get_entity(tenant_id, entity_id)   # NotFound for an unknown entity, else truly no paths
         return to_paths(row)
+
+    def _around(self, tenant_id: str, entity_id: str, max_hops: int, times: tuple[datetime, datetime, datetime],
+                limit: int, predicates: list[str] | None) -> dict:
+        """The one row of recall/around; `times` = (now, as_of, known_at), checked arguments."""
+        now, as_of, known_at = times
+        # times as ISO-8601 strings, parsed once in the query (the driver packs a datetime parameter in ~40 µs)
+        return self.db.read_one("recall/around", tenant_id=tenant_id, entity_id=entity_id, max_hops=max_hops,
+                                as_of=as_of.isoformat(), known_at=known_at.isoformat(), now=now.isoformat(),
+                                limit=limit, opt={"predicates": predicates})
 
     def paths_between(self, tenant_id: str, from_id: str, to_id: str, *, max_hops: int = 3, k: int = 5,
                       as_of: datetime | None = None, known_at: datetime | None = None,
@@ -176,12 +192,17 @@ class RecallService:
             raise InvalidInput("k must be between 1 and 5", field="k")
         for eid, fld in zip((from_id, to_id), fields):
             self.entity(tenant_id, eid, field=fld)
-        now, as_of, known_at = self._times(as_of, known_at)
-        rows = self.db.rows("recall/between", tenant_id=tenant_id, from_id=from_id, to_id=to_id, k=k,
-                            max_hops=self._hops(max_hops), as_of=as_of.isoformat(), known_at=known_at.isoformat(),
-                            now=now.isoformat(),
-                            opt={"predicates": self.graph.known_predicates(tenant_id, predicates, predicate_field)})
+        rows = self._between(tenant_id, from_id, to_id, self._hops(max_hops), k, self._times(as_of, known_at),
+                             self.graph.known_predicates(tenant_id, predicates, predicate_field))
         return [to_path(r) for r in rows]
+
+    def _between(self, tenant_id: str, from_id: str, to_id: str, max_hops: int, k: int,
+                 times: tuple[datetime, datetime, datetime], predicates: list[str] | None) -> list[dict]:
+        """The rows of recall/between; `times` = (now, as_of, known_at), checked arguments."""
+        now, as_of, known_at = times
+        return self.db.rows("recall/between", tenant_id=tenant_id, from_id=from_id, to_id=to_id, k=k,
+                            max_hops=max_hops, as_of=as_of.isoformat(), known_at=known_at.isoformat(),
+                            now=now.isoformat(), opt={"predicates": predicates})
 
     def introduction(self, tenant_id: str, from_id: str, to_id: str, *, max_hops: int = 4,
                      as_of: datetime | None = None, known_at: datetime | None = None,
@@ -204,13 +225,19 @@ class RecallService:
             raise InvalidInput("direction must be in, out or both", field="direction")
         self.graph.get_entity(tenant_id, entity_id)
         asked_known_at = to_utc(known_at, "known_at") if known_at else None
-        now, as_of, known_at = self._times(as_of, known_at)
-        rows = self.db.rows("recall/neighbours", tenant_id=tenant_id, entity_id=entity_id, direction=direction,
-                            opt={"predicates": self.graph.known_predicates(tenant_id, predicates, "predicate")},
-                            as_of=as_of, known_at=known_at, now=now, include_superseded=include_superseded,
-                            offset=offset, limit=limit)
+        rows = self._neighbours(tenant_id, entity_id, self.graph.known_predicates(tenant_id, predicates, "predicate"),
+                                direction, self._times(as_of, known_at), include_superseded, offset, limit)
         return [Neighbour(direction=r["direction"], fact=Fact(**r["fact"]).as_known_at(asked_known_at),
                           neighbour=r["neighbour"], episode_ids=r["episode_ids"]) for r in rows]
+
+    def _neighbours(self, tenant_id: str, entity_id: str, predicates: list[str] | None, direction: str,
+                    times: tuple[datetime, datetime, datetime], include_superseded: bool, offset: int,
+                    limit: int) -> list[dict]:
+        """The rows of recall/neighbours; `times` = (now, as_of, known_at), checked arguments."""
+        now, as_of, known_at = times
+        return self.db.rows("recall/neighbours", tenant_id=tenant_id, entity_id=entity_id, direction=direction,
+                            opt={"predicates": predicates}, as_of=as_of, known_at=known_at, now=now,
+                            include_superseded=include_superseded, offset=offset, limit=limit)
 
     def who_at(self, tenant_id: str, org_id: str, *, member_predicate: str = "WORKS_AT",
                predicate: str | None = None, value: str | None = None, object_id: str | None = None,
@@ -244,19 +271,23 @@ class RecallService:
         self._never_matches(tenant_id, org, member_predicate, predicate, value, obj, via_predicate, via_value,
                             org_field)
         asked_known_at = to_utc(known_at, "known_at") if known_at else None
-        now, as_of, known_at = self._times(as_of, known_at)
-        rows = self.db.rows("recall/who_at", tenant_id=tenant_id, org_id=org_id, now=now, as_of=as_of,
-                            known_at=known_at,
-                            member_predicate=member_predicate.upper(), offset=offset, limit=limit,
-                            opt={"predicate": predicate.upper() if predicate else None,
-                                 "value_key": value_key(value) if value is not None else None, "object_id": object_id,
-                                 "via_predicate": via_predicate.upper() if via_predicate else None,
-                                 "via_value_key": value_key(via_value) if via_value is not None else None})
+        rows = self._who_at(tenant_id, org_id, member_predicate.upper(), self._times(as_of, known_at), offset, limit,
+                            {"predicate": predicate.upper() if predicate else None,
+                             "value_key": value_key(value) if value is not None else None, "object_id": object_id,
+                             "via_predicate": via_predicate.upper() if via_predicate else None,
+                             "via_value_key": value_key(via_value) if via_value is not None else None})
         members = [Member(**r) for r in rows]
         for m in members:   # each fact as it was believed at known_at (`Fact.as_known_at`), as `neighbours` shows it
             m.membership = m.membership.as_known_at(asked_known_at)
             m.property = m.property and m.property.as_known_at(asked_known_at)
         return members
+
+    def _who_at(self, tenant_id: str, org_id: str, member_predicate: str, times: tuple[datetime, datetime, datetime],
+                offset: int, limit: int, opt: dict) -> list[dict]:
+        """The rows of recall/who_at; `times` = (now, as_of, known_at), checked arguments, `opt` the conditions."""
+        now, as_of, known_at = times
+        return self.db.rows("recall/who_at", tenant_id=tenant_id, org_id=org_id, now=now, as_of=as_of,
+                            known_at=known_at, member_predicate=member_predicate, offset=offset, limit=limit, opt=opt)
 
     def _never_matches(self, tenant_id: str, org: Entity, member_predicate: str, predicate: str | None,
                        value: str | None, obj: Entity | None, via_predicate: str | None, via_value: str | None,
