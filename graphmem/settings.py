@@ -160,6 +160,10 @@ class Settings(BaseSettings):
     api_host: str = "127.0.0.1"
     api_port: int = Field(default=8080, ge=1, le=65535)
     max_body_bytes: int = Field(default=2_000_000, description="Largest request body accepted (bytes); 413 beyond.")
+    idempotency_wait_s: float = Field(default=30.0, gt=0, description=(
+        "How long a retry of an API write under the same Idempotency-Key waits for a first try that is still "
+        "running, to replay its answer (seconds). A first try recorded longer ago without an answer is taken as "
+        "dead, and the retry runs the write again (api.idempotency)."))
     bootstrap_admin_key: str | None = Field(
         default=None, description="If set, an admin key with this secret is ensured at start-up (tenant 'admin').")
 

@@ -1,7 +1,11 @@
 """Fact and ontology routes through the real server on loopback, against the real Neo4j."""
 from __future__ import annotations
 
+import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
 
 from tests.graph_fixture import tenant_node_count
 
@@ -354,3 +358,51 @@ def test_an_entitys_facts_page_without_repeats_or_gaps(client_for, tenant):
         assert page["offset"] == offset and len(page["items"]) == min(7, max(0, 60 - offset))
         paged += [f["id"] for f in page["items"]]
     assert paged == [f["id"] for f in whole]
+
+
+def _slowed(monkeypatch, obj, name: str, seconds: float = 0.3) -> None:
+    """`obj.name` waits `seconds` before it writes: tries sent together all reach the write before the first commits."""
+    inner = getattr(obj, name)
+
+    def slow(*args, **kwargs):
+        time.sleep(seconds)
+        return inner(*args, **kwargs)
+    monkeypatch.setattr(obj, name, slow)
+
+
+def test_concurrent_retries_of_a_write_replay_the_first_answer(client_for, tenant, services, db, monkeypatch):
+    """Tries of one call sent at once under one Idempotency-Key (a client that times out and retries, a proxy that
+    repeats a request): the later ones wait for the first and replay its answer, as a retry after it would. Found by
+    a helper: five retries of a retraction sent at once answered 404 to four of them (the first had retracted the
+    fact), six of an assertion answered `duplicate` to five. The writes are slowed so that every try reaches them
+    before the first one commits."""
+    c = client_for(tenant)
+    for obj, name in ((services.ingest, "assert_facts"), (services.graph, "correct"), (services.graph, "retract")):
+        _slowed(monkeypatch, obj, name)
+
+    def together(n: int, path: str, body: dict) -> list[httpx.Response]:
+        key = {"Idempotency-Key": uuid.uuid4().hex}
+        with ThreadPoolExecutor(n) as pool:
+            return list(pool.map(lambda _: c.post(path, json=body, headers=key), range(n)))
+
+    said = together(6, "/v1/facts", {"facts": [{"subject": DANA, "predicate": "HAS_TITLE", "value": "CTO"}]})
+    assert [r.status_code for r in said] == [200] * 6, [r.text for r in said]
+    assert {r.text for r in said} == {said[0].text} and said[0].json()["outcomes"][0]["action"] == "created"
+    title = said[0].json()["outcomes"][0]["fact_id"]
+    assert len(c.get(f"/v1/facts/{title}/provenance").json()["items"]) == 1    # one call recorded, not six
+
+    fixed = together(5, f"/v1/facts/{title}/correct", {"value": "CEO"})
+    assert [r.status_code for r in fixed] == [200] * 5, [r.text for r in fixed]
+    assert {r.text for r in fixed} == {fixed[0].text} and fixed[0].json()["action"] == "corrected"
+
+    dana = c.get(f"/v1/facts/{title}").json()["subject_id"]
+    dropped = together(5, "/v1/facts/retract", {"subject_id": dana, "predicate": "HAS_TITLE"})
+    assert [r.status_code for r in dropped] == [200] * 5, [r.text for r in dropped]
+    assert {r.text for r in dropped} == {dropped[0].text}
+    assert dropped[0].json()["fact_ids"] == [fixed[0].json()["fact_id"]]
+
+    # tries of a call that fails: each answers the same error, and no record of the call is left behind
+    before = tenant_node_count(db, tenant)
+    failed = together(4, "/v1/facts/retract", {"subject_id": dana, "predicate": "HAS_TITLE"})
+    assert [r.status_code for r in failed] == [404] * 4, [r.text for r in failed]
+    assert tenant_node_count(db, tenant) == before

@@ -3,26 +3,21 @@ correct and retract. The tenant is the API key's.
 
 Every write carries provenance. A fact sent without an `episode_id` gets one: the call itself is recorded as an
 episode of kind "event" (through the ingest service, like every other episode) and its id becomes the facts'
-provenance. An `Idempotency-Key` header makes that episode, and so the whole call, safe to retry.
+provenance. An `Idempotency-Key` header makes that episode, and so the whole call, safe to retry
+(`api.idempotency`).
 """
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Query
 from pydantic import BaseModel, Field, model_validator
 
 from api.deps import PageDep, Reader, ServicesDep, Writer
+from api.idempotency import recorded_call
 from api.pages import ItemPage
 from graphmem.errors import InvalidInput, NotFound
-from graphmem.keys import Principal
-from graphmem.models import (AssertOutcome, EntityRef, EpisodeIn, Fact, FactIn, Input, PredicateName, Provenance,
-                             UtcDatetime)
-from graphmem.services import Services
-from graphmem.timeutil import utcnow
+from graphmem.models import AssertOutcome, EntityRef, Fact, FactIn, Input, PredicateName, Provenance, UtcDatetime
 
 router = APIRouter(prefix="/v1/facts", tags=["facts"])
 
@@ -98,40 +93,6 @@ class Retracted(BaseModel):
     episode_id: str
 
 
-def _call_key(what: str, idempotency_key: str) -> str:
-    """The episode idempotency key for a call: "api:" + SHA-256 of the call and the caller's key (fixed length)."""
-    return "api:" + hashlib.sha256(f"{what}\n{idempotency_key}".encode()).hexdigest()
-
-
-@contextmanager
-def recorded_call(services: Services, who: Principal, what: str, body: BaseModel,
-                  idempotency_key: str | None) -> Iterator[tuple[str, bool]]:
-    """Record an API write as an episode of kind "event" (source "system") through the ingest service; yield
-    (its id for the write's provenance, replayed: the same call was recorded before under `idempotency_key`; the
-    route then replays the answer it kept, `TemporalGraph.call_result`, when the first try got as far as keeping it).
-    The content names the call, the key id and, with an idempotency key, a digest of the body, never a secret:
-    the same key with another body is a 422 naming Idempotency-Key (IETF draft-ietf-httpapi-idempotency-key-header).
-    If the write raises, an episode this call created is deleted again (unless something already cites it), so a
-    refused request leaves nothing behind."""
-    digest = hashlib.sha256(body.model_dump_json().encode()).hexdigest()[:16] if idempotency_key else None
-    ep = EpisodeIn(kind="event", source="system", occurred_at=utcnow(), role="system",
-                   content=f"API call {what} by key {who.key_id}" + (f" (request {digest})" if digest else ""),
-                   idempotency_key=_call_key(what, idempotency_key) if idempotency_key else None)
-    try:
-        episode, created = services.ingest.append_episodes(who.tenant_id, [ep], extract=False, searchable=False)[0]
-    except InvalidInput as exc:
-        if exc.field and exc.field.endswith("idempotency_key"):
-            raise InvalidInput("Idempotency-Key: this key was used for a different request; use a new key",
-                               field="Idempotency-Key") from None
-        raise
-    try:
-        yield episode.id, not created
-    except Exception:
-        if created:
-            services.graph.discard_episode(who.tenant_id, episode.id)
-        raise
-
-
 @router.post("", response_model=FactsAsserted, summary="Assert explicit facts (batch)")
 def assert_facts(body: FactsAssert, who: Writer, services: ServicesDep,
                  idempotency_key: IdempotencyKey = None) -> FactsAsserted:
@@ -141,13 +102,13 @@ def assert_facts(body: FactsAssert, who: Writer, services: ServicesDep,
     ontology = services.graph.ontology(who.tenant_id)
     for i, f in enumerate(facts):  # an unknown predicate fails before the call is recorded
         ontology.get(f.predicate, field=f"facts[{i}].predicate")
-    with recorded_call(services, who, "POST /v1/facts", body, idempotency_key) as (episode_id, replayed):
-        if replayed and (kept := services.graph.call_result(who.tenant_id, episode_id)) is not None:
-            return FactsAsserted.model_validate_json(kept)
-        facts = [f if f.episode_id else f.model_copy(update={"episode_id": episode_id}) for f in facts]
-        answer = FactsAsserted(outcomes=services.ingest.assert_facts(who.tenant_id, facts), episode_id=episode_id)
-        if idempotency_key:
-            services.graph.keep_call_result(who.tenant_id, episode_id, answer.model_dump_json())
+    with recorded_call(services, who, "POST /v1/facts", body, idempotency_key) as call:
+        if call.kept:
+            return FactsAsserted.model_validate_json(call.kept)
+        facts = [f if f.episode_id else f.model_copy(update={"episode_id": call.episode_id}) for f in facts]
+        answer = FactsAsserted(outcomes=services.ingest.assert_facts(who.tenant_id, facts),
+                               episode_id=call.episode_id)
+        call.keep(answer)
         return answer
 
 
@@ -196,11 +157,14 @@ def correct_fact(fact_id: str, body: FactCorrection, who: Writer, services: Serv
     services.graph.get_fact(who.tenant_id, fact_id)  # 404 before anything is recorded
     if body.episode_id:
         return services.graph.correct(who.tenant_id, fact_id, body.episode_id, value=body.value, object=body.object)
-    with recorded_call(services, who, f"POST /v1/facts/{fact_id}/correct", body, idempotency_key) as (episode_id,
-                                                                                                     replayed):
-        done = services.graph.corrected_by(who.tenant_id, fact_id, episode_id) if replayed else None
-        return done or services.graph.correct(who.tenant_id, fact_id, episode_id, value=body.value,
-                                              object=body.object)
+    with recorded_call(services, who, f"POST /v1/facts/{fact_id}/correct", body, idempotency_key) as call:
+        if call.kept:
+            return AssertOutcome.model_validate_json(call.kept)
+        done = services.graph.corrected_by(who.tenant_id, fact_id, call.episode_id) if call.replayed else None
+        answer = done or services.graph.correct(who.tenant_id, fact_id, call.episode_id, value=body.value,
+                                                object=body.object)
+        call.keep(answer)
+        return answer
 
 
 @router.post("/retract", response_model=Retracted, summary="Retract facts (close them with provenance; nothing is deleted)")
@@ -217,6 +181,10 @@ def retract_facts(body: FactRetraction, who: Writer, services: ServicesDep,
         return Retracted(fact_ids=ids, episode_id=episode_id)
     if body.episode_id:
         return retract(body.episode_id)
-    with recorded_call(services, who, "POST /v1/facts/retract", body, idempotency_key) as (episode_id, replayed):
-        done = services.graph.retracted_by(who.tenant_id, episode_id) if replayed else []
-        return Retracted(fact_ids=done, episode_id=episode_id) if done else retract(episode_id)
+    with recorded_call(services, who, "POST /v1/facts/retract", body, idempotency_key) as call:
+        if call.kept:
+            return Retracted.model_validate_json(call.kept)
+        done = services.graph.retracted_by(who.tenant_id, call.episode_id) if call.replayed else []
+        answer = Retracted(fact_ids=done, episode_id=call.episode_id) if done else retract(call.episode_id)
+        call.keep(answer)
+        return answer
