@@ -251,6 +251,17 @@ class Entity(_Record):
 # --------------------------------------------------------------------------------------------
 # Episodes and sessions
 # --------------------------------------------------------------------------------------------
+def json_content(content: str, info: ValidationInfo) -> str:
+    """A field validator of an episode's `content`: a `json` episode's content must parse now (its mapping reads it
+    later, when an error is too late). Raises ValueError, which pydantic reports at the field."""
+    if info.data.get("kind") == "json":
+        try:
+            json.loads(content)
+        except (ValueError, RecursionError):   # RecursionError: nested deeper than the parser can go
+            raise ValueError("an episode of kind json must hold a JSON document") from None
+    return content
+
+
 class EpisodeIn(Input):
     """An episode as a caller sends it. `occurred_at` is the reference time (UTC-aware)."""
 
@@ -270,13 +281,7 @@ class EpisodeIn(Input):
     @field_validator("content")
     @classmethod
     def _json_is_json(cls, v: str, info: ValidationInfo) -> str:
-        """A `json` episode's content must parse now: its mapping reads it later, when an error is too late."""
-        if info.data.get("kind") == "json":
-            try:
-                json.loads(v)
-            except (ValueError, RecursionError):   # RecursionError: nested deeper than the parser can go
-                raise ValueError("an episode of kind json must hold a JSON document") from None
-        return v
+        return json_content(v, info)
 
 
 class Episode(_Record):

@@ -31,6 +31,12 @@ def test_turn_loop_over_http(client_for, tenant):
     r2 = c.post("/v1/sessions/tab-1/turns", json=other)
     assert r2.status_code == 422 and r2.json()["field"] == "idempotency_key", r2.text
     assert len(c.get("/v1/sessions/tab-1/episodes").json()["items"]) == 1
+    bad_json = {**turn("t2", "here is the order record"), "episodes": [
+        turn("t2", "here is the order record")["episodes"][0],
+        {"kind": "json", "content": "{not json", "occurred_at": "2024-05-01T09:00:10Z"}]}
+    r2 = c.post("/v1/sessions/tab-1/turns", json=bad_json)   # named where it sits, as /v1/episodes/batch names it
+    assert r2.status_code == 422 and r2.json()["field"] == "episodes[1].content", r2.text
+    assert len(c.get("/v1/sessions/tab-1/episodes").json()["items"]) == 1
     r3 = c.post("/v1/sessions", json={"id": "team/beta", "user_id": "u-42"})      # unreachable under /v1/sessions/
     assert r3.status_code == 422 and r3.json()["field"] == "id", r3.text
     r4 = c.post("/v1/episodes", json={"content": "x", "occurred_at": "2024-05-01T09:00:00Z", "session_id": "a/b"})

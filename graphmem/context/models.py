@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 from graphmem.context.assembly import Dropped, WindowPiece
 from graphmem.context.pins import PinValue
-from graphmem.models import EpisodeKind, Input, UtcDatetime
+from graphmem.models import EpisodeKind, Input, UtcDatetime, json_content
 
 
 class ToolSchema(Input):
@@ -112,6 +112,11 @@ class TurnEpisode(Input):
     occurred_at: UtcDatetime = Field(examples=["2024-05-01T09:00:00Z"])
     idempotency_key: str | None = Field(default=None, min_length=1, max_length=200)
     source: Literal["user_explicit", "user_confirmed", "inferred", "system"] = "user_explicit"
+
+    @field_validator("content")
+    @classmethod
+    def _json_is_json(cls, v: str, info: ValidationInfo) -> str:
+        return json_content(v, info)
 
 
 class PinUpdate(Input):
