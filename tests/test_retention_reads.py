@@ -1,5 +1,5 @@
 """Expired data disappears from every read at once, before the sweeper removes it: the context window's tail,
-a fact's provenance and history, episode reads and search all filter on retain_until."""
+a fact's provenance and history, episode reads, search and the user's export all filter on retain_until."""
 from __future__ import annotations
 
 from datetime import timedelta
@@ -35,3 +35,5 @@ def test_an_expired_episode_is_gone_from_window_provenance_and_search(make_conte
     hits = services.recall.search(tenant, SearchRequest(query="flamingo parcel", k=10)).hits
     assert old.id not in {h.id for h in hits}
     assert all(old.id not in h.episode_ids for h in hits)
+    export = services.governance.memories.export(tenant, "u1")   # the user's export, like every read
+    assert [e["id"] for e in export["episodes"]] == [new.id] and "never arrived" not in str(export)

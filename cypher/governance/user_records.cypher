@@ -1,9 +1,11 @@
 // For a user's export: the user's sessions $session_ids and episodes $episode_ids, with the pins and summaries
-// of those sessions and the write-policy refusals of those episodes, newest first (maps without embeddings).
+// of those sessions and the write-policy refusals of those episodes, newest first (maps without embeddings). Like
+// every read, it leaves out what is past retention at $now before the sweeper removes it: expired episodes, and
+// summaries built on one (as a window does, cypher/sessions/window_state).
 CALL () {
   UNWIND $episode_ids AS eid
   MATCH (e:Episode {id: eid})
-  WHERE e.tenant_id = $tenant_id
+  WHERE e.tenant_id = $tenant_id AND NOT coalesce(e.retain_until <= $now, false)
   WITH e ORDER BY e.occurred_at, e.seq
   RETURN collect(e {.*, embedding: null, search_terms: null}) AS episodes
 }
@@ -19,7 +21,7 @@ CALL () {
 }
 CALL () {
   OPTIONAL MATCH (m:Summary {tenant_id: $tenant_id})
-  WHERE m.session_id IN $session_ids
+  WHERE m.session_id IN $session_ids AND NOT EXISTS { MATCH (m)-[:COVERS]->(x) WHERE x.retain_until <= $now }
   RETURN collect(m {.*, embedding: null, search_terms: null}) AS summaries
 }
 CALL () {

@@ -86,15 +86,16 @@ class Memories:
         """The write-policy refusals recorded for the user's episodes (as the ingest path stores them)."""
         sessions, episodes, _ = self._scope(tenant_id, user_id)
         return _plain(self.db.one("governance/user_records", tenant_id=tenant_id, session_ids=sessions,
-                                  episode_ids=episodes)["refusals"])
+                                  episode_ids=episodes, now=utcnow())["refusals"])
 
     def export(self, tenant_id: str, user_id: str, now: datetime | None = None) -> dict:
         """Everything stored about the user as one JSON-ready dict: sessions, episodes (with content), facts and
-        candidates with provenance, pins, summaries and write-policy refusals."""
+        candidates with provenance, pins, summaries and write-policy refusals; nothing past retention at `now`
+        (UTC, default now: expired episodes and the summaries built on them, as every read leaves them out)."""
         now = now or utcnow()
         sessions, episodes, _ = self._scope(tenant_id, user_id)
         records = self.db.one("governance/user_records", tenant_id=tenant_id, session_ids=sessions,
-                              episode_ids=episodes)
+                              episode_ids=episodes, now=now)
         big = 10_000_000
         facts = self._page(tenant_id, user_id, candidates=False, offset=0, limit=big, now=now).items
         cands = self._page(tenant_id, user_id, candidates=True, offset=0, limit=big, now=now).items
