@@ -31,6 +31,9 @@ class TimelineFact:
     confidence: float
     source: str
     status: str = "current"
+    value_retraction: bool = False
+    """Retracted by a retraction that named this fact's object or value ("I no longer want email"), not the
+    predicate as a whole ("I no longer have a title")."""
 
     def open_at(self, t: datetime) -> bool:
         return self.valid_from <= t and (self.valid_to is None or t < self.valid_to)
@@ -102,8 +105,9 @@ def decide(timeline: list[TimelineFact], new: Assertion, single_valued: bool,
     valid_to = new.valid_to
     if later is not None and (valid_to is None or valid_to > later.valid_from):
         valid_to = later.valid_from
-    # A late value inside a retracted interval ends where the retraction said there was no value any more.
-    retracted = (prev_open and prev.status == "retracted" and prev.valid_to is not None
+    # A late value inside a retracted interval ends where the retraction said there was no value any more; a
+    # retraction of one value ("I no longer want email") said nothing of another, which stays open.
+    retracted = (prev_open and prev.status == "retracted" and not prev.value_retraction and prev.valid_to is not None
                  and (valid_to is None or valid_to > prev.valid_to))
     if retracted:
         valid_to = prev.valid_to

@@ -103,6 +103,22 @@ def test_late_value_inside_a_retracted_interval_ends_at_the_retraction(graph, te
     assert [f.value for f in graph.facts_about(tenant, dana, as_of=d(2021, 6), predicates=["HAS_TITLE"])] == ["VP"]
 
 
+def test_late_value_inside_a_retraction_of_another_value_stays_open(graph, tenant):
+    """Email preferred from 2020; "I no longer want email" in 2024; then a late "SMS from 2022": the retraction
+    was of email, not of every channel, so SMS (which ended email in 2022) is the current preference. Found by a
+    helper: SMS took email's retraction and came back retracted in 2024, leaving no preference."""
+    def channel(value, when):
+        return graph.assert_fact(tenant, FactIn(subject=DANA, predicate="PREFERS_CHANNEL", value=value,
+                                                valid_from=when, episode_id=ep(graph, tenant, when)))
+    email = channel("email", d(2020))
+    dana = graph.get_fact(tenant, email.fact_id).subject_id
+    graph.retract(tenant, dana, "PREFERS_CHANNEL", ep(graph, tenant, d(2024), "stop emailing me"), value="email")
+    sms = channel("sms", d(2022))
+    assert timeline(graph, tenant, sms.fact_id) == [
+        ("email", d(2020), d(2022), "closed"), ("sms", d(2022), None, "current")]
+    assert [f.value for f in graph.facts_about(tenant, dana, predicates=["PREFERS_CHANNEL"])] == ["sms"]
+
+
 def test_inferred_never_supersedes_explicit(graph, tenant):
     a = works_at(graph, tenant, "Acme", d(2020))
     b = works_at(graph, tenant, "Globex", d(2021), source="inferred", confidence=0.95)

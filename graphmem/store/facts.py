@@ -49,7 +49,7 @@ def iso(dt: datetime | None) -> str | None:
 
 def _timeline_fact(t: dict) -> TimelineFact:
     return TimelineFact(t["id"], t["object_key"], from_us(t["valid_from_us"]), from_us(t["valid_to_us"]),
-                        t["confidence"], t["source"], t["status"])
+                        t["confidence"], t["source"], t["status"], t["value_retraction"])
 
 
 def _at(prefix: str, name: str) -> str:
@@ -216,7 +216,8 @@ def retract(tx: Tx, tenant_id: str, subject_id: str, predicate: str, at: datetim
         raise NotFound(f"no {predicate} fact valid at {at.isoformat()} to retract", field="predicate")
     now = utcnow()
     tx.run("facts/close_batch", tenant_id=tenant_id, now=now,
-           rows=[{"id": fid, "valid_to": iso(at), "status": "retracted"} for fid in hit])
+           rows=[{"id": fid, "valid_to": iso(at), "status": "retracted", "value_retraction": object_key is not None}
+                 for fid in hit])
     tx.run("facts/add_provenance", tenant_id=tenant_id, now=now, rows=[
         {"fact_id": fid, "episode_id": episode_id, "confidence": 1.0, "source": source, "role": "retraction"}
         for fid in hit])
