@@ -53,8 +53,8 @@ def vector_search(services) -> str:
 def build(services) -> Callable[[], dict[str, int] | None]:
     """`Services` factory: `services.sample_metrics()` samples the gauges (jobs by state, embedding model
     mismatch) and returns the jobs by state. When Neo4j cannot answer, the gauges keep their last values, a warning
-    is logged and None is returned, so `/metrics` still serves the counters. A ping comes first: without it a
-    scrape while Neo4j is down waited out the driver's transaction retries (`max_transaction_retry_time`, 120 s)."""
+    is logged and None is returned, so `/metrics` still serves the counters. A ping comes first, so a scrape while
+    Neo4j is down does not wait out the transaction retries (`graphmem.store.db`)."""
     def sample() -> dict[str, int] | None:
         try:
             services.db.ping()

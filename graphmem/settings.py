@@ -53,6 +53,9 @@ class Settings(BaseSettings):
     home: Path = Field(default_factory=_home, description="Directory graphmem owns: local Neo4j data and logs.")
     cache_dir: Path = Field(default_factory=lambda: Path.home() / ".cache" / "graphmem",
                             description="Downloaded Neo4j distribution and other one-time artefacts.")
+    neo4j_unavailable_retry_s: float = Field(default=5.0, ge=0, description=(
+        "How long a transaction is tried again while Neo4j cannot be reached (seconds): a restart's blip is "
+        "absorbed, an outage answers 503 after this long instead of hanging (graphmem.store.db)."))
     local_neo4j_port: int = Field(default=7687, ge=1, le=65535)
     local_neo4j_heap: str = "1g"
     local_neo4j_pagecache: str = "512m"

@@ -1,15 +1,20 @@
 """A managed transaction whose query hit a deadlock while its records were fetched can end, in neo4j 5.28, in a
 `ResultFailedError` raised by the driver's own rollback (it fetches the failed result again), which the driver does
 not retry, where it retries the deadlock itself: concurrent retries of one turn answered 500 once in a fresh-clone
-CI run. `Database.write` and `read` run such a transaction again. The driver state that leads there cannot be
+CI run. `Database.write` and `read` run such a transaction again, as they do a deadlock the server reports. The driver state that leads there cannot be
 forced from here, so the work raises the driver's error, caused by a deadlock, on its first try, as the rollback
 did; everything else runs on the real Neo4j."""
 from __future__ import annotations
 
+import socket
+import time
 import uuid
 
 import neo4j
 import pytest
+
+from graphmem.errors import Unavailable
+from graphmem.store import Database
 
 
 def _failed_result(tx, code: str) -> neo4j.exceptions.ResultFailedError:
@@ -24,16 +29,20 @@ def _probes(db, marker: str) -> int:
         return s.run("MATCH (n:RetryProbe {marker: $m}) RETURN count(n) AS n", m=marker).single()["n"]
 
 
+@pytest.mark.parametrize("error", ["failed result", "deadlock"])
 @pytest.mark.parametrize("how", ["write", "read"])
-def test_a_failed_result_caused_by_a_deadlock_runs_the_transaction_again(db, how):
+def test_a_failed_result_caused_by_a_deadlock_runs_the_transaction_again(db, how, error):
     marker, tries = uuid.uuid4().hex, []
+    deadlock = "Neo.TransientError.Transaction.DeadlockDetected"
 
     def work(tx):
         tries.append(1)
         if how == "write":
             tx._tx.run("CREATE (:RetryProbe {marker: $m})", m=marker).consume()
         if len(tries) == 1:
-            raise _failed_result(tx, "Neo.TransientError.Transaction.DeadlockDetected")
+            if error == "deadlock":   # as the server reports it
+                raise neo4j.exceptions.Neo4jError._hydrate_neo4j(code=deadlock, message="as the server sent it")
+            raise _failed_result(tx, deadlock)
         return tx._tx.run("RETURN 42 AS x").single()["x"]
 
     assert getattr(db, how)(work) == 42 and len(tries) == 2
@@ -54,3 +63,22 @@ def test_a_failed_result_of_any_other_cause_is_raised_at_once(db, code):
     with pytest.raises(neo4j.exceptions.ResultFailedError):
         db.write(work)
     assert len(tries) == 1
+
+
+def test_a_server_that_cannot_be_reached_answers_unavailable_soon_naming_why():
+    """Helpers found the API hanging while Neo4j was down: the driver's own retry loop ran a managed read for 268 s
+    before giving up, and the 503 said only "50N42: Unexpected error has occurred". Now a lost or refused connection
+    is tried again for `unavailable_retry_s` (here 1 s) and the error names the connection failure."""
+    with socket.socket() as s:          # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    db = Database(f"bolt://127.0.0.1:{port}", ("neo4j", "unused"), unavailable_retry_s=1.0)
+    try:
+        for call in (lambda: db.rows("meta/get_schema"), lambda: db.execute("meta/dedupe_schema_record")):
+            started = time.monotonic()
+            with pytest.raises(Unavailable) as info:
+                call()
+            assert time.monotonic() - started < 30      # not the minutes the driver's loop took
+            assert f"127.0.0.1:{port}" in info.value.detail and "50N42" not in info.value.detail, info.value.detail
+    finally:
+        db.close()

@@ -2,16 +2,20 @@
 
 Every query is looked up by name in `cypher/`; if its text uses `$tenant_id`, the call must pass a
 non-empty `tenant_id` or `TenantRequired` is raised before anything is sent to the server.
-Transactions use the driver's managed `execute_read`/`execute_write`, which retry transient errors
-(deadlocks, leader changes) with backoff, so work functions must be idempotent within a retry; a query that ran
-out of transaction memory is not retried (it would fill the pool again). What still fails after the retries
-because the server is unreachable or overloaded (`ServiceUnavailable`, `SessionExpired`, a `TransientError` such
-as a full transaction memory pool) leaves this module as `Unavailable` (HTTP 503); any other server error (a
-Cypher or constraint error) stays the driver's.
+Transactions use the driver's managed `execute_read`/`execute_write`, run again here (tenacity, jittered exponential
+back-off) on transient errors such as a deadlock for up to `TRANSIENT_RETRY_S` (concurrent writers to one subject
+on a loaded machine), and on a lost or refused connection for only `unavailable_retry_s` (default 5 s: a restart's
+blip, not an outage; the driver's own loop, which this replaces, waited out 120 s and more for a server that was
+down, so every request hung for minutes before its 503). Work functions must be idempotent within a retry; a query
+that ran out of transaction memory is not retried (it would fill the pool again). What still fails after the
+retries because the server is unreachable or overloaded (`ServiceUnavailable`, `SessionExpired`, a
+`TransientError` such as a full transaction memory pool) leaves this module as `Unavailable` (HTTP 503), naming the
+cause; any other server error (a Cypher or constraint error) stays the driver's.
 """
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
@@ -73,11 +77,19 @@ def _failed_on_transient(exc: BaseException) -> bool:
             and cause.is_retryable() and getattr(cause, "code", None) not in _MEMORY)
 
 
-_RETRY_FAILED_RESULT = tenacity.retry(retry=tenacity.retry_if_exception(_failed_on_transient),
-                                      stop=tenacity.stop_after_attempt(5),
-                                      wait=tenacity.wait_random_exponential(multiplier=0.1, max=2), reraise=True)
-"""Run a managed transaction again, as the driver would have, when it ended in `_failed_on_transient`'s error: up
-to 5 attempts in all, with the driver's kind of jittered exponential wait."""
+TRANSIENT_RETRY_S = 120.0
+"""How long a managed transaction is run again after transient errors (deadlocks between concurrent writers to one
+subject; the driver's own default is 30 s, which a loaded 2-core machine outlasted)."""
+_LOST = (neo4j.exceptions.ServiceUnavailable, neo4j.exceptions.SessionExpired)
+log = logging.getLogger("graphmem.store")
+
+
+def _retryable(exc: BaseException) -> bool:
+    """A managed transaction that ended in `exc` may run again: a lost or refused connection, a transient error
+    other than running out of memory (`_OutOfMemory` is none of these), or `_failed_on_transient`'s failed result."""
+    if isinstance(exc, _LOST) or _failed_on_transient(exc):
+        return True
+    return isinstance(exc, neo4j.exceptions.TransientError) and getattr(exc, "code", None) not in _MEMORY
 
 
 class _OutOfMemory(Exception):
@@ -112,8 +124,9 @@ def _unavailable() -> Iterator[None]:
     except _UNAVAILABLE as exc:
         if getattr(exc, "code", None) in _MEMORY:
             raise Unavailable(_OUT_OF_MEMORY) from exc
-        raise Unavailable(f"Neo4j could not run the query now ({type(exc).__name__}: "
-                          f"{getattr(exc, 'message', None) or exc}); try again") from exc
+        # a server's error carries its message; a driver's own (no connection) only a GQL placeholder there
+        reason = (exc.message if isinstance(exc, neo4j.exceptions.Neo4jError) else None) or str(exc)
+        raise Unavailable(f"Neo4j could not run the query now ({type(exc).__name__}: {reason}); try again") from exc
 
 
 def _checked(name: str, params: dict[str, Any]) -> str:
@@ -147,14 +160,26 @@ class Tx:
 class Database:
     """Owns one `neo4j.Driver` (thread-safe, pooled). Create once per process; `close()` at shutdown."""
 
-    def __init__(self, uri: str, auth: tuple[str, str] | None, database: str = "neo4j", **driver_kwargs: Any):
+    def __init__(self, uri: str, auth: tuple[str, str] | None, database: str = "neo4j", *,
+                 unavailable_retry_s: float = 5.0, **driver_kwargs: Any):
         self.uri = uri
         self.database = database
+        self.unavailable_retry_s = unavailable_retry_s
         driver_kwargs.setdefault("notifications_min_severity", "OFF")
-        # Concurrent writers to one subject serialise on its lock; Neo4j resolves the occasional deadlock by
-        # failing one transaction, which the driver retries. Give retries room on a loaded machine.
-        driver_kwargs.setdefault("max_transaction_retry_time", 120.0)
+        # one attempt per execute_read/execute_write: `_retrying` runs it again, with a deadline per kind of error
+        driver_kwargs.setdefault("max_transaction_retry_time", 0.0)
         self.driver = GraphDatabase.driver(uri, auth=auth, **driver_kwargs)
+
+    def _retrying(self, attempt: Callable[[], T]) -> T:
+        """`attempt()` run again while it fails with a `_retryable` error: for up to `unavailable_retry_s` seconds
+        from the first try when the connection is lost or refused, `TRANSIENT_RETRY_S` otherwise (a deadlock),
+        with jittered exponential waits (0.1 s doubling, at most 2 s). The last error is raised."""
+        def stop(state: tenacity.RetryCallState) -> bool:
+            lost = isinstance(state.outcome.exception(), _LOST)
+            return state.seconds_since_start >= (self.unavailable_retry_s if lost else TRANSIENT_RETRY_S)
+        return tenacity.Retrying(retry=tenacity.retry_if_exception(_retryable), stop=stop, reraise=True,
+                                 wait=tenacity.wait_random_exponential(multiplier=0.1, max=2),
+                                 before_sleep=tenacity.before_sleep_log(log, logging.DEBUG))(attempt)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "Database":
@@ -162,7 +187,7 @@ class Database:
         from graphmem.localneo4j import connection_for
 
         uri, auth = connection_for(settings)
-        return cls(uri, auth, settings.neo4j_database)
+        return cls(uri, auth, settings.neo4j_database, unavailable_retry_s=settings.neo4j_unavailable_retry_s)
 
     def close(self) -> None:
         self.driver.close()
@@ -174,20 +199,23 @@ class Database:
         except (neo4j.exceptions.ServiceUnavailable, neo4j.exceptions.AuthError, OSError) as exc:
             raise Unavailable(f"Neo4j at {self.uri} is not reachable: {exc}") from exc
 
-    @_RETRY_FAILED_RESULT
     def read(self, work: Callable[[Tx], T]) -> T:
         """Run `work(tx)` in a managed read transaction (retried on transient errors, a deadlock the driver reports
-        as a failed result included, except running out of transaction memory: `Unavailable` at once)."""
-        with _unavailable(), self.driver.session(database=self.database) as s:
-            return s.execute_read(_no_memory_retry(work))
+        as a failed result included, and briefly on a lost connection, `_retrying`; running out of transaction
+        memory: `Unavailable` at once)."""
+        def attempt() -> T:
+            with self.driver.session(database=self.database) as s:
+                return s.execute_read(_no_memory_retry(work))
+        with _unavailable():
+            return self._retrying(attempt)
 
-    @_RETRY_FAILED_RESULT
     def write(self, work: Callable[[Tx], T]) -> T:
-        """Run `work(tx)` in a managed write transaction (all or nothing; retried on transient errors, a deadlock the
-        driver reports as a failed result included, except running out of transaction memory: `Unavailable` at
-        once)."""
-        with _unavailable(), self.driver.session(database=self.database) as s:
-            return s.execute_write(_no_memory_retry(work))
+        """Run `work(tx)` in a managed write transaction (all or nothing; retried as `read` is)."""
+        def attempt() -> T:
+            with self.driver.session(database=self.database) as s:
+                return s.execute_write(_no_memory_retry(work))
+        with _unavailable():
+            return self._retrying(attempt)
 
     def rows(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
         """Run one named read query in its own transaction."""
