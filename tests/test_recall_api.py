@@ -117,6 +117,14 @@ def test_who_at_an_organisation_named_like_a_person_and_stable_pages(client_for,
                                              "object": per("Narcissus Self")}]})
     assert r.status_code == 422 and r.json()["field"] == "facts[0].object", r.text
     assert c.get("/v1/entities", params={"name": "Narcissus Self"}).json()["items"] == []   # nothing half-written
+    # elsewhere "Mercury" alone names two entities: refused with both listed, never the older one picked silently
+    r = c.post("/v1/recall", json={"entity": {"name": "Mercury"}})
+    assert r.status_code == 422 and r.json()["field"] == "entity.name", r.text
+    assert "Person 'Mercury'" in r.text and "Organization 'Mercury'" in r.text and "entity.kind" in r.text, r.text
+    r = c.post("/v1/recall", json={"entity": {"name": "Mercury", "kind": "Organization"}})
+    assert r.status_code == 200 and r.json()["paths"], r.text
+    r = c.get("/v1/recall/introductions", params={"from": "Dana Reyes", "to": "Mercury"})
+    assert r.status_code == 422 and r.json()["field"] == "to" and "one of their ids" in r.text, r.text
 
 def test_errors_name_the_request_field(client_for, crm_api):
     """A 4xx names the field as the request spelled it: a selector's part in a body ("entity.id"), the query

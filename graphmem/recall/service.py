@@ -21,6 +21,10 @@ from graphmem.store import Database, require_tenant
 from graphmem.timeutil import to_utc, utcnow
 
 
+AMBIGUOUS_SHOWN = 5
+"""How many of the entities an ambiguous name matches its error lists."""
+
+
 class RecallService:
     """Search and multi-hop recall over one shared `Database` (thread-safe)."""
 
@@ -84,11 +88,13 @@ class RecallService:
         stands for Dana Reyes) or free text (full-text + vector over entities: the best fused hit that full-text
         found; vectors rank, but a hit found by vector similarity alone does not resolve, since the nearest entity
         always exists: "Zorblax" is not Globex, with or without an embedder). Raises
-        `InvalidInput` when none is given, `NotFound` when nothing matches (for a name, naming the closest entities
+        `InvalidInput` when none is given or the name is more than one entity's (listing up to five of them with
+        their kinds and ids), `NotFound` when nothing matches (for a name, naming the closest entities
         by full-text as a hint; for an id, also when the entity is not of `kind`). `field` is where the selector
         sits in the request (e.g. "entity" for `{"entity": {"name": ...}}`): errors name its part, "entity.id",
         "entity.name" or "entity.query".
-        `query_hint`: the name's 404 suggests `query` for free text (false where the caller has no `query`)."""
+        `query_hint`: the name's errors suggest `query` for free text and `kind` for an ambiguous name (false where
+        the caller has neither: a query parameter that takes an id or a name)."""
         require_tenant(tenant_id)
         if entity_id:
             found = self.entity(tenant_id, entity_id, field=f"{field}.id")
@@ -99,9 +105,15 @@ class RecallService:
         if name:
             if build_query(name, tenant_id) is None:
                 raise InvalidInput(f"{field}.name: the name has no letters or digits", field=f"{field}.name")
-            exact = self.graph.find_entities(tenant_id, name, kind, limit=1)
-            if exact:
+            exact = self.graph.find_entities(tenant_id, name, kind, limit=AMBIGUOUS_SHOWN + 1)
+            if len(exact) == 1:
                 return exact[0]
+            if exact:   # never one of them picked silently: "Mercury Lane" the person, or the company?
+                shown = "; ".join(f"{e.kind} {e.name!r} (id {e.id})" for e in exact[:AMBIGUOUS_SHOWN])
+                more = " and more" if len(exact) > AMBIGUOUS_SHOWN else ""
+                tip = f"give {field}.kind or {field}.id" if query_hint else "give one of their ids"
+                raise InvalidInput(f"{field}.name: {name!r} names more than one entity: {shown}{more}; {tip}",
+                                   field=f"{field}.name")
             other_kinds = sorted({e.kind for e in self.graph.find_entities(tenant_id, name, None)}) if kind else []
             if other_kinds:
                 raise NotFound(f"{field}.name: no {kind} named {name!r}; there is one of kind "
