@@ -208,7 +208,17 @@ def test_bad_facts_name_the_field_and_write_nothing(client_for, tenant, db):
     r = c.post("/v1/facts/retract", json={"subject_id": c.get(f"/v1/facts/{fact_id}").json()["subject_id"],
                                           "predicate": "HAS_TITLE"})
     assert r.status_code == 404, r.text
+    # a kind or name given beside an id is checked, as recall's selectors check it (it was ignored)
+    dana_id = c.get(f"/v1/facts/{fact_id}").json()["subject_id"]
+    for subject, field in (({"id": dana_id, "kind": "Organization"}, "facts[0].subject.kind"),
+                           ({"id": dana_id, "name": "Someone Else"}, "facts[0].subject.name")):
+        r = c.post("/v1/facts", json={"facts": [{"subject": subject, "predicate": "HAS_TITLE", "value": "CFO"}]})
+        assert r.status_code == 422 and r.json()["field"] == field and "Dana Reyes" in r.text, r.text
     assert tenant_node_count(db, tenant) == after_one
+    r = c.post("/v1/facts", json={"facts": [{"subject": {"id": dana_id, "kind": "Person", "name": "dana  REYES"},
+                                             "predicate": "HAS_TITLE", "value": "CFO"}]})
+    assert r.status_code == 200 and r.json()["outcomes"][0]["action"] == "created", r.text   # the name, normalised
+    after_one = tenant_node_count(db, tenant)
     c.post("/v1/facts/retract", json={"subject_id": c.get(f"/v1/facts/{fact_id}").json()["subject_id"],
                                       "predicate": "WORKS_AT"})
     assert tenant_node_count(db, tenant) == after_one + 1   # a retraction that happened keeps its episode

@@ -70,6 +70,18 @@ def _ref_key(ref: EntityRef) -> tuple:
             tuple(ref.external_ids), tuple(ref.aliases), ref.summary)
 
 
+def _check_named(ref: EntityRef, entity: dict, field: str) -> None:
+    """A kind or name given beside an id is a check, never dropped (as recall's selectors treat them): one the
+    entity does not have means the id is not the entity the caller meant. `InvalidInput` naming `field.kind` or
+    `field.name` (a name matches the entity's name or one of its aliases, normalised: `name_key`)."""
+    if ref.kind and ref.kind != entity["kind"]:
+        raise InvalidInput(f"{field}.kind: entity {ref.id!r} is {entity['name']!r} of kind {entity['kind']}, not "
+                           f"{ref.kind}", field=f"{field}.kind")
+    if ref.name and name_key(ref.name) not in {name_key(n) for n in [entity["name"], *(entity["aliases"] or [])]}:
+        raise InvalidInput(f"{field}.name: entity {ref.id!r} is {entity['name']!r}, not {ref.name!r} (nor an alias "
+                           "of it)", field=f"{field}.name")
+
+
 def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Settings,
             fields: Sequence[str] | None = None) -> list[EntityBrief]:
     """Resolve (and create or enrich) entities for `refs`; returns one `EntityBrief` per ref, in order.
@@ -96,6 +108,7 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
         for i in by_id:
             if refs[i].id not in known:
                 raise NotFound(f"{fields[i]}: no entity {refs[i].id!r}", field=f"{fields[i]}.id")
+            _check_named(refs[i], known[refs[i].id], fields[i])
             resolved[i] = refs[i].id
 
     by_ref = [i for i in unique if not refs[i].id]
