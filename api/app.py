@@ -19,6 +19,7 @@ from api import problems
 from api.middleware import RequestContext
 from api.routes import ROUTERS
 from graphmem import ops
+from graphmem.errors import Unavailable
 from graphmem.services import Services
 from graphmem.settings import Settings, get_settings
 
@@ -42,7 +43,11 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
-        app.state.services = services or Services.from_settings(settings)
+        try:
+            app.state.services = services or Services.from_settings(settings)
+        except Unavailable as exc:   # Neo4j down at start: one plain line before uvicorn's traceback
+            log.error("graphmem cannot start: %s", exc.detail)
+            raise
         # The embedder is built (a local model loaded) now, not inside the first request: a configured model that is
         # missing stops the start with its message instead of failing most routes with 503s, and the first context
         # call does not spend its search time budget loading the model.

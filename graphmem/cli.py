@@ -266,11 +266,26 @@ def serve(host: str | None, port: int | None, with_worker: bool, log_level: str,
             LocalNeo4j(settings).start()
         except LocalNeo4jError as e:
             _fail(str(e))
+    _require_neo4j(settings)
     configure_logging(log_level)
     uvicorn.run(functools.partial(create_app, settings=settings, with_worker=with_worker), factory=True,
                 host=host or settings.api_host, port=port or settings.api_port, log_config=None,
                 log_level=log_level, access_log=False, timeout_graceful_shutdown=graceful_timeout,
                 proxy_headers=False)
+
+
+def _require_neo4j(settings: Settings) -> None:
+    """Stop with one line when Neo4j cannot be reached (after the store's retries for a lost connection,
+    `neo4j_unavailable_retry_s`), instead of a server that starts into a traceback."""
+    from graphmem.errors import GraphmemError
+    from graphmem.store import Database
+    db = Database.from_settings(settings)
+    try:
+        db.rows("meta/get_schema")
+    except GraphmemError as e:
+        _fail(f"Neo4j at {db.uri} cannot be reached: {e.detail}")
+    finally:
+        db.close()
 
 
 # ---- keys ---------------------------------------------------------------------------------------------------

@@ -200,6 +200,19 @@ def test_serve_and_worker_refuse_to_start_without_the_configured_local_model(neo
     assert "graphmem models fetch" in run.stderr
 
 
+def test_serve_stops_with_one_line_when_neo4j_cannot_be_reached(neo4j_server):
+    """Found by a helper: `graphmem serve` against a stopped Neo4j hung for minutes in the driver's retries (and
+    then failed with a traceback). Now it stops once the store's retries for a lost connection are spent."""
+    nothing_there = free_port()
+    proc = _serve(free_port(), NEO4J_URI=f"bolt://127.0.0.1:{nothing_there}", GRAPHMEM_NEO4J_UNAVAILABLE_RETRY_S="1")
+    try:
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 1 and "Traceback" not in err, err
+    assert err.startswith(f"error: Neo4j at bolt://127.0.0.1:{nothing_there} cannot be reached") and "refused" in err
+
+
 @pytest.mark.parametrize("args, variable, value, named", [
     (["models", "fetch"], "GRAPHMEM_LOCAL_MODEL", "bge-large",
      ["e5-small-v2", "bge-small-en-v1.5", "all-MiniLM-L6-v2"]),
