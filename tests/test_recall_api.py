@@ -135,10 +135,14 @@ def test_errors_name_the_request_field(client_for, crm_api):
     for body, status, field in (({"entity": {"id": "nope"}}, 404, "entity.id"),
                                 ({"entity": {"query": "zzqqxx"}}, 404, "entity.query"),
                                 ({"entity": {"id": sam}, "other": {"name": "Nobody Here"}}, 404, "other.name"),
-                                ({"entity": {"id": sam}, "other": {"id": sam}}, 422, "other")):
+                                ({"entity": {"id": sam}, "other": {"id": sam}}, 422, "other"),
+                                # too many terms for full-text (Han script counts each character): said, not a 404
+                                ({"entity": {"query": "王小明在华为工作" * 250}}, 422, "entity.query"),
+                                ({"entity": {"query": "zzqqxx " * 250}}, 404, "entity.query")):
         r = c.post("/v1/recall", json=body)
         assert (r.status_code, r.json()["field"]) == (status, field), (body, r.text)
         assert r.json()["detail"].startswith(f"{field}: "), r.text  # the detail says the same
+        assert len(r.text) < 1000, r.text    # a long query is not echoed at length
     for body, field in (({"seed_entity_ids": [sam] * 101}, "seed_entity_ids"),    # at most 100 seeds
                         ({"seed_entity_ids": [sam, "x" * 201]}, "seed_entity_ids[1]"),  # ids of at most 200
                         ({"entity_kinds": ["Person"] * 101}, "entity_kinds"),

@@ -88,7 +88,8 @@ class RecallService:
         stands for Dana Reyes) or free text (full-text + vector over entities: the best fused hit that full-text
         found; vectors rank, but a hit found by vector similarity alone does not resolve, since the nearest entity
         always exists: "Zorblax" is not Globex, with or without an embedder). Raises
-        `InvalidInput` when none is given or the name is more than one entity's (listing up to five of them with
+        `InvalidInput` when none is given, when full-text cannot search the query's words (too many terms) or the
+        name is more than one entity's (listing up to five of them with
         their kinds and ids), `NotFound` when nothing matches (for a name, naming the closest entities
         by full-text as a hint; for an id, also when the entity is not of `kind`). `field` is where the selector
         sits in the request (e.g. "entity" for `{"entity": {"name": ...}}`): errors name its part, "entity.id",
@@ -128,8 +129,12 @@ class RecallService:
             for hit in res.hits:   # the best fused hit that shares a word with the query
                 if any(not r.startswith("vector") for r in hit.reasons):
                     return hit.entity
+            unsearched = [d.removeprefix("fulltext: ") for d in res.degraded if d.startswith("fulltext:")]
+            if unsearched:   # the words could not be searched at all: say so, not "nothing matches"
+                raise InvalidInput(f"{field}.query: {unsearched[0]}", field=f"{field}.query")
             near = f" (closest by meaning: {res.hits[0].entity.name!r})" if res.hits else ""
-            raise NotFound(f"{field}.query: no entity matches {query!r}{near}", field=f"{field}.query")
+            shown = query if len(query) <= 80 else query[:77] + "..."
+            raise NotFound(f"{field}.query: no entity matches {shown!r}{near}", field=f"{field}.query")
         raise InvalidInput(f"{field}: give an id, a name or a query", field=field)
 
     def entity_kinds_of(self, tenant_id: str, predicate: str, field: str = "member_predicate") -> list[str]:
