@@ -85,11 +85,13 @@ log = logging.getLogger("graphmem.store")
 
 
 def _retryable(exc: BaseException) -> bool:
-    """A managed transaction that ended in `exc` may run again: a lost or refused connection, a transient error
-    other than running out of memory (`_OutOfMemory` is none of these), or `_failed_on_transient`'s failed result."""
-    if isinstance(exc, _LOST) or _failed_on_transient(exc):
+    """A managed transaction that ended in `exc` may run again: what the driver's own loop ran again (its
+    `is_retryable`: a lost or refused connection, a transient error such as a deadlock) other than running out of
+    memory (`_OutOfMemory` is none of these), and `_failed_on_transient`'s failed result."""
+    if _failed_on_transient(exc):
         return True
-    return isinstance(exc, neo4j.exceptions.TransientError) and getattr(exc, "code", None) not in _MEMORY
+    return (isinstance(exc, (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError)) and exc.is_retryable()
+            and getattr(exc, "code", None) not in _MEMORY)
 
 
 class _OutOfMemory(Exception):
