@@ -90,6 +90,11 @@ class SearchTuning:
     replies: bool = True
 
 
+TOO_MANY_TERMS = ("fulltext: the query's words are too long to search as terms (over Lucene's clause limit: text "
+                  "without spaces, such as Han script, counts each character); shorten it")
+"""The `degraded` reason of a query full-text could not search at all for its length (`build_query` gave None)."""
+
+
 class HybridSearch:
     """`search(tenant_id, req)`: see the module docstring. Thread-safe (no per-call state on self)."""
 
@@ -125,9 +130,7 @@ class HybridSearch:
         vector = self._vector(req.query, degraded)
         lucene = build_query(req.query, tenant_id)
         if lucene is None:
-            degraded.append("fulltext: the query's words are too long to search as terms (over Lucene's clause "
-                            "limit: text without spaces, such as Han script, counts each character); shorten it"
-                            if terms(req.query) else "fulltext: the query has no searchable words")
+            degraded.append(TOO_MANY_TERMS if terms(req.query) else "fulltext: the query has no searchable words")
         elif only_stop_words(req.query):
             degraded.append("fulltext: the query has only common words or single characters (" +
                             ", ".join(terms(req.query)) + "), so word matches say little; name who or what it is "

@@ -16,7 +16,7 @@ from graphmem.ontology import ANY_KIND, LITERAL
 from graphmem.recall.lucene import build_query
 from graphmem.recall.models import SearchRequest, SearchResponse, Viewer
 from graphmem.recall.paths import AROUND_MAX_HOPS, MAX_HOPS, Member, Neighbour, Path, to_path, to_paths
-from graphmem.recall.search import HybridSearch, SearchTuning
+from graphmem.recall.search import TOO_MANY_TERMS, HybridSearch, SearchTuning
 from graphmem.store import Database, require_tenant
 from graphmem.timeutil import to_utc, utcnow
 
@@ -88,7 +88,8 @@ class RecallService:
         stands for Dana Reyes) or free text (full-text + vector over entities: the best fused hit that full-text
         found; vectors rank, but a hit found by vector similarity alone does not resolve, since the nearest entity
         always exists: "Zorblax" is not Globex, with or without an embedder). Raises
-        `InvalidInput` when none is given, when full-text cannot search the query's words (too many terms) or the
+        `InvalidInput` when none is given, when full-text cannot search the query for its length (too many terms:
+        `TOO_MANY_TERMS`) or the
         name is more than one entity's (listing up to five of them with
         their kinds and ids), `NotFound` when nothing matches (for a name, naming the closest entities
         by full-text as a hint; for an id, also when the entity is not of `kind`). `field` is where the selector
@@ -129,9 +130,9 @@ class RecallService:
             for hit in res.hits:   # the best fused hit that shares a word with the query
                 if any(not r.startswith("vector") for r in hit.reasons):
                     return hit.entity
-            unsearched = [d.removeprefix("fulltext: ") for d in res.degraded if d.startswith("fulltext:")]
-            if unsearched:   # the words could not be searched at all: say so, not "nothing matches"
-                raise InvalidInput(f"{field}.query: {unsearched[0]}", field=f"{field}.query")
+            if TOO_MANY_TERMS in res.degraded:   # the words could not be searched at all: say so, not "no match"
+                raise InvalidInput(f"{field}.query: {TOO_MANY_TERMS.removeprefix('fulltext: ')}",
+                                   field=f"{field}.query")
             near = f" (closest by meaning: {res.hits[0].entity.name!r})" if res.hits else ""
             shown = query if len(query) <= 80 else query[:77] + "..."
             raise NotFound(f"{field}.query: no entity matches {shown!r}{near}", field=f"{field}.query")
