@@ -13,6 +13,7 @@ twice.
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,9 +27,6 @@ from graphmem.models import EpisodeIn
 from graphmem.services import Services
 from graphmem.timeutil import to_utc, utcnow
 
-MAX_RECORDS = 10
-"""How often one try records its call again after concurrent tries that failed deleted the record (each failure
-that deletes it is another try's; past this the try answers `Conflict`)."""
 FAILED = ""
 """The answer kept by a first try that failed after something cited its episode: not an answer, run again."""
 
@@ -92,19 +90,20 @@ def recorded_call(services: Services, who: Principal, what: str, body: BaseModel
                    content=f"API call {what} by key {who.key_id}" + (f" (request {digest})" if digest else ""),
                    idempotency_key=call_key(what, idempotency_key) if idempotency_key else None)
     tenant = who.tenant_id
-    for _ in range(MAX_RECORDS):   # a first try that fails deletes its record: record the call again, run it here
+    deadline = time.monotonic() + services.settings.idempotency_wait_s
+    while True:   # a first try that fails deletes its record: record the call again and run it here
         try:
             episode, created = services.ingest.append_episodes(tenant, [ep], extract=False, searchable=False)[0]
         except InvalidInput as exc:
             if exc.field and exc.field.endswith("idempotency_key"):
-                raise InvalidInput("Idempotency-Key: this key was used for a different request; use a new key",
-                                   field="Idempotency-Key") from None
+                raise InvalidInput("Idempotency-Key: this key was used for a different request (another body, or "
+                                   "another API key's call); use a new key", field="Idempotency-Key") from None
             raise
         if created or _first_try(services, tenant, episode.id) != "gone":
             break
-    else:
-        raise Conflict("Idempotency-Key: concurrent tries of this request keep failing; retry it later",
-                       field="Idempotency-Key")
+        if time.monotonic() > deadline:   # each failed try was another's; many at once take turns, not forever
+            raise Conflict("Idempotency-Key: concurrent tries of this request keep failing; retry it later",
+                           field="Idempotency-Key")
     kept = None if created else services.graph.call_result(tenant, episode.id)
     call = RecordedCall(services, tenant, episode.id, replayed=not created, kept=kept,
                         idempotent=idempotency_key is not None)

@@ -54,9 +54,15 @@ def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_c
     if not searchable:
         props["searchable"] = False
     now_iso = now.isoformat()
-    row = tx.one("episodes/append", tenant_id=tenant_id, idempotency_key=props["idempotency_key"],
-                 session_id=ep.session_id, user_id=ep.user_id, agent_id=agent_id, call_id=eid, episode=props,
-                 occurred_at=occurred_at.isoformat(), now=now_iso, finished_at=now_iso if extraction_reason else None)
+    for _ in range(2):
+        row = tx.one("episodes/append", tenant_id=tenant_id, idempotency_key=props["idempotency_key"],
+                     session_id=ep.session_id, user_id=ep.user_id, agent_id=agent_id, call_id=eid, episode=props,
+                     occurred_at=occurred_at.isoformat(), now=now_iso,
+                     finished_at=now_iso if extraction_reason else None)
+        # a replay whose episode another transaction deleted while this one read it (the record of an API call that
+        # failed, api.idempotency) comes back without its properties: it is gone, so store this one (once)
+        if row["created"] or row["conflict"] or (row["episode"] or {}).get("id"):
+            break
     if row["conflict"]:
         raise InvalidInput(f"session {ep.session_id!r} belongs to another user", field="user_id")
     if not row["created"]:
