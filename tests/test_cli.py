@@ -201,16 +201,22 @@ def test_serve_and_worker_refuse_to_start_without_the_configured_local_model(neo
 
 
 def test_serve_stops_with_one_line_when_neo4j_cannot_be_reached(neo4j_server):
-    """Found by a helper: `graphmem serve` against a stopped Neo4j hung for minutes in the driver's retries (and
-    then failed with a traceback). Now it stops once the store's retries for a lost connection are spent."""
+    """Found by helpers: `graphmem serve` against a stopped Neo4j hung for minutes in the driver's retries (and
+    then failed with a traceback), and `graphmem worker` printed a traceback. Now both stop with one line once the
+    store's retries for a lost connection are spent."""
     nothing_there = free_port()
     proc = _serve(free_port(), NEO4J_URI=f"bolt://127.0.0.1:{nothing_there}", GRAPHMEM_NEO4J_UNAVAILABLE_RETRY_S="1")
     try:
         _, err = proc.communicate(timeout=120)
     finally:
         proc.kill()
-    assert proc.returncode == 1 and "Traceback" not in err, err
+    assert proc.returncode == 1 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
     assert err.startswith(f"error: Neo4j at bolt://127.0.0.1:{nothing_there} cannot be reached") and "refused" in err
+    run = subprocess.run([GRAPHMEM, "worker", "--until-idle"], capture_output=True, text=True, timeout=120, env={
+        **os.environ, "NEO4J_URI": f"bolt://127.0.0.1:{nothing_there}", "GRAPHMEM_NEO4J_UNAVAILABLE_RETRY_S": "1"})
+    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr          # the worker: the same line
+    assert run.stderr.startswith("error: Neo4j could not run the query now") and "refused" in run.stderr, run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1, run.stderr
 
 
 @pytest.mark.parametrize("args, variable, value, named", [

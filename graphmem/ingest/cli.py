@@ -13,9 +13,16 @@ import click
 
 
 def _services():
+    """The process's `Services`; a Neo4j that cannot be reached (or a graph of another schema) stops the command
+    with one line, as `graphmem serve` does, not a traceback."""
+    from graphmem.errors import GraphmemError
     from graphmem.services import Services
     from graphmem.settings import get_settings
-    return Services.from_settings(get_settings())
+    try:
+        return Services.from_settings(get_settings())
+    except GraphmemError as e:
+        click.echo(f"error: {e.detail}", err=True)
+        sys.exit(1)
 
 
 @click.command()

@@ -81,6 +81,9 @@ TRANSIENT_RETRY_S = 120.0
 """How long a managed transaction is run again after transient errors (deadlocks between concurrent writers to one
 subject; the driver's own default is 30 s, which a loaded 2-core machine outlasted)."""
 _LOST = (neo4j.exceptions.ServiceUnavailable, neo4j.exceptions.SessionExpired)
+_DOWN = ("Neo.TransientError.General.DatabaseUnavailable",)
+"""Transient errors of a server that cannot serve now (starting or stopping): tried again as briefly as a lost
+connection, not as long as a deadlock."""
 log = logging.getLogger("graphmem.store")
 
 
@@ -126,8 +129,9 @@ def _unavailable() -> Iterator[None]:
     except _UNAVAILABLE as exc:
         if getattr(exc, "code", None) in _MEMORY:
             raise Unavailable(_OUT_OF_MEMORY) from exc
-        # a server's error carries its message; a driver's own (no connection) only a GQL placeholder there
-        reason = (exc.message if isinstance(exc, neo4j.exceptions.Neo4jError) else None) or str(exc)
+        # a server's error carries its message; a driver's own (no connection) only a GQL placeholder there, and
+        # its text spans lines: one line in a problem's detail and a command's error
+        reason = " ".join(((exc.message if isinstance(exc, neo4j.exceptions.Neo4jError) else None) or str(exc)).split())
         raise Unavailable(f"Neo4j could not run the query now ({type(exc).__name__}: {reason}); try again") from exc
 
 
@@ -174,10 +178,12 @@ class Database:
 
     def _retrying(self, attempt: Callable[[], T]) -> T:
         """`attempt()` run again while it fails with a `_retryable` error: for up to `unavailable_retry_s` seconds
-        from the first try when the connection is lost or refused, `TRANSIENT_RETRY_S` otherwise (a deadlock),
+        from the first try when the connection is lost or refused or the database is unavailable (starting or
+        stopping), `TRANSIENT_RETRY_S` otherwise (a deadlock),
         with jittered exponential waits (0.1 s doubling, at most 2 s). The last error is raised."""
         def stop(state: tenacity.RetryCallState) -> bool:
-            lost = isinstance(state.outcome.exception(), _LOST)
+            exc = state.outcome.exception()
+            lost = isinstance(exc, _LOST) or getattr(exc, "code", None) in _DOWN
             return state.seconds_since_start >= (self.unavailable_retry_s if lost else TRANSIENT_RETRY_S)
         return tenacity.Retrying(retry=tenacity.retry_if_exception(_retryable), stop=stop, reraise=True,
                                  wait=tenacity.wait_random_exponential(multiplier=0.1, max=2),
