@@ -189,7 +189,8 @@ class TemporalGraph:
     def correct(self, tenant_id: str, fact_id: str, episode_id: str, *, value: str | None = None,
                 object: EntityRef | None = None) -> AssertOutcome:
         """A user correction: the old fact was wrong. It is expired in transaction time (kept for history and for
-        `known_at` queries) and a new `user_explicit` fact with the same validity supersedes it."""
+        `known_at` queries) and a new `user_explicit` fact with the same validity supersedes it (a retracted fact's
+        correction is retracted where it was, so the retraction's rule for late values still holds)."""
         require_tenant(tenant_id)
         ontology = self.ontology(tenant_id)
 
@@ -205,6 +206,10 @@ class TemporalGraph:
                          episode_id=episode_id)
             # errors name the caller's own fields (value, object), not a batch's
             outcome = fact_store.assert_batch(tx, tenant_id, [new], ontology, self.settings, field_prefix="")[0]
+            if outcome.fact_id and old.status == "retracted":   # the right value ended where the wrong one was retracted
+                tx.run("facts/close_batch", tenant_id=tenant_id, now=now, rows=[
+                    {"id": outcome.fact_id, "valid_to": old.valid_to, "status": "retracted",
+                     "value_retraction": bool(old.value_retraction)}])
             if outcome.fact_id:
                 tx.run("facts/link_supersedes", tenant_id=tenant_id, now=now,
                        rows=[{"newer": outcome.fact_id, "older": fact_id}])

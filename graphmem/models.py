@@ -394,6 +394,8 @@ class Fact(_Record):
     prior_valid_to: UtcDatetime | None = None
     prior_status: FactStatus | None = None
     reclosed_at: UtcDatetime | None = None
+    value_retraction: bool | None = Field(default=None, exclude=True)
+    """Internal (not in answers): retracted by a retraction that named this value only (graphmem.temporal)."""
     expired_at: UtcDatetime | None = None
     last_confirmed_at: UtcDatetime | None = None
     retain_until: UtcDatetime | None = None

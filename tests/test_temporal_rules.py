@@ -119,6 +119,25 @@ def test_late_value_inside_a_retraction_of_another_value_stays_open(graph, tenan
     assert [f.value for f in graph.facts_about(tenant, dana, predicates=["PREFERS_CHANNEL"])] == ["sms"]
 
 
+def test_a_correction_keeps_the_retraction_of_the_value_it_corrects(graph, tenant):
+    """Email from 2020, no channel since 2024 (retracted), then corrected: it was phone, not email. The corrected
+    fact is retracted in 2024 too, so a late "SMS from 2022" still ends there. Found by a helper: the correction
+    came back `closed`, and SMS stayed current past the retraction."""
+    def channel(value, when):
+        return graph.assert_fact(tenant, FactIn(subject=DANA, predicate="PREFERS_CHANNEL", value=value,
+                                                valid_from=when, episode_id=ep(graph, tenant, when)))
+    email = channel("email", d(2020))
+    dana = graph.get_fact(tenant, email.fact_id).subject_id
+    graph.retract(tenant, dana, "PREFERS_CHANNEL", ep(graph, tenant, d(2024), "no channel any more"))
+    phone = graph.correct(tenant, email.fact_id, ep(graph, tenant, d(2024, 2), "it was phone"), value="phone")
+    wrong = ("email", d(2020), d(2024), "corrected")
+    assert timeline(graph, tenant, phone.fact_id) == [wrong, ("phone", d(2020), d(2024), "retracted")]
+    sms = channel("sms", d(2022))
+    assert timeline(graph, tenant, sms.fact_id) == [
+        wrong, ("phone", d(2020), d(2022), "closed"), ("sms", d(2022), d(2024), "retracted")]
+    assert graph.facts_about(tenant, dana, predicates=["PREFERS_CHANNEL"]) == []
+
+
 def test_inferred_never_supersedes_explicit(graph, tenant):
     a = works_at(graph, tenant, "Acme", d(2020))
     b = works_at(graph, tenant, "Globex", d(2021), source="inferred", confidence=0.95)
