@@ -24,6 +24,10 @@ from graphmem.timeutil import to_utc, utcnow
 from graphmem.tokens import TokenCounter
 
 
+WRITTEN = ("created", "superseded", "history")
+"""Assertion outcomes that wrote a new fact (a `duplicate` names a fact already held)."""
+
+
 class TemporalGraph:
     """Episodes, entities and facts of every tenant, with the temporal rules of DESIGN.md.
 
@@ -206,7 +210,7 @@ class TemporalGraph:
                          episode_id=episode_id)
             # errors name the caller's own fields (value, object), not a batch's
             outcome = fact_store.assert_batch(tx, tenant_id, [new], ontology, self.settings, field_prefix="")[0]
-            if outcome.fact_id and old.status == "retracted":   # the right value ended where the wrong one was retracted
+            if outcome.action in WRITTEN and old.status == "retracted":   # ended where the wrong one was retracted
                 tx.run("facts/close_batch", tenant_id=tenant_id, now=now, rows=[
                     {"id": outcome.fact_id, "valid_to": old.valid_to, "status": "retracted",
                      "value_retraction": bool(old.value_retraction)}])

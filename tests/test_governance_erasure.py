@@ -9,7 +9,7 @@ import pytest
 
 from graphmem.embeddings import make_embedder
 from graphmem.errors import InvalidInput, NotFound, Refused
-from graphmem.governance.erasure import ERASURE_KINDS, plan_repairs
+from graphmem.governance.erasure import ERASURE_KINDS, End, plan_repairs
 from graphmem.governance.service import Governance
 from graphmem.graph import TemporalGraph
 from graphmem.indexer import Indexer
@@ -123,6 +123,24 @@ def test_erasing_the_superseding_fact_reopens_the_old_value(gov, graph, db, tena
     assert [f.id for f in graph.facts_about(tenant, dana.id, predicates=["WORKS_AT"])] == [old]
     assert [f.id for f in graph.fact_history(tenant, old)] == [old]
     assert graph.find_entities(tenant, "Initech") == []          # left with no facts and no mentions
+
+
+def test_erasing_a_retracted_fact_leaves_the_retraction_on_the_value_it_extends(gov, graph, db, tenant):
+    """Globex from T0, Initech from T0+10d, no employer since T0+20d (retracted); Initech erased: Globex ends where
+    the retraction said, retracted, so a late "Hooli from T0+15d" ends there too, as it would have had Initech never
+    been asserted. Found by a helper: Globex came back closed, and Hooli stayed current."""
+    e = [episode(graph, tenant, f"e{i}", minutes=i) for i in range(4)]
+    globex = fact(graph, tenant, person("Dana"), "WORKS_AT", e[0], obj=org("Globex")).fact_id
+    initech = fact(graph, tenant, person("Dana"), "WORKS_AT", e[1], obj=org("Initech"), days=10).fact_id
+    dana = graph.get_fact(tenant, initech).subject_id
+    graph.retract(tenant, dana, "WORKS_AT", e[2], at=T0 + timedelta(days=20))
+    assert gov.forget(tenant, fact_id=initech).counts["facts_extended"] == 1
+    g = fact_node(db, globex)
+    assert (g["status"], g["valid_to"].to_native()) == ("retracted", T0 + timedelta(days=20))
+    hooli = fact(graph, tenant, person("Dana"), "WORKS_AT", e[3], obj=org("Hooli"), days=15).fact_id
+    h = fact_node(db, hooli)
+    assert (h["status"], h["valid_to"].to_native()) == ("retracted", T0 + timedelta(days=20))
+    assert graph.facts_about(tenant, dana, predicates=["WORKS_AT"]) == []
 
 
 def test_erasing_a_middle_value_extends_the_older_one_to_the_next(gov, graph, db, tenant):
@@ -305,9 +323,12 @@ def test_plan_repairs_follows_runs_of_erased_facts():
         {"id": "c", "valid_from": t[2], "valid_to": t[3], "status": "closed", "newers": ["d"],
          "olders": [{"id": "b", "valid_from": t[1], "valid_to": t[2], "status": "closed", "superseders": ["c"]}]},
     ]
-    assert plan_repairs({"b", "c"}, around) == ({"a": t[3]}, {("d", "a")})
+    assert plan_repairs({"b", "c"}, around) == ({"a": End(t[3])}, {("d", "a")})
+    around[1]["status"] = "retracted"           # the run ended in a retraction: "a" inherits it with the end
+    assert plan_repairs({"b", "c"}, around) == ({"a": End(t[3], "retracted", False)}, {("d", "a")})
     around[1]["newers"] = []
     around[1]["valid_to"] = None
-    assert plan_repairs({"b", "c"}, around) == ({"a": None}, set())
+    around[1]["status"] = "current"
+    assert plan_repairs({"b", "c"}, around) == ({"a": End(None)}, set())
     around[0]["olders"][0]["status"] = "retracted"
     assert plan_repairs({"b", "c"}, around) == ({}, set())

@@ -138,6 +138,22 @@ def test_a_correction_keeps_the_retraction_of_the_value_it_corrects(graph, tenan
     assert graph.facts_about(tenant, dana, predicates=["PREFERS_CHANNEL"]) == []
 
 
+def test_correcting_a_retracted_value_into_one_already_held_leaves_that_one_be(graph, tenant):
+    """Interests golf (2020) and tennis (2021); tennis retracted in 2024; then "it was golf, not tennis": the
+    correction is a duplicate of golf, which nobody retracted, so golf stays current. Found by a helper: golf came
+    back retracted."""
+    def interest(value, when):
+        return graph.assert_fact(tenant, FactIn(subject=DANA, predicate="INTERESTED_IN", value=value,
+                                                valid_from=when, episode_id=ep(graph, tenant, when)))
+    golf, tennis = interest("golf", d(2020)), interest("tennis", d(2021))
+    dana = graph.get_fact(tenant, golf.fact_id).subject_id
+    graph.retract(tenant, dana, "INTERESTED_IN", ep(graph, tenant, d(2024), "no more tennis"), value="tennis")
+    out = graph.correct(tenant, tennis.fact_id, ep(graph, tenant, d(2024, 2), "it was golf"), value="golf")
+    assert out.fact_id == golf.fact_id
+    g = graph.get_fact(tenant, golf.fact_id)
+    assert (g.status, g.valid_to) == ("current", None)
+
+
 def test_inferred_never_supersedes_explicit(graph, tenant):
     a = works_at(graph, tenant, "Acme", d(2020))
     b = works_at(graph, tenant, "Globex", d(2021), source="inferred", confidence=0.95)

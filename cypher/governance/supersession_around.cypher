@@ -16,4 +16,5 @@ CALL (d) {
   OPTIONAL MATCH (n:Fact)-[:SUPERSEDES]->(d)
   RETURN collect(n.id) AS newers
 }
-RETURN d.id AS id, d.valid_from AS valid_from, d.valid_to AS valid_to, d.status AS status, olders, newers
+RETURN d.id AS id, d.valid_from AS valid_from, d.valid_to AS valid_to, d.status AS status,
+       coalesce(d.value_retraction, false) AS value_retraction, olders, newers

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from graphmem.errors import InvalidInput, NotFound, Refused
 from graphmem.governance import audit
@@ -39,11 +39,21 @@ def _native(v):
     return v.to_native() if hasattr(v, "to_native") else v
 
 
-def plan_repairs(deleted: set[str], around: list[dict]) -> tuple[dict[str, datetime | None], set[tuple[str, str]]]:
+class End(NamedTuple):
+    """The end a surviving fact inherits from an erased run (`plan_repairs`): `valid_to` (None: current again) and,
+    when the run ended in a retraction, that status and its `value_retraction` flag, so a late value inside the
+    interval still ends where the retraction said (graphmem.temporal.decide)."""
+
+    valid_to: datetime | None
+    status: str = "closed"
+    value_retraction: bool = False
+
+
+def plan_repairs(deleted: set[str], around: list[dict]) -> tuple[dict[str, End], set[tuple[str, str]]]:
     """Supersession repair when the facts `deleted` are erased: make each timeline what it would have been had
     they never been asserted.
 
-    `around`: one dict per deleted fact {id, valid_from, valid_to, status, newers: [ids superseding it],
+    `around`: one dict per deleted fact {id, valid_from, valid_to, status, value_retraction, newers: [ids superseding it],
     olders: [{id, valid_from, valid_to, status, superseders: [ids]}]} (cypher governance/supersession_around).
     A surviving older fact O that a deleted fact D closed (O.status 'closed', O.valid_to == D.valid_from) and
     that nothing surviving supersedes inherits the end of the erased run: walking up from D through deleted
@@ -51,10 +61,10 @@ def plan_repairs(deleted: set[str], around: list[dict]) -> tuple[dict[str, datet
     fact N that superseded T now supersedes O. Retracted and corrected facts are never re-opened (a correction
     said the value was wrong; a retraction ended it), nor are facts with an end of their own.
 
-    Returns ({older_id: new valid_to}, {(newer_id, older_id) links to add}).
+    Returns ({older_id: its `End`}, {(newer_id, older_id) links to add}).
     """
     info = {d["id"]: d for d in around}
-    ends: dict[str, datetime | None] = {}
+    ends: dict[str, End] = {}
     links: set[tuple[str, str]] = set()
     for d in around:
         for o in d["olders"]:
@@ -73,7 +83,9 @@ def plan_repairs(deleted: set[str], around: list[dict]) -> tuple[dict[str, datet
                     break
                 seen.add(dead[0])
                 top = info[dead[0]]
-            ends[o["id"]] = _native(top["valid_to"])
+            end = _native(top["valid_to"])
+            retracted = end is not None and top["status"] == "retracted"
+            ends[o["id"]] = End(end, "retracted", bool(top.get("value_retraction"))) if retracted else End(end)
             if newer:
                 links.add((newer, o["id"]))
     return ends, links
@@ -192,10 +204,11 @@ class Eraser:
         if delete_ids:
             counts["facts"] = tx.one("governance/delete_facts", **t, ids=delete_ids)["deleted"]
         if ends:
-            tx.run("governance/repair_facts", **t, now=now, rows=[{"id": k, "valid_to": v.isoformat() if v else None}
-                                                                        for k, v in ends.items()])
-            counts["facts_reopened"] = sum(1 for v in ends.values() if v is None)
-            counts["facts_extended"] = sum(1 for v in ends.values() if v is not None)
+            tx.run("governance/repair_facts", **t, now=now, rows=[
+                {"id": k, "valid_to": e.valid_to.isoformat() if e.valid_to else None, "status": e.status,
+                 "value_retraction": e.value_retraction} for k, e in ends.items()])
+            counts["facts_reopened"] = sum(1 for e in ends.values() if e.valid_to is None)
+            counts["facts_extended"] = sum(1 for e in ends.values() if e.valid_to is not None)
         if links:
             tx.run("facts/link_supersedes", **t, now=now, rows=[{"newer": n, "older": o} for n, o in sorted(links)])
             counts["links_repaired"] = len(links)
