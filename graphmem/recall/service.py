@@ -44,9 +44,9 @@ class RecallService:
         """Have Neo4j plan the hot reads before the first request: the search in the shapes requests send
         (`HybridSearch.warm_up`), the search for entities by name (`find_entities`, which also finds seeds) and
         each multi-hop read (around, between, neighbours, who at) as its method sends it, here about an entity that
-        does not exist, so each finds nothing. Cold, Neo4j plans a path query in
-        0.2-1 s (docs/benchmarks/recall.md, "Cold plans"). `tenant_id` should hold nothing. Raises what the reads
-        raise (Neo4j not reachable: `Unavailable`)."""
+        does not exist, so each finds nothing. Cold, Neo4j plans a path query in 0.2-1 s (docs/benchmarks/recall.md,
+        "Cold plans"). `tenant_id` should hold nothing. Raises what the reads raise (Neo4j not reachable:
+        `Unavailable`)."""
         self.hybrid.warm_up(tenant_id)
         self.find_entities(tenant_id, name="warm up")
         times, none = self._times(None, None), "warm-up: no such entity"
@@ -89,9 +89,8 @@ class RecallService:
         found; vectors rank, but a hit found by vector similarity alone does not resolve, since the nearest entity
         always exists: "Zorblax" is not Globex, with or without an embedder). Raises
         `InvalidInput` when none is given, when full-text cannot search the query for its length (too many terms:
-        `TOO_MANY_TERMS`) or the
-        name is more than one entity's (listing up to five of them with
-        their kinds and ids), `NotFound` when nothing matches (for a name, naming the closest entities
+        `TOO_MANY_TERMS`) or when the name is more than one entity's (listing up to five of them with their kinds
+        and ids), `NotFound` when nothing matches (for a name, naming the closest entities
         by full-text as a hint; for an id, also when the entity is not of `kind`). `field` is where the selector
         sits in the request (e.g. "entity" for `{"entity": {"name": ...}}`): errors name its part, "entity.id",
         "entity.name" or "entity.query".
