@@ -45,7 +45,9 @@ def serve(services: Services) -> Iterator[str]:
                                            lifespan="on"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 30
+    # the app's start waits up to warm_up_timeout_s (30 s) for Neo4j to plan the hot reads: on a loaded machine
+    # with a JVM that just started that can take all of it (a fresh-clone CI run where 30 s in all was too short)
+    deadline = time.monotonic() + services.settings.warm_up_timeout_s + 60
     while not server.started:
         if time.monotonic() > deadline:
             raise RuntimeError("the test API server did not start")

@@ -96,6 +96,8 @@ def test_every_option_mix_of_a_recall_query_has_one_plan(db, graph, crm):
     # the API's warm-up (at start and every few seconds: graphmem.ops.warm_up) sends each of these reads in the
     # shape the calls above sent it, so a request after a start or a replan finds its plan made
     warm = Recording(db)
-    RecallService(warm, graph, embedder=None).warm_up(WARM_UP_TENANT)
+    warming = RecallService(warm, graph, embedder=None)
+    warming.warm_up(WARM_UP_TENANT)
+    warming.warm_up_paths(WARM_UP_TENANT)
     for query, shapes in rec.shapes.items():
         assert shapes <= warm.shapes.get(query, set()), query

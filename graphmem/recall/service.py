@@ -41,13 +41,16 @@ class RecallService:
         return self.hybrid.search(tenant_id, req, viewer)
 
     def warm_up(self, tenant_id: str) -> None:
-        """Have Neo4j plan the hot reads before the first request: the search in the shapes requests send
-        (`HybridSearch.warm_up`), the search for entities by name (`find_entities`, which also finds seeds) and
-        each multi-hop read (around, between, neighbours, who at) as its method sends it, here about an entity that
-        does not exist, so each finds nothing. Cold, Neo4j plans a path query in 0.2-1 s (docs/benchmarks/recall.md,
-        "Cold plans"). `tenant_id` should hold nothing. Raises what the reads raise (Neo4j not reachable:
-        `Unavailable`)."""
+        """Have Neo4j plan the search before the first request, in the shapes requests send
+        (`HybridSearch.warm_up`; `tenant_id` should hold nothing). Raises what the search raises (Neo4j not
+        reachable: `Unavailable`)."""
         self.hybrid.warm_up(tenant_id)
+
+    def warm_up_paths(self, tenant_id: str) -> None:
+        """Have Neo4j plan the search for entities by name (`find_entities`, which also finds seeds) and each
+        multi-hop read (around, between, neighbours, who at) as its method sends it, here about an entity that does
+        not exist, so each finds nothing. Cold, Neo4j plans a path query in 0.2-1 s (docs/benchmarks/recall.md,
+        "Cold plans"). `tenant_id` should hold nothing. Raises what the reads raise."""
         self.find_entities(tenant_id, name="warm up")
         times, none = self._times(None, None), "warm-up: no such entity"
         self._around(tenant_id, none, 3, times, 50, None)
