@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from pydantic import BaseModel
-from tenacity import RetryCallState, Retrying, retry_if_result, stop_after_delay, wait_exponential
+from tenacity import Retrying, retry_if_result, stop_after_delay, wait_exponential
 
 from graphmem.errors import Conflict, InvalidInput
 from graphmem.keys import Principal
@@ -54,25 +54,28 @@ class RecordedCall:
             self.services.graph.keep_call_result(self.tenant_id, self.episode_id, answer.model_dump_json())
 
 
-def _first_try(services: Services, tenant_id: str, episode_id: str) -> str:
-    """Wait while the first try of a recorded call runs: "done" once it kept an answer (or '' after a failure),
-    "gone" when it failed and deleted its record, "stale" when it was recorded more than
-    `idempotency_wait_s` seconds ago without an answer (it died, or predates kept answers) or the wait ran out.
-    Polls the call's episode with exponential back-off (20 ms doubling to 250 ms; tenacity)."""
+GONE, RUNNING = "gone", "running"
+
+
+def _first_try(services: Services, tenant_id: str, episode_id: str) -> str | None:
+    """Wait while the first try of a recorded call runs, then its kept answer: the JSON answer, None when there is
+    none to replay (it failed after something cited the episode, or was recorded more than `idempotency_wait_s`
+    seconds ago without an answer: it died or predates kept answers; or the wait ran out), or `GONE` when it failed
+    and deleted its record. Polls the call's episode with exponential back-off (20 ms doubling to 250 ms;
+    tenacity)."""
     wait_s = services.settings.idempotency_wait_s
 
-    def state() -> str:
+    def state() -> str | None:
         row = services.graph.call_state(tenant_id, episode_id)
         if row is None:
-            return "gone"
+            return GONE
         if row["result"] is not None:
-            return "done"
-        return "stale" if (utcnow() - to_utc(row["recorded_at"], "recorded_at")).total_seconds() > wait_s else "running"
+            return row["result"] or None   # '' (FAILED): not an answer
+        return None if (utcnow() - to_utc(row["recorded_at"], "recorded_at")).total_seconds() > wait_s else RUNNING
 
-    def timed_out(_: RetryCallState) -> str:
-        return "stale"
-    return Retrying(retry=retry_if_result(lambda s: s == "running"), stop=stop_after_delay(wait_s),
-                    wait=wait_exponential(multiplier=0.01, min=0.02, max=0.25), retry_error_callback=timed_out)(state)
+    return Retrying(retry=retry_if_result(lambda s: s == RUNNING), stop=stop_after_delay(wait_s),
+                    wait=wait_exponential(multiplier=0.01, min=0.02, max=0.25),
+                    retry_error_callback=lambda _: None)(state)
 
 
 @contextmanager
@@ -99,12 +102,12 @@ def recorded_call(services: Services, who: Principal, what: str, body: BaseModel
                 raise InvalidInput("Idempotency-Key: this key was used for a different request (another body, or "
                                    "another API key's call); use a new key", field="Idempotency-Key") from None
             raise
-        if created or _first_try(services, tenant, episode.id) != "gone":
+        kept = None if created else _first_try(services, tenant, episode.id)
+        if kept != GONE:
             break
         if time.monotonic() > deadline:   # each failed try was another's; many at once take turns, not forever
             raise Conflict("Idempotency-Key: concurrent tries of this request keep failing; retry it later",
                            field="Idempotency-Key")
-    kept = None if created else services.graph.call_result(tenant, episode.id)
     call = RecordedCall(services, tenant, episode.id, replayed=not created, kept=kept,
                         idempotent=idempotency_key is not None)
     try:

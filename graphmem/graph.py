@@ -110,12 +110,6 @@ class TemporalGraph:
         require_tenant(tenant_id)
         self.db.execute("episodes/call_result_put", tenant_id=tenant_id, id=episode_id, result=result)
 
-    def call_result(self, tenant_id: str, episode_id: str) -> str | None:
-        """The JSON answer kept for the API write that event episode `episode_id` recorded, or None ('' is not an
-        answer: `call_state`)."""
-        state = self.call_state(tenant_id, episode_id)
-        return state["result"] or None if state else None
-
     def call_state(self, tenant_id: str, episode_id: str) -> dict | None:
         """{"result": the JSON answer kept for the API write that event episode `episode_id` recorded (None while
         it runs; '' when it failed after something cited the episode), "recorded_at": when the call was recorded

@@ -28,7 +28,7 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter
 
 from graphmem.errors import Conflict, InvalidInput, NotFound
 from graphmem.models import UtcDatetime, new_id
-from graphmem.store import Database, require_tenant
+from graphmem.store import Database, live, require_tenant
 from graphmem.store.db import Tx
 from graphmem.timeutil import to_utc, utcnow
 
@@ -265,13 +265,6 @@ def parse_value(raw: Any, field: str = "value") -> PinValue:
         raise InvalidInput(f"{field}{'.' + loc if loc else ''}: {err['msg']}", field=f"{field}.{loc}" if loc else field) from exc
 
 
-def live(pin: dict[str, Any] | None) -> dict[str, Any] | None:
-    """A pin map read without a lock, or None when it is gone: one another transaction deleted between the match and
-    the read of its properties comes back without them (Neo4j reads committed data), and counts as absent. Seen as a
-    500 (a KeyError on its version) among concurrent tries of a turn that deletes a pin, in a fresh-clone CI run."""
-    return pin if pin and pin.get("version") is not None else None
-
-
 def from_row(row: dict[str, Any]) -> Pin:
     raw = {"type": row["value_type"], "value": row["value"], **json.loads(row.get("attrs") or "{}")}
     return Pin(session_id=row["session_id"], key=row["key"], value=_VALUE.validate_python(raw),
@@ -301,7 +294,7 @@ class PinStore:
         """One pin; `NotFound` (field `key`) when the session has none under `key`."""
         require_tenant(tenant_id)
         row = self.db.one("pins/get", tenant_id=tenant_id, session_id=session_id, key=check_key(key))
-        if row is None or live(row["pin"]) is None:
+        if row is None or live(row["pin"], "version") is None:
             raise NotFound(f"session {session_id!r} has no pin {key!r}", field="key")
         return from_row(row["pin"])
 
@@ -361,7 +354,7 @@ def list_in(tx: Tx, tenant_id: str, session_id: str, *, status: str | None = Non
             limit: int = 500) -> list[Pin]:
     """`PinStore.list` inside a transaction."""
     return [from_row(r["pin"]) for r in tx.rows("pins/list", tenant_id=tenant_id, session_id=session_id,
-                                                  status=status, offset=offset, limit=limit) if live(r["pin"])]
+                                                  status=status, offset=offset, limit=limit) if live(r["pin"], "version")]
 
 
 def _locked(tx: Tx, tenant_id: str, session_id: str, key: str) -> Pin | None:
@@ -417,8 +410,8 @@ def delete_in(tx: Tx, tenant_id: str, session_id: str, key: str, expected_versio
 
 
 def pin_version_check(tx: Tx, tenant_id: str, session_id: str, key: str) -> int | None:
-    """The current version of a pin (None when absent, `live`), read without locking (pre-checks)."""
+    """The current version of a pin (None when absent, `graphmem.store.live`), read without locking (pre-checks)."""
     row = tx.one("pins/get", tenant_id=tenant_id, session_id=session_id, key=key)
-    pin = live(row["pin"]) if row else None
+    pin = live(row["pin"], "version") if row else None
     return pin["version"] if pin else None
 

@@ -29,14 +29,14 @@ from graphmem.context import assembly
 from graphmem.context.compaction import Compactor, SummaryStore
 from graphmem.context.models import (CompactionResult, ContextRequest, Degraded, Summary, TurnIn, TurnResult,
                                      Window)
-from graphmem.context.pins import (PinStore, check_definition, check_key, delete_in, from_row, live, pin_version_check,
+from graphmem.context.pins import (PinStore, check_definition, check_key, delete_in, from_row, pin_version_check,
                                    put_in)
 from graphmem.context.sessions import SessionInfo, SessionStore, _info, check_session_id
 from graphmem.context.summarizer import build_summarizer
 from graphmem.errors import Conflict, GraphmemError, InvalidInput, NotFound, Unavailable
 from graphmem.models import EpisodeIn, new_id
 from graphmem.ontology import SENSITIVE_CLASSES
-from graphmem.store import require_tenant
+from graphmem.store import live, require_tenant
 from graphmem.store.db import Tx
 from graphmem.timeutil import utcnow
 from graphmem.tokens import TokenCounter
@@ -145,7 +145,7 @@ class ContextService:
         row = self.db.read_one("sessions/window_state", tenant_id=tenant_id, session_id=session_id,
                                limit=self.settings.context_tail_max_episodes, now=utcnow().isoformat())
         return {"session": _info(row["session"]) if row["session"] else None,
-                "pins": [from_row(p) for p in row["pins"] if live(p)],
+                "pins": [from_row(p) for p in row["pins"] if live(p, "version")],
                 "summary": Summary(**row["summaries"][0]) if row["summaries"] else None,
                 "tail": [assembly.TailTurn.from_row(e) for e in row["tail"]], "tail_total": row["tail_total"]}
 

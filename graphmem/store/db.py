@@ -135,6 +135,15 @@ def _unavailable() -> Iterator[None]:
         raise Unavailable(f"Neo4j could not run the query now ({type(exc).__name__}: {reason}); try again") from exc
 
 
+def live(node: dict[str, Any] | None, key: str = "id") -> dict[str, Any] | None:
+    """A node's map read without a lock, or None when it is gone: a node another transaction deleted between the
+    match and the read of its properties comes back without them (Neo4j reads committed data), and counts as
+    absent. `key` is a property every such node has. Seen as a 500 among concurrent tries of a turn that deletes a
+    pin (a KeyError on its version), and as a 422 listing an episode's fields among concurrent tries of an API
+    write whose failing tries delete their record."""
+    return node if node and node.get(key) is not None else None
+
+
 def _checked(name: str, params: dict[str, Any]) -> str:
     text = cypher.query(name)
     if "$tenant_id" in text:

@@ -13,7 +13,7 @@ from datetime import timedelta
 from graphmem.errors import InvalidInput, NotFound
 from graphmem.models import Episode, EpisodeIn, new_id
 from graphmem.settings import Settings
-from graphmem.store.db import Tx, tenant_token
+from graphmem.store.db import Tx, live, tenant_token
 from graphmem.store.fulltext import search_terms
 from graphmem.timeutil import utcnow
 
@@ -60,8 +60,8 @@ def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_c
                      occurred_at=occurred_at.isoformat(), now=now_iso,
                      finished_at=now_iso if extraction_reason else None)
         # a replay whose episode another transaction deleted while this one read it (the record of an API call that
-        # failed, api.idempotency) comes back without its properties: it is gone, so store this one (once)
-        if row["created"] or row["conflict"] or (row["episode"] or {}).get("id"):
+        # failed, api.idempotency) is gone (`live`): store this one (once)
+        if row["created"] or row["conflict"] or live(row["episode"]):
             break
     if row["conflict"]:
         raise InvalidInput(f"session {ep.session_id!r} belongs to another user", field="user_id")
