@@ -122,6 +122,11 @@ def test_forget_hold_retention_sweep_and_audit_routes(services, client_for, tena
     assert bad.status_code == 422 and bad.json()["field"] == "fact_class_ttl_days.nope"
     neg = admin.put(f"/v1/admin/tenants/{tenant}/retention", json={"episode_retention_days": 0})
     assert neg.status_code == 422 and neg.json()["field"] == "episode_retention_days"
+    for body, field in (({"episode_retention_days": "30"}, "episode_retention_days"),   # whole numbers only
+                        ({"session_ttl_days": 7.5}, "session_ttl_days"),
+                        ({"fact_class_ttl_days": {"employment": "14"}}, "fact_class_ttl_days.employment")):
+        out = admin.put(f"/v1/admin/tenants/{tenant}/retention", json=body)
+        assert out.status_code == 422 and out.json()["field"] == field, out.text
     for days in (0, -1, 36501):   # a TTL out of range names its class, as an unknown class does (was "body")
         out = admin.put(f"/v1/admin/tenants/{tenant}/retention",
                         json={"fact_class_ttl_days": {"preference": 30, "employment": days}})

@@ -13,8 +13,9 @@ from graphmem.models import Fact, Input, UtcDatetime
 HoldKind = Literal["user", "session", "episode"]
 TargetKind = Literal["user", "session", "episode", "fact"]
 Days = int | None
-TtlDays = Annotated[int | None, Field(ge=1, le=36500)]
-"""A retention period in days (1-36500), or None for none; out of range is a validation error at its key."""
+TtlDays = Annotated[int | None, Field(ge=1, le=36500, strict=True)]
+"""A retention period in days (1-36500), or None for none; out of range, or a JSON string or float instead of a
+whole number, is a validation error at its key."""
 
 EXPIRY_KINDS = ("episodes", "facts", "facts_kept", "entities", "aliases", "external_ids", "summaries", "pins",
                 "sessions", "refusals", "turn_receipts")
@@ -41,8 +42,8 @@ class RetentionSettings(Input):
       asserted); a class that is not listed keeps the ontology default; `null` removes the TTL.
     """
 
-    episode_retention_days: Days = Field(default=None, ge=1, le=36500, examples=[30])
-    session_ttl_days: Days = Field(default=None, ge=1, le=36500, examples=[90])
+    episode_retention_days: Days = Field(default=None, ge=1, le=36500, strict=True, examples=[30])
+    session_ttl_days: Days = Field(default=None, ge=1, le=36500, strict=True, examples=[90])
     # each value checked at its own key, so a 422 names `fact_class_ttl_days.<class>`
     fact_class_ttl_days: dict[str, TtlDays] = Field(default_factory=dict,
                                                     examples=[{"activity": 14, "preference": 365}])
