@@ -172,10 +172,12 @@ def _printable(name: str) -> str:
 
 
 class EntityRef(Input):
-    """How a caller names an entity: by `id`, or by kind + name (+ strong identifiers).
+    """How a caller names an entity: by `id`, or by kind + name (+ strong identifiers), or by a strong identifier
+    alone (`email`, `domain` or `external_ids`, `kind` optional) when the entity is already stored.
 
     Resolution order (DESIGN.md "Ingestion"): `id`; strong identifiers (`email`, `domain`,
-    `external_ids`); normalised name or alias within the kind; otherwise a new entity.
+    `external_ids`); normalised name or alias within the kind; otherwise a new entity, which needs a kind and a
+    name (a reference without a name that matches nothing is `NotFound`).
     """
 
     id: str | None = None
@@ -226,8 +228,11 @@ class EntityRef(Input):
 
     @model_validator(mode="after")
     def _enough(self) -> "EntityRef":
-        if self.id is None and (self.kind is None or self.name is None):
-            raise ValueError("an entity reference needs an id, or a kind and a name")
+        if self.id is None and self.name is None and not (self.email or self.domain or self.external_ids):
+            raise ValueError("an entity reference needs an id, a kind and a name, or a strong identifier (email, "
+                             "domain or external_ids) of a stored entity")
+        if self.id is None and self.name is not None and self.kind is None:
+            raise ValueError("an entity reference with a name needs its kind")
         return self
 
 

@@ -218,7 +218,19 @@ def test_bad_facts_name_the_field_and_write_nothing(client_for, tenant, db):
     r = c.post("/v1/facts", json={"facts": [{"subject": {"id": dana_id, "kind": "Person", "name": "dana  REYES"},
                                              "predicate": "HAS_TITLE", "value": "CFO"}]})
     assert r.status_code == 200 and r.json()["outcomes"][0]["action"] == "created", r.text   # the name, normalised
+    # a stored entity named by a strong identifier alone; one that matches nothing cannot be created nameless
+    r = c.post("/v1/facts", json={"facts": [{"subject": {"email": DANA["email"]}, "predicate": "LOCATED_IN",
+                                             "value": "Porto"}]})
+    assert r.status_code == 200, r.text
+    assert c.get(f"/v1/facts/{r.json()['outcomes'][0]['fact_id']}").json()["subject_id"] == dana_id
     after_one = tenant_node_count(db, tenant)
+    for subject, status, field in (({"email": "nobody@example.com"}, 404, "facts[0].subject"),
+                                   ({"external_ids": ["crm:none"], "kind": "Person"}, 404, "facts[0].subject"),
+                                   ({"email": DANA["email"], "kind": "Organization"}, 422, "facts[0].subject.kind"),
+                                   ({"kind": "Person"}, 422, "facts[0].subject")):
+        r = c.post("/v1/facts", json={"facts": [{"subject": subject, "predicate": "HAS_TITLE", "value": "COO"}]})
+        assert r.status_code == status and r.json()["field"] == field, r.text
+    assert tenant_node_count(db, tenant) == after_one
     c.post("/v1/facts/retract", json={"subject_id": c.get(f"/v1/facts/{fact_id}").json()["subject_id"],
                                       "predicate": "WORKS_AT"})
     assert tenant_node_count(db, tenant) == after_one + 1   # a retraction that happened keeps its episode

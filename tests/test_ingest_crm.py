@@ -112,6 +112,31 @@ def test_unmappable_json_fails_with_reason(make_services, tenant):
     assert jobs_[0].attempts == 1                               # permanent: not retried
 
 
+def test_a_partial_update_names_its_record_by_id_alone(make_services, tenant):
+    """CRM webhooks send what changed and the record's id: such a change updates the entity stored under that id;
+    one for an id never stored fails its job (no entity can be made without a name) and writes nothing."""
+    s = make_services()
+    eps = changes(s, tenant, [
+        {"object": "contact", "id": "c-7", "name": "Mo Diaz", "title": "Analyst", "changed_at": "2023-01-01"},
+        {"object": "contact", "id": "c-7", "title": "CFO", "city": "Lisbon", "changed_at": "2023-05-01"},
+        {"object": "contact", "id": "c-7", "title": None, "changed_at": "2023-09-01"},
+        {"object": "contact", "id": "c-404", "title": "CEO", "changed_at": "2023-05-01"},
+        {"object": "contact", "title": "CTO", "changed_at": "2023-05-01"},
+    ])
+    jobs_ = [s.ingest.job_status(tenant, e.id) for e in eps]
+    assert [j.status for j in jobs_] == ["done", "done", "done", "failed", "failed"], [j.reason for j in jobs_]
+    assert "crm:c-404" in jobs_[3].reason and "name" in jobs_[3].reason
+    assert "{name}" in jobs_[4].reason and "crm:{id}" in jobs_[4].reason
+    [mo] = s.graph.find_entities(tenant, "Mo Diaz", "Person")
+    titles = [(f.value, f.status) for f in s.graph.fact_history(
+        tenant, next(f.id for f in s.graph.facts_about(tenant, mo.id, include_superseded=True)
+                     if f.predicate == "HAS_TITLE"))]
+    assert titles == [("Analyst", "closed"), ("CFO", "retracted")]
+    assert [f.value for f in s.graph.facts_about(tenant, mo.id, predicates=["LOCATED_IN"])] == ["Lisbon"]
+    every = {f.value for f in s.graph.facts_about(tenant, mo.id, include_superseded=True)}
+    assert every == {"Analyst", "CFO", "Lisbon"}                 # the failed changes wrote nothing to Mo
+
+
 # ---- a field set to null is a retraction -------------------------------------------------------------
 def at(ts: str) -> datetime:
     return datetime.fromisoformat(ts)

@@ -4,7 +4,10 @@ A mapping (e.g. the default `graphmem/data/crm_mapping.json`) names, per record 
 "object": "contact"), the record's own entity and the facts it implies. Every string is a template over the
 record's fields (`"{amount} {currency}"`); an entity or fact whose template fields are missing, null or empty is
 left out, so a partial update only touches what it carries. An entity template needs a kind and a name (or an id
-template); `external_ids` whose fields are missing are dropped. A fact has a `predicate`, optionally a `subject`
+template); `external_ids` whose fields are missing are dropped. A record without its own name's fields names its
+entity by its identifiers alone (`external_ids`, `email`, `domain`): a partial update such as
+`{"object": "contact", "id": "c-7", "title": "CFO"}` updates the contact stored as `crm:c-7`; when no stored entity
+has those identifiers the job fails (`NotFound`: a new entity needs its name), and nothing of the record is written. A fact has a `predicate`, optionally a `subject`
 (default: the record's entity, "self"), and either an `object` (an entity template or "self") or a `value`
 template. Facts are `source = "system"`, confidence 1.0, valid from the record's `valid_from_field` (an ISO 8601
 time with offset, or a date = midnight UTC; naive times are refused) or else the episode's `occurred_at`. Temporal rules (supersession, out-of-order history) are the
@@ -147,17 +150,21 @@ def _render(template: str, record: dict[str, Any]) -> str | None:
     return out or None
 
 
-def _entity(spec: dict[str, Any], record: dict[str, Any]) -> EntityRef | None:
+def _entity(spec: dict[str, Any], record: dict[str, Any], *, nameless: bool = False) -> EntityRef | None:
+    """The entity `spec` renders from `record`, None when its name's fields are missing. With `nameless` (the
+    record's own entity), a record without them still names its entity by its strong identifiers when it has
+    any: a partial update ("contact crm:7 changed title") then resolves to the entity stored before."""
     name = _render(spec.get("name", ""), record) if spec.get("name") else None
-    if name is None:
-        return None
     ext = [x for t in spec.get("external_ids", []) if (x := _render(t, record))]
+    ids = {k: _render(spec[k], record) if spec.get(k) else None for k in ("email", "domain")}
+    if name is None and not (nameless and (ext or any(ids.values()))):
+        return None
     try:
-        return EntityRef(kind=spec["kind"], name=name, external_ids=ext,
-                         email=_render(spec["email"], record) if spec.get("email") else None,
-                         domain=_render(spec["domain"], record) if spec.get("domain") else None)
+        return EntityRef(kind=spec["kind"], name=name, external_ids=ext, **ids)
     except ValidationError:
         # a malformed email or domain in the record: keep the entity, drop the bad identifier
+        if name is None and not ext:
+            return None
         return EntityRef(kind=spec["kind"], name=name, external_ids=ext)
 
 
@@ -181,9 +188,11 @@ def map_record(mapping: Mapping, record: dict[str, Any], episode: Episode
             valid_from = to_utc(raw, mapping.valid_from_field)
         except InvalidInput as exc:
             raise MappingError(exc.detail) from exc
-    me = _entity(spec["entity"], record)
+    me = _entity(spec["entity"], record, nameless=True)
     if me is None:
-        raise MappingError(f"{rtype} record has no {spec['entity'].get('name')} (its name)")
+        ids = [t for k in ("email", "domain") if (t := spec["entity"].get(k))] + spec["entity"].get("external_ids", [])
+        raise MappingError(f"{rtype} record has neither {spec['entity'].get('name')} (its name) nor an identifier "
+                           f"({', '.join(ids) or 'none in the mapping'})")
     out: list[FactIn] = []
     gone: list[Retraction] = []
     for fs in spec.get("facts", []):

@@ -3,7 +3,8 @@
 `resolve` turns `EntityRef`s into stored entities, in one round of batched queries (the choice among candidates is
 made in `entities/resolve_batch` itself, so only the chosen entity travels back):
 1. an `id` must name an entity of this tenant (else `NotFound`);
-2. strong identifiers: email, then external ids, then domain;
+2. strong identifiers: email, then external ids, then domain (a reference with identifiers but no name must match
+   here, else `NotFound`: a new entity needs a kind and a name);
 3. the normalised name or an alias within the kind (an `Alias` node per tenant and key), unless the named
    entity carries a different email or domain than the reference (then it is somebody else);
 4. otherwise a new entity. New entities claim their name alias with MERGE on a unique key, so two writers
@@ -70,6 +71,12 @@ def _ref_key(ref: EntityRef) -> tuple:
             tuple(ref.external_ids), tuple(ref.aliases), ref.summary)
 
 
+def _identifiers(ref: EntityRef) -> str:
+    """The strong identifiers of `ref` as a phrase for messages: "email 'a@b.c', external id 'crm:7'"."""
+    return ", ".join([f"email {ref.email!r}"] * bool(ref.email) + [f"domain {ref.domain!r}"] * bool(ref.domain)
+                     + [f"external id {k!r}" for k in ref.external_ids])
+
+
 def _check_named(ref: EntityRef, entity: dict, field: str) -> None:
     """A kind or name given beside an id is a check, never dropped (as recall's selectors treat them): one the
     entity does not have means the id is not the entity the caller meant. `InvalidInput` naming `field.kind` or
@@ -114,17 +121,23 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
     by_ref = [i for i in unique if not refs[i].id]
     if by_ref:
         rows = tx.one("entities/resolve_batch", tenant_id=tenant_id, refs=[
-            {"idx": i, "email": refs[i].email, "domain": refs[i].domain,
-             "external_keys": refs[i].external_ids, "alias_key": alias_key(refs[i].kind, name_key(refs[i].name))}
+            {"idx": i, "email": refs[i].email, "domain": refs[i].domain, "external_keys": refs[i].external_ids,
+             "alias_key": alias_key(refs[i].kind, name_key(refs[i].name)) if refs[i].name else None}
             for i in by_ref])["rows"]
         to_create: dict[str, dict] = {}   # dedupe new entities within the batch by identifier / alias key
         pending: dict[int, str] = {}      # ref index -> its to_create key, then the new entity's id
         for row in rows:
             i, ref, named, match = row["idx"], refs[row["idx"]], row["named"], row["match"]
             if match:
+                if ref.name is None and ref.kind and ref.kind != match["kind"]:
+                    raise InvalidInput(f"{fields[i]}.kind: the entity these identifiers name is {match['name']!r} "
+                                       f"of kind {match['kind']}, not {ref.kind}", field=f"{fields[i]}.kind")
                 resolved[i] = match["id"]
                 known[match["id"]] = match
                 continue
+            if ref.name is None:
+                raise NotFound(f"{fields[i]}: no entity with {_identifiers(ref)}; a new entity needs a kind and a "
+                               "name", field=fields[i])
             key = alias_key(ref.kind, name_key(ref.name))
             dedupe = ref.email or ref.domain or key
             if dedupe not in to_create:
@@ -155,7 +168,7 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
         for i in by_ref:
             ref, ent = refs[i], known[resolved[i]]
             have = {name_key(a) for a in [ent["name"], *ent["aliases"]]}
-            aliases = [a for a in [ref.name, *ref.aliases] if name_key(a) and name_key(a) not in have]
+            aliases = [a for a in [ref.name, *ref.aliases] if a and name_key(a) and name_key(a) not in have]
             ext = [k for k in ref.external_ids if k not in ent["external_ids"]]
             new_email = ref.email and not ent.get("email")
             new_domain = ref.domain and not ent.get("domain")
@@ -167,7 +180,7 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
                 row["domain"] = row["domain"] or (ref.domain if new_domain else None)
                 row["summary"] = ref.summary if new_summary else row["summary"]
                 row["external_keys"] += [k for k in ext if k not in row["external_keys"]]
-                row["aliases"] += [{"name": a, "key": alias_key(ref.kind, name_key(a)), "name_key": name_key(a),
+                row["aliases"] += [{"name": a, "key": alias_key(ent["kind"], name_key(a)), "name_key": name_key(a),
                                      "terms": search_terms(tenant_id, a)}
                                    for a in aliases if a not in [x["name"] for x in row["aliases"]]]
         if enrich:
