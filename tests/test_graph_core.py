@@ -386,6 +386,28 @@ def test_resolution_identifiers_then_names(graph, tenant):
     assert graph.get_entity(tenant, a.id).aliases == ["D. Scully"]
 
 
+def test_namesakes_with_other_emails_in_one_batch_are_two_people(graph, tenant):
+    """Within one batch as across calls: the same name with another email is somebody else (the second person
+    became the first, lost her email and closed the first's job). Both are found by the name."""
+    ep, _ = graph.append_episode(tenant, msg("two people called Yan Li"))
+    out = graph.assert_facts(tenant, [
+        FactIn(subject=EntityRef(kind="Person", name="Yan Li", email="yan@acme.com"), predicate="WORKS_AT",
+               object=EntityRef(kind="Organization", name="Acme"), valid_from=T0, episode_id=ep.id),
+        FactIn(subject=EntityRef(kind="Person", name="Yan Li", email="yan@globex.com"), predicate="WORKS_AT",
+               object=EntityRef(kind="Organization", name="Globex"), valid_from=T0 + timedelta(days=365),
+               episode_id=ep.id),
+        FactIn(subject=EntityRef(kind="Person", name="Yan Li"), predicate="HAS_TITLE", value="CFO", valid_from=T0,
+               episode_id=ep.id)])
+    assert [o.action for o in out] == ["created", "created", "created"]
+    people = graph.find_entities(tenant, "Yan Li", "Person")
+    assert sorted(p.email for p in people) == ["yan@acme.com", "yan@globex.com"]
+    for p in people:
+        assert len(graph.facts_about(tenant, p.id, predicates=["WORKS_AT"])) == 1
+    # the name alone goes to the one that owns the name, as it would in a later call
+    titled = [p for p in people if graph.facts_about(tenant, p.id, predicates=["HAS_TITLE"])]
+    assert [p.email for p in titled] == ["yan@acme.com"]
+
+
 def test_concurrent_creation_of_one_new_entity_gives_one_entity(graph, tenant):
     ids, errors = [], []
 

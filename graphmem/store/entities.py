@@ -77,6 +77,13 @@ def _identifiers(ref: EntityRef) -> str:
                      + [f"external id {k!r}" for k in ref.external_ids])
 
 
+def _other_person(ref: EntityRef, row: dict) -> bool:
+    """True when `ref` and the entity `row` describes carry different emails or different domains (both given):
+    the rule by which `entities/resolve_batch` tells a namesake from the named entity."""
+    return bool((ref.email and row["email"] and ref.email != row["email"])
+                or (ref.domain and row["domain"] and ref.domain != row["domain"]))
+
+
 def _check_named(ref: EntityRef, entity: dict, field: str) -> None:
     """A kind or name given beside an id is a check, never dropped (as recall's selectors treat them): one the
     entity does not have means the id is not the entity the caller meant. `InvalidInput` naming `field.kind` or
@@ -141,8 +148,12 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
             key = alias_key(ref.kind, name_key(ref.name))
             dedupe = ref.email or ref.domain or key
             if dedupe not in to_create:
+                # a namesake created earlier in this batch with another email or domain is somebody else, as a
+                # stored one is (resolve_batch): this one is linked from the name's alias, not its owner
+                claimed = named or any(row["alias_key"] == key and row["claim_alias"] and _other_person(ref, row)
+                                       for row in to_create.values())
                 to_create[dedupe] = {"id": None, "kind": ref.kind, "name": ref.name, "name_key": name_key(ref.name),
-                                     "alias_key": key, "claim_alias": not named, "email": ref.email,
+                                     "alias_key": key, "claim_alias": not claimed, "email": ref.email,
                                      "domain": ref.domain, "summary": ref.summary, "search_text": ref.name,
                                      "search_terms": search_terms(tenant_id, ref.name)}
             pending[i] = dedupe
