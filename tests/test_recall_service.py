@@ -175,6 +175,21 @@ def test_search_ranks_the_reply_to_a_matching_question_right_after_it(recall, gr
     assert [h.id for h in one.hits] == [asked2]
 
 
+
+def test_search_finds_an_episode_stored_ahead_of_the_clock(recall, graph, tenant):
+    """A client clock a few seconds fast: the turn it just stored is found by a search without as_of (it was hidden
+    until the server's clock caught up); a search as of a time before it leaves it out."""
+    from graphmem.timeutil import utcnow
+    ahead = utcnow() + timedelta(minutes=2)
+    e, _ = graph.append_episode(tenant, EpisodeIn(content="Zanzibar pricing objection raised by procurement",
+                                                  occurred_at=ahead, session_id="s9", user_id="u9"))
+    req = SearchRequest(query="Zanzibar pricing objection", targets=["episode"], session_id="s9")
+    assert [h.id for h in recall.search(tenant, req).hits] == [e.id]
+    before = req.model_copy(update={"as_of": ahead - timedelta(seconds=1)})
+    assert recall.search(tenant, before).hits == []
+    assert [h.id for h in recall.search(tenant, req.model_copy(update={"as_of": ahead})).hits] == [e.id]
+
+
 def test_search_default_is_current_facts_only_and_as_of_goes_back(recall, crm):
     tenant, ids = crm
     now = recall.search(tenant, SearchRequest(query="Dana works at", targets=["fact"], predicates=["WORKS_AT"]))

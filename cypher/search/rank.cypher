@@ -18,7 +18,9 @@
 //   facts: tenant, valid at $as_of (unless $include_superseded) as known at $known_at, never candidates, never past
 //     retention ($now), optional predicates, entity kinds, and scope through provenance ($scoped: session, user,
 //     occurred_at range);
-//   episodes: tenant, retention, transaction time ($known_at vs ingested_at), valid time (nothing after $as_of),
+//   episodes: tenant, retention, transaction time ($known_at vs ingested_at), valid time (nothing that occurred
+//     after $opt.episodes_until: the request's as_of when it gave one; without one every stored episode counts,
+//     so a client whose clock runs ahead still finds the turn it just stored),
 //     entity kinds (an episode that MENTIONS an entity of one of them, as recorded by $known_at) and the scope
 //     filters; never the record of an API write (`searchable: false`, graphmem.store.episodes.append);
 //   entities: tenant, entity kinds, created by $known_at, and the scope filters ($scoped: mentioned by an episode
@@ -49,12 +51,13 @@
 // driver packs a datetime parameter in ~40 µs.
 // $opt holds every option a request may leave out, null when left out: lucene (null when the query has no
 // searchable word), vector (null without an embedder), predicates, entity_kinds, session_id, user_id,
-// occurred_after, occurred_before; they are copied into `t`. Neo4j plans once per parameter types and a null is a
+// occurred_after, occurred_before, episodes_until; they are copied into `t`. Neo4j plans once per parameter types and a null is a
 // type of its own, while a map is a map whatever it holds: as separate parameters each new mix of filters was
 // planned anew (1.5-1.7 s).
 // The viewer is resolved here, in the same read, so that a window's search runs beside its graph read.
 WITH {now: datetime($now), as_of: datetime($as_of), known_at: datetime($known_at),
       occurred_after: datetime($opt.occurred_after), occurred_before: datetime($opt.occurred_before),
+      episodes_until: datetime($opt.episodes_until),
       session_id: $opt.session_id, user_id: $opt.user_id, predicates: $opt.predicates,
       entity_kinds: $opt.entity_kinds, lucene: $opt.lucene, vector: $opt.vector} AS t
 OPTIONAL CALL () {
@@ -215,7 +218,7 @@ CALL (t) {
   WHERE e.tenant_id = $tenant_id AND e.searchable IS NULL
     AND (e.retain_until IS NULL OR e.retain_until > t.now)
     AND e.ingested_at <= t.known_at
-    AND e.occurred_at <= t.as_of
+    AND (t.episodes_until IS NULL OR e.occurred_at <= t.episodes_until)
     AND (t.session_id IS NULL OR e.session_id = t.session_id)
     AND (t.user_id IS NULL OR e.user_id = t.user_id)
     AND (t.occurred_after IS NULL OR e.occurred_at >= t.occurred_after)
@@ -233,7 +236,7 @@ CALL (t) {
                       AND r.tenant_id = $tenant_id
                       AND (r.retain_until IS NULL OR r.retain_until > t.now)
                       AND r.ingested_at <= t.known_at
-                      AND r.occurred_at <= t.as_of
+                      AND (t.episodes_until IS NULL OR r.occurred_at <= t.episodes_until)
                       AND (t.session_id IS NULL OR r.session_id = t.session_id)
                       AND (t.user_id IS NULL OR r.user_id = t.user_id)
                       AND (t.occurred_after IS NULL OR r.occurred_at >= t.occurred_after)

@@ -13,7 +13,9 @@ Target = Literal["fact", "entity", "episode"]
 
 class SearchRequest(Input):
     """A search over one tenant. Times are UTC. `as_of` filters facts by valid time, `known_at` by transaction
-    time; by default only facts valid now are returned (`include_superseded` = false). Unknown fields are refused:
+    time; by default only facts valid now are returned (`include_superseded` = false). Episodes that occurred after
+    `as_of` are left out when `as_of` is given; without it every stored episode counts, one whose `occurred_at` is
+    ahead of the server's clock included. Unknown fields are refused:
     a misspelt filter ("as_off") would otherwise be dropped and the search run without it. An empty `predicates`
     or `entity_kinds` list filters nothing (as if left out). Numbers and flags are JSON numbers and booleans only
     (`true` is not 1, `"yes"` or 1 not true)."""
