@@ -376,7 +376,11 @@ def test_search_never_crosses_tenants(recall, crm, graph, tenant):
     assert res.hits == []
     with pytest.raises(NotFound) as err:
         recall.search(tenant, SearchRequest(query="Dana", seed_entity_ids=[ids["Dana Smith"]]))
-    assert err.value.field == "seed_entity_ids"
+    assert err.value.field == "seed_entity_ids[0]"
+    mine = graph.upsert_entity(tenant, EntityRef(kind="Person", name="Own Person")).id
+    with pytest.raises(NotFound) as err:   # the item that is not this tenant's, by its place in the list
+        recall.search(tenant, SearchRequest(query="Dana", seed_entity_ids=[mine, mine, ids["Dana Smith"]]))
+    assert err.value.field == "seed_entity_ids[2]" and ids["Dana Smith"] in err.value.detail
 
 
 def test_fulltext_query_requires_the_tenant_token_only_where_a_term_can_split():

@@ -121,7 +121,7 @@ class HybridSearch:
         """Hybrid search (module docstring). With `viewer` only what that context window may see is ranked, and
         the answer is a `ViewedSearchResponse` (it also counts the facts withheld). Raises `TenantRequired`,
         `InvalidInput` (time range) and `NotFound` (a seed entity id that is not this tenant's, field
-        `seed_entity_ids`)."""
+        `seed_entity_ids[i]`)."""
         require_tenant(tenant_id)
         if req.occurred_after and req.occurred_before and req.occurred_after >= req.occurred_before:
             raise InvalidInput("occurred_after must be before occurred_before", field="occurred_after")
@@ -138,9 +138,10 @@ class HybridSearch:
         seeds = list(dict.fromkeys(req.seed_entity_ids))
         if seeds:
             found = {r["entity"]["id"] for r in self.db.rows("entities/get_many", tenant_id=tenant_id, ids=seeds)}
-            missing = [s for s in seeds if s not in found]
+            missing = [i for i, s in enumerate(req.seed_entity_ids) if s not in found]
             if missing:
-                raise NotFound(f"seed_entity_ids: no entity {missing[0]!r}", field="seed_entity_ids")
+                at = f"seed_entity_ids[{missing[0]}]"
+                raise NotFound(f"{at}: no entity {req.seed_entity_ids[missing[0]]!r}", field=at)
         params = self._rank_params(tenant_id, req, now, lucene, vector, seeds, viewer)
         row = self.db.read_one("search/rank", **params)
         ranked = self._fuse(row["entity_hits"], row["fact_hits"], row["episode_hits"])
