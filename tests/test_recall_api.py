@@ -125,6 +125,12 @@ def test_who_at_an_organisation_named_like_a_person_and_stable_pages(client_for,
     assert r.status_code == 200 and r.json()["paths"], r.text
     r = c.get("/v1/recall/introductions", params={"from": "Dana Reyes", "to": "Mercury"})
     assert r.status_code == 422 and r.json()["field"] == "to" and "one of their ids" in r.text, r.text
+    # two people of one name: the kind cannot tell them apart, so the hint asks for the id only
+    for email in ("sam.lee@a.example", "sam.lee@b.example"):
+        c.post("/v1/facts", json={"facts": [{"subject": {**per("Sam Lee"), "email": email}, "predicate": "KNOWS",
+                                             "object": per("Dana Reyes")}]})
+    r = c.post("/v1/recall", json={"entity": {"name": "Sam Lee"}})
+    assert r.status_code == 422 and "give entity.id" in r.text and "entity.kind" not in r.text, r.text
 
 def test_errors_name_the_request_field(client_for, crm_api):
     """A 4xx names the field as the request spelled it: a selector's part in a body ("entity.id"), the query

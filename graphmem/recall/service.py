@@ -115,7 +115,9 @@ class RecallService:
             if exact:   # never one of them picked silently: "Mercury Lane" the person, or the company?
                 shown = "; ".join(f"{e.kind} {e.name!r} (id {e.id})" for e in exact[:AMBIGUOUS_SHOWN])
                 more = " and more" if len(exact) > AMBIGUOUS_SHOWN else ""
-                tip = f"give {field}.kind or {field}.id" if query_hint else "give one of their ids"
+                one_kind = kind or len({e.kind for e in exact}) == 1   # then only an id tells them apart
+                tip = (f"give {field}.id" if one_kind else f"give {field}.kind or {field}.id") if query_hint \
+                    else "give one of their ids"
                 raise InvalidInput(f"{field}.name: {name!r} names more than one entity: {shown}{more}; {tip}",
                                    field=f"{field}.name")
             other_kinds = sorted({e.kind for e in self.graph.find_entities(tenant_id, name, None)}) if kind else []
