@@ -398,7 +398,8 @@ def search(tenant_id: str, query: str, k: int, targets: tuple[str, ...], predica
 @click.argument("entity")
 @click.option("--to", "other", default=None, help="A second entity: paths between the two instead of around one.")
 @click.option("--kind", default=None, help="Kind of ENTITY when given by name (Person, Organization, ...).")
-@click.option("--max-hops", default=3, show_default=True, help="Longest path in facts (1..4).")
+@click.option("--max-hops", default=3, show_default=True,
+              help="Longest path in facts: 1..3 around one entity, 1..4 between two (with --to).")
 @click.option("--predicate", "predicates", multiple=True, help="Walk only facts with these predicates.")
 @click.option("--limit", default=20, show_default=True, help="Paths around one entity.")
 @AS_OF
