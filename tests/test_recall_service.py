@@ -165,14 +165,13 @@ def test_search_ranks_the_reply_to_a_matching_question_right_after_it(recall, gr
     assert scoped == [other]
     before = [h.id for h in recall.search(tenant, req.model_copy(update={"as_of": T0 + timedelta(seconds=1)})).hits]
     assert asked in before and reply not in before   # the reply had not happened yet
-    # a reply that matches the query too still ranks after the question that matched better (it ranked above it,
-    # holding the sum of both scores, and k = 1 dropped the question)
+    # a reply that matches the query too holds both scores: it matches and answers, so it ranks above its question
     asked2 = say("q3", "Sam", "Which carrier does Vandelay Imports use?", 10, session="s3")
     reply2 = say("a3", "Agent", "They ship everything with Vandelay freight partners.", 11, session="s3")
-    both = recall.search(tenant, SearchRequest(query="Vandelay carrier", k=2, targets=["episode"]))
-    assert [h.id for h in both.hits] == [asked2, reply2] and both.hits[0].score >= both.hits[1].score
-    one = recall.search(tenant, SearchRequest(query="Vandelay carrier", k=1, targets=["episode"]))
-    assert [h.id for h in one.hits] == [asked2]
+    both = recall.search(tenant, SearchRequest(query="Vandelay carrier", k=2, targets=["episode"])).hits
+    assert [h.id for h in both] == [reply2, asked2], [(h.text, h.score, h.reasons) for h in both]
+    assert any(r.startswith("reply rank 1") for r in both[0].reasons)
+    assert any(r.startswith("fulltext") for r in both[0].reasons)
 
 
 
