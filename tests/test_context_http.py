@@ -352,6 +352,21 @@ def test_the_first_user_claims_a_session_created_without_one(client_for, tenant)
         assert users == {owner}, (owner, users)
 
 
+def test_a_lone_surrogate_in_a_pin_is_bad_input_and_the_turn_writes_nothing(client_for, tenant):
+    """A constraint pin holding half a UTF-16 pair ("\ud83d") was a 500 after the turn's episode and session
+    were stored; it is a 422 naming the pin's field, and nothing of the turn is stored."""
+    c = client_for(tenant)
+    body = ('{"idempotency_key": "k-sur", "user_id": "u-sur", "episodes": [{"content": "hello", '
+            '"occurred_at": "2024-05-01T09:00:00Z"}], "pins": [{"key": "c", "value": {"type": "constraint", '
+            '"value": "x \\ud83d y"}}]}')
+    r = c.post("/v1/sessions/sur-s/turns", content=body.encode(), headers={"content-type": "application/json"})
+    assert r.status_code == 422 and r.json()["field"].startswith("pins[0].value"), r.text
+    assert c.get("/v1/sessions/sur-s").status_code == 404
+    r = c.put("/v1/sessions/sur-s/pins/c", content=b'{"value": {"type": "obligation", "value": "\\udfff"}}',
+              headers={"content-type": "application/json"})
+    assert r.status_code == 422 and r.json()["field"].startswith("value"), r.text
+
+
 def test_a_lone_surrogate_in_a_tool_schema_is_bad_input_not_a_500(client_for, tenant):
     """A tool's `parameters` is free JSON: a string in it escaping half a UTF-16 pair ("\\ud800") went into the
     window, which could not be encoded as the reply (500). It is a 422 naming the tool's parameters."""

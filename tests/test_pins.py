@@ -33,6 +33,19 @@ def test_values_are_typed_and_validated():
         with pytest.raises(InvalidInput) as err:
             parse_value(raw)
         assert err.value.field.startswith("value") and words in err.value.detail
+    # amounts are written out in positional notation, ASCII digits only (str(Decimal) gave "5E-7")
+    for sent, shown in (("0.0000005", "0.0000005"), ("2.5e3", "2500"), ("-3.50", "-3.50")):
+        assert parse_value({"type": "amount", "value": sent}).render() == shown
+    assert parse_value({"type": "custom", "value_type": "decimal", "value": "1E-7"}).value == "0.0000001"
+    for sent in ("1_000", "\u0661\u0662\u0663", "NaN", "1e"):
+        with pytest.raises(InvalidInput):
+            parse_value({"type": "amount", "value": sent})
+    for raw, field in (({"type": "constraint", "value": "x \ud83d y"}, "value.value"),
+                       ({"type": "goal", "value": "g", "constraints": ["\ud800"]}, "value.constraints.0"),
+                       ({"type": "obligation", "value": "\udfff"}, "value.value")):
+        with pytest.raises(InvalidInput) as err:   # a lone UTF-16 surrogate: not text Neo4j can store (was a 500)
+            parse_value(raw)
+        assert err.value.field == field, err.value.field
 
 
 def test_crud_with_versions_and_read_your_writes(ctx, tenant):

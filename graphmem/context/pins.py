@@ -1,7 +1,8 @@
 """Pins: typed session state that no extractor, summarizer or compactor may rewrite (DESIGN.md principle 2).
 
 A pin is `(tenant_id, session_id, key)` -> a typed value. Types: `order_id`, `amount` (a `Decimal`, never a float;
-serialised as a string), `currency` (an ISO 4217 alphabetic code, checked against pycountry's ISO 4217 table),
+sent as a string of ASCII digits with an optional point and exponent, stored in positional notation: "2.5e3" is
+"2500"), `currency` (an ISO 4217 alphabetic code, checked against pycountry's ISO 4217 table),
 `approval_id`, `idempotency_key`, `goal` (text + constraints), `constraint`, `human_gate` (a human decision and
 its outcome), `obligation` ("the user asked to cancel"), and `custom` (a tenant-defined key with a declared value
 type: string, decimal, integer, boolean or datetime).
@@ -27,7 +28,7 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter
                       model_validator)
 
 from graphmem.errors import Conflict, InvalidInput, NotFound
-from graphmem.models import UtcDatetime, new_id
+from graphmem.models import Input, UtcDatetime, new_id
 from graphmem.store import Database, live, require_tenant
 from graphmem.store.db import Tx
 from graphmem.timeutil import to_utc, utcnow
@@ -47,8 +48,13 @@ def _no_float(v: Any) -> Any:
     return v
 
 
+_DECIMAL = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
+
+
 def _decimal(v: Any) -> Decimal:
     v = _no_float(v)
+    if not _DECIMAL.fullmatch(str(v).strip()):   # Decimal() also takes "1_000", "١٢٣" and "NaN"
+        raise ValueError(f"not a decimal number (ASCII digits, an optional point and exponent): {v!r}")
     try:
         d = Decimal(str(v).strip())
     except InvalidOperation as exc:
@@ -83,8 +89,8 @@ Identifier = Annotated[str, BeforeValidator(lambda v: _identifier(v) if isinstan
 Text = Annotated[str, BeforeValidator(lambda v: _text(v) if isinstance(v, str) else v)]
 
 
-class _Value(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class _Value(Input):
+    """Base of the typed pin values: a caller's input (`Input`: unknown fields and lone surrogates refused)."""
 
     def primary(self) -> str:
         """The primary value as stored in `Pin.value` (a string)."""
@@ -108,9 +114,14 @@ class OrderIdValue(_Value):
 
 
 class AmountValue(_Value):
-    """A money amount: a Decimal (never a float), serialised as a string ("129.99")."""
+    """A money amount: a Decimal (never a float), serialised as a plain decimal string ("129.99"; "2.5e3" is
+    stored as "2500", "0.0000005" as itself, never in exponent form)."""
     type: Literal["amount"] = "amount"
     value: ExactDecimal = Field(examples=["129.99"])
+
+    def primary(self) -> str:
+        """The amount in positional notation (`str(Decimal)` would give "5E-7")."""
+        return format(self.value, "f")
 
 
 class CurrencyValue(_Value):
@@ -196,7 +207,7 @@ def canonical_custom(value_type: str, raw: str) -> str:
             raise ValueError("value must not be empty")
         return raw
     if value_type == "decimal":
-        return str(_decimal(raw))
+        return format(_decimal(raw), "f")
     if value_type == "integer":
         if not re.fullmatch(r"[+-]?\d{1,30}", raw):
             raise ValueError(f"{raw!r} is not an integer")
