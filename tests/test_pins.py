@@ -193,3 +193,16 @@ def test_pins_are_per_tenant_and_session(ctx, tenant):
     assert ctx.pins.list(other, "s1") == [] and ctx.pins.list(tenant, "s2") == []
     with pytest.raises(NotFound):
         ctx.pins.get(other, "s1", "order_id")
+
+
+def test_compaction_candidates_keep_a_decimal_amount_in_the_obligation():
+    """The obligation clause runs to the sentence end: "12.50" is not one (it was cut to "50 EUR for ...")."""
+    from types import SimpleNamespace
+
+    from graphmem.context.compaction import extract_candidates
+    turn = SimpleNamespace(id="e1", content="I paid 12.50 EUR for order A-5 and I want to cancel my subscription. "
+                                            "Thanks.")
+    found = {key: value for key, value, _ in extract_candidates([turn])}
+    assert found["obligation"].value == "I paid 12.50 EUR for order A-5 and I want to cancel my subscription"
+    assert found["amount"].render() == "12.50" and found["currency"].value == "EUR"
+    assert found["order_id"].value == "A-5"

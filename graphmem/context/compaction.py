@@ -47,7 +47,9 @@ _SYMBOLS = {"€": "EUR", "£": "GBP", "$": "USD", "¥": "JPY"}
 _MONEY = re.compile(r"(?P<sym>[€£$¥])\s?(?P<a1>\d{1,3}(?:,\d{3})*(?:\.\d+)?|\d+(?:\.\d+)?)"
                     r"|(?P<a2>\d{1,3}(?:,\d{3})*(?:\.\d+)?|\d+(?:\.\d+)?)\s?(?P<code>[A-Z]{3})\b"
                     r"|\b(?P<code2>[A-Z]{3})\s?(?P<a3>\d{1,3}(?:,\d{3})*(?:\.\d+)?|\d+(?:\.\d+)?)")
-_CANCEL = re.compile(r"[^.!?\n]*\b(?:asked|asks|wants?|requested|requests)\s+(?:us\s+)?to\s+cancel\b[^.!?\n]*", re.I)
+_CLAUSE = r"(?:[^.!?\n]|(?<=\d)\.(?=\d))*"   # up to a sentence end; a point between digits (12.50) is none
+_CANCEL = re.compile(_CLAUSE + r"\b(?:asked|asks|wants?|requested|requests)\s+(?:us\s+)?to\s+cancel\b" + _CLAUSE,
+                     re.I)
 
 
 def _has_digit(s: str) -> bool:
