@@ -226,7 +226,22 @@ def _run(fn):
         services.close()
 
 
-TENANT = click.option("--tenant", "tenant_id", required=True, help="The tenant (required; never defaulted).")
+def named_tenant(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Click callback for `--tenant`: the id must be one a key can have (`graphmem.store.require_named_tenant`:
+    1-200 characters, no surrounding whitespace, '/' or control characters), else a usage error (exit 2). A stray
+    space wrote into another tenant, one no API key can reach, hold or forget."""
+    from graphmem.errors import GraphmemError
+    from graphmem.store import require_named_tenant
+    for tenant_id in (value if isinstance(value, tuple) else (value,) if value is not None else ()):
+        try:
+            require_named_tenant(tenant_id)
+        except GraphmemError as exc:
+            raise click.BadParameter(f"{tenant_id!r}: {exc.detail}") from None
+    return value
+
+
+TENANT = click.option("--tenant", "tenant_id", required=True, callback=named_tenant,
+                      help="The tenant (required; never defaulted).")
 FORMAT = click.option("--format", "fmt", type=click.Choice(["json", "table"]), default="json", show_default=True)
 
 

@@ -67,8 +67,12 @@ def test_a_missing_tenant_is_an_error(cli):
     for args in (["keys", "list"], ["keys", "create", "--role", "agent"], ["search", "x"], ["recall", "Dana"]):
         code, _, err = cli(*args)
         assert code == 2 and "--tenant" in err, args
-    code, _, err = cli("keys", "list", "--tenant", "  ")
-    assert code == 1 and "tenant_id" in err
+    # a tenant id no key can have is a usage error everywhere (`graphmem ingest --tenant ' t1'` wrote into it)
+    for args in (["keys", "list", "--tenant", "  "], ["ingest", "--tenant", " t1", __file__],
+                 ["ingest", "--tenant", "a/b", __file__], ["search", "x", "--tenant", "t1 "],
+                 ["worker", "--tenant", "ok", "--tenant", " bad"]):
+        code, _, err = cli(*args)
+        assert code == 2 and "--tenant" in err and ("whitespace" in err or "non-empty" in err), (args, err)
 
 
 def _story(graph, tenant):

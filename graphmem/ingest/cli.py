@@ -11,6 +11,8 @@ import time
 
 import click
 
+from graphmem.cli import named_tenant
+
 
 def _services():
     """The process's `Services`; a Neo4j that cannot be reached (or a graph of another schema) stops the command
@@ -26,7 +28,8 @@ def _services():
 
 
 @click.command()
-@click.option("--tenant", "tenants", multiple=True, help="Only process these tenants (repeatable); default: all.")
+@click.option("--tenant", "tenants", multiple=True, callback=named_tenant,
+              help="Only process these tenants (repeatable); default: all.")
 @click.option("--concurrency", default=1, show_default=True, help="Jobs processed in parallel (threads).")
 @click.option("--batch", type=int, default=None, help="Jobs claimed per claim (default GRAPHMEM_WORKER_BATCH).")
 @click.option("--lease-s", type=float, default=None, help="Claim lease in seconds (default GRAPHMEM_JOB_LEASE_S).")
@@ -79,7 +82,7 @@ def worker(tenants: tuple[str, ...], concurrency: int, batch: int | None, lease_
 
 @click.command()
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
-@click.option("--tenant", required=True, help="Tenant to import into (required: never defaulted).")
+@click.option("--tenant", required=True, callback=named_tenant, help="Tenant to import into (required: never defaulted).")
 @click.option("--kind", type=click.Choice(["episodes", "facts"]), default="episodes", show_default=True,
               help="What each line is: an episode (EpisodeIn) or a fact (FactIn with episode_id).")
 @click.option("--batch", default=500, show_default=True, help="Lines per write batch.")
