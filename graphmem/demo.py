@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from graphmem.graph import TemporalGraph
+from graphmem.ingest.jobs import EXPLICIT_FACTS
 from graphmem.models import EntityRef, EpisodeIn, FactIn
 
 TENANT = "demo"
@@ -53,7 +54,7 @@ def load_story(graph: TemporalGraph) -> str:
     """Load the story (idempotently) and return Dana's entity id. Every episode comes with its facts, so none is
     queued for extraction (job status `skipped`, reason "explicit facts", as for `POST /v1/facts`): a worker
     would otherwise map the plain-text CRM lines as JSON records and dead-letter them."""
-    explicit = {"extraction_status": "skipped", "extraction_reason": "explicit facts"}
+    explicit = {"extraction_status": "skipped", "extraction_reason": EXPLICIT_FACTS}
     for key, day, kind, source, text, facts in STORY:
         ep, _ = graph.append_episode(TENANT, EpisodeIn(kind=kind, content=text, occurred_at=_at(day),
                                                        idempotency_key=key, source=source, session_id="crm-feed"),

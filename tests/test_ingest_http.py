@@ -109,6 +109,14 @@ def test_jobs_and_refusals_over_http(client_for, services, tenant):
     conflict = c.post(f"/v1/jobs/{ids[0]}/retry")
     assert conflict.status_code == 409 and conflict.json()["field"] == "episode_id"
     assert c.get("/v1/jobs/nope").status_code == 404
+    # the record of explicit facts has nothing to extract: its skipped job is not retried (it failed as "not JSON")
+    made = c.post("/v1/facts", json={"facts": [{"subject": {"kind": "Person", "name": "Rita Moss"},
+                                                "predicate": "HAS_TITLE", "value": "Manager"}]}).json()
+    record = c.get(f"/v1/facts/{made['outcomes'][0]['fact_id']}/provenance").json()["items"][0]["episode_id"]
+    assert c.get(f"/v1/jobs/{record}").json()["reason"] == "explicit facts"
+    r = c.post(f"/v1/jobs/{record}/retry")
+    assert r.status_code == 409 and r.json()["field"] == "episode_id" and "explicit facts" in r.text, r.text
+    assert c.get(f"/v1/jobs/{record}").json()["status"] == "skipped"
 
     refusals = c.get("/v1/refusals").json()["items"]
     assert [(r["reason"], r["episode_id"]) for r in refusals] == [("secret_redacted", ids[2])]

@@ -157,11 +157,19 @@ def failed(db: Database, tenant_id: str, offset: int = 0, limit: int = 50) -> li
     return [Job.from_row(r["job"]) for r in db.rows("jobs/failed", tenant_id=tenant_id, offset=offset, limit=limit)]
 
 
+EXPLICIT_FACTS = "explicit facts"
+"""The reason of the skipped job of an episode that records a caller's explicit facts (`POST /v1/facts`): there is
+nothing to extract from it, so it is never retried."""
+
+
 def retry(db: Database, tenant_id: str, episode_id: str) -> Job:
     """Re-queue a failed, dead or skipped job with a fresh attempt budget. `NotFound`; `Conflict` if it is
-    pending, running or done."""
-    if not db.execute("jobs/retry", tenant_id=tenant_id, id=episode_id, now=utcnow()):
+    pending, running or done, or is the record of explicit facts (`EXPLICIT_FACTS`)."""
+    if not db.execute("jobs/retry", tenant_id=tenant_id, id=episode_id, now=utcnow(), explicit=EXPLICIT_FACTS):
         job = get(db, tenant_id, episode_id)
+        if job.status == "skipped" and job.reason == EXPLICIT_FACTS:
+            raise Conflict(f"job {episode_id} records explicit facts: there is nothing to extract, so nothing to "
+                           "retry", field="episode_id")
         raise Conflict(f"job {episode_id} is {job.status}; only failed, dead or skipped jobs can be retried",
                        field="episode_id")
     return get(db, tenant_id, episode_id)

@@ -62,7 +62,7 @@ class IngestService:
         cleaned = self._checked(tenant_id, episodes, batch, conflicts=len(episodes) > 1)
         out: list[tuple[Episode, bool]] = []
         for i, (clean, kinds) in enumerate(cleaned):
-            status, reason = initial_status(clean, self.settings) if extract else ("skipped", "explicit facts")
+            status, reason = initial_status(clean, self.settings) if extract else ("skipped", jobs.EXPLICIT_FACTS)
             try:
                 out.append(self.graph.append_episode(tenant_id, clean, extraction_status=status, agent_id=agent_id,
                                                      extraction_reason=reason, searchable=searchable,
