@@ -122,6 +122,30 @@ def test_an_oversized_or_letterless_name_is_refused_alone_not_the_job(llm_servic
     assert ("self_reference", "extraction.facts[3].object") in refused, refused
 
 
+def test_a_fact_the_temporal_rules_reject_is_a_refusal_not_an_assertion(llm_services, fake_llm, tenant):
+    """Chat says "Intern" where the user stated "Manager": the inferred fact may not supersede the stated one. The
+    job counted it as asserted and nothing said why it was not stored; it is a `temporal_rule` refusal now."""
+    from graphmem.models import EntityRef, FactIn
+    stated, _ = llm_services.graph.append_episode(tenant, EpisodeIn(content="Dana is a Manager", occurred_at=WED,
+                                                                    source="user_explicit"),
+                                                  extraction_status="skipped", extraction_reason="explicit facts")
+    llm_services.graph.assert_facts(tenant, [FactIn(subject=EntityRef(kind="Person", name="Dana Reyes"),
+                                                    predicate="HAS_TITLE", value="Manager", source="user_explicit",
+                                                    valid_from=WED.replace(year=2023), episode_id=stated.id)])
+    intern = {**GOOD, "facts": [GOOD["facts"][0], {"subject": "e1", "predicate": "HAS_TITLE", "value": "Intern",
+                                                   "valid_from": "2024-04-30", "confidence": 0.9}]}
+    fake_llm.script(PATH, ok(intern))
+    ep = append(llm_services, tenant)
+    run(llm_services, tenant)
+    job = llm_services.ingest.job_status(tenant, ep.id)
+    assert job.status == "done" and (job.facts_asserted, job.facts_refused) == (1, 1), job
+    assert current(llm_services, tenant)["HAS_TITLE"].value == "Manager"
+    [refusal] = [r for r in llm_services.ingest.list_refusals(tenant) if r.episode_id == ep.id]
+    assert (refusal.reason, refusal.field, refusal.predicate) == ("temporal_rule", "extraction.facts[1]",
+                                                                  "HAS_TITLE")
+    assert "user_explicit" in refusal.detail
+
+
 def test_429_retry_after_is_honoured(llm_services, fake_llm, tenant):
     fake_llm.script(PATH, Reply(429, error_body("slow down", "rate_limit_exceeded"), headers={"Retry-After": "1"}),
                     ok(GOOD))

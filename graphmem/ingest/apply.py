@@ -21,6 +21,9 @@ Rules enforced:
   (`refuse_self_reference`), where both resolved ids are known; it is recorded as a `self_reference` refusal
   named by its place among the extraction's facts, counted in `facts_refused` instead of `facts_asserted`, and an
   exclusive fact refused so displaces nobody. The job's other facts are stored.
+- Temporal rules: a fact the core rejects (an inferred fact that would supersede a stated, confirmed or system
+  one, or one inferred with higher confidence) is recorded as a `temporal_rule` refusal with the rule's reason,
+  and counted in `facts_refused` too.
 - CRM null retractions (`Retraction.exclusive` False): the facts of (subject, predicate) valid at `r.at` are closed
   through `graphmem.store.facts.retract` (status "retracted", `valid_to` = `r.at`, the episode as provenance); when
   the nulled field named the subject, the retraction names the object and closes the facts of that predicate
@@ -95,9 +98,10 @@ def apply_extraction(db: Database, claim: Claim, x: Extracted, screened: Screene
     In that transaction: check the claim is still held (`jobs.holds`), resolve (create or enrich) the entities (the
     episode MENTIONS each; facts/create_batch links a fact's subject and object) and the null retractions' targets,
     assert the facts and apply the retractions in record order (facts in chunks of `settings.bulk_batch_size`),
-    record the refusals (the screened ones and the core's self-references), and finish the job "done" with `x.notes`
-    as its reason, `x.usage`, and `stats` (its `facts_asserted` / `facts_refused`, when given, moved by the
-    self-references) plus `facts_retracted` (the facts closed) when `x` has retractions.
+    record the refusals (the screened ones and the facts the core rejected: self-references, temporal rules), and
+    finish the job "done" with `x.notes` as its reason, `x.usage`, and `stats` (its `facts_asserted` /
+    `facts_refused`, when given, moved by the core's rejections) plus `facts_retracted` (the facts closed) when `x`
+    has retractions.
 
     Returns one `AssertOutcome` per fact of `screened.facts`, in order. Raises `LeaseLost` (another worker holds the
     job; nothing written), `InvalidInput`/`NotFound` from entity resolution or assertion (nothing written), or the
@@ -134,17 +138,16 @@ def apply_extraction(db: Database, claim: Claim, x: Extracted, screened: Screene
             todo[pos], displaced = _exclusive(tx, tenant, r, todo[pos], pos, settings)
             outcomes += _assert(tx, tenant, todo[pos:pos + 1], ontology, settings)
             done_upto = pos + 1
-            if not _self_reference(outcomes[-1]):
+            if outcomes[-1].action != "rejected":   # a refused owner displaces nobody
                 retracted += len(_displace(tx, tenant, r, todo[pos].object.id, displaced))
         outcomes += _assert(tx, tenant, todo[done_upto:], ontology, settings)
-        selfrefs = [PolicyRefusal("self_reference", f"extraction.facts[{screened.indexes[k]}].object",
-                                  "the fact's subject and object are the same entity", f.episode_id, f.predicate)
-                    for k, (f, o) in enumerate(zip(todo, outcomes)) if _self_reference(o)]
-        refusals.record_tx(tx, tenant, screened.refusals + selfrefs)
+        core = [_core_refusal(screened.indexes[k], f, o) for k, (f, o) in enumerate(zip(todo, outcomes))
+                if o.action == "rejected"]
+        refusals.record_tx(tx, tenant, screened.refusals + core)
         done_stats = dict(stats)
-        if selfrefs and "facts_asserted" in done_stats:
-            done_stats["facts_asserted"] -= len(selfrefs)
-            done_stats["facts_refused"] = done_stats.get("facts_refused", 0) + len(selfrefs)
+        if core and "facts_asserted" in done_stats:
+            done_stats["facts_asserted"] -= len(core)
+            done_stats["facts_refused"] = done_stats.get("facts_refused", 0) + len(core)
         if x.retractions:
             done_stats["facts_retracted"] = retracted
         jobs.finish(tx, claim, "done", reason="; ".join(x.notes)[:1000] or None, usage=x.usage, stats=done_stats)
@@ -162,6 +165,17 @@ def _assert(tx: Tx, tenant: str, facts: list[FactIn], ontology: Ontology, settin
         out += fact_store.assert_batch(tx, tenant, facts[start:start + size], ontology, settings,
                                        field_prefix="extraction.facts", refuse_self_reference=True)
     return out
+
+
+def _core_refusal(index: int, fact: FactIn, outcome: AssertOutcome) -> PolicyRefusal:
+    """The refusal record of a fact the core rejected (`outcome.action` "rejected"): `self_reference` (subject
+    and object are one entity), or `temporal_rule` with the rule's reason (an inferred fact may not supersede a
+    stated or system one, nor one inferred with higher confidence; `graphmem.temporal.may_supersede`)."""
+    if _self_reference(outcome):
+        return PolicyRefusal("self_reference", f"extraction.facts[{index}].object",
+                             "the fact's subject and object are the same entity", fact.episode_id, fact.predicate)
+    return PolicyRefusal("temporal_rule", f"extraction.facts[{index}]", outcome.reason or "rejected by the temporal "
+                         "rules", fact.episode_id, fact.predicate)
 
 
 def _self_reference(outcome: AssertOutcome) -> bool:
