@@ -102,6 +102,17 @@ def test_sessions_list_consent_and_summaries(client_for, tenant):
     assert r.status_code == 200 and r.json()["share_preferences"] is True
     assert c.get("/v1/consent", params={"user_id": "u1"}).json()[0]["scope"] == "user"
     assert c.put("/v1/consent", json={"scope": "user", "share_preferences": True}).json()["field"] == "user_id"
+    for user in ("  ", "", "u" * 201):   # a user id no turn could give (they were stored)
+        r = c.put("/v1/consent", json={"scope": "user", "user_id": user, "share_preferences": True})
+        assert r.status_code == 422 and r.json()["field"] == "user_id", r.text
+    base = {"query": "refund", "budget_tokens": 800, "system_policy": POLICY}
+    for bad, field in (({"budget_tokens": True}, "budget_tokens"), ({"budget_tokens": "100"}, "budget_tokens"),
+                       ({"system_policy": "   "}, "system_policy"), ({"goal": " "}, "goal"),
+                       ({"user_id": "  "}, "user_id"),
+                       ({"documents": [{"id": "d", "text": "one"}, {"id": "d", "text": "two"}]}, "documents")):
+        r = c.post("/v1/sessions/tab-v/context", json={**base, **bad})
+        assert r.status_code == 422 and r.json()["field"] == field, (bad, r.text)
+    assert c.post("/v1/sessions/tab-v/context", json=base).status_code == 200
     assert c.get("/v1/sessions/a/summaries").json()["items"] == []
     assert c.post("/v1/sessions/a/summaries/rollback").status_code == 404
 

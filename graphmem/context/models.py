@@ -47,20 +47,22 @@ class DocumentIn(Input):
 
 
 class ContextRequest(Input):
-    """Load the window at the start of a turn. `budget_tokens` is counted with tiktoken for `model`."""
+    """Load the window at the start of a turn. `budget_tokens` is counted with tiktoken for `model` (a JSON
+    integer: `true` or `"100"` is refused). Text fields that are given must hold more than whitespace; tool names
+    and document ids are unique."""
 
     query: str = Field(default="", max_length=8000, description="the user's latest message or the step's intent",
                        examples=["where is my refund for order A-10293?"])
-    budget_tokens: int = Field(ge=1, le=2_000_000, examples=[4000])
+    budget_tokens: int = Field(ge=1, le=2_000_000, strict=True, examples=[4000])
     model: str = Field(default="gpt-4o-mini", min_length=1, max_length=100, examples=["gpt-4o-mini"])
-    system_policy: str = Field(min_length=1, max_length=200_000,
+    system_policy: str = Field(min_length=1, max_length=200_000, pattern=r"\S", description="not only whitespace",
                                examples=["You are the support agent of Acme. Never promise refunds above 500 EUR."])
-    goal: str | None = Field(default=None, max_length=8000, examples=["Refund order A-10293"])
+    goal: str | None = Field(default=None, max_length=8000, pattern=r"\S", examples=["Refund order A-10293"])
     constraints: list[str] = Field(default_factory=list, max_length=100, examples=[["refund to the original card"]])
     tools: list[ToolSchema] = Field(default_factory=list, max_length=500)
     documents: list[DocumentIn] = Field(default_factory=list, max_length=100)
     as_of: UtcDatetime | None = Field(default=None, description="retrieved facts valid at this time (UTC)")
-    user_id: str | None = Field(default=None, max_length=200,
+    user_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=r"\S",
                                 description="the user, when the session does not exist yet (for preferences)")
 
     @field_validator("tools")
@@ -69,6 +71,14 @@ class ContextRequest(Input):
         names = [t.name for t in v]
         if len(set(names)) != len(names):
             raise ValueError("tool names must be unique")
+        return v
+
+    @field_validator("documents")
+    @classmethod
+    def _unique_documents(cls, v: list[DocumentIn]) -> list[DocumentIn]:
+        ids = [d.id for d in v]
+        if len(set(ids)) != len(ids):   # a citation names a document by its id
+            raise ValueError("document ids must be unique")
         return v
 
 

@@ -47,7 +47,7 @@ class ConsentIn(Input):
     """Whether preferences may cross sessions: for the whole tenant (`scope` tenant) or one user."""
 
     scope: Literal["tenant", "user"] = Field(examples=["user"])
-    user_id: str | None = Field(default=None, examples=["u-42"])
+    user_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=r"\S", examples=["u-42"])
     share_preferences: bool = Field(examples=[True])
 
 
