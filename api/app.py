@@ -35,8 +35,9 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
                with_worker: bool = False) -> FastAPI:
     """Build the app. With `services` given (tests, embedding), the app uses and does not close it.
 
-    `with_worker` runs an extraction worker in this process (`graphmem serve --with-worker`): started with the app,
-    stopped at shutdown (after in-flight requests finish), which releases the jobs it had claimed.
+    `with_worker` runs an extraction worker and the retention sweeper in this process (`graphmem serve
+    --with-worker`, as `graphmem worker` runs them): started with the app, stopped at shutdown (after in-flight
+    requests finish), which releases the jobs the worker had claimed.
     """
     settings = settings or (services.settings if services else get_settings())
     owned = services is None
@@ -59,8 +60,7 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
             app.state.on_shutdown = [*getattr(app.state, "on_shutdown", []),
                                      keep_warm(app.state.services, settings.keep_warm_interval_s)]
         if with_worker:
-            worker = start_worker(app.state.services)
-            app.state.on_shutdown = [*getattr(app.state, "on_shutdown", []), worker.stop]
+            app.state.on_shutdown = [*getattr(app.state, "on_shutdown", []), *start_worker(app.state.services)]
         # What exists now (modules, settings, the driver) lives as long as the process: gc.freeze (Python docs, module
         # gc) moves it out of the cyclic collector's generations, so full collections scan only what requests made.
         # With 8 concurrent 3-hop recalls the p95 fell from ~58 to ~49 ms (bench probe, docs/benchmarks/recall.md).
@@ -128,9 +128,10 @@ def keep_warm(services: Services, interval_s: float) -> Callable[[], None]:
     return stop_keep_warm
 
 
-def start_worker(services: Services):
-    """Start the ingest service's extraction worker in a background thread; returns an object with `stop()`."""
+def start_worker(services: Services) -> list[Callable[[], object]]:
+    """Start what `graphmem worker` runs, in background threads of this process: the extraction worker and the
+    retention sweeper (every GRAPHMEM_SWEEP_INTERVAL_S seconds). Returns the calls that stop them, in order."""
     from graphmem.ingest.worker import Worker
     worker = Worker(services)
     worker.start()
-    return worker
+    return [services.governance.sweeper.start(), worker.stop]

@@ -128,12 +128,28 @@ def _wait_ready(url: str, proc: subprocess.Popen, timeout: float = 60) -> httpx.
 
 
 def test_serve_logs_json_with_request_ids_and_shuts_down_cleanly(neo4j_server, services, tenant):
+    """... and `--with-worker` runs the retention sweeper too, as `graphmem worker` does (it ran only extraction)."""
+    from graphmem.errors import NotFound
+    expired, _ = services.graph.append_episode(tenant, EpisodeIn(content="kept past its retention",
+                                                                 occurred_at="2020-01-01T00:00:00Z"))
+    with services.db.driver.session() as s:
+        s.run("MATCH (e:Episode {tenant_id: $t, id: $id}) SET e.retain_until = datetime('2021-01-01T00:00:00Z')",
+              t=tenant, id=expired.id).consume()
     port = free_port()
-    proc = _serve(port, "--with-worker")
+    proc = _serve(port, "--with-worker", GRAPHMEM_SWEEP_INTERVAL_S="1")
     try:
         url = f"http://127.0.0.1:{port}"
         assert _wait_ready(url, proc).json() == {"status": "ready", "neo4j": "ok",
                                                  "vector_search": "off: no embedder configured (GRAPHMEM_EMBEDDER=none)"}
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                services.graph.get_episode(tenant, expired.id)
+            except NotFound:
+                break
+            time.sleep(0.5)
+        else:
+            raise AssertionError("serve --with-worker did not sweep an episode past its retention")
         key = services.keys.create(tenant, "agent", "cli-test")[1]
         r = httpx.get(f"{url}/v1/facts/{'0' * 32}", headers={"Authorization": f"Bearer {key}",
                                                              "X-Request-ID": "req-cli-1"})
@@ -150,7 +166,7 @@ def test_serve_logs_json_with_request_ids_and_shuts_down_cleanly(neo4j_server, s
     lines = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
     access = [x for x in lines if x["logger"] == "graphmem.access" and x.get("request_id") == "req-cli-1"]
     assert access and access[0]["status"] == 404 and access[0]["route"] == "/v1/facts/{fact_id}"
-    assert any("shutdown complete" in x["message"].lower() for x in lines)
+    assert any("shutdown complete" in x["message"].lower() for x in lines), err[-3000:]
 
 
 def test_serve_reads_a_dotenv_file(tmp_path, neo4j_server):

@@ -7,8 +7,9 @@ retention, then facts past their TTL. Held data is never selected. Each batch of
 records is one transaction through the cascade in "expire" mode (`Eraser.expire`); a tenant that had anything
 removed gets one audit record (action "sweep"). Receipts and totals list every kind of `SWEEP_KINDS`, zero or not.
 
-`graphmem worker` calls `Sweeper.run_once()` every `settings.sweep_interval_s` seconds (or runs
-`run_periodically(stop_event)` in a thread); `POST /v1/admin/sweep` runs it on demand.
+`graphmem worker` and `graphmem serve --with-worker` run it every `settings.sweep_interval_s` seconds in a
+thread (`Sweeper.start`, whose stop call ends the run in progress after its current tenant and waits for it);
+`POST /v1/admin/sweep` runs it on demand.
 """
 from __future__ import annotations
 
@@ -40,21 +41,24 @@ class Sweeper:
         """Every tenant that holds episodes, facts or sessions."""
         return [r["tenant_id"] for r in self.db.rows("tenants/list_with_data") if r["tenant_id"]]
 
-    def run_once(self, now: datetime | None = None) -> SweepReceipt:
-        """One sweep over every tenant (what `graphmem worker` calls periodically). A tenant whose sweep fails is
-        logged and skipped; the others still run."""
-        return self.sweep(None, now)
+    def run_once(self, now: datetime | None = None, stop: threading.Event | None = None) -> SweepReceipt:
+        """One sweep over every tenant (what `graphmem worker` runs periodically), ending after the current tenant
+        once `stop` is set. A tenant whose sweep fails is logged and skipped; the others still run."""
+        return self.sweep(None, now, stop)
 
-    def sweep(self, tenant_id: str | None = None, now: datetime | None = None) -> SweepReceipt:
-        """Sweep one tenant (`tenant_id`) or, with None, every tenant. Returns per-tenant receipts (the named
-        tenant's always; over every tenant, those where something was stamped or removed) and totals, each by every
-        kind of `SWEEP_KINDS`. Raises `TenantRequired` for an empty tenant id."""
+    def sweep(self, tenant_id: str | None = None, now: datetime | None = None,
+              stop: threading.Event | None = None) -> SweepReceipt:
+        """Sweep one tenant (`tenant_id`) or, with None, every tenant (until `stop` is set, if given). Returns
+        per-tenant receipts (the named tenant's always; over every tenant, those where something was stamped or
+        removed) and totals, each by every kind of `SWEEP_KINDS`. Raises `TenantRequired` for an empty tenant id."""
         now = to_utc(now, "now") if now else utcnow()
         if tenant_id is not None:
             require_tenant(tenant_id)
         out = SweepReceipt(at=now)
         totals: Counter = Counter()
         for t in ([tenant_id] if tenant_id is not None else self.tenants()):
+            if stop is not None and stop.is_set():
+                break
             try:
                 receipt = self.sweep_tenant(t, now)
             except Exception:
@@ -114,13 +118,26 @@ class Sweeper:
             if n < size:
                 return
 
+    def start(self, interval_s: float | None = None, join_timeout_s: float = 30.0):
+        """Run `run_periodically` in a daemon thread; returns the call that stops it: it sets the stop event and
+        waits up to `join_timeout_s` seconds for the run in progress to end (after its current tenant), so the
+        caller can then close the database."""
+        stop = threading.Event()
+        thread = threading.Thread(target=self.run_periodically, args=(stop, interval_s), name="sweeper", daemon=True)
+        thread.start()
+
+        def stopper() -> None:
+            stop.set()
+            thread.join(join_timeout_s)
+        return stopper
+
     def run_periodically(self, stop: threading.Event, interval_s: float | None = None) -> None:
         """Run `run_once` every `interval_s` seconds (default `settings.sweep_interval_s`) until `stop` is set.
         Errors are logged, never raised: the next run tries again."""
         interval = interval_s or self.settings.sweep_interval_s
         while not stop.is_set():
             try:
-                receipt = self.run_once()
+                receipt = self.run_once(stop=stop)
                 if receipt.totals:
                     log.info("sweep removed %s", receipt.totals)
             except Exception:

@@ -41,13 +41,8 @@ def worker(tenants: tuple[str, ...], concurrency: int, batch: int | None, lease_
            poll_s: float | None, until_idle: bool, sweep: bool) -> None:
     """Run an extraction worker: claim pending jobs, extract facts, retry, dead-letter; and the retention sweeper.
     SIGTERM/Ctrl-C stop it gracefully (jobs it holds are released)."""
-    import threading
-
     from graphmem.errors import GraphmemError
     from graphmem.ingest.worker import Worker
-    if any(not t.strip() for t in tenants):
-        click.echo("error: --tenant must not be empty (a tenant id is required, never defaulted)", err=True)
-        sys.exit(1)
     services = _services()
     try:
         services.embedder  # a configured embedder that cannot load stops the worker here, with its message
@@ -55,7 +50,7 @@ def worker(tenants: tuple[str, ...], concurrency: int, batch: int | None, lease_
         services.close()
         click.echo(f"error: {e.detail}", err=True)   # the same form as every other graphmem command
         sys.exit(1)
-    stop_sweeper = threading.Event()
+    stop_sweeper = None
     w = Worker(services, tenants=list(tenants) or None, concurrency=concurrency, batch=batch, lease_s=lease_s,
                poll_s=poll_s)
     click.echo(f"worker {w.worker_id} started" + (f" for tenants {', '.join(tenants)}" if tenants else ""), err=True)
@@ -69,11 +64,11 @@ def worker(tenants: tuple[str, ...], concurrency: int, batch: int | None, lease_
             signal.signal(signal.SIGINT, lambda signum, frame: w.request_stop())
             w.start()
             if sweep:
-                threading.Thread(target=services.governance.sweeper.run_periodically, args=(stop_sweeper,),
-                                 name="sweeper", daemon=True).start()
+                stop_sweeper = services.governance.sweeper.start()
             while not w.stopping:
                 time.sleep(0.2)
-            stop_sweeper.set()
+            if stop_sweeper:
+                stop_sweeper()
             released = w.stop()
             click.echo(f"worker {w.worker_id} stopped; {w.processed} jobs processed, {released} released", err=True)
     finally:
