@@ -230,7 +230,22 @@ def test_bad_facts_name_the_field_and_write_nothing(client_for, tenant, db):
                                    ({"kind": "Person"}, 422, "facts[0].subject")):
         r = c.post("/v1/facts", json={"facts": [{"subject": subject, "predicate": "HAS_TITLE", "value": "COO"}]})
         assert r.status_code == status and r.json()["field"] == field, r.text
+    # a kind and name beside an identifier of an entity of another kind: refused, never merged into Dana
+    r = c.post("/v1/facts", json={"facts": [{"subject": {"kind": "Organization", "name": "Reyes Consulting",
+                                                         "email": DANA["email"]},
+                                             "predicate": "LOCATED_IN", "value": "Lisbon"}]})
+    assert r.status_code == 422 and r.json()["field"] == "facts[0].subject.kind" and "Dana Reyes" in r.text, r.text
     assert tenant_node_count(db, tenant) == after_one
+    # identifiers alone may name an entity the same batch creates, whichever comes first
+    r = c.post("/v1/facts", json={"facts": [
+        {"subject": {"external_ids": ["crm:s-1"]}, "predicate": "LOCATED_IN", "value": "Oslo"},
+        {"subject": {"kind": "Person", "name": "Sam Lee", "email": "sam@lee.io", "external_ids": ["crm:s-1"]},
+         "predicate": "HAS_TITLE", "value": "Engineer"},
+        {"subject": {"email": "sam@lee.io"}, "predicate": "KNOWS", "object": {"id": dana_id}}]})
+    assert r.status_code == 200, r.text
+    subjects = {c.get(f"/v1/facts/{o['fact_id']}").json()["subject_id"] for o in r.json()["outcomes"]}
+    assert len(subjects) == 1 and dana_id not in subjects
+    after_one = tenant_node_count(db, tenant)
     c.post("/v1/facts/retract", json={"subject_id": c.get(f"/v1/facts/{fact_id}").json()["subject_id"],
                                       "predicate": "WORKS_AT"})
     assert tenant_node_count(db, tenant) == after_one + 1   # a retraction that happened keeps its episode

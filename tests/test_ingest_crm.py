@@ -46,7 +46,7 @@ def test_record_changes_make_current_facts_and_history(make_services, tenant):
     assert {s.ingest.job_status(tenant, e.id).status for e in eps} == {"done"}
     g = s.graph
     [dana] = g.find_entities(tenant, "Dana Reyes", "Person")
-    assert "crm:c-1" in dana.external_ids and dana.email == "dana@initech.com"
+    assert "crm:contact:c-1" in dana.external_ids and dana.email == "dana@initech.com"
     assert g.find_entities(tenant, "Dana R.", "Person")[0].id == dana.id      # same contact by external id
 
     now = {f.predicate: f for f in g.facts_about(tenant, dana.id) if f.subject_id == dana.id}
@@ -112,6 +112,23 @@ def test_unmappable_json_fails_with_reason(make_services, tenant):
     assert jobs_[0].attempts == 1                               # permanent: not retried
 
 
+def test_a_contact_and_an_account_with_one_id_are_two_entities(make_services, tenant):
+    """CRM ids are per record type: external ids carry the type, so account c1 is not merged into contact c1 (with
+    `crm:<id>` for every type it was: the person gained the account's name as an alias and its city)."""
+    s = make_services()
+    eps = changes(s, tenant, [
+        {"object": "contact", "id": "c1", "name": "Ann Smith", "city": "Oslo", "changed_at": "2023-01-01"},
+        {"object": "account", "id": "c1", "name": "Cee One Inc", "city": "Paris", "changed_at": "2023-01-02"},
+        {"object": "account", "id": "c1", "city": "Rome", "changed_at": "2023-02-01"},
+    ])
+    assert [s.ingest.job_status(tenant, e.id).status for e in eps] == ["done"] * 3
+    [ann] = s.graph.find_entities(tenant, "Ann Smith", "Person")
+    [acme] = s.graph.find_entities(tenant, "Cee One Inc", "Organization")
+    assert ann.aliases == [] and ann.external_ids == ["crm:contact:c1"] and acme.external_ids == ["crm:account:c1"]
+    assert [f.value for f in s.graph.facts_about(tenant, ann.id, predicates=["LOCATED_IN"])] == ["Oslo"]
+    assert [f.value for f in s.graph.facts_about(tenant, acme.id, predicates=["LOCATED_IN"])] == ["Rome"]
+
+
 def test_a_partial_update_names_its_record_by_id_alone(make_services, tenant):
     """CRM webhooks send what changed and the record's id: such a change updates the entity stored under that id;
     one for an id never stored fails its job (no entity can be made without a name) and writes nothing."""
@@ -125,8 +142,8 @@ def test_a_partial_update_names_its_record_by_id_alone(make_services, tenant):
     ])
     jobs_ = [s.ingest.job_status(tenant, e.id) for e in eps]
     assert [j.status for j in jobs_] == ["done", "done", "done", "failed", "failed"], [j.reason for j in jobs_]
-    assert "crm:c-404" in jobs_[3].reason and "name" in jobs_[3].reason
-    assert "{name}" in jobs_[4].reason and "crm:{id}" in jobs_[4].reason
+    assert "crm:contact:c-404" in jobs_[3].reason and "name" in jobs_[3].reason
+    assert "{name}" in jobs_[4].reason and "crm:contact:{id}" in jobs_[4].reason
     [mo] = s.graph.find_entities(tenant, "Mo Diaz", "Person")
     titles = [(f.value, f.status) for f in s.graph.fact_history(
         tenant, next(f.id for f in s.graph.facts_about(tenant, mo.id, include_superseded=True)

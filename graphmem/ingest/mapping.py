@@ -6,7 +6,7 @@ record's fields (`"{amount} {currency}"`); an entity or fact whose template fiel
 left out, so a partial update only touches what it carries. An entity template needs a kind and a name (or an id
 template); `external_ids` whose fields are missing are dropped. A record without its own name's fields names its
 entity by its identifiers alone (`external_ids`, `email`, `domain`): a partial update such as
-`{"object": "contact", "id": "c-7", "title": "CFO"}` updates the contact stored as `crm:c-7`; when no stored entity
+`{"object": "contact", "id": "c-7", "title": "CFO"}` updates the contact stored as `crm:contact:c-7`; when no stored entity
 has those identifiers the job fails (`NotFound`: a new entity needs its name), and nothing of the record is written. A fact has a `predicate`, optionally a `subject`
 (default: the record's entity, "self"), and either an `object` (an entity template or "self") or a `value`
 template. Facts are `source = "system"`, confidence 1.0, valid from the record's `valid_from_field` (an ISO 8601
@@ -153,7 +153,7 @@ def _render(template: str, record: dict[str, Any]) -> str | None:
 def _entity(spec: dict[str, Any], record: dict[str, Any], *, nameless: bool = False) -> EntityRef | None:
     """The entity `spec` renders from `record`, None when its name's fields are missing. With `nameless` (the
     record's own entity), a record without them still names its entity by its strong identifiers when it has
-    any: a partial update ("contact crm:7 changed title") then resolves to the entity stored before."""
+    any: a partial update ("contact crm:contact:7 changed title") then resolves to the entity stored before."""
     name = _render(spec.get("name", ""), record) if spec.get("name") else None
     ext = [x for t in spec.get("external_ids", []) if (x := _render(t, record))]
     ids = {k: _render(spec[k], record) if spec.get(k) else None for k in ("email", "domain")}

@@ -4,7 +4,8 @@
 made in `entities/resolve_batch` itself, so only the chosen entity travels back):
 1. an `id` must name an entity of this tenant (else `NotFound`);
 2. strong identifiers: email, then external ids, then domain (a reference with identifiers but no name must match
-   here, else `NotFound`: a new entity needs a kind and a name);
+   here, else `NotFound`: a new entity needs a kind and a name); an entity of another kind than the reference
+   gives is `InvalidInput` naming `<field>.kind`, never merged into;
 3. the normalised name or an alias within the kind (an `Alias` node per tenant and key), unless the named
    entity carries a different email or domain than the reference (then it is somebody else);
 4. otherwise a new entity. New entities claim their name alias with MERGE on a unique key, so two writers
@@ -71,6 +72,12 @@ def _ref_key(ref: EntityRef) -> tuple:
             tuple(ref.external_ids), tuple(ref.aliases), ref.summary)
 
 
+def _identifier_keys(ref: EntityRef) -> list[tuple[str, str]]:
+    """`ref`'s strong identifiers as (kind of identifier, value) pairs."""
+    return ([("email", ref.email)] if ref.email else []) + ([("domain", ref.domain)] if ref.domain else []) + \
+        [("external", k) for k in ref.external_ids]
+
+
 def _identifiers(ref: EntityRef) -> str:
     """The strong identifiers of `ref` as a phrase for messages: "email 'a@b.c', external id 'crm:7'"."""
     return ", ".join([f"email {ref.email!r}"] * bool(ref.email) + [f"domain {ref.domain!r}"] * bool(ref.domain)
@@ -82,6 +89,14 @@ def _other_person(ref: EntityRef, row: dict) -> bool:
     the rule by which `entities/resolve_batch` tells a namesake from the named entity."""
     return bool((ref.email and row["email"] and ref.email != row["email"])
                 or (ref.domain and row["domain"] and ref.domain != row["domain"]))
+
+
+def _check_identified_kind(ref: EntityRef, entity: dict, field: str) -> None:
+    """`InvalidInput` naming `field.kind` when `ref` gives a kind other than that of `entity`, the entity its strong
+    identifiers name: such a reference is never merged into an entity of another kind."""
+    if ref.kind and ref.kind != entity["kind"]:
+        raise InvalidInput(f"{field}.kind: {_identifiers(ref)} names {entity['name']!r} of kind {entity['kind']}, "
+                           f"not {ref.kind}", field=f"{field}.kind")
 
 
 def _check_named(ref: EntityRef, entity: dict, field: str) -> None:
@@ -100,8 +115,10 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
             fields: Sequence[str] | None = None) -> list[EntityBrief]:
     """Resolve (and create or enrich) entities for `refs`; returns one `EntityBrief` per ref, in order.
 
-    `fields` names each ref's place in the request (for error messages). Raises `NotFound` for an unknown id,
-    `InvalidInput` for over-long or empty names. Runs inside the caller's write transaction; identical refs are
+    `fields` names each ref's place in the request (for error messages). A reference by strong identifiers alone
+    may name an entity another reference of the batch creates. Raises `NotFound` for an unknown id or identifiers
+    that name no entity (stored or created by the batch), `InvalidInput` for over-long or empty names or a kind
+    other than the kind of the entity an identifier names. Runs inside the caller's write transaction; identical refs are
     resolved once, so a bulk batch costs a fixed number of queries (at most four) whatever its size.
     """
     fields = list(fields or [f"entities[{i}]" for i in range(len(refs))])
@@ -133,18 +150,17 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
             for i in by_ref])["rows"]
         to_create: dict[str, dict] = {}   # dedupe new entities within the batch by identifier / alias key
         pending: dict[int, str] = {}      # ref index -> its to_create key, then the new entity's id
+        unnamed: list[int] = []           # refs by identifiers alone that match no stored entity
         for row in rows:
             i, ref, named, match = row["idx"], refs[row["idx"]], row["named"], row["match"]
             if match:
-                if ref.name is None and ref.kind and ref.kind != match["kind"]:
-                    raise InvalidInput(f"{fields[i]}.kind: the entity these identifiers name is {match['name']!r} "
-                                       f"of kind {match['kind']}, not {ref.kind}", field=f"{fields[i]}.kind")
+                _check_identified_kind(ref, match, fields[i])   # only a strong identifier matches across kinds
                 resolved[i] = match["id"]
                 known[match["id"]] = match
                 continue
-            if ref.name is None:
-                raise NotFound(f"{fields[i]}: no entity with {_identifiers(ref)}; a new entity needs a kind and a "
-                               "name", field=fields[i])
+            if ref.name is None:   # identifiers alone: an entity this batch creates, or none (below)
+                unnamed.append(i)
+                continue
             key = alias_key(ref.kind, name_key(ref.name))
             dedupe = ref.email or ref.domain or key
             if dedupe not in to_create:
@@ -157,6 +173,15 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
                                      "domain": ref.domain, "summary": ref.summary, "search_text": ref.name,
                                      "search_terms": search_terms(tenant_id, ref.name)}
             pending[i] = dedupe
+        if unnamed:
+            creates = {ident: d for j, d in pending.items() for ident in _identifier_keys(refs[j])}
+            for i in unnamed:
+                found = next((creates[k] for k in _identifier_keys(refs[i]) if k in creates), None)
+                if found is None:
+                    raise NotFound(f"{fields[i]}: no entity with {_identifiers(refs[i])}; a new entity needs a kind "
+                                   "and a name", field=fields[i])
+                _check_identified_kind(refs[i], to_create[found], fields[i])
+                pending[i] = found
         if to_create:
             for row, eid in zip(to_create.values(), new_ids(len(to_create))):
                 row["id"] = eid
