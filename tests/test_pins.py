@@ -34,10 +34,11 @@ def test_values_are_typed_and_validated():
             parse_value(raw)
         assert err.value.field.startswith("value") and words in err.value.detail
     # amounts are written out in positional notation, ASCII digits only (str(Decimal) gave "5E-7")
-    for sent, shown in (("0.0000005", "0.0000005"), ("2.5e3", "2500"), ("-3.50", "-3.50")):
-        assert parse_value({"type": "amount", "value": sent}).render() == shown
+    for sent, shown in (("0.0000005", "0.0000005"), ("2.5e3", "2500"), ("-3.50", "-3.50"), ("1e13", "10000000000000")):
+        value = parse_value({"type": "amount", "value": sent})
+        assert value.render() == shown and value.model_dump(mode="json")["value"] == shown   # as JSON answers show it
     assert parse_value({"type": "custom", "value_type": "decimal", "value": "1E-7"}).value == "0.0000001"
-    for sent in ("1_000", "\u0661\u0662\u0663", "NaN", "1e"):
+    for sent in ("1_000", "\u0661\u0662\u0663", "NaN", "1e", "0e-20", "1e38"):   # 20 after the point; 39 digits
         with pytest.raises(InvalidInput):
             parse_value({"type": "amount", "value": sent})
     for raw, field in (({"type": "constraint", "value": "x \ud83d y"}, "value.value"),

@@ -24,8 +24,8 @@ from typing import Annotated, Any, Literal, Union
 
 import neo4j
 import pycountry
-from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError, field_validator,
-                      model_validator)
+from pydantic import (BaseModel, BeforeValidator, Field, TypeAdapter, ValidationError, field_serializer,
+                      field_validator, model_validator)
 
 from graphmem.errors import Conflict, InvalidInput, NotFound
 from graphmem.models import Input, UtcDatetime, new_id
@@ -61,7 +61,8 @@ def _decimal(v: Any) -> Decimal:
         raise ValueError(f"not a decimal number: {v!r}") from exc
     if not d.is_finite():
         raise ValueError("amount must be finite")
-    if abs(d.as_tuple().exponent) > 12 or len(d.as_tuple().digits) > 38:
+    digits, exponent = len(d.as_tuple().digits), d.as_tuple().exponent
+    if -exponent > 12 or digits + max(exponent, 0) > 38:   # as written out: "1e13" is 14 digits, none after the point
         raise ValueError("amount has too many digits (at most 38, 12 after the point)")
     return d
 
@@ -122,6 +123,10 @@ class AmountValue(_Value):
     def primary(self) -> str:
         """The amount in positional notation (`str(Decimal)` would give "5E-7")."""
         return format(self.value, "f")
+
+    @field_serializer("value")
+    def _positional(self, v: Decimal) -> str:
+        return format(v, "f")   # in every JSON answer too (pins, the window's pin list, exports)
 
 
 class CurrencyValue(_Value):
