@@ -53,6 +53,10 @@ def test_user_sees_corrects_and_deletes_memories(services, client_for, tenant):
     assert sorted((f.value, f.status) for f in history) == [("email", "corrected"), ("phone", "current")]
     assert services.graph.get_fact(tenant, new_id).source == "user_explicit"
     assert agent.get("/v1/memories", params={"user_id": "u1"}).json()["total"] == 3
+    # the correction's record has nothing to extract: its job is not retried (it failed as "not JSON")
+    record = [p.episode_id for p in services.graph.fact_provenance(tenant, new_id)][-1]
+    assert agent.get(f"/v1/jobs/{record}").json()["reason"] == "explicit facts"
+    assert agent.post(f"/v1/jobs/{record}/retry").status_code == 409
 
     other = agent.patch(f"/v1/memories/{pref}", json={"user_id": "u2", "value": "sms"})
     assert other.status_code == 404 and other.json()["field"] == "fact_id"

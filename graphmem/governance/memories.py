@@ -14,6 +14,7 @@ from graphmem.errors import InvalidInput, NotFound
 from graphmem.governance.erasure import USER_KEY, Eraser
 from graphmem.governance.models import Memory, MemoryPage, ProvenanceNote, Receipt
 from graphmem.graph import TemporalGraph
+from graphmem.ingest.jobs import EXPLICIT_FACTS
 from graphmem.models import AssertOutcome, EntityRef, EpisodeIn, Fact, FactIn
 from graphmem.store import Database, require_tenant
 from graphmem.store import facts as fact_store
@@ -117,7 +118,7 @@ class Memories:
         """Record the user's action as an episode (kind event, not extracted): the provenance of the change."""
         ep, _ = self.graph.append_episode(tenant_id, EpisodeIn(
             kind="event", content=text, occurred_at=utcnow(), user_id=user_id, role="user",
-            source="user_explicit", idempotency_key=key), extraction_status="skipped")
+            source="user_explicit", idempotency_key=key), extraction_status="skipped", extraction_reason=EXPLICIT_FACTS)
         return ep.id
 
     def _undo_episode(self, tenant_id: str, episode_id: str) -> None:
