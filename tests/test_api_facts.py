@@ -312,6 +312,9 @@ def test_ontology_predicates_per_tenant(client_for, tenant):
     assert bad.status_code == 422 and bad.json()["field"] == "template"
     bad = c.post("/v1/ontology/predicates", json={**mentors, "name": "mentors"})
     assert bad.status_code == 422 and bad.json()["field"] == "name"
+    for ttl in (True, "30", 0, 36501, 10**9, 10**20):   # 10**9 days overflowed every later write of it (500)
+        bad = c.post("/v1/ontology/predicates", json={**mentors, "ttl_days": ttl})
+        assert bad.status_code == 422 and bad.json()["field"] == "ttl_days", (ttl, bad.text)
     for cls, sensitivity in (("relationship", "health"), ("health", "none"), ("finance", "legal")):
         bad = c.post("/v1/ontology/predicates", json={**mentors, "fact_class": cls, "sensitivity": sensitivity})
         assert bad.status_code == 422 and bad.json()["field"] == "sensitivity", bad.text   # one meaning of sensitive

@@ -105,10 +105,17 @@ def test_sessions_list_consent_and_summaries(client_for, tenant):
     for user in ("  ", "", "u" * 201):   # a user id no turn could give (they were stored)
         r = c.put("/v1/consent", json={"scope": "user", "user_id": user, "share_preferences": True})
         assert r.status_code == 422 and r.json()["field"] == "user_id", r.text
+    for flag in ("true", 1):   # a privacy switch takes a JSON boolean only
+        r = c.put("/v1/consent", json={"scope": "user", "user_id": "u1", "share_preferences": flag})
+        assert r.status_code == 422 and r.json()["field"] == "share_preferences", r.text
     base = {"query": "refund", "budget_tokens": 800, "system_policy": POLICY}
     for bad, field in (({"budget_tokens": True}, "budget_tokens"), ({"budget_tokens": "100"}, "budget_tokens"),
                        ({"system_policy": "   "}, "system_policy"), ({"goal": " "}, "goal"),
-                       ({"user_id": "  "}, "user_id"),
+                       ({"user_id": "  "}, "user_id"), ({"model": "  "}, "model"),
+                       ({"constraints": ["ok", "  "]}, "constraints[1]"),
+                       ({"documents": [{"id": "  ", "text": "one"}]}, "documents[0].id"),
+                       ({"documents": [{"id": "d1 ", "text": "one"}]}, "documents[0].id"),
+                       ({"documents": [{"id": "d1", "text": "  "}]}, "documents[0].text"),
                        ({"documents": [{"id": "d", "text": "one"}, {"id": "d", "text": "two"}]}, "documents")):
         r = c.post("/v1/sessions/tab-v/context", json={**base, **bad})
         assert r.status_code == 422 and r.json()["field"] == field, (bad, r.text)

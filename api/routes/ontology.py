@@ -24,9 +24,11 @@ class PredicatePage(ItemPage[Predicate]):
 
 
 class PredicateIn(Predicate):
-    """A predicate as sent (unknown fields refused; the stored record carries more)."""
+    """A predicate as sent (unknown fields refused; the stored record carries more). `ttl_days` is a JSON integer
+    of 1-36500 days, as retention settings' are (`true` was stored as 1 day, and 10^9 days overflowed every write)."""
 
     model_config = ConfigDict(extra="forbid")
+    ttl_days: int | None = Field(default=None, ge=1, le=36500, strict=True)
 
 
 @router.get("/predicates", response_model=PredicatePage, summary="The tenant's predicates (shipped and its own)")

@@ -5,7 +5,7 @@ The API (`api/routes/turns.py`, `sessions.py`, `pins.py`) uses these models dire
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
@@ -40,10 +40,12 @@ class ToolSchema(Input):
 class DocumentIn(Input):
     """A retrieved document the caller wants cited (not dumped): a snippet of `text` enters the window."""
 
-    id: str = Field(min_length=1, max_length=200, examples=["kb-refund-policy"])
+    id: str = Field(min_length=1, max_length=200, pattern=r"^\S(.*\S)?$", examples=["kb-refund-policy"],
+                    description="no surrounding whitespace (citations name the document by it)")
     title: str | None = Field(default=None, max_length=300, examples=["Refund policy"])
     source: str | None = Field(default=None, max_length=500, examples=["https://kb.example.com/refunds"])
-    text: str = Field(min_length=1, max_length=200_000, examples=["Refunds above 100 EUR need a manager approval."])
+    text: str = Field(min_length=1, max_length=200_000, pattern=r"\S",
+                      examples=["Refunds above 100 EUR need a manager approval."])
 
 
 class ContextRequest(Input):
@@ -54,11 +56,12 @@ class ContextRequest(Input):
     query: str = Field(default="", max_length=8000, description="the user's latest message or the step's intent",
                        examples=["where is my refund for order A-10293?"])
     budget_tokens: int = Field(ge=1, le=2_000_000, strict=True, examples=[4000])
-    model: str = Field(default="gpt-4o-mini", min_length=1, max_length=100, examples=["gpt-4o-mini"])
+    model: str = Field(default="gpt-4o-mini", min_length=1, max_length=100, pattern=r"\S", examples=["gpt-4o-mini"])
     system_policy: str = Field(min_length=1, max_length=200_000, pattern=r"\S", description="not only whitespace",
                                examples=["You are the support agent of Acme. Never promise refunds above 500 EUR."])
     goal: str | None = Field(default=None, max_length=8000, pattern=r"\S", examples=["Refund order A-10293"])
-    constraints: list[str] = Field(default_factory=list, max_length=100, examples=[["refund to the original card"]])
+    constraints: list[Annotated[str, Field(min_length=1, max_length=8000, pattern=r"\S")]] = Field(
+        default_factory=list, max_length=100, examples=[["refund to the original card"]])
     tools: list[ToolSchema] = Field(default_factory=list, max_length=500)
     documents: list[DocumentIn] = Field(default_factory=list, max_length=100)
     as_of: UtcDatetime | None = Field(default=None, description="retrieved facts valid at this time (UTC)")

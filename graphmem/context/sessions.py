@@ -48,7 +48,7 @@ class ConsentIn(Input):
 
     scope: Literal["tenant", "user"] = Field(examples=["user"])
     user_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=r"\S", examples=["u-42"])
-    share_preferences: bool = Field(examples=[True])
+    share_preferences: bool = Field(strict=True, examples=[True], description="a JSON boolean (not \"true\" or 1)")
 
 
 class Consent(ConsentIn):
