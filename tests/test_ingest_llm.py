@@ -132,18 +132,21 @@ def test_a_fact_the_temporal_rules_reject_is_a_refusal_not_an_assertion(llm_serv
     llm_services.graph.assert_facts(tenant, [FactIn(subject=EntityRef(kind="Person", name="Dana Reyes"),
                                                     predicate="HAS_TITLE", value="Manager", source="user_explicit",
                                                     valid_from=WED.replace(year=2023), episode_id=stated.id)])
-    intern = {**GOOD, "facts": [GOOD["facts"][0], {"subject": "e1", "predicate": "HAS_TITLE", "value": "Intern",
-                                                   "valid_from": "2024-04-30", "confidence": 0.9}]}
+    intern = {**GOOD, "facts": [GOOD["facts"][3], GOOD["facts"][0],
+                                {"subject": "e1", "predicate": "HAS_TITLE", "value": "Intern",
+                                 "valid_from": "2024-04-30", "confidence": 0.9}]}
     fake_llm.script(PATH, ok(intern))
     ep = append(llm_services, tenant)
     run(llm_services, tenant)
     job = llm_services.ingest.job_status(tenant, ep.id)
-    assert job.status == "done" and (job.facts_asserted, job.facts_refused) == (1, 1), job
+    assert job.status == "done" and (job.facts_asserted, job.facts_refused) == (1, 2), job
     assert current(llm_services, tenant)["HAS_TITLE"].value == "Manager"
-    [refusal] = [r for r in llm_services.ingest.list_refusals(tenant) if r.episode_id == ep.id]
-    assert (refusal.reason, refusal.field, refusal.predicate) == ("temporal_rule", "extraction.facts[1]",
-                                                                  "HAS_TITLE")
-    assert "user_explicit" in refusal.detail
+    refused = {r.reason: r for r in llm_services.ingest.list_refusals(tenant) if r.episode_id == ep.id}
+    assert refused["unknown_predicate"].field == "extraction.facts[0].predicate"
+    # named by its place in the LLM's reply (it said facts[1], counting only the facts the extractor kept)
+    assert (refused["temporal_rule"].field, refused["temporal_rule"].predicate) == ("extraction.facts[2]",
+                                                                                    "HAS_TITLE")
+    assert "user_explicit" in refused["temporal_rule"].detail
 
 
 def test_429_retry_after_is_honoured(llm_services, fake_llm, tenant):

@@ -66,7 +66,8 @@ class Screened:
     """An extraction after the write policy, ready to apply.
 
     `facts`: the facts that passed, in record order (the worker may replace them with same-length, same-order
-    disambiguated copies). `indexes`: each of `facts`' index among the extraction's facts (what refusals name).
+    disambiguated copies). `indexes`: each of `facts`' index among the extractor's output (`Extracted.fact_numbers`:
+    what refusals name).
     `entities`: the entity references that passed. `retractions`: (position among `facts`,
     index among the extraction's retractions, retraction), in record order. `refusals`: the extractor's refusals,
     then the refused facts', then the refused entities'.
@@ -82,13 +83,14 @@ class Screened:
 def screen_extraction(x: Extracted, settings: Settings, ontology: Ontology, episode_id: str) -> Screened:
     """Apply the write policy to `x` (`graphmem.ingest.policy`) and place its retractions among the facts that
     passed, keeping record order. An exclusive fact's displacement is dropped when the policy refused the fact."""
-    ok, refused = screen_facts(x.facts, settings, ontology, prefix="extraction.facts", names=True)
+    numbers = x.fact_numbers or list(range(len(x.facts)))   # what refusals name each fact by
+    ok, refused = screen_facts(x.facts, settings, ontology, prefix="extraction.facts", names=True, numbers=numbers)
     passed = set(ok)
     placed = sorted(((bisect_left(ok, r.position), i, r) for i, r in enumerate(x.retractions)
                      if not r.exclusive or r.position in passed), key=lambda t: (t[0], t[1]))
     entities, bad_entities = screen_entities(x.entities, episode_id, "extraction.entities", settings)
     return Screened(facts=[x.facts[i] for i in ok], entities=entities, retractions=placed,
-                    refusals=x.refusals + [r for _, r in refused] + bad_entities, indexes=ok)
+                    refusals=x.refusals + [r for _, r in refused] + bad_entities, indexes=[numbers[i] for i in ok])
 
 
 def apply_extraction(db: Database, claim: Claim, x: Extracted, screened: Screened, settings: Settings,

@@ -119,6 +119,9 @@ class Extracted:
     (e.g. why entity disambiguation fell back to the deterministic resolver)."""
 
     facts: list[FactIn] = field(default_factory=list)
+    fact_numbers: list[int] = field(default_factory=list)
+    """Each fact's index among the extractor's own output (the LLM reply's `facts`, some of which it refused):
+    what refusals name (`extraction.facts[i]`). Empty: a fact's position in `facts` (JSON mappings)."""
     entities: list[EntityRef] = field(default_factory=list)   # to create/enrich even without a fact
     refusals: list[PolicyRefusal] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
@@ -207,5 +210,6 @@ class LLMExtractor:
                 out.facts.append(FactIn(subject=subj, predicate=pred, object=obj, value=f.value, valid_from=vf,
                                         valid_to=vt, confidence=f.confidence, source="inferred",
                                         episode_id=episode.id))
+                out.fact_numbers.append(i)
             except ValidationError:
                 refuse("invalid_fact", "value", "the fact does not validate")

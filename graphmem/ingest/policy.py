@@ -117,16 +117,19 @@ def oversized_name(ref: EntityRef, field: str, settings: Settings, episode_id: s
 
 
 def screen_facts(facts: list[FactIn], settings: Settings, ontology: Ontology | None = None,
-                 prefix: str = "facts", names: bool = False) -> tuple[list[int], list[tuple[int, PolicyRefusal]]]:
-    """Split `facts` into the indexes that pass and (index, refusal) pairs for those that do not. With `names`
+                 prefix: str = "facts", names: bool = False,
+                 numbers: list[int] | None = None) -> tuple[list[int], list[tuple[int, PolicyRefusal]]]:
+    """Split `facts` into the indexes that pass and (index, refusal) pairs for those that do not; a refusal's
+    field names the fact `prefix[numbers[i]]` (default its index i). With `names`
     (extracted facts) an oversized subject or object name is refused too (`oversized_name`). Whether a fact's
     object is its subject is known only once both are resolved: the core checks it (`self_reference`,
     `graphmem.store.facts.assert_batch`; a caller's fact is a 422 instead)."""
     ok, refused = [], []
     for i, f in enumerate(facts):
-        r = check_fact(f, f"{prefix}[{i}]", settings, ontology)
+        at = f"{prefix}[{numbers[i] if numbers else i}]"
+        r = check_fact(f, at, settings, ontology)
         for side, ref in ((("subject", f.subject), ("object", f.object)) if names and r is None else ()):
-            if ref is not None and (r := oversized_name(ref, f"{prefix}[{i}].{side}", settings, f.episode_id,
+            if ref is not None and (r := oversized_name(ref, f"{at}.{side}", settings, f.episode_id,
                                                         f.predicate)):
                 break
         (refused.append((i, r)) if r else ok.append(i))
