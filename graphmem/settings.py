@@ -36,7 +36,9 @@ def _home() -> Path:
 class Settings(BaseSettings):
     """All graphmem settings. Units are in the field names (`_s` seconds, `_tokens` tokens)."""
 
-    model_config = SettingsConfigDict(env_prefix="GRAPHMEM_", env_file=".env", extra="ignore")
+    # env_ignore_empty: a variable set to "" counts as unset (compose's `${GRAPHMEM_LLM_BASE_URL:-}` passes "", and
+    # the openai client then had no base URL at all)
+    model_config = SettingsConfigDict(env_prefix="GRAPHMEM_", env_file=".env", extra="ignore", env_ignore_empty=True)
 
     # --- Neo4j -------------------------------------------------------------------------------
     neo4j_uri: str | None = Field(
@@ -226,7 +228,15 @@ class Settings(BaseSettings):
     @classmethod
     def _npm_registry_default(cls, v):
         """An empty value means the default (the public npm registry)."""
-        return v.rstrip("/") if not isinstance(v, str) or v.strip() else NPM_REGISTRY
+        if not isinstance(v, str):
+            return v
+        return v.strip().rstrip("/") or NPM_REGISTRY
+
+    @property
+    def llm_configured(self) -> bool:
+        """True when an LLM endpoint or key is configured (`GRAPHMEM_LLM_BASE_URL` / `GRAPHMEM_LLM_API_KEY`; a key
+        alone means OpenAI's own endpoint): extraction and summaries then use it."""
+        return bool(self.llm_base_url or self.llm_api_key)
 
     @property
     def resolved_model_dir(self) -> Path:

@@ -27,6 +27,23 @@ def test_empty_values_mean_unset_and_paths_read_like_a_shells() -> None:
     assert Settings(embedder=" Local ").embedder == "local"
 
 
+def test_an_empty_environment_variable_counts_as_unset(monkeypatch) -> None:
+    """docker/compose.yaml passes `${GRAPHMEM_LLM_BASE_URL:-}`, an empty string: with only a key set, extraction and
+    summaries use OpenAI's own endpoint (the client was given an empty base URL and every call failed)."""
+    for var in ("GRAPHMEM_LLM_BASE_URL", "GRAPHMEM_EMBEDDING_BASE_URL", "GRAPHMEM_NPM_REGISTRY"):
+        monkeypatch.setenv(var, "")
+    monkeypatch.setenv("GRAPHMEM_LLM_API_KEY", "sk-test")
+    s = Settings(_env_file=None)
+    assert s.llm_base_url is None and s.embedding_base_url is None and s.llm_configured
+    from graphmem.context.summarizer import LLMSummarizer, build_summarizer
+    from graphmem.ingest.llm import ChatClient
+    summarizer = build_summarizer(s)
+    assert isinstance(summarizer, LLMSummarizer) and str(summarizer.client.base_url) == "https://api.openai.com/v1/"
+    assert str(ChatClient(s)._client.base_url) == "https://api.openai.com/v1/"
+    monkeypatch.setenv("GRAPHMEM_LLM_API_KEY", "")
+    assert not Settings(_env_file=None).llm_configured
+
+
 @pytest.mark.parametrize("env, named", [
     ({"GRAPHMEM_API_PORT": "99999"}, "GRAPHMEM_API_PORT='99999': Input should be less than or equal to 65535"),
     ({"GRAPHMEM_LOCAL_NEO4J_PORT": "0"}, "GRAPHMEM_LOCAL_NEO4J_PORT='0': Input should be greater than or equal to 1"),

@@ -140,7 +140,8 @@ class LLMSummarizer:
 
 
 def build_summarizer(settings: Settings) -> Summarizer:
-    """The LLM summarizer when `llm_base_url` is set, else the extractive one (both count with `llm_model`)."""
+    """The LLM summarizer when an LLM is configured (`Settings.llm_configured`: a base URL or a key, as extraction
+    decides), else the extractive one (both count with `llm_model`)."""
     counter = TokenCounter.for_model(settings.llm_model)
     extractive = ExtractiveSummarizer(counter)
-    return LLMSummarizer(settings, counter, extractive) if settings.llm_base_url else extractive
+    return LLMSummarizer(settings, counter, extractive) if settings.llm_configured else extractive

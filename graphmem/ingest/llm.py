@@ -69,7 +69,7 @@ class ChatClient:
 
     def __init__(self, settings: Settings, client=None):
         import openai
-        if not settings.llm_base_url and not settings.llm_api_key and client is None:
+        if not settings.llm_configured and client is None:
             raise LLMRejected("no LLM configured (GRAPHMEM_LLM_BASE_URL / GRAPHMEM_LLM_API_KEY)")
         self.settings = settings
         self.model = settings.llm_model

@@ -33,7 +33,7 @@ class IngestService:
     @property
     def llm_configured(self) -> bool:
         """True when an LLM endpoint or key is configured (`GRAPHMEM_LLM_BASE_URL` / `GRAPHMEM_LLM_API_KEY`)."""
-        return bool(self.settings.llm_base_url or self.settings.llm_api_key)
+        return self.settings.llm_configured
 
     def extractor(self) -> LLMExtractor | None:
         """The LLM extractor (built once), or None when no LLM is configured."""
