@@ -68,6 +68,23 @@ def test_compose_parses_and_references_only_settings_env_vars():
         assert svc["environment"]["NEO4J_URI"] == "bolt://neo4j:7687"
     assert services["api"]["command"] == ["serve"] and services["worker"]["command"] == ["worker"]
     assert services["api"]["build"]["dockerfile"] == "docker/Dockerfile"
+    # the image's HEALTHCHECK asks the API; a worker serves no HTTP, so it would always be unhealthy
+    assert services["worker"]["healthcheck"] == {"disable": True} and "healthcheck" not in services["api"]
+    # every embedder can be configured through compose (GRAPHMEM_EMBEDDER=openai needs its endpoint's settings)
+    assert {"GRAPHMEM_EMBEDDING_BASE_URL", "GRAPHMEM_EMBEDDING_MODEL", "GRAPHMEM_EMBEDDING_API_KEY",
+            "GRAPHMEM_EMBEDDING_DIMENSION", "GRAPHMEM_LLM_BASE_URL", "GRAPHMEM_LLM_API_KEY"} <= set(
+        services["worker"]["environment"])
+
+
+def test_dockerignore_keeps_the_venv_out_and_what_the_image_copies_in():
+    ignored = [line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines()
+               if line.strip() and not line.startswith("#")]
+    assert ".venv" in ignored and ".git" in ignored
+    for inst in _dockerfile_instructions("COPY"):
+        if inst.startswith("--from"):
+            continue
+        for src in inst.split()[:-1]:
+            assert not any(src == pattern or src.startswith(pattern + "/") for pattern in ignored), src
 
 
 def test_dockerfile_is_multistage_slim_and_non_root():
@@ -88,7 +105,8 @@ def test_image_entry_command_starts_the_app(neo4j_server):
     """ENTRYPOINT + CMD with the image's ENV, run from this venv; then the image's HEALTHCHECK command."""
     port = free_port()
     admin_secret = "gm_boot_" + secrets.token_urlsafe(24)
-    env = {**os.environ, **_dockerfile_env(), "GRAPHMEM_API_HOST": "127.0.0.1", "GRAPHMEM_API_PORT": str(port),
+    image_env = {k: v for k, v in _dockerfile_env().items() if k != "TIKTOKEN_CACHE_DIR"}   # a path in the image only
+    env = {**os.environ, **image_env, "GRAPHMEM_API_HOST": "127.0.0.1", "GRAPHMEM_API_PORT": str(port),
            "GRAPHMEM_BOOTSTRAP_ADMIN_KEY": admin_secret, "PATH": f"{BIN}:{os.environ['PATH']}"}
     env["GRAPHMEM_HOME"] = str(Path(env.get("TMPDIR", "/tmp")) / f"graphmem-home-{port}")
     cmd = json.loads(_dockerfile_instructions("ENTRYPOINT")[0]) + json.loads(_dockerfile_instructions("CMD")[-1])
