@@ -10,6 +10,7 @@ import gc
 import importlib
 import logging
 import threading
+import time
 from collections.abc import Callable
 from contextlib import asynccontextmanager
 
@@ -98,9 +99,16 @@ def warm_up(services: Services, timeout_s: float) -> None:
             ops.warm_up(services)
         except Exception as exc:   # never fatal: the first windows are merely slower
             log.warning("warm-up failed: %s: %s", type(exc).__name__, exc)
+    log.info("planning the hot reads before serving (up to %g s; GRAPHMEM_WARM_UP_TIMEOUT_S)", timeout_s)
+    started = time.monotonic()
     thread = threading.Thread(target=run, name="graphmem-warm-up", daemon=True)
     thread.start()
     thread.join(timeout_s)
+    took = time.monotonic() - started
+    if thread.is_alive():
+        log.warning("warm-up still running after %.1f s; serving now, it finishes in the background", took)
+    else:
+        log.info("warm-up done in %.1f s", took)
 
 
 def keep_warm(services: Services, interval_s: float) -> Callable[[], None]:

@@ -463,7 +463,7 @@ def recall(tenant_id: str, entity: str, other: str | None, kind: str | None, max
               help="json: the whole window with pieces, drops and citations; text: only the window text.")
 def context(tenant_id: str, session_id: str, budget_tokens: int, system_policy: str, query: str, goal: str | None,
             model: str, as_of: str | None, fmt: str) -> None:
-    """Assemble a session's context window under a token budget (what `POST` on the turn route returns)."""
+    """Assemble a session's context window under a token budget (what `POST /v1/sessions/{id}/context` returns)."""
     from pydantic import ValidationError
 
     from graphmem.context.models import ContextRequest

@@ -167,6 +167,7 @@ def test_serve_logs_json_with_request_ids_and_shuts_down_cleanly(neo4j_server, s
     access = [x for x in lines if x["logger"] == "graphmem.access" and x.get("request_id") == "req-cli-1"]
     assert access and access[0]["status"] == 404 and access[0]["route"] == "/v1/facts/{fact_id}"
     assert any("shutdown complete" in x["message"].lower() for x in lines), err[-3000:]
+    assert any(x["message"].startswith("warm-up done in") for x in lines)   # the start's wait is said, not silent
 
 
 def test_serve_reads_a_dotenv_file(tmp_path, neo4j_server):
