@@ -403,9 +403,25 @@ def test_namesakes_with_other_emails_in_one_batch_are_two_people(graph, tenant):
     assert sorted(p.email for p in people) == ["yan@acme.com", "yan@globex.com"]
     for p in people:
         assert len(graph.facts_about(tenant, p.id, predicates=["WORKS_AT"])) == 1
-    # the name alone goes to the one that owns the name, as it would in a later call
+    # the name alone goes to the one that owns the name, in the same batch (it was created by it)
     titled = [p for p in people if graph.facts_about(tenant, p.id, predicates=["HAS_TITLE"])]
     assert [p.email for p in titled] == ["yan@acme.com"]
+    # later, a caller's write by the name alone is refused, listing both (a fact went to one of them silently);
+    # an email names one; an extracted fact (refuse_self_reference) takes the name's owner
+    with pytest.raises(InvalidInput) as err:
+        graph.assert_facts(tenant, [FactIn(subject=EntityRef(kind="Person", name="yan li"), predicate="LOCATED_IN",
+                                           value="Tokyo", episode_id=ep.id)])
+    assert err.value.field == "facts[0].subject.name" and "yan@globex.com" in err.value.detail
+    out = graph.assert_facts(tenant, [FactIn(subject=EntityRef(kind="Person", name="Yan Li", email="yan@globex.com"),
+                                             predicate="LOCATED_IN", value="Tokyo", episode_id=ep.id)])
+    assert graph.get_fact(tenant, out[0].fact_id).subject_id == next(p.id for p in people
+                                                                     if p.email == "yan@globex.com")
+    from graphmem.store import facts as fact_store
+    owner = next(p.id for p in people if p.email == "yan@acme.com")
+    extracted = graph.db.write(lambda tx: fact_store.assert_batch(
+        tx, tenant, [FactIn(subject=EntityRef(kind="Person", name="Yan Li"), predicate="LOCATED_IN", value="Kyoto",
+                            episode_id=ep.id)], graph.ontology(tenant), graph.settings, refuse_self_reference=True))
+    assert graph.get_fact(tenant, extracted[0].fact_id).subject_id == owner
 
 
 def test_concurrent_creation_of_one_new_entity_gives_one_entity(graph, tenant):

@@ -1,8 +1,10 @@
 // Resolve entity references: by strong identifier (email, then external ids, then domain), else by name/alias within
 // the kind unless the named entity carries a different email or domain than the reference (then it is somebody else).
-// $refs: [{idx, email, domain, external_keys: [..], alias_key}]. One record: rows = [{idx, named, match}] in $refs
-// order, where `match` is the chosen entity as a brief map (id, kind, name and what enrichment compares: email,
-// domain, aliases, external_ids, summary) or null, and `named` says whether the name alias is taken (by anybody).
+// $refs: [{idx, email, domain, external_keys: [..], alias_key}]. One record: rows = [{idx, named, match, namesakes}]
+// in $refs order, where `match` is the chosen entity as a brief map (id, kind, name and what enrichment compares:
+// email, domain, aliases, external_ids, summary) or null, and `named` says whether the name alias is taken (by
+// anybody). A name several entities answer to (namesakes told apart by email or domain) resolves to the alias's
+// owner, and then `namesakes` lists up to 6 of them (id, kind, name, email, domain); else it is null.
 // A single record with a list: the driver decodes it far faster than one record per reference.
 UNWIND $refs AS r
 CALL (r) {
@@ -19,11 +21,14 @@ CALL (r) {
   RETURN collect(DISTINCT e)[0] AS by_external
 }
 CALL (r) {
-  OPTIONAL MATCH (:Alias {tenant_id: $tenant_id, key: r.alias_key})-[:ALIAS_OF]->(e:Entity)
-  RETURN e AS by_name
+  OPTIONAL MATCH (a:Alias {tenant_id: $tenant_id, key: r.alias_key})-[:ALIAS_OF]->(e:Entity)
+  WITH a, e ORDER BY CASE WHEN e.id = a.entity_id THEN 0 ELSE 1 END, e.created_at, e.id
+  RETURN collect(e)[0] AS by_name, collect(e {.id, .kind, .name, .email, .domain})[..6] AS namesakes
 }
-WITH r, by_name, coalesce(by_email, by_external, by_domain,
+WITH r, by_name, namesakes, coalesce(by_email, by_external, by_domain,
      CASE WHEN by_name IS NOT NULL AND NOT coalesce(r.email <> by_name.email, false)
                AND NOT coalesce(r.domain <> by_name.domain, false) THEN by_name END) AS m
 RETURN collect({idx: r.idx, named: by_name IS NOT NULL,
-                match: m {.id, .kind, .name, .email, .domain, .aliases, .external_ids, .summary}}) AS rows
+                match: m {.id, .kind, .name, .email, .domain, .aliases, .external_ids, .summary},
+                namesakes: CASE WHEN m IS NOT NULL AND m = by_name AND size(namesakes) > 1 THEN namesakes END})
+       AS rows

@@ -117,14 +117,16 @@ def apply_extraction(db: Database, claim: Claim, x: Extracted, screened: Screene
             raise LeaseLost()
         if screened.entities:
             briefs = entity_store.resolve(tx, tenant, screened.entities, settings,
-                                          [f"extraction.entities[{i}]" for i in range(len(screened.entities))])
+                                          [f"extraction.entities[{i}]" for i in range(len(screened.entities))],
+                                          namesakes="owner")
             tx.run("episodes/mention", tenant_id=tenant, episode_id=claim.episode.id,
                    entity_ids=list(dict.fromkeys(b.id for b in briefs)), now=utcnow())
         plain = [(k, i, r) for k, (_, i, r) in enumerate(gone) if not r.exclusive]
         targets: dict[int, str] = {}
         if plain:
             briefs = entity_store.resolve(tx, tenant, [r.subject or r.object for _, _, r in plain],
-                                          settings, [f"extraction.retractions[{i}]" for _, i, _ in plain])
+                                          settings, [f"extraction.retractions[{i}]" for _, i, _ in plain],
+                                          namesakes="owner")
             targets = {k: b.id for (k, _, _), b in zip(plain, briefs)}
         todo = list(facts)      # a copy: the driver may run `work` again after a transient error
         outcomes: list[AssertOutcome] = []
@@ -208,7 +210,8 @@ def _exclusive(tx: Tx, tenant: str, r: Retraction, fact: FactIn, index: int,
     earliest such time: it is stored as history, closed where the later change begins, and the later owner
     stays current. Raises `InvalidInput`/`NotFound` from entity resolution (as the assertion would)."""
     owner, target = entity_store.resolve(tx, tenant, [fact.subject, fact.object], settings,
-                                         [f"extraction.facts[{index}].subject", f"extraction.facts[{index}].object"])
+                                         [f"extraction.facts[{index}].subject", f"extraction.facts[{index}].object"],
+                                         namesakes="owner")
     tx.rows("facts/lock_subjects", tenant_id=tenant, ids=[target.id])
     on_target = [f for f in fact_store.about(tx, tenant, target.id, include_superseded=True,
                                              predicates=[r.predicate]) if f.object_id == target.id]

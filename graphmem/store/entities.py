@@ -112,13 +112,16 @@ def _check_named(ref: EntityRef, entity: dict, field: str) -> None:
 
 
 def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Settings,
-            fields: Sequence[str] | None = None) -> list[EntityBrief]:
+            fields: Sequence[str] | None = None, *, namesakes: str = "refuse") -> list[EntityBrief]:
     """Resolve (and create or enrich) entities for `refs`; returns one `EntityBrief` per ref, in order.
 
     `fields` names each ref's place in the request (for error messages). A reference by strong identifiers alone
     may name an entity another reference of the batch creates. Raises `NotFound` for an unknown id or identifiers
     that name no entity (stored or created by the batch), `InvalidInput` for over-long or empty names or a kind
-    other than the kind of the entity an identifier names. Runs inside the caller's write transaction; identical refs are
+    other than the kind of the entity an identifier names. A reference by name alone (no identifier) that several
+    stored entities answer to (namesakes told apart by email or domain) is, with `namesakes` "refuse" (a caller's
+    write), `InvalidInput` naming `<field>.name` and listing them, so the caller names one; with "owner"
+    (extraction) it resolves to the entity that owns the name, as it always did. Runs inside the caller's write transaction; identical refs are
     resolved once, so a bulk batch costs a fixed number of queries (at most four) whatever its size.
     """
     fields = list(fields or [f"entities[{i}]" for i in range(len(refs))])
@@ -155,6 +158,13 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
             i, ref, named, match = row["idx"], refs[row["idx"]], row["named"], row["match"]
             if match:
                 _check_identified_kind(ref, match, fields[i])   # only a strong identifier matches across kinds
+                if row["namesakes"] and namesakes == "refuse" and not _identifier_keys(ref):
+                    shown = "; ".join(f"{n['kind']} {n['name']!r} (id {n['id']}"
+                                      + "".join(f", {k} {n[k]}" for k in ("email", "domain") if n.get(k)) + ")"
+                                      for n in row["namesakes"][:5])
+                    raise InvalidInput(f"{fields[i]}.name: {ref.name!r} names more than one entity: {shown}"
+                                       f"{' and more' if len(row['namesakes']) > 5 else ''}; give its id, email or "
+                                       "external id", field=f"{fields[i]}.name")
                 resolved[i] = match["id"]
                 known[match["id"]] = match
                 continue

@@ -70,7 +70,9 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
     name, whatever names the two references use) is an `InvalidInput` on "<field>.object"; with
     `refuse_self_reference` (extracted facts, refused one by one) it is not stored and its outcome is "rejected"
     with reason `SELF_REFERENCE`, the other facts going ahead. Entity resolution (creation, enrichment) has run
-    for it either way.
+    for it either way. A name that several entities answer to is an `InvalidInput` on "<field>.subject.name" (or
+    object), listing them; extracted facts (`refuse_self_reference`) take the name's owner
+    (`graphmem.store.entities.resolve`, `namesakes`).
 
     Raises `InvalidInput` (unknown predicate, wrong kinds, an entity as its own object, oversized values, missing
     episode_id) or `NotFound`
@@ -102,7 +104,8 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
         slots.append(len(refs)); refs.append(f.subject); ref_fields.append(_at(fld, "subject"))
         if f.object is not None:
             refs.append(f.object); ref_fields.append(_at(fld, "object"))
-    resolved = entities.resolve(tx, tenant_id, refs, settings, ref_fields)
+    resolved = entities.resolve(tx, tenant_id, refs, settings, ref_fields,
+                                namesakes="owner" if refuse_self_reference else "refuse")
 
     rows: list[tuple | None] = []     # None: a self-reference refused (refuse_self_reference)
     for i, (f, p, fld) in enumerate(zip(facts, preds, fields)):
