@@ -236,6 +236,16 @@ def test_bad_facts_name_the_field_and_write_nothing(client_for, tenant, db):
                                              "predicate": "LOCATED_IN", "value": "Lisbon"}]})
     assert r.status_code == 422 and r.json()["field"] == "facts[0].subject.kind" and "Dana Reyes" in r.text, r.text
     assert tenant_node_count(db, tenant) == after_one
+    # identifiers that name two entities: refused (the email's entity was taken, the external id dropped)
+    r = c.post("/v1/facts", json={"facts": [{"subject": {"kind": "Person", "name": "Ola Berg", "email": "ola@berg.no",
+                                                         "external_ids": ["crm:contact:ola"]},
+                                             "predicate": "HAS_TITLE", "value": "CTO"}]})
+    assert r.status_code == 200, r.text
+    after_one = tenant_node_count(db, tenant)
+    r = c.post("/v1/facts", json={"facts": [{"subject": {"email": DANA["email"], "external_ids": ["crm:contact:ola"]},
+                                             "predicate": "LOCATED_IN", "value": "Bergen"}]})
+    assert r.status_code == 422 and r.json()["field"] == "facts[0].subject" and dana_id in r.text, r.text
+    assert tenant_node_count(db, tenant) == after_one
     # identifiers alone may name an entity the same batch creates, whichever comes first
     r = c.post("/v1/facts", json={"facts": [
         {"subject": {"external_ids": ["crm:s-1"]}, "predicate": "LOCATED_IN", "value": "Oslo"},

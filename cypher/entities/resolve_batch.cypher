@@ -5,6 +5,8 @@
 // email, domain, aliases, external_ids, summary) or null, and `named` says whether the name alias is taken (by
 // anybody). A name several entities answer to (namesakes told apart by email or domain) resolves to the alias's
 // owner, and then `namesakes` lists up to 6 of them (id, kind, name, email, domain); else it is null.
+// `identified`: the ids of the entities the reference's strong identifiers name (more than one distinct id: the
+// identifiers disagree).
 // A single record with a list: the driver decodes it far faster than one record per reference.
 UNWIND $refs AS r
 CALL (r) {
@@ -18,17 +20,19 @@ CALL (r) {
 CALL (r) {
   UNWIND r.external_keys AS k
   MATCH (:ExternalId {tenant_id: $tenant_id, key: k})-[:IDENTIFIES]->(e:Entity)
-  RETURN collect(DISTINCT e)[0] AS by_external
+  WITH DISTINCT e
+  RETURN collect(e)[0] AS by_external, collect(e.id) AS external_ids
 }
 CALL (r) {
   OPTIONAL MATCH (a:Alias {tenant_id: $tenant_id, key: r.alias_key})-[:ALIAS_OF]->(e:Entity)
   WITH a, e ORDER BY CASE WHEN e.id = a.entity_id THEN 0 ELSE 1 END, e.created_at, e.id
   RETURN collect(e)[0] AS by_name, collect(e {.id, .kind, .name, .email, .domain})[..6] AS namesakes
 }
-WITH r, by_name, namesakes, coalesce(by_email, by_external, by_domain,
+WITH r, by_name, namesakes, [x IN [by_email.id, by_domain.id] + external_ids WHERE x IS NOT NULL] AS identified,
+     coalesce(by_email, by_external, by_domain,
      CASE WHEN by_name IS NOT NULL AND NOT coalesce(r.email <> by_name.email, false)
                AND NOT coalesce(r.domain <> by_name.domain, false) THEN by_name END) AS m
 RETURN collect({idx: r.idx, named: by_name IS NOT NULL,
                 match: m {.id, .kind, .name, .email, .domain, .aliases, .external_ids, .summary},
-                namesakes: CASE WHEN m IS NOT NULL AND m = by_name AND size(namesakes) > 1 THEN namesakes END})
-       AS rows
+                namesakes: CASE WHEN m IS NOT NULL AND m = by_name AND size(namesakes) > 1 THEN namesakes END,
+                identified: identified}) AS rows

@@ -118,7 +118,8 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
     `fields` names each ref's place in the request (for error messages). A reference by strong identifiers alone
     may name an entity another reference of the batch creates. Raises `NotFound` for an unknown id or identifiers
     that name no entity (stored or created by the batch), `InvalidInput` for over-long or empty names or a kind
-    other than the kind of the entity an identifier names. A reference by name alone (no identifier) that several
+    other than the kind of the entity an identifier names, or identifiers that name different entities. A
+    reference by name alone (no identifier) that several
     stored entities answer to (namesakes told apart by email or domain) is, with `namesakes` "refuse" (a caller's
     write), `InvalidInput` naming `<field>.name` and listing them, so the caller names one; with "owner"
     (extraction) it resolves to the entity that owns the name, as it always did. Runs inside the caller's write transaction; identical refs are
@@ -156,6 +157,10 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
         unnamed: list[int] = []           # refs by identifiers alone that match no stored entity
         for row in rows:
             i, ref, named, match = row["idx"], refs[row["idx"]], row["named"], row["match"]
+            if len(set(row["identified"])) > 1:
+                raise InvalidInput(f"{fields[i]}: {_identifiers(ref)} name {len(set(row['identified']))} different "
+                                   f"entities ({', '.join(sorted(set(row['identified'])))}); they must name one",
+                                   field=fields[i])
             if match:
                 _check_identified_kind(ref, match, fields[i])   # only a strong identifier matches across kinds
                 if row["namesakes"] and namesakes == "refuse" and not _identifier_keys(ref):
