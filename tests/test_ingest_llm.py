@@ -56,6 +56,14 @@ def run(services, tenant, until=None, timeout=30):
         time.sleep(0.05)
 
 
+def extract_one(services, fake_llm, tenant, reply: dict):
+    """One episode extracted by a worker with the LLM answering `reply`; returns (episode, its job)."""
+    fake_llm.script(PATH, ok(reply))
+    ep = append(services, tenant)
+    run(services, tenant)
+    return ep, services.ingest.job_status(tenant, ep.id)
+
+
 def current(services, tenant, name="Dana Reyes"):
     ents = services.graph.find_entities(tenant, name, "Person")
     assert len(ents) == 1
@@ -110,10 +118,7 @@ def test_an_oversized_or_letterless_name_is_refused_alone_not_the_job(llm_servic
             "facts": [GOOD["facts"][1], {"subject": "e3", "predicate": "HAS_TITLE", "value": "CFO", "confidence": 0.9},
                       {"subject": "e4", "predicate": "HAS_TITLE", "value": "CTO", "confidence": 0.9},
                       {"subject": "e1", "predicate": "KNOWS", "object": "e1", "confidence": 0.9}]}
-    fake_llm.script(PATH, ok(long))
-    ep = append(llm_services, tenant)
-    run(llm_services, tenant)
-    job = llm_services.ingest.job_status(tenant, ep.id)
+    _, job = extract_one(llm_services, fake_llm, tenant, long)
     assert job.status == "done" and (job.facts_asserted, job.facts_refused) == (1, 3), job
     assert current(llm_services, tenant)["HAS_TITLE"].value == "Head of Procurement"
     refused = [(r.reason, r.field) for r in llm_services.ingest.list_refusals(tenant)]
@@ -135,10 +140,7 @@ def test_a_fact_the_temporal_rules_reject_is_a_refusal_not_an_assertion(llm_serv
     intern = {**GOOD, "facts": [GOOD["facts"][3], GOOD["facts"][0],
                                 {"subject": "e1", "predicate": "HAS_TITLE", "value": "Intern",
                                  "valid_from": "2024-04-30", "confidence": 0.9}]}
-    fake_llm.script(PATH, ok(intern))
-    ep = append(llm_services, tenant)
-    run(llm_services, tenant)
-    job = llm_services.ingest.job_status(tenant, ep.id)
+    ep, job = extract_one(llm_services, fake_llm, tenant, intern)
     assert job.status == "done" and (job.facts_asserted, job.facts_refused) == (1, 2), job
     assert current(llm_services, tenant)["HAS_TITLE"].value == "Manager"
     refused = {r.reason: r for r in llm_services.ingest.list_refusals(tenant) if r.episode_id == ep.id}
