@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from graphmem.errors import InvalidInput, NotFound
 from graphmem.models import Entity, EntityRef
@@ -80,8 +80,8 @@ def _identifier_keys(ref: EntityRef) -> list[tuple[str, str]]:
 
 def _identifiers(ref: EntityRef) -> str:
     """The strong identifiers of `ref` as a phrase for messages: "email 'a@b.c', external id 'crm:7'"."""
-    return ", ".join([f"email {ref.email!r}"] * bool(ref.email) + [f"domain {ref.domain!r}"] * bool(ref.domain)
-                     + [f"external id {k!r}" for k in ref.external_ids])
+    return ", ".join(f"{'external id' if kind == 'external' else kind} {value!r}"
+                     for kind, value in _identifier_keys(ref))
 
 
 def _other_person(ref: EntityRef, row: dict) -> bool:
@@ -99,6 +99,23 @@ def _check_identified_kind(ref: EntityRef, entity: dict, field: str) -> None:
                            f"not {ref.kind}", field=f"{field}.kind")
 
 
+def _check_resolution(ref: EntityRef, row: dict, field: str, namesakes: str) -> None:
+    """What `entities/resolve_batch` found for `ref` (`row`) must name one entity: identifiers that name different
+    entities are `InvalidInput` naming `field`; with `namesakes` "refuse", a name alone that several entities answer
+    to is `InvalidInput` naming `field.name`, listing up to five of them."""
+    identified = sorted(set(row["identified"]))
+    if len(identified) > 1:
+        raise InvalidInput(f"{field}: {_identifiers(ref)} name {len(identified)} different entities "
+                           f"({', '.join(identified)}); they must name one", field=field)
+    if row["namesakes"] and namesakes == "refuse" and not _identifier_keys(ref):
+        shown = "; ".join(f"{n['kind']} {n['name']!r} (id {n['id']}"
+                          + "".join(f", {k} {n[k]}" for k in ("email", "domain") if n.get(k)) + ")"
+                          for n in row["namesakes"][:5])
+        more = " and more" if len(row["namesakes"]) > 5 else ""
+        raise InvalidInput(f"{field}.name: {ref.name!r} names more than one entity: {shown}{more}; give its id, "
+                           "email or external id", field=f"{field}.name")
+
+
 def _check_named(ref: EntityRef, entity: dict, field: str) -> None:
     """A kind or name given beside an id is a check, never dropped (as recall's selectors treat them): one the
     entity does not have means the id is not the entity the caller meant. `InvalidInput` naming `field.kind` or
@@ -112,18 +129,19 @@ def _check_named(ref: EntityRef, entity: dict, field: str) -> None:
 
 
 def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Settings,
-            fields: Sequence[str] | None = None, *, namesakes: str = "refuse") -> list[EntityBrief]:
+            fields: Sequence[str] | None = None, *,
+            namesakes: Literal["refuse", "owner"] = "refuse") -> list[EntityBrief]:
     """Resolve (and create or enrich) entities for `refs`; returns one `EntityBrief` per ref, in order.
 
     `fields` names each ref's place in the request (for error messages). A reference by strong identifiers alone
     may name an entity another reference of the batch creates. Raises `NotFound` for an unknown id or identifiers
     that name no entity (stored or created by the batch), `InvalidInput` for over-long or empty names or a kind
     other than the kind of the entity an identifier names, or identifiers that name different entities. A
-    reference by name alone (no identifier) that several
-    stored entities answer to (namesakes told apart by email or domain) is, with `namesakes` "refuse" (a caller's
-    write), `InvalidInput` naming `<field>.name` and listing them, so the caller names one; with "owner"
-    (extraction) it resolves to the entity that owns the name, as it always did. Runs inside the caller's write transaction; identical refs are
-    resolved once, so a bulk batch costs a fixed number of queries (at most four) whatever its size.
+    reference by name alone (no identifier) that several stored entities answer to (namesakes told apart by email
+    or domain) is, with `namesakes` "refuse" (a caller's write), `InvalidInput` naming `<field>.name` and listing
+    them, so the caller names one; with "owner" (extraction) it resolves to the entity that owns the name.
+    Runs inside the caller's write transaction; identical refs are resolved once, so a bulk batch costs a fixed
+    number of queries (at most four) whatever its size.
     """
     fields = list(fields or [f"entities[{i}]" for i in range(len(refs))])
     for ref, f in zip(refs, fields):
@@ -157,19 +175,9 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
         unnamed: list[int] = []           # refs by identifiers alone that match no stored entity
         for row in rows:
             i, ref, named, match = row["idx"], refs[row["idx"]], row["named"], row["match"]
-            if len(set(row["identified"])) > 1:
-                raise InvalidInput(f"{fields[i]}: {_identifiers(ref)} name {len(set(row['identified']))} different "
-                                   f"entities ({', '.join(sorted(set(row['identified'])))}); they must name one",
-                                   field=fields[i])
+            _check_resolution(ref, row, fields[i], namesakes)
             if match:
                 _check_identified_kind(ref, match, fields[i])   # only a strong identifier matches across kinds
-                if row["namesakes"] and namesakes == "refuse" and not _identifier_keys(ref):
-                    shown = "; ".join(f"{n['kind']} {n['name']!r} (id {n['id']}"
-                                      + "".join(f", {k} {n[k]}" for k in ("email", "domain") if n.get(k)) + ")"
-                                      for n in row["namesakes"][:5])
-                    raise InvalidInput(f"{fields[i]}.name: {ref.name!r} names more than one entity: {shown}"
-                                       f"{' and more' if len(row['namesakes']) > 5 else ''}; give its id, email or "
-                                       "external id", field=f"{fields[i]}.name")
                 resolved[i] = match["id"]
                 known[match["id"]] = match
                 continue
