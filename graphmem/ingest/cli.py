@@ -77,7 +77,8 @@ def worker(tenants: tuple[str, ...], concurrency: int, batch: int | None, lease_
 
 @click.command()
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
-@click.option("--tenant", required=True, callback=named_tenant, help="Tenant to import into (required: never defaulted).")
+@click.option("--tenant", required=True, callback=named_tenant,
+              help="Tenant to import into (required: never defaulted).")
 @click.option("--kind", type=click.Choice(["episodes", "facts"]), default="episodes", show_default=True,
               help="What each line is: an episode (EpisodeIn) or a fact (FactIn with episode_id).")
 @click.option("--batch", default=500, show_default=True, help="Lines per write batch.")

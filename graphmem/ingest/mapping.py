@@ -6,9 +6,9 @@ record's fields (`"{amount} {currency}"`); an entity or fact whose template fiel
 left out, so a partial update only touches what it carries. An entity template needs a kind and a name (or an id
 template); `external_ids` whose fields are missing are dropped. A record without its own name's fields names its
 entity by its identifiers alone (`external_ids`, `email`, `domain`): a partial update such as
-`{"object": "contact", "id": "c-7", "title": "CFO"}` updates the contact stored as `crm:contact:c-7`; when no stored entity
-has those identifiers the job fails (`NotFound`: a new entity needs its name), and nothing of the record is written. A fact has a `predicate`, optionally a `subject`
-(default: the record's entity, "self"), and either an `object` (an entity template or "self") or a `value`
+`{"object": "contact", "id": "c-7", "title": "CFO"}` updates the contact stored as `crm:contact:c-7`; when no
+stored entity has those identifiers the job fails (`NotFound`: a new entity needs its name), and nothing of the
+record is written. A fact has a `predicate`, optionally a `subject` (default: the record's entity, "self"), and either an `object` (an entity template or "self") or a `value`
 template. Facts are `source = "system"`, confidence 1.0, valid from the record's `valid_from_field` (an ISO 8601
 time with offset, or a date = midnight UTC; naive times are refused) or else the episode's `occurred_at`. Temporal rules (supersession, out-of-order history) are the
 core's: a changed title closes the old one.
