@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from graphmem.governance import audit
@@ -118,7 +119,7 @@ class Sweeper:
             if n < size:
                 return
 
-    def start(self, interval_s: float | None = None, join_timeout_s: float = 30.0):
+    def start(self, interval_s: float | None = None, join_timeout_s: float = 30.0) -> Callable[[], None]:
         """Run `run_periodically` in a daemon thread; returns the call that stops it: it sets the stop event and
         waits up to `join_timeout_s` seconds for the run in progress to end (after its current tenant), so the
         caller can then close the database."""
