@@ -259,7 +259,8 @@ FORMAT = click.option("--format", "fmt", type=click.Choice(["json", "table"]), d
 @main.command()
 @click.option("--host", default=None, help="Interface to bind [default: GRAPHMEM_API_HOST, 127.0.0.1].")
 @click.option("--port", type=click.IntRange(1, 65535), default=None, help="Port [default: GRAPHMEM_API_PORT, 8080].")
-@click.option("--with-worker", is_flag=True, help="Also run an extraction worker in this process.")
+@click.option("--with-worker", is_flag=True,
+              help="Also run, in this process, what `graphmem worker` runs: extraction jobs and the retention sweeper.")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["debug", "info", "warning", "error"]))
 @click.option("--graceful-timeout", default=30.0, show_default=True,

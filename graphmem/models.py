@@ -206,6 +206,16 @@ class EntityRef(Input):
     def _aliases(cls, v: list[str]) -> list[str]:
         return [_printable(a) for a in v]
 
+    @field_validator("external_ids")
+    @classmethod
+    def _external_ids(cls, v: list[str]) -> list[str]:
+        """Trimmed ("crm:contact:c1 " is crm:contact:c1); an empty one is refused (it was a key every entity sent
+        with it merged into)."""
+        v = [k.strip() for k in v]
+        if any(not k for k in v):
+            raise ValueError("an external id must not be empty")
+        return list(dict.fromkeys(v))
+
     @field_validator("email")
     @classmethod
     def _email(cls, v: str | None) -> str | None:

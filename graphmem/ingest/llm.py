@@ -73,8 +73,8 @@ class ChatClient:
             raise LLMRejected("no LLM configured (GRAPHMEM_LLM_BASE_URL / GRAPHMEM_LLM_API_KEY)")
         self.settings = settings
         self.model = settings.llm_model
-        self.base_url = settings.llm_base_url or "https://api.openai.com/v1"
-        self._client = client or openai.OpenAI(base_url=settings.llm_base_url, api_key=settings.llm_api_key or "unused",
+        self.base_url = settings.llm_endpoint   # never OPENAI_BASE_URL from the environment: what settings say
+        self._client = client or openai.OpenAI(base_url=self.base_url, api_key=settings.llm_api_key or "unused",
                                                timeout=settings.llm_timeout_s, max_retries=0)
         self._sem = endpoint_semaphore(self.base_url, settings.llm_max_concurrency)
 

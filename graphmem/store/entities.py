@@ -84,11 +84,20 @@ def _identifiers(ref: EntityRef) -> str:
                      for kind, value in _identifier_keys(ref))
 
 
+def id_systems(external_ids: Sequence[str]) -> list[str]:
+    """The systems of external ids: each id up to its last ':' ("crm:contact:c10" -> "crm:contact")."""
+    return sorted({k.rsplit(":", 1)[0] for k in external_ids if ":" in k})
+
+
 def _other_person(ref: EntityRef, row: dict) -> bool:
-    """True when `ref` and the entity `row` describes carry different emails or different domains (both given):
-    the rule by which `entities/resolve_batch` tells a namesake from the named entity."""
+    """True when `ref` and the entity `row` describes carry different emails or different domains (both given), or
+    different ids of one external system (two CRM records): the rule by which `entities/resolve_batch` and
+    `entities/create_batch` tell a namesake from the named entity."""
+    theirs = row.get("external_keys") or []
     return bool((ref.email and row["email"] and ref.email != row["email"])
-                or (ref.domain and row["domain"] and ref.domain != row["domain"]))
+                or (ref.domain and row["domain"] and ref.domain != row["domain"])
+                or (set(id_systems(ref.external_ids)) & set(id_systems(theirs))
+                    and not set(ref.external_ids) & set(theirs)))
 
 
 def _check_identified_kind(ref: EntityRef, entity: dict, field: str) -> None:
@@ -168,6 +177,7 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
     if by_ref:
         rows = tx.one("entities/resolve_batch", tenant_id=tenant_id, refs=[
             {"idx": i, "email": refs[i].email, "domain": refs[i].domain, "external_keys": refs[i].external_ids,
+             "systems": id_systems(refs[i].external_ids),
              "alias_key": alias_key(refs[i].kind, name_key(refs[i].name)) if refs[i].name else None}
             for i in by_ref])["rows"]
         to_create: dict[str, dict] = {}   # dedupe new entities within the batch by identifier / alias key
@@ -185,26 +195,41 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
                 unnamed.append(i)
                 continue
             key = alias_key(ref.kind, name_key(ref.name))
-            dedupe = ref.email or ref.domain or key
-            if dedupe not in to_create:
-                # a namesake created earlier in this batch with another email or domain is somebody else, as a
-                # stored one is (resolve_batch): this one is linked from the name's alias, not its owner
+            dedupe = ref.email or ref.domain or (f"external:{ref.external_ids[0]}" if ref.external_ids else key)
+            if dedupe in to_create:   # an identifier another reference of the batch creates an entity with
+                _check_identified_kind(ref, to_create[dedupe], fields[i])
+            else:
+                # a namesake created earlier in this batch with another email, domain or id of one external system
+                # is somebody else, as a stored one is (resolve_batch): this one is linked from the name's alias
                 claimed = named or any(row["alias_key"] == key and row["claim_alias"] and _other_person(ref, row)
                                        for row in to_create.values())
                 to_create[dedupe] = {"id": None, "kind": ref.kind, "name": ref.name, "name_key": name_key(ref.name),
                                      "alias_key": key, "claim_alias": not claimed, "email": ref.email,
                                      "domain": ref.domain, "summary": ref.summary, "search_text": ref.name,
-                                     "search_terms": search_terms(tenant_id, ref.name)}
+                                     "search_terms": search_terms(tenant_id, ref.name),
+                                     "external_keys": ref.external_ids, "systems": id_systems(ref.external_ids)}
             pending[i] = dedupe
         if unnamed:
             creates = {ident: d for j, d in pending.items() for ident in _identifier_keys(refs[j])}
             for i in unnamed:
-                found = next((creates[k] for k in _identifier_keys(refs[i]) if k in creates), None)
-                if found is None:
+                found = sorted({creates[k] for k in _identifier_keys(refs[i]) if k in creates})
+                if not found:
                     raise NotFound(f"{fields[i]}: no entity with {_identifiers(refs[i])}; a new entity needs a kind "
                                    "and a name", field=fields[i])
-                _check_identified_kind(refs[i], to_create[found], fields[i])
-                pending[i] = found
+                if len(found) > 1:
+                    raise InvalidInput(f"{fields[i]}: {_identifiers(refs[i])} name {len(found)} different entities "
+                                       "this batch creates; they must name one", field=fields[i])
+                _check_identified_kind(refs[i], to_create[found[0]], fields[i])
+                pending[i] = found[0]
+        if namesakes == "refuse":   # a name alone, where this batch creates namesakes told apart by identifiers
+            for i, d in pending.items():
+                same = [r for r in to_create.values() if r["alias_key"] == to_create[d]["alias_key"]
+                        and (r["email"] or r["domain"] or r["external_keys"])]
+                if refs[i].name and not _identifier_keys(refs[i]) and len(same) > 1:
+                    shown = "; ".join(f"{r['name']!r} ({r['email'] or r['domain'] or ', '.join(r['external_keys'])})"
+                                      for r in same[:5])
+                    raise InvalidInput(f"{fields[i]}.name: {refs[i].name!r} names more than one entity this batch "
+                                       f"creates: {shown}; give its email or external id", field=f"{fields[i]}.name")
         if to_create:
             for row, eid in zip(to_create.values(), new_ids(len(to_create))):
                 row["id"] = eid
