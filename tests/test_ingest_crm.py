@@ -418,6 +418,37 @@ def test_a_refused_new_owner_displaces_nobody(make_services, tenant):
     assert owners_at(s.graph, tenant, "Deal d-7") == ["Dana Reyes"]
 
 
+def test_a_related_record_named_by_id_alone(make_services, tenant):
+    """CRM webhooks name related records by id: `owner_id` without `owner`, `account_id` without `company`. Each
+    is the entity stored under that id (a new owner displaces the old one as a named one does); an id no entity
+    has costs that fact alone (`unknown_entity`), and the record's other facts are stored."""
+    s = make_services()
+    g = s.graph
+    feed(s, tenant, [{"object": "account", "id": "a-1", "name": "Initech", "changed_at": T1},
+                     deal_rec("Dana Reyes", T1), deal_rec("Bob Stone", T1, deal="d-8")], "ids")
+    eps = feed(s, tenant, [
+        {"object": "deal", "id": "d-7", "owner_id": "u-bob", "account_id": "a-1", "changed_at": T2},
+        {"object": "contact", "id": "c-3", "name": "Mo Diaz", "account_id": "a-1", "changed_at": T2},
+        {"object": "deal", "id": "d-7", "owner_id": "u-nobody", "stage": "won", "changed_at": T3},
+        {"object": "contact", "id": "c-3", "manager_id": "c-404", "title": "CFO", "changed_at": T3},
+    ], "ids-2")
+    jobs_ = [s.ingest.job_status(tenant, e.id) for e in eps]
+    assert [(j.facts_asserted, j.facts_refused) for j in jobs_] == [(2, 0), (1, 0), (1, 1), (1, 1)], jobs_
+    assert ownership(g, tenant, "Deal d-7") == [("Dana Reyes", at(T1), at(T2), "retracted"),
+                                               ("Bob Stone", at(T2), None, "current")]
+    [initech] = g.find_entities(tenant, "Initech", "Organization")
+    [deal] = g.find_entities(tenant, "Deal d-7", "Deal")
+    [mo] = g.find_entities(tenant, "Mo Diaz", "Person")
+    assert [f.object_id for f in g.facts_about(tenant, deal.id, predicates=["DEAL_WITH"])] == [initech.id]
+    assert {f.predicate: f.object_id or f.value for f in g.facts_about(tenant, mo.id)} == {
+        "WORKS_AT": initech.id, "HAS_TITLE": "CFO"}
+    assert [f.value for f in g.facts_about(tenant, deal.id, predicates=["DEAL_STAGE"])] == ["won"]
+    refused = sorted((r.reason, r.field, r.episode_id, r.predicate) for r in s.ingest.list_refusals(tenant))
+    assert refused == sorted([("unknown_entity", "extraction.facts[1].subject", eps[2].id, "OWNS_DEAL"),
+                              ("unknown_entity", "extraction.facts[1].object", eps[3].id, "REPORTS_TO")]), refused
+    assert [e.name for e in g.find_entities(tenant, "Deal d-7", "Deal")] == ["Deal d-7"]
+
+
 def test_exclusive_needs_object_self_and_a_subject_template(tmp_path):
     import pytest
     from pydantic import ValidationError

@@ -129,24 +129,26 @@ def apply_extraction(db: Database, claim: Claim, x: Extracted, screened: Screene
                                           namesakes="owner")
             targets = {k: b.id for (k, _, _), b in zip(plain, briefs)}
         todo = list(facts)      # a copy: the driver may run `work` again after a transient error
+        unknown = _link_identified(tx, tenant, todo, screened.indexes, settings)
         outcomes: list[AssertOutcome] = []
         retracted, done_upto = 0, 0
         for k, (pos, _, r) in enumerate(gone):
-            outcomes += _assert(tx, tenant, todo[done_upto:pos], ontology, settings)
+            outcomes += _assert(tx, tenant, todo, done_upto, pos, unknown, ontology, settings)
             done_upto = pos
             if not r.exclusive:
                 retracted += len(_retract(tx, tenant, r, targets[k]))
                 continue
             # an exclusive fact (a deal's new owner): fit it among the object's other subjects, assert it,
             # then close the subjects it displaces
-            todo[pos], displaced = _exclusive(tx, tenant, r, todo[pos], pos, settings)
-            outcomes += _assert(tx, tenant, todo[pos:pos + 1], ontology, settings)
+            if pos not in unknown:
+                todo[pos], displaced = _exclusive(tx, tenant, r, todo[pos], pos, settings)
+            outcomes += _assert(tx, tenant, todo, pos, pos + 1, unknown, ontology, settings)
             done_upto = pos + 1
             if outcomes[-1].action != "rejected":   # a refused owner displaces nobody
                 retracted += len(_displace(tx, tenant, r, todo[pos].object.id, displaced))
-        outcomes += _assert(tx, tenant, todo[done_upto:], ontology, settings)
-        core = [_core_refusal(screened.indexes[k], f, o) for k, (f, o) in enumerate(zip(todo, outcomes))
-                if o.action == "rejected"]
+        outcomes += _assert(tx, tenant, todo, done_upto, len(todo), unknown, ontology, settings)
+        core = [unknown.get(k) or _core_refusal(screened.indexes[k], f, o)
+                for k, (f, o) in enumerate(zip(todo, outcomes)) if o.action == "rejected"]
         refusals.record_tx(tx, tenant, screened.refusals + core)
         done_stats = dict(stats)
         if core and "facts_asserted" in done_stats:
@@ -160,15 +162,55 @@ def apply_extraction(db: Database, claim: Claim, x: Extracted, screened: Screene
     return db.write(work)
 
 
-def _assert(tx: Tx, tenant: str, facts: list[FactIn], ontology: Ontology, settings: Settings) -> list[AssertOutcome]:
-    """Assert `facts` (a slice of the job's facts) in chunks of `bulk_batch_size`; one `AssertOutcome` per fact
-    (a self-reference comes back rejected, `_self_reference`)."""
-    out: list[AssertOutcome] = []
+def _assert(tx: Tx, tenant: str, todo: list[FactIn], start: int, end: int, unknown: dict[int, PolicyRefusal],
+            ontology: Ontology, settings: Settings) -> list[AssertOutcome]:
+    """Assert `todo[start:end]` (a slice of the job's facts) in chunks of `bulk_batch_size`; one `AssertOutcome`
+    per fact, in order (a self-reference comes back rejected, `_self_reference`; a fact in `unknown` is not
+    asserted and comes back rejected as `UNKNOWN_ENTITY`)."""
+    out: dict[int, AssertOutcome] = {k: AssertOutcome(action="rejected", reason=UNKNOWN_ENTITY)
+                                     for k in range(start, end) if k in unknown}
+    ks = [k for k in range(start, end) if k not in unknown]
     size = settings.bulk_batch_size
-    for start in range(0, len(facts), size):
-        out += fact_store.assert_batch(tx, tenant, facts[start:start + size], ontology, settings,
-                                       field_prefix="extraction.facts", refuse_self_reference=True)
-    return out
+    for i in range(0, len(ks), size):
+        chunk = ks[i:i + size]
+        out.update(zip(chunk, fact_store.assert_batch(tx, tenant, [todo[k] for k in chunk], ontology, settings,
+                                                      field_prefix="extraction.facts", refuse_self_reference=True)))
+    return [out[k] for k in range(start, end)]
+
+
+UNKNOWN_ENTITY = "unknown_entity"
+"""The refusal reason of a mapped fact whose related entity is named by identifiers that no stored entity has."""
+
+
+def _link_identified(tx: Tx, tenant: str, todo: list[FactIn], indexes: list[int],
+                     settings: Settings) -> dict[int, PolicyRefusal]:
+    """Name by id each subject or object of `todo` given by strong identifiers alone (no id, no name: a CRM change
+    that names a related record by its id only, e.g. a deal's `owner_id` without `owner`), in place.
+
+    Such a reference can only name an entity stored before (or created by this job's records): it has no name to
+    create one with. Each is resolved on its own, so a fact whose reference names no entity is refused alone:
+    returns {position in `todo`: an `UNKNOWN_ENTITY` refusal naming `extraction.facts[i].subject` or `.object`,
+    i from `indexes`}; the job's other facts are stored. A reference of another kind than the identified entity
+    still fails the job (`InvalidInput`, as for named references)."""
+    unknown: dict[int, PolicyRefusal] = {}
+    for k, fact in enumerate(todo):
+        update: dict[str, EntityRef] = {}
+        for side in ("subject", "object"):
+            ref = getattr(fact, side)
+            if ref is None or ref.id is not None or ref.name is not None:
+                continue
+            where = f"extraction.facts[{indexes[k]}].{side}"
+            try:
+                [brief] = entity_store.resolve(tx, tenant, [ref], settings, [where], namesakes="owner")
+            except NotFound:
+                unknown[k] = PolicyRefusal(UNKNOWN_ENTITY, where, "the related entity is named by identifiers alone "
+                                           "and no stored entity has them; a new entity needs a kind and a name",
+                                           fact.episode_id, fact.predicate)
+                break
+            update[side] = EntityRef(id=brief.id)
+        if update and k not in unknown:
+            todo[k] = fact.model_copy(update=update)
+    return unknown
 
 
 def _core_refusal(index: int, fact: FactIn, outcome: AssertOutcome) -> PolicyRefusal:

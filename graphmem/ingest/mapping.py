@@ -8,7 +8,10 @@ template); `external_ids` whose fields are missing are dropped. A record without
 entity by its identifiers alone (`external_ids`, `email`, `domain`): a partial update such as
 `{"object": "contact", "id": "c-7", "title": "CFO"}` updates the contact stored as `crm:contact:c-7`; when no
 stored entity has those identifiers the job fails (`NotFound`: a new entity needs its name), and nothing of the
-record is written. A fact has a `predicate`, optionally a `subject` (default: the record's entity, "self"), and either an `object` (an entity template or "self") or a `value`
+record is written. A related record named by its identifiers alone (a deal's `owner_id` without `owner`, a
+contact's `account_id` without `company`) is the entity stored under them (or the entity of a record of the same
+episode); when there is none, that fact alone is refused (`unknown_entity`, `graphmem.ingest.apply`) and the record's
+other facts are stored. A fact has a `predicate`, optionally a `subject` (default: the record's entity, "self"), and either an `object` (an entity template or "self") or a `value`
 template. Facts are `source = "system"`, confidence 1.0, valid from the record's `valid_from_field` (an ISO 8601
 time with offset, or a date = midnight UTC; naive times are refused) or else the episode's `occurred_at`. Temporal rules (supersession, out-of-order history) are the
 core's: a changed title closes the old one.
@@ -151,9 +154,10 @@ def _render(template: str, record: dict[str, Any]) -> str | None:
 
 
 def _entity(spec: dict[str, Any], record: dict[str, Any], *, nameless: bool = False) -> EntityRef | None:
-    """The entity `spec` renders from `record`, None when its name's fields are missing. With `nameless` (the
-    record's own entity), a record without them still names its entity by its strong identifiers when it has
-    any: a partial update ("contact crm:contact:7 changed title") then resolves to the entity stored before."""
+    """The entity `spec` renders from `record`, None when its name's fields are missing. With `nameless`, a
+    record without them still names the entity by its strong identifiers when it has any: a partial update
+    ("contact crm:contact:7 changed title") then resolves to the entity stored before, and so does a related
+    record named by id alone (`owner_id`)."""
     name = _render(spec.get("name", ""), record) if spec.get("name") else None
     ext = [x for t in spec.get("external_ids", []) if (x := _render(t, record))]
     ids = {k: _render(spec[k], record) if spec.get(k) else None for k in ("email", "domain")}
@@ -207,10 +211,10 @@ def map_record(mapping: Mapping, record: dict[str, Any], episode: Episode
                 raise MappingError(f"mapping {mapping.name!r}: fact {fs['predicate']} has neither subject nor object "
                                    "'self', so a null field cannot say which fact to retract")
             continue
-        subject = me if fs.get("subject", "self") == "self" else _entity(fs["subject"], record)
+        subject = me if fs.get("subject", "self") == "self" else _entity(fs["subject"], record, nameless=True)
         obj = value = None
         if "object" in fs:
-            obj = me if fs["object"] == "self" else _entity(fs["object"], record)
+            obj = me if fs["object"] == "self" else _entity(fs["object"], record, nameless=True)
             if obj is None:
                 continue
         else:
