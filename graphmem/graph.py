@@ -156,12 +156,13 @@ class TemporalGraph:
         out: list[AssertOutcome] = []
         size = self.settings.bulk_batch_size
 
-        def work(tx, chunk):   # the ontology is read in the batch's own transaction: no extra round trips
+        def work(tx, start, chunk):   # the ontology is read in the batch's own transaction: no extra round trips
             ontology = self._ontology_of(tx.one("ontology/for_tenant", tenant_id=tenant_id))
-            return fact_store.assert_batch(tx, tenant_id, chunk, ontology, self.settings)
+            return fact_store.assert_batch(tx, tenant_id, chunk, ontology, self.settings,
+                                           fields=[f"facts[{start + i}]" for i in range(len(chunk))])
         for start in range(0, len(facts), size):
             chunk = facts[start:start + size]
-            out += self.db.write(lambda tx: work(tx, chunk))
+            out += self.db.write(lambda tx: work(tx, start, chunk))
         if self.indexer:
             self.indexer.index_facts(tenant_id, [o.fact_id for o in out if o.fact_id and o.action != "duplicate"])
         return out

@@ -100,3 +100,19 @@ def test_ingest_command(settings, make_services, tenant, tmp_path):
     missing = subprocess.run([sys.executable, "-m", "graphmem.ingest.cli", "ingest", str(f)], cwd=ROOT,
                              env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=60)
     assert missing.returncode != 0 and "--tenant" in missing.stderr
+
+
+def test_a_batch_larger_than_a_transaction_names_the_bad_fact_by_its_place(make_services, tenant):
+    """`Graph.assert_facts` writes a long batch in transactions of `bulk_batch_size`; an error names the fact by its
+    place in the whole batch (it named its place in its transaction)."""
+    from graphmem.errors import NotFound
+    from graphmem.models import EntityRef, EpisodeIn, FactIn
+    s = make_services(bulk_batch_size=2)
+    ep, _ = s.graph.append_episode(tenant, EpisodeIn(content="roster", occurred_at="2024-05-01T09:00:00Z"),
+                                   extraction_status="skipped", extraction_reason="explicit facts")
+    facts = [FactIn(subject=EntityRef(kind="Person", name=f"P{i}"), predicate="HAS_TITLE", value="CFO",
+                    episode_id=ep.id) for i in range(3)]
+    facts.append(FactIn(subject=EntityRef(id="no-such-entity"), predicate="HAS_TITLE", value="CEO", episode_id=ep.id))
+    with pytest.raises(NotFound) as err:
+        s.graph.assert_facts(tenant, facts)
+    assert err.value.field == "facts[3].subject.id"

@@ -151,6 +151,29 @@ def test_a_fact_the_temporal_rules_reject_is_a_refusal_not_an_assertion(llm_serv
     assert "user_explicit" in refused["temporal_rule"].detail
 
 
+def test_a_reference_resolution_refuses_costs_its_fact_only(llm_services, fake_llm, tenant):
+    """The LLM gives an Organization Dana's email: resolution never merges across kinds, and it used to fail the
+    whole job (the title was lost with it). Now that fact alone is an `invalid_reference` refusal."""
+    from graphmem.models import EntityRef, FactIn
+    told, _ = llm_services.graph.append_episode(tenant, EpisodeIn(content="Dana's card", occurred_at=WED),
+                                                extraction_status="skipped", extraction_reason="explicit facts")
+    llm_services.graph.assert_facts(tenant, [FactIn(
+        subject=EntityRef(kind="Person", name="Dana Reyes", email="dana@reyes.io"), predicate="HAS_PHONE",
+        value="+1 555 0100", episode_id=told.id)])
+    reply = {"entities": [GOOD["entities"][0], {"ref": "e3", "kind": "Organization", "name": "Reyes Consulting",
+                                                "email": "dana@reyes.io"}],
+             "facts": [{"subject": "e1", "predicate": "WORKS_AT", "object": "e3", "confidence": 0.9},
+                       GOOD["facts"][1]]}
+    ep, job = extract_one(llm_services, fake_llm, tenant, reply)
+    assert job.status == "done" and (job.facts_asserted, job.facts_refused) == (1, 1), job
+    assert set(current(llm_services, tenant)) == {"HAS_PHONE", "HAS_TITLE"}
+    [refused] = [r for r in llm_services.ingest.list_refusals(tenant) if r.episode_id == ep.id]
+    assert (refused.reason, refused.field, refused.predicate) == (
+        "invalid_reference", "extraction.facts[0].object.kind", "WORKS_AT"), refused
+    assert "dana@" not in refused.detail
+    assert llm_services.graph.find_entities(tenant, "Reyes Consulting", "Organization") == []
+
+
 def test_429_retry_after_is_honoured(llm_services, fake_llm, tenant):
     fake_llm.script(PATH, Reply(429, error_body("slow down", "rate_limit_exceeded"), headers={"Retry-After": "1"}),
                     ok(GOOD))

@@ -24,6 +24,11 @@ Rules enforced:
 - Temporal rules: a fact the core rejects (an inferred fact that would supersede a stated, confirmed or system
   one, or one inferred with higher confidence) is recorded as a `temporal_rule` refusal with the rule's reason,
   and counted in `facts_refused` too.
+- Refused alone: a fact that entity resolution or the core refuses with an error naming it (a related record named
+  by an id no entity has, a reference whose email belongs to an entity of another kind, identifiers naming two
+  entities) costs that fact only: the transaction is rolled back and written again without it, the fact recorded
+  as an `unknown_entity` or `invalid_reference` refusal (`_refuse_alone`). A mapped record's own entity that cannot
+  be resolved fails the job.
 - CRM null retractions (`Retraction.exclusive` False): the facts of (subject, predicate) valid at `r.at` are closed
   through `graphmem.store.facts.retract` (status "retracted", `valid_to` = `r.at`, the episode as provenance); when
   the nulled field named the subject, the retraction names the object and closes the facts of that predicate
@@ -38,10 +43,11 @@ Rules enforced:
 """
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from dataclasses import dataclass
 
-from graphmem.errors import NotFound
+from graphmem.errors import InvalidInput, NotFound
 from graphmem.ingest import jobs, refusals
 from graphmem.ingest.extract_llm import Extracted
 from graphmem.ingest.jobs import Claim
@@ -102,115 +108,121 @@ def apply_extraction(db: Database, claim: Claim, x: Extracted, screened: Screene
     assert the facts and apply the retractions in record order (facts in chunks of `settings.bulk_batch_size`),
     record the refusals (the screened ones and the facts the core rejected: self-references, temporal rules), and
     finish the job "done" with `x.notes` as its reason, `x.usage`, and `stats` (its `facts_asserted` /
-    `facts_refused`, when given, moved by the core's rejections) plus `facts_retracted` (the facts closed) when `x`
-    has retractions.
+    `facts_refused`, when given, moved by the refusals below and the core's rejections) plus `facts_retracted`
+    (the facts closed) when `x` has retractions.
 
-    Returns one `AssertOutcome` per fact of `screened.facts`, in order. Raises `LeaseLost` (another worker holds the
-    job; nothing written), `InvalidInput`/`NotFound` from entity resolution or assertion (nothing written), or the
-    driver's errors once its retries are exhausted. See the module docstring for the rules.
+    A fact that entity resolution or assertion refuses (`InvalidInput`/`NotFound` naming `extraction.facts[i]`: a
+    related record named by an id no entity has, an email that belongs to an entity of another kind, identifiers
+    naming two entities) is refused alone (`_refuse_alone`): the transaction is rolled back, the fact is taken out
+    of `screened` with an `unknown_entity` or `invalid_reference` refusal, and the rest is written again. A mapped
+    record's own entity (`extraction.entities[i]`) that cannot be resolved fails the job instead (the change cannot
+    apply; a retry can, once its record is stored).
+
+    Returns one `AssertOutcome` per fact of `screened.facts` (as it is at the end), in order. Raises `LeaseLost`
+    (another worker holds the job; nothing written), `InvalidInput`/`NotFound` from resolving a mapped record's own
+    entity or a retraction's target (nothing written), or the driver's errors once its retries are exhausted. See
+    the module docstring for the rules.
     """
-    tenant = claim.tenant_id
-    facts, gone = screened.facts, screened.retractions
-
-    def work(tx: Tx) -> list[AssertOutcome]:
-        if not jobs.holds(tx, claim):
-            raise LeaseLost()
-        if screened.entities:
-            briefs = entity_store.resolve(tx, tenant, screened.entities, settings,
-                                          [f"extraction.entities[{i}]" for i in range(len(screened.entities))],
-                                          namesakes="owner")
-            tx.run("episodes/mention", tenant_id=tenant, episode_id=claim.episode.id,
-                   entity_ids=list(dict.fromkeys(b.id for b in briefs)), now=utcnow())
-        plain = [(k, i, r) for k, (_, i, r) in enumerate(gone) if not r.exclusive]
-        targets: dict[int, str] = {}
-        if plain:
-            briefs = entity_store.resolve(tx, tenant, [r.subject or r.object for _, _, r in plain],
-                                          settings, [f"extraction.retractions[{i}]" for _, i, _ in plain],
-                                          namesakes="owner")
-            targets = {k: b.id for (k, _, _), b in zip(plain, briefs)}
-        todo = list(facts)      # a copy: the driver may run `work` again after a transient error
-        unknown = _link_identified(tx, tenant, todo, screened.indexes, settings)
-        outcomes: list[AssertOutcome] = []
-        retracted, done_upto = 0, 0
-        for k, (pos, _, r) in enumerate(gone):
-            outcomes += _assert(tx, tenant, todo, done_upto, pos, unknown, ontology, settings)
-            done_upto = pos
-            if not r.exclusive:
-                retracted += len(_retract(tx, tenant, r, targets[k]))
-                continue
-            # an exclusive fact (a deal's new owner): fit it among the object's other subjects, assert it,
-            # then close the subjects it displaces
-            if pos not in unknown:
-                todo[pos], displaced = _exclusive(tx, tenant, r, todo[pos], pos, settings)
-            outcomes += _assert(tx, tenant, todo, pos, pos + 1, unknown, ontology, settings)
-            done_upto = pos + 1
-            if outcomes[-1].action != "rejected":   # a refused owner displaces nobody
-                retracted += len(_displace(tx, tenant, r, todo[pos].object.id, displaced))
-        outcomes += _assert(tx, tenant, todo, done_upto, len(todo), unknown, ontology, settings)
-        core = [unknown.get(k) or _core_refusal(screened.indexes[k], f, o)
-                for k, (f, o) in enumerate(zip(todo, outcomes)) if o.action == "rejected"]
-        refusals.record_tx(tx, tenant, screened.refusals + core)
-        done_stats = dict(stats)
-        if core and "facts_asserted" in done_stats:
-            done_stats["facts_asserted"] -= len(core)
-            done_stats["facts_refused"] = done_stats.get("facts_refused", 0) + len(core)
-        if x.retractions:
-            done_stats["facts_retracted"] = retracted
-        jobs.finish(tx, claim, "done", reason="; ".join(x.notes)[:1000] or None, usage=x.usage, stats=done_stats)
-        return outcomes
-
-    return db.write(work)
+    stats = dict(stats)
+    while True:
+        try:
+            return db.write(lambda tx: _write(tx, claim, x, screened, settings, ontology, stats))
+        except (InvalidInput, NotFound) as exc:
+            if not _refuse_alone(screened, exc, claim.episode.id):
+                raise
+            if "facts_asserted" in stats:
+                stats["facts_asserted"] -= 1
+                stats["facts_refused"] = stats.get("facts_refused", 0) + 1
 
 
-def _assert(tx: Tx, tenant: str, todo: list[FactIn], start: int, end: int, unknown: dict[int, PolicyRefusal],
+def _write(tx: Tx, claim: Claim, x: Extracted, screened: Screened, settings: Settings, ontology: Ontology,
+           stats: dict) -> list[AssertOutcome]:
+    """`apply_extraction`'s transaction function. It changes none of its arguments: the driver may run it again
+    after a transient error."""
+    tenant, gone, indexes = claim.tenant_id, screened.retractions, screened.indexes
+    if not jobs.holds(tx, claim):
+        raise LeaseLost()
+    if screened.entities:
+        briefs = entity_store.resolve(tx, tenant, screened.entities, settings,
+                                      [f"extraction.entities[{i}]" for i in range(len(screened.entities))],
+                                      namesakes="owner")
+        tx.run("episodes/mention", tenant_id=tenant, episode_id=claim.episode.id,
+               entity_ids=list(dict.fromkeys(b.id for b in briefs)), now=utcnow())
+    plain = [(k, i, r) for k, (_, i, r) in enumerate(gone) if not r.exclusive]
+    targets: dict[int, str] = {}
+    if plain:
+        briefs = entity_store.resolve(tx, tenant, [r.subject or r.object for _, _, r in plain],
+                                      settings, [f"extraction.retractions[{i}]" for _, i, _ in plain],
+                                      namesakes="owner")
+        targets = {k: b.id for (k, _, _), b in zip(plain, briefs)}
+    todo = list(screened.facts)      # a copy: `_exclusive` names an exclusive fact's entities by id
+    outcomes: list[AssertOutcome] = []
+    retracted, done_upto = 0, 0
+    for k, (pos, _, r) in enumerate(gone):
+        outcomes += _assert(tx, tenant, todo, indexes, done_upto, pos, ontology, settings)
+        done_upto = pos
+        if not r.exclusive:
+            retracted += len(_retract(tx, tenant, r, targets[k]))
+            continue
+        # an exclusive fact (a deal's new owner): fit it among the object's other subjects, assert it,
+        # then close the subjects it displaces
+        todo[pos], displaced = _exclusive(tx, tenant, r, todo[pos], indexes[pos], settings)
+        outcomes += _assert(tx, tenant, todo, indexes, pos, pos + 1, ontology, settings)
+        done_upto = pos + 1
+        if outcomes[-1].action != "rejected":   # a refused owner displaces nobody
+            retracted += len(_displace(tx, tenant, r, todo[pos].object.id, displaced))
+    outcomes += _assert(tx, tenant, todo, indexes, done_upto, len(todo), ontology, settings)
+    core = [_core_refusal(indexes[k], f, o) for k, (f, o) in enumerate(zip(todo, outcomes))
+            if o.action == "rejected"]
+    refusals.record_tx(tx, tenant, screened.refusals + core)
+    done_stats = dict(stats)
+    if core and "facts_asserted" in done_stats:
+        done_stats["facts_asserted"] -= len(core)
+        done_stats["facts_refused"] = done_stats.get("facts_refused", 0) + len(core)
+    if x.retractions:
+        done_stats["facts_retracted"] = retracted
+    jobs.finish(tx, claim, "done", reason="; ".join(x.notes)[:1000] or None, usage=x.usage, stats=done_stats)
+    return outcomes
+
+
+def _assert(tx: Tx, tenant: str, todo: list[FactIn], indexes: list[int], start: int, end: int,
             ontology: Ontology, settings: Settings) -> list[AssertOutcome]:
-    """Assert `todo[start:end]` (a slice of the job's facts) in chunks of `bulk_batch_size`; one `AssertOutcome`
-    per fact, in order (a self-reference comes back rejected, `_self_reference`; a fact in `unknown` is not
-    asserted and comes back rejected as `UNKNOWN_ENTITY`)."""
-    out: dict[int, AssertOutcome] = {k: AssertOutcome(action="rejected", reason=UNKNOWN_ENTITY)
-                                     for k in range(start, end) if k in unknown}
-    ks = [k for k in range(start, end) if k not in unknown]
-    size = settings.bulk_batch_size
-    for i in range(0, len(ks), size):
-        chunk = ks[i:i + size]
-        out.update(zip(chunk, fact_store.assert_batch(tx, tenant, [todo[k] for k in chunk], ontology, settings,
-                                                      field_prefix="extraction.facts", refuse_self_reference=True)))
-    return [out[k] for k in range(start, end)]
+    """Assert `todo[start:end]` (a slice of the job's facts, named in errors by `indexes`) in chunks of
+    `bulk_batch_size`; one `AssertOutcome` per fact (a self-reference comes back rejected, `_self_reference`)."""
+    out: list[AssertOutcome] = []
+    for i in range(start, end, settings.bulk_batch_size):
+        j = min(i + settings.bulk_batch_size, end)
+        out += fact_store.assert_batch(tx, tenant, todo[i:j], ontology, settings, refuse_self_reference=True,
+                                       fields=[f"extraction.facts[{indexes[k]}]" for k in range(i, j)])
+    return out
 
 
-UNKNOWN_ENTITY = "unknown_entity"
-"""The refusal reason of a mapped fact whose related entity is named by identifiers that no stored entity has."""
+_FACT = re.compile(r"extraction\.facts\[(\d+)\]")
+_DETAIL = {
+    "unknown_entity": "the entity is named by identifiers that no stored entity has; a new entity needs a kind and "
+                      "a name",
+    "invalid_reference": "entity resolution refused the reference: its kind differs from the identified entity's, "
+                         "or its identifiers name different entities",
+}
 
 
-def _link_identified(tx: Tx, tenant: str, todo: list[FactIn], indexes: list[int],
-                     settings: Settings) -> dict[int, PolicyRefusal]:
-    """Name by id each subject or object of `todo` given by strong identifiers alone (no id, no name: a CRM change
-    that names a related record by its id only, e.g. a deal's `owner_id` without `owner`), in place.
-
-    Such a reference can only name an entity stored before (or created by this job's records): it has no name to
-    create one with. Each is resolved on its own, so a fact whose reference names no entity is refused alone:
-    returns {position in `todo`: an `UNKNOWN_ENTITY` refusal naming `extraction.facts[i].subject` or `.object`,
-    i from `indexes`}; the job's other facts are stored. A reference of another kind than the identified entity
-    still fails the job (`InvalidInput`, as for named references)."""
-    unknown: dict[int, PolicyRefusal] = {}
-    for k, fact in enumerate(todo):
-        update: dict[str, EntityRef] = {}
-        for side in ("subject", "object"):
-            ref = getattr(fact, side)
-            if ref is None or ref.id is not None or ref.name is not None:
-                continue
-            where = f"extraction.facts[{indexes[k]}].{side}"
-            try:
-                [brief] = entity_store.resolve(tx, tenant, [ref], settings, [where], namesakes="owner")
-            except NotFound:
-                unknown[k] = PolicyRefusal(UNKNOWN_ENTITY, where, "the related entity is named by identifiers alone "
-                                           "and no stored entity has them; a new entity needs a kind and a name",
-                                           fact.episode_id, fact.predicate)
-                break
-            update[side] = EntityRef(id=brief.id)
-        if update and k not in unknown:
-            todo[k] = fact.model_copy(update=update)
-    return unknown
+def _refuse_alone(screened: Screened, exc: InvalidInput | NotFound, episode_id: str) -> bool:
+    """Take the fact that `exc.field` names (`extraction.facts[i]...`, i the extractor's number) out of `screened`,
+    with its refusal: `unknown_entity` for `NotFound`, `invalid_reference` for `InvalidInput`, on the exception's
+    field; the detail names the rule, not the refused content. The fact's retractions move with it: an exclusive
+    fact's displacement is dropped, a null retraction placed after it moves up one place. Returns False when `exc`
+    names no fact of `screened`."""
+    m = _FACT.match(exc.field or "")
+    if m is None or int(m.group(1)) not in screened.indexes:
+        return False
+    k = screened.indexes.index(int(m.group(1)))
+    fact = screened.facts.pop(k)
+    screened.indexes.pop(k)
+    screened.retractions = [(pos - (pos > k), i, r) for pos, i, r in screened.retractions
+                            if not (r.exclusive and pos == k)]
+    code = "unknown_entity" if isinstance(exc, NotFound) else "invalid_reference"
+    screened.refusals.append(PolicyRefusal(code, exc.field, _DETAIL[code], episode_id, fact.predicate))
+    return True
 
 
 def _core_refusal(index: int, fact: FactIn, outcome: AssertOutcome) -> PolicyRefusal:

@@ -63,7 +63,8 @@ SELF_REFERENCE = "self_reference: subject and object resolve to the same entity"
 
 
 def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Ontology, settings: Settings,
-                 field_prefix: str = "facts", refuse_self_reference: bool = False) -> list[AssertOutcome]:
+                 field_prefix: str = "facts", refuse_self_reference: bool = False,
+                 fields: Sequence[str] | None = None) -> list[AssertOutcome]:
     """Assert `facts` (each with an `episode_id`) under the temporal rules; one `AssertOutcome` per fact.
 
     A fact whose subject and object resolve to the same entity (by id, strong identifier, external id, email or
@@ -77,10 +78,12 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
     Raises `InvalidInput` (unknown predicate, wrong kinds, an entity as its own object, oversized values, missing
     episode_id) or `NotFound`
     (unknown entity or episode id) naming the field, before anything is written: "<field_prefix>[i].<name>", or
-    just "<name>" with `field_prefix` "" (one fact whose fields are the request's own, as in a correction).
+    just "<name>" with `field_prefix` "" (one fact whose fields are the request's own, as in a correction);
+    `fields`, when given, names each fact instead (a chunk of a larger batch: "facts[1000]").
     """
     now = utcnow()
-    fields = [f"{field_prefix}[{i}]" if field_prefix else "" for i in range(len(facts))]
+    fields = list(fields) if fields is not None else [f"{field_prefix}[{i}]" if field_prefix else ""
+                                                      for i in range(len(facts))]
     preds = []
     for f, fld in zip(facts, fields):
         p = ontology.get(f.predicate, field=_at(fld, "predicate"))
