@@ -57,6 +57,9 @@ def test_user_sees_corrects_and_deletes_memories(services, client_for, tenant):
     record = [p.episode_id for p in services.graph.fact_provenance(tenant, new_id)][-1]
     assert agent.get(f"/v1/jobs/{record}").json()["reason"] == "explicit facts"
     assert agent.post(f"/v1/jobs/{record}/retry").status_code == 409
+    # that record names the action and the fact id, not anything said: search never returns it
+    hits = agent.post("/v1/search", json={"query": "User corrected memory phone", "targets": ["episode"]}).json()
+    assert record not in {h["id"] for h in hits["hits"]}, hits
 
     other = agent.patch(f"/v1/memories/{pref}", json={"user_id": "u2", "value": "sms"})
     assert other.status_code == 404 and other.json()["field"] == "fact_id"
@@ -84,6 +87,9 @@ def test_candidates_confirm_and_reject(services, client_for, tenant):
     confirmed = services.graph.get_fact(tenant, ok.json()["fact_id"])
     assert confirmed.source == "user_confirmed" and confirmed.status == "current" and confirmed.value == "asthma"
     assert ep in {p.episode_id for p in services.graph.fact_provenance(tenant, confirmed.id)}
+    records = {p.episode_id for p in services.graph.fact_provenance(tenant, confirmed.id)} - {ep}
+    hits = agent.post("/v1/search", json={"query": "User confirmed memory", "targets": ["episode"]}).json()
+    assert len(records) == 1 and not records & {h["id"] for h in hits["hits"]}, hits
     no = agent.post(f"/v1/memories/candidates/{diabetes.fact_id}/reject", json={"user_id": "u1"})
     assert no.status_code == 200 and no.json()["action"] == "reject" and no.json()["counts"]["facts"] == 1
     assert agent.get("/v1/memories/candidates", params={"user_id": "u1"}).json()["candidates"]["total"] == 0

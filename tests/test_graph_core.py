@@ -127,6 +127,26 @@ def test_schema_6_graph_is_migrated_to_7(db, settings, graph, tenant):
     assert related_out_of_step(db, tenant) == []
 
 
+def test_schema_12_graph_takes_memory_records_out_of_search(db, settings, graph, tenant):
+    """Before schema 13 the episode recording a user's confirmation or correction of a memory ("User corrected
+    memory <id>: phone") was searchable, and came first for many queries; start-up marks those records, and leaves
+    a user's own words that start the same way alone when they are not such a record."""
+    from graphmem.recall.models import SearchRequest
+    from graphmem.recall.service import RecallService
+
+    records = [graph.append_episode(tenant, msg(text).model_copy(update={"kind": "event"}),
+                                    extraction_status="skipped", extraction_reason="explicit facts")[0].id
+               for text in ("User corrected memory f1: phone", "User confirmed memory f2")]
+    said, _ = graph.append_episode(tenant, msg("User corrected memory settings on the phone"))
+    recall = RecallService(db, graph)
+    found = lambda: {h.id for h in recall.search(tenant, SearchRequest(query="user memory phone", k=10,  # noqa: E731
+                                                                       targets=["episode"])).hits}
+    assert found() == {*records, said.id}
+    db.execute("meta/set_schema", version=12, embedding_dimension=settings.embedding_dimension)
+    assert apply_schema(db, settings.embedding_dimension)["migrated"] is True
+    assert found() == {said.id}
+
+
 def test_schema_7_graph_is_migrated_to_8(db, settings, graph, tenant):
     """Before schema 8 an episode sent without a user_id into a user's session stayed without one (a search scoped
     to the user missed it); start-up gives it the session's user."""

@@ -115,10 +115,12 @@ class Memories:
         return row["status"]
 
     def _user_episode(self, tenant_id: str, user_id: str, text: str, key: str | None = None) -> str:
-        """Record the user's action as an episode (kind event, not extracted): the provenance of the change."""
+        """Record the user's action as an episode (kind event, not extracted): the provenance of the change. Search
+        never returns it: it names the action and the fact id, not anything said (as the record of an API write)."""
         ep, _ = self.graph.append_episode(tenant_id, EpisodeIn(
             kind="event", content=text, occurred_at=utcnow(), user_id=user_id, role="user",
-            source="user_explicit", idempotency_key=key), extraction_status="skipped", extraction_reason=EXPLICIT_FACTS)
+            source="user_explicit", idempotency_key=key), extraction_status="skipped", extraction_reason=EXPLICIT_FACTS,
+            searchable=False)
         return ep.id
 
     def _undo_episode(self, tenant_id: str, episode_id: str) -> None:

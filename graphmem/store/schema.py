@@ -46,7 +46,7 @@ from graphmem.store.db import Database, tenant_token
 from graphmem.store.entities import alias_key
 from graphmem.store.fulltext import search_terms
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 BACKFILL_BATCH = 10_000
 FULLTEXT_INDEXES = ("entity_text", "fact_text", "episode_text")
 VECTOR_INDEXES = ("entity_embedding", "fact_embedding", "episode_embedding")
@@ -126,6 +126,10 @@ def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict
         migrated = True
     if recorded and (recorded["version"] or 1) < 12:  # name and value keys keep combining marks
         rekey_marked_names(db)
+        migrated = True
+    if recorded and (recorded["version"] or 1) < 13:  # records of memory confirmations and corrections leave search
+        while db.execute("meta/unsearchable_memory_records", limit=BACKFILL_BATCH)[0]["updated"]:
+            pass
         migrated = True
     db.execute("meta/set_schema", version=SCHEMA_VERSION, embedding_dimension=dimension)
     return {"version": SCHEMA_VERSION, "embedding_dimension": dimension, "migrated": migrated}
