@@ -1,7 +1,8 @@
 """FastAPI dependencies: services, the calling principal (from the API key) and role checks.
 
 The tenant always comes from the key (`Authorization: Bearer <key>` or `X-API-Key: <key>`), never from the
-request body or path. Roles: agent (read and write its tenant), analyst (read only), admin (tenants and keys).
+request body or path. Roles: agent (read and write its tenant), analyst (read only), admin (keys, retention, holds
+and audit: of its own tenant, or of every tenant for the operator's admin keys, those of tenant `admin`).
 """
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from typing import Annotated
 from fastapi import Depends, Header, HTTPException, Query, Request
 
 from api.request_shape import check_request_shape
+from graphmem.errors import NotFound
 from graphmem.keys import Principal
+from graphmem.ops import BOOTSTRAP_TENANT
 from graphmem.services import Services
 
 
@@ -74,6 +77,25 @@ async def admin(request: Request, who: Annotated[Principal, Depends(principal)])
     return who
 
 
+OPERATOR_TENANT = BOOTSTRAP_TENANT
+"""The tenant whose admin keys manage every tenant (the operator's: `GRAPHMEM_BOOTSTRAP_ADMIN_KEY` makes its first
+key). An admin key of any other tenant manages that tenant only."""
+
+
+def operates(who: Principal) -> bool:
+    """Whether `who` is the operator: an admin key of `OPERATOR_TENANT`."""
+    return who.role == "admin" and who.tenant_id == OPERATOR_TENANT
+
+
+def tenant_admin(tenant_id: str, who: Annotated[Principal, Depends(admin)]) -> Principal:
+    """An admin key that manages the tenant the path names (`tenant_id`): the operator's manage every tenant, any
+    other tenant's admin its own only. Another tenant's id is a 404 naming `tenant_id`, as another tenant's ids are
+    everywhere: an admin of one tenant cannot manage, read or even probe another."""
+    if not operates(who) and tenant_id != who.tenant_id:
+        raise NotFound(f"no tenant {tenant_id!r} that this key manages", field="tenant_id")
+    return who
+
+
 def authorize(request: Request) -> Principal:
     """The key (401) and role (403) checks of the matched route's dependencies, for a request refused before they
     ran: FastAPI parses a JSON body first, so a body that is not JSON would otherwise be a 422 to any caller.
@@ -97,6 +119,7 @@ def authorize(request: Request) -> Principal:
 Reader = Annotated[Principal, Depends(reader)]
 Writer = Annotated[Principal, Depends(writer)]
 Admin = Annotated[Principal, Depends(admin)]
+TenantAdmin = Annotated[Principal, Depends(tenant_admin)]
 
 
 class Page:

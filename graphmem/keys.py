@@ -96,9 +96,10 @@ class KeyStore:
                            field="key_id")
         return self.create(tenant_id, old.role, old.name)
 
-    def tenants(self, offset: int = 0, limit: int = 50) -> list[TenantKeys]:
-        """Tenants that have a key, by tenant id, `offset`/`limit` paged."""
-        return [TenantKeys(**r) for r in self.db.rows("keys/list_tenants", offset=offset, limit=limit)]
+    def tenants(self, offset: int = 0, limit: int = 50, *, only: str | None = None) -> list[TenantKeys]:
+        """Tenants that have a key, by tenant id, `offset`/`limit` paged; with `only`, that tenant alone (if it has
+        a key)."""
+        return [TenantKeys(**r) for r in self.db.rows("keys/list_tenants", offset=offset, limit=limit, only=only)]
 
     def authenticate(self, secret: str | None) -> Principal | None:
         """The principal for `secret`, or None when it is missing, unknown or revoked. One auto-commit read

@@ -16,7 +16,7 @@ def test_health_and_readiness(api_url):
 
 
 def test_admin_keys_lifecycle(api_url, client_for, tenant):
-    admin = client_for("ops", "admin")
+    admin = client_for("admin", "admin")
     created = admin.post(f"/v1/admin/tenants/{tenant}/keys", json={"role": "analyst", "name": "bi"})
     assert created.status_code == 201
     key, secret = created.json()["key"], created.json()["secret"]
@@ -32,6 +32,37 @@ def test_admin_keys_lifecycle(api_url, client_for, tenant):
     assert r.status_code == 401 and r.headers["content-type"] == "application/problem+json"
 
 
+def test_an_admin_key_of_a_tenant_manages_that_tenant_only(api_url, client_for, tenant):
+    """Found by a helper: an admin key made with `keys create --tenant t3 --role admin` managed every tenant (made
+    itself an admin key of t1, set t1's retention to a day, read t1's audit). It manages its own tenant now; for
+    another tenant it answers 404 naming tenant_id, as another tenant's ids answer everywhere. The operator's
+    admin keys (tenant `admin`) still manage every tenant."""
+    own, other = tenant, tenant + "-other"
+    operator, mine = client_for("admin", "admin"), client_for(own, "admin")
+    assert operator.post(f"/v1/admin/tenants/{other}/keys", json={"role": "agent"}).status_code == 201
+    before = operator.get(f"/v1/admin/tenants/{other}/retention").json()
+    for method, path, body in [
+            ("post", f"/v1/admin/tenants/{other}/keys", {"role": "admin"}),
+            ("get", f"/v1/admin/tenants/{other}/keys", None),
+            ("put", f"/v1/admin/tenants/{other}/retention", {"episode_retention_days": 1}),
+            ("get", f"/v1/admin/tenants/{other}/retention", None),
+            ("post", f"/v1/admin/tenants/{other}/holds", {"user_id": "u1", "reason": "case 7"}),
+            ("get", f"/v1/admin/tenants/{other}/holds", None),
+            ("get", f"/v1/admin/tenants/{other}/audit", None),
+            ("post", "/v1/admin/sweep", {"tenant_id": other})]:
+        r = mine.request(method, path, json=body)
+        assert r.status_code == 404 and r.json()["field"] == "tenant_id", (path, r.text)
+    assert mine.post("/v1/admin/sweep", json={"all_tenants": True}).status_code == 403
+    assert operator.get(f"/v1/admin/tenants/{other}/retention").json() == before
+    assert [k["role"] for k in operator.get(f"/v1/admin/tenants/{other}/keys").json()["items"]] == ["agent"]
+    # its own tenant, as before
+    assert mine.post(f"/v1/admin/tenants/{own}/keys", json={"role": "analyst"}).status_code == 201
+    assert mine.put(f"/v1/admin/tenants/{own}/retention", json={"episode_retention_days": 30}).status_code == 200
+    assert mine.post("/v1/admin/sweep", json={"tenant_id": own}).status_code == 200
+    assert [t["tenant_id"] for t in mine.get("/v1/admin/tenants").json()["items"]] == [own]
+    assert len(operator.get("/v1/admin/tenants").json()["items"]) >= 2     # admin, own, other, ...
+
+
 def test_auth_failures_are_problems(api_url, client_for, tenant):
     r = httpx.get(f"{api_url}/v1/admin/tenants")
     assert r.status_code == 401 and r.json()["title"] == "Unauthorized"
@@ -43,7 +74,7 @@ def test_auth_failures_are_problems(api_url, client_for, tenant):
 
 
 def test_validation_problem_names_the_field(client_for, tenant):
-    admin = client_for("ops", "admin")
+    admin = client_for("admin", "admin")
     r = admin.post(f"/v1/admin/tenants/{tenant}/keys", json={"role": "root"})
     assert r.status_code == 422
     body = r.json()
@@ -100,7 +131,7 @@ def test_times_beyond_year_9999_in_utc_are_bad_input(client_for, tenant):
 
 
 def test_body_limit(client_for, tenant, settings):
-    admin = client_for("ops", "admin")
+    admin = client_for("admin", "admin")
     r = admin.post(f"/v1/admin/tenants/{tenant}/keys", content=b"x" * (settings.max_body_bytes + 10),
                    headers={"content-type": "application/json"})
     assert r.status_code == 413 and r.json()["title"] == "Request body too large"

@@ -362,7 +362,7 @@ def test_unknown_fields_in_a_write_are_refused_and_nothing_is_stored(client_for,
     """A misspelt field would be dropped and the rest stored as if it had not been sent (an episode at the wrong
     time, a fact with the default confidence): every write body refuses it with a 422 naming it, stores nothing."""
     c = client_for(tenant)
-    admin = client_for("ops", "admin")
+    admin = client_for("admin", "admin")
     before = tenant_node_count(db, tenant)
     when = "2024-03-01T09:00:00Z"
     cases = [

@@ -60,7 +60,7 @@ def test_errors_raise_with_the_problem(api_url, make_key, tenant):
 
 
 def test_admin_key_management_through_the_client(api_url, make_key, tenant):
-    with Client(api_url, make_key("ops", "admin")) as admin:
+    with Client(api_url, make_key("admin", "admin")) as admin:
         created = admin.create_key(tenant, "analyst", "bi")
         assert created.key.role == "analyst" and created.secret.startswith("gm_")
         assert [k.id for k in admin.list_keys(tenant).items] == [created.key.id]
@@ -136,7 +136,7 @@ def test_sessions_pin_keys_memories_and_admin_governance_through_the_client(api_
     """The routes a helper found the client lacking: summaries and compaction, consent, pin keys, a user's memory
     candidates and corrections, and the admin governance routes (retention, holds, sweep, audit, tenants)."""
     now = datetime.now(timezone.utc)
-    with Client(api_url, make_key(tenant)) as gm, Client(api_url, make_key("ops", "admin")) as admin:
+    with Client(api_url, make_key(tenant)) as gm, Client(api_url, make_key("admin", "admin")) as admin:
         assert gm.health() == {"status": "ok"}
         gm.create_session("u-1", session_id="long")
         for i in range(12):

@@ -100,7 +100,7 @@ def test_candidates_confirm_and_reject(services, client_for, tenant):
 def test_forget_hold_retention_sweep_and_audit_routes(services, client_for, tenant):
     ep = _episode(services, tenant, "Dana works on payroll", user="u9", session="s9")
     _fact(services, tenant, ep, "WORKING_ON", "payroll")
-    agent, analyst, admin = client_for(tenant, "agent"), client_for(tenant, "analyst"), client_for("ops", "admin")
+    agent, analyst, admin = client_for(tenant, "agent"), client_for(tenant, "analyst"), client_for("admin", "admin")
 
     assert analyst.post("/v1/forget", json={"user_id": "u9"}).status_code == 403
     two = agent.post("/v1/forget", json={"user_id": "u9", "session_id": "s9"})
@@ -166,7 +166,7 @@ def test_receipts_and_their_openapi_examples_list_every_kind(services, client_fo
     from graphmem.governance.models import ERASURE_KINDS, SWEEP_KINDS
     ep = _episode(services, tenant, "Dana works on payroll", user="u7", session="s7")
     _fact(services, tenant, ep, "WORKING_ON", "payroll")
-    admin, agent = client_for("ops", "admin"), client_for(tenant, "agent")
+    admin, agent = client_for("admin", "admin"), client_for(tenant, "agent")
     for _ in range(2):   # the second sweep has nothing to do: a receipt of zeros, not a missing tenant
         swept = admin.post("/v1/admin/sweep", json={"tenant_id": tenant})
         assert swept.status_code == 200, swept.text

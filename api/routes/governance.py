@@ -1,16 +1,16 @@
 """Governance routes: forget (erasure cascade), retention settings, legal holds, the sweeper and the audit log.
 
 `POST /v1/forget` is for agent and admin keys and works in the key's tenant. The admin routes name the tenant in
-the path (as the key routes do) and need an admin key.
+the path (as the key routes do) and need an admin key of that tenant, or the operator's (`api.deps.tenant_admin`).
 """
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, HTTPException
 from pydantic import Field, model_validator
 
-from api.deps import Admin, PageDep, ServicesDep, Writer
+from api.deps import Admin, PageDep, ServicesDep, TenantAdmin, Writer, operates
 from api.pages import ItemPage
-from graphmem.errors import InvalidInput
+from graphmem.errors import InvalidInput, NotFound
 from graphmem.governance.models import (ERASURE_KINDS, SWEEP_KINDS, AuditRecord, Hold, Receipt, RetentionSettings,
                                         RetentionView, SweepReceipt, every_kind)
 from graphmem.models import Input
@@ -58,13 +58,13 @@ def forget(body: ForgetRequest, who: Writer, services: ServicesDep) -> Receipt:
                 "tenant_id": "acme", "episode_retention_days": 30, "session_ttl_days": 90,
                 "fact_class_ttl_days": {"activity": 14}, "version": 2,
                 "effective_fact_class_ttl_days": {"activity": 14, "preference": 365, "employment": None}}}}}})
-def get_retention(tenant_id: str, _: Admin, services: ServicesDep) -> RetentionView:
+def get_retention(tenant_id: str, _: TenantAdmin, services: ServicesDep) -> RetentionView:
     return services.governance.retention.settings(tenant_id)
 
 
 @router.put("/v1/admin/tenants/{tenant_id}/retention", response_model=RetentionView,
             summary="Replace a tenant's retention settings (recomputes retain_until of its facts and episodes)")
-def put_retention(tenant_id: str, body: RetentionSettings, _: Admin, services: ServicesDep) -> RetentionView:
+def put_retention(tenant_id: str, body: RetentionSettings, _: TenantAdmin, services: ServicesDep) -> RetentionView:
     return services.governance.retention.update(tenant_id, body)
 
 
@@ -92,20 +92,20 @@ class HoldList(ItemPage[Hold]):
              responses={201: {"content": {"application/json": {"example": {
                  "id": "4b2e...", "tenant_id": "acme", "target_kind": "user", "target_id": "user-42",
                  "reason": "litigation hold, case 2024-17", "created_at": "2024-05-01T09:00:00Z"}}}}})
-def place_hold(tenant_id: str, body: HoldRequest, who: Admin, services: ServicesDep) -> Hold:
+def place_hold(tenant_id: str, body: HoldRequest, who: TenantAdmin, services: ServicesDep) -> Hold:
     kind = "user" if body.user_id else ("session" if body.session_id else "episode")
     target = body.user_id or body.session_id or body.episode_id
     return services.governance.holds.place(tenant_id, kind, target, body.reason, actor=who.key_id)[0]
 
 
 @router.get("/v1/admin/tenants/{tenant_id}/holds", response_model=HoldList, summary="A tenant's legal holds")
-def list_holds(tenant_id: str, _: Admin, services: ServicesDep, page: PageDep) -> HoldList:
+def list_holds(tenant_id: str, _: TenantAdmin, services: ServicesDep, page: PageDep) -> HoldList:
     return HoldList.of(services.governance.holds.list(tenant_id, page.offset, page.limit), page)
 
 
 @router.delete("/v1/admin/tenants/{tenant_id}/holds/{hold_id}", response_model=Hold,
                summary="Release a legal hold (retention applies again)")
-def release_hold(tenant_id: str, hold_id: str, who: Admin, services: ServicesDep) -> Hold:
+def release_hold(tenant_id: str, hold_id: str, who: TenantAdmin, services: ServicesDep) -> Hold:
     return services.governance.holds.release(tenant_id, hold_id, actor=who.key_id)
 
 
@@ -127,7 +127,13 @@ class SweepRequest(Input):
                  "at": "2024-05-01T09:00:00Z", "totals": SWEEP_COUNTS_EXAMPLE,
                  "tenants": {"acme": {"action": "sweep", "target_kind": "tenant", "at": "2024-05-01T09:00:00Z",
                                       "audit_id": "5d0a...", "counts": SWEEP_COUNTS_EXAMPLE}}}}}}})
-def sweep(body: SweepRequest, _: Admin, services: ServicesDep) -> SweepReceipt:
+def sweep(body: SweepRequest, who: Admin, services: ServicesDep) -> SweepReceipt:
+    """One tenant (an admin's own, or any for the operator) or, for the operator only, every tenant."""
+    if not operates(who):
+        if body.all_tenants:
+            raise HTTPException(403, "all_tenants needs an operator key (an admin key of tenant 'admin')")
+        if body.tenant_id != who.tenant_id:
+            raise NotFound(f"no tenant {body.tenant_id!r} that this key manages", field="tenant_id")
     return services.governance.sweep(body.tenant_id)
 
 
@@ -137,5 +143,5 @@ class AuditList(ItemPage[AuditRecord]):
 
 @router.get("/v1/admin/tenants/{tenant_id}/audit", response_model=AuditList,
             summary="A tenant's governance audit records, newest first (no erased content)")
-def audit_log(tenant_id: str, _: Admin, services: ServicesDep, page: PageDep) -> AuditList:
+def audit_log(tenant_id: str, _: TenantAdmin, services: ServicesDep, page: PageDep) -> AuditList:
     return AuditList.of(services.governance.audit_records(tenant_id, page.offset, page.limit), page)
