@@ -194,17 +194,20 @@ class TemporalGraph:
         ontology = self.ontology(tenant_id)
 
         def work(tx):
+            # lock the subject's timeline, then read the fact: corrections of one fact sent at once run one after
+            # the other, and every one after the first finds it corrected
+            tx.rows("facts/lock_subjects", tenant_id=tenant_id, ids=[fact_store.get(tx, tenant_id, fact_id).subject_id])
             old = fact_store.get(tx, tenant_id, fact_id)
             if old.status == "corrected":
                 raise InvalidInput(f"fact {fact_id} was already corrected", field="fact_id")
-            tx.rows("facts/lock_subjects", tenant_id=tenant_id, ids=[old.subject_id])
             now = utcnow()
             tx.run("facts/expire", tenant_id=tenant_id, id=fact_id, now=now)
             new = FactIn(subject=EntityRef(id=old.subject_id), predicate=old.predicate, object=object, value=value,
                          valid_from=old.valid_from, valid_to=old.valid_to, source="user_explicit", confidence=1.0,
                          episode_id=episode_id)
             # errors name the caller's own fields (value, object), not a batch's
-            outcome = fact_store.assert_batch(tx, tenant_id, [new], ontology, self.settings, field_prefix="")[0]
+            outcome = fact_store.assert_batch(tx, tenant_id, [new], ontology, self.settings, field_prefix="",
+                                              stated_ends=False)[0]
             if outcome.action in WRITTEN and old.status == "retracted":   # ended where the wrong one was retracted
                 tx.run("facts/close_batch", tenant_id=tenant_id, now=now, rows=[
                     {"id": outcome.fact_id, "valid_to": old.valid_to, "status": "retracted",

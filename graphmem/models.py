@@ -457,7 +457,8 @@ class Provenance(_Record):
 class AssertOutcome(_Record):
     """What one assertion did. `action` is one of:
     created (a new fact, nothing closed), superseded (a new fact that closed `closed_fact_id`),
-    history (an out-of-order older value stored closed), duplicate (provenance added to `fact_id`),
+    history (an out-of-order older value stored closed), duplicate (provenance added to `fact_id`; a stronger
+    source or confidence strengthens it, and an end it gave closes it: `closed_fact_id` == `fact_id`),
     retracted, corrected, rejected (not stored; `reason` says why), candidate (held for confirmation).
     """
 

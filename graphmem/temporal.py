@@ -3,14 +3,16 @@ assertion, decide what to write. No I/O here; `graphmem.store.facts` reads the t
 subject, calls `decide`, and writes the decision in the same transaction.
 
 Rules (DESIGN.md, "Temporal rules"):
-- same subject, predicate and object valid at the new `valid_from` -> duplicate: add provenance only;
+- same subject, predicate and object valid at the new `valid_from` -> duplicate: add provenance; an end the new
+  assertion gives closes the fact there, and a stronger source or confidence strengthens it;
 - single-valued, new object, `valid_from` at or after the current fact's -> close the current fact at the new
   `valid_from` and link `(new)-[:SUPERSEDES]->(old)`;
 - out of order (an older `valid_from` than a later fact's) -> store as history, closed at the next fact's start;
   the fact it lands inside is closed at its start; the later fact stays current;
 - an inferred fact never supersedes a user_explicit/user_confirmed/system fact, and never one inferred with
   higher confidence -> rejected with a reason.
-Multi-valued predicates never close anything: each distinct object is its own fact.
+Multi-valued predicates never close another object's fact: each distinct object is its own fact; the same object
+from an earlier start than its stored fact is history, closed where the stored one begins.
 """
 from __future__ import annotations
 
@@ -57,7 +59,8 @@ class Decision:
 
     closes: (fact_id, valid_to) pairs to close; supersedes: (newer_id, older_id) links to add;
     unlinks: (newer_id, older_id) links to remove; valid_to: the new fact's own end; retracted: that end is a
-    retraction's (the new fact arrived late, inside an interval a retraction had already ended).
+    retraction's (the new fact arrived late, inside an interval a retraction had already ended); strengthen:
+    (source, confidence) a duplicate's stored fact takes (a re-statement by a stronger source).
     """
 
     action: str
@@ -68,6 +71,26 @@ class Decision:
     unlinks: list[tuple[str, str]] = field(default_factory=list)
     reason: str | None = None
     retracted: bool = False
+    strengthen: tuple[str, float] | None = None
+
+
+def _duplicate(f: TimelineFact, new: Assertion, stated_end: bool = True) -> Decision:
+    """The same object again while `f` holds it: no new fact (provenance only). What the assertion adds is kept:
+    an end (`new.valid_to` before `f`'s end closes `f` there, unless `new` may not supersede `f`, when the outcome's
+    reason says the end was not applied), and a stronger belief (a higher-ranked source, or a higher confidence
+    from a source of the same rank: `strengthen`), so that a user re-stating an inferred fact makes it theirs
+    and a later inference cannot replace it (DESIGN.md, "Temporal rules")."""
+    d = Decision("duplicate", fact_id=f.id)
+    rn, ro = SOURCE_RANK[new.source], SOURCE_RANK[f.source]
+    if rn > ro or (rn == ro and new.confidence > f.confidence):
+        d.strengthen = (new.source if rn > ro else f.source, max(new.confidence, f.confidence))
+    if stated_end and new.valid_to is not None and (f.valid_to is None or new.valid_to < f.valid_to):
+        reason = may_supersede(new, f)
+        if reason:
+            d.reason = f"the end was not applied: {reason}"
+        else:
+            d.closes.append((f.id, new.valid_to))
+    return d
 
 
 def may_supersede(new: Assertion, old: TimelineFact) -> str | None:
@@ -82,13 +105,22 @@ def may_supersede(new: Assertion, old: TimelineFact) -> str | None:
 
 
 def decide(timeline: list[TimelineFact], new: Assertion, single_valued: bool,
-           supersede_links: set[tuple[str, str]]) -> Decision:
+           supersede_links: set[tuple[str, str]], *, stated_end: bool = True) -> Decision:
     """Apply the rules to one assertion. `timeline` holds the believed (not corrected, not candidate) facts of
-    the same subject and predicate; `supersede_links` the existing (newer_id, older_id) links among them."""
+    the same subject and predicate; `supersede_links` the existing (newer_id, older_id) links among them.
+    `stated_end` False: `new.valid_to` is not something the assertion says (a correction keeps the wrong fact's
+    interval), so a duplicate is not closed by it."""
     for f in timeline:
         if f.object_key == new.object_key and f.open_at(new.valid_from):
-            return Decision("duplicate", fact_id=f.id)
+            return _duplicate(f, new, stated_end)
     if not single_valued:
+        # the same object again from an earlier start: history up to the start of the stored fact, which stays
+        # (two open facts of one triple would list it twice)
+        same = sorted((f for f in timeline if f.object_key == new.object_key and f.valid_from > new.valid_from),
+                      key=lambda f: f.valid_from)
+        if same and (new.valid_to is None or new.valid_to > same[0].valid_from):
+            return Decision("history", fact_id=new.id, valid_to=same[0].valid_from,
+                            supersedes=[(same[0].id, new.id)])
         return Decision("created", fact_id=new.id, valid_to=new.valid_to)
 
     ordered = sorted(timeline, key=lambda f: f.valid_from)

@@ -143,6 +143,43 @@ def test_erasing_a_retracted_fact_leaves_the_retraction_on_the_value_it_extends(
     assert graph.facts_about(tenant, dana, predicates=["WORKS_AT"]) == []
 
 
+def test_erasing_a_fact_never_brings_back_a_value_the_user_retracted(gov, graph, db, tenant):
+    """Found by a helper: email from T0 retracted ("no more email") at T0+20d, then phone from T0+10d closed email at
+    T0+10d (and lost its retracted mark); erasing phone made email current again. Email ends at its retraction."""
+    e = [episode(graph, tenant, f"e{i}", minutes=i) for i in range(3)]
+    email = fact(graph, tenant, person("Dana"), "PREFERS_CHANNEL", e[0], value="email").fact_id
+    dana = graph.get_fact(tenant, email).subject_id
+    graph.retract(tenant, dana, "PREFERS_CHANNEL", e[1], at=T0 + timedelta(days=20), value="email")
+    phone = fact(graph, tenant, person("Dana"), "PREFERS_CHANNEL", e[2], value="phone", days=10).fact_id
+    assert fact_node(db, email)["status"] == "closed"
+    receipt = gov.forget(tenant, fact_id=phone)
+    assert (receipt.counts["facts_reopened"], receipt.counts["facts_extended"]) == (0, 1)
+    m = fact_node(db, email)
+    assert (m["status"], m["valid_to"].to_native()) == ("retracted", T0 + timedelta(days=20))
+    assert graph.facts_about(tenant, dana, predicates=["PREFERS_CHANNEL"]) == []
+
+
+def test_an_end_stated_by_an_assertion_survives_erasure_and_says_nothing_of_others(gov, graph, db, tenant):
+    """Found by a helper. Aco from T0 (open), then Bco from T0+10d "until T0+20d": erasing Bco made Aco end at
+    T0+20d, Bco's own end; had Bco never been said, Aco is current. And Globex "from T0-10d until T0" sent after
+    Initech from T0: erasing Initech re-opened Globex, whose end its assertion stated."""
+    e = [episode(graph, tenant, f"e{i}", minutes=i) for i in range(4)]
+    aco = fact(graph, tenant, person("Era One"), "WORKS_AT", e[0], obj=org("Aco")).fact_id
+    bco = fact(graph, tenant, person("Era One"), "WORKS_AT", e[1], obj=org("Bco"), days=10,
+               valid_to=T0 + timedelta(days=20)).fact_id
+    assert gov.forget(tenant, fact_id=bco).counts["facts_reopened"] == 1
+    a = fact_node(db, aco)
+    assert (a["status"], a.get("valid_to")) == ("current", None)
+
+    initech = fact(graph, tenant, person("Era Two"), "WORKS_AT", e[2], obj=org("Initech")).fact_id
+    globex = fact(graph, tenant, person("Era Two"), "WORKS_AT", e[3], obj=org("Globex"), days=-10, valid_to=T0)
+    assert globex.action == "history"
+    receipt = gov.forget(tenant, fact_id=initech)
+    assert (receipt.counts["facts_reopened"], receipt.counts["facts_extended"]) == (0, 0)
+    g = fact_node(db, globex.fact_id)
+    assert (g["status"], g["valid_to"].to_native()) == ("closed", T0)
+
+
 def test_erasing_a_middle_value_extends_the_older_one_to_the_next(gov, graph, db, tenant):
     eps = [episode(graph, tenant, f"Dana works at org {i}", minutes=i) for i in range(3)]
     ids = [fact(graph, tenant, person("Dana"), "WORKS_AT", eps[i], obj=org(f"Org{i}"), days=10 * i).fact_id

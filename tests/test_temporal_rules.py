@@ -45,6 +45,78 @@ def test_duplicate_adds_provenance_not_a_fact(graph, tenant):
     assert timeline(graph, tenant, a.fact_id) == [("Acme", d(2020), None, "current")]
 
 
+def test_a_duplicate_keeps_the_end_and_the_stronger_belief_it_brings(graph, tenant):
+    """Found by two helpers: "Ann worked at Vandelay until 2025-12" sent for a stored open fact was a duplicate
+    and the end was dropped; a user stating an inferred fact left it inferred at 0.6, so a later inference
+    replaced what the user said. The duplicate now closes the fact at the given end, and strengthens it."""
+    a = works_at(graph, tenant, "Acme", d(2020), source="inferred", confidence=0.6)
+    again = works_at(graph, tenant, "Acme", d(2021), source="user_explicit")
+    assert (again.action, again.fact_id) == ("duplicate", a.fact_id)
+    f = graph.get_fact(tenant, a.fact_id)
+    assert (f.source, f.confidence) == ("user_explicit", 1.0)
+    beta = works_at(graph, tenant, "Beta", d(2024), source="inferred", confidence=0.9)
+    assert beta.action == "rejected" and "user_explicit" in beta.reason
+    ended = works_at(graph, tenant, "Acme", d(2022), valid_to=d(2025, 12))
+    assert (ended.action, ended.fact_id, ended.closed_fact_id) == ("duplicate", a.fact_id, a.fact_id)
+    assert timeline(graph, tenant, a.fact_id) == [("Acme", d(2020), d(2025, 12), "closed")]
+    # an inference may not end what the user stated: recorded, the end not applied, and the answer says so
+    late = works_at(graph, tenant, "Acme", d(2023), valid_to=d(2024), source="inferred", confidence=0.99)
+    assert late.action == "duplicate" and late.closed_fact_id is None and "end was not applied" in late.reason
+    assert timeline(graph, tenant, a.fact_id) == [("Acme", d(2020), d(2025, 12), "closed")]
+    # a weaker restatement changes nothing
+    works_at(graph, tenant, "Acme", d(2021), source="inferred", confidence=0.3)
+    assert (graph.get_fact(tenant, a.fact_id).source, graph.get_fact(tenant, a.fact_id).confidence) == (
+        "user_explicit", 1.0)
+
+
+def test_a_multi_valued_fact_from_an_earlier_start_is_history_not_a_second_open_fact(graph, tenant):
+    """Found by a helper: KNOWS Friend One from 2023, then from 2022, made two open facts (the neighbourhood
+    listed the friend twice). The earlier start is history up to the stored fact's start, as for single-valued
+    predicates."""
+    def knows(when, **kw):
+        return graph.assert_fact(tenant, FactIn(subject=DANA, predicate="KNOWS", object=EntityRef(
+            kind="Person", name="Friend One"), valid_from=when, episode_id=ep(graph, tenant, when), **kw))
+    first = knows(d(2023))
+    earlier = knows(d(2022))
+    assert earlier.action == "history"
+    dana = graph.find_entities(tenant, "dana scully")[0]
+    now = graph.facts_about(tenant, dana.id, predicates=["KNOWS"])
+    assert [f.id for f in now] == [first.fact_id]
+    assert [f.id for f in graph.facts_about(tenant, dana.id, as_of=d(2022, 6), predicates=["KNOWS"])] == [
+        earlier.fact_id]
+    assert timeline(graph, tenant, first.fact_id) == [("Friend One", d(2022), d(2023), "closed"),
+                                                      ("Friend One", d(2023), None, "current")]
+    # one that ends before the stored one starts is history as it was given
+    short = knows(d(2019), valid_to=d(2020))
+    assert short.action == "created" and graph.get_fact(tenant, short.fact_id).valid_to == d(2020)
+
+
+def test_corrections_of_one_fact_sent_at_once_correct_it_once(graph, tenant):
+    """Found by a helper: of 6 corrections of one fact sent at once, two could succeed (two replacement facts, one
+    of them closed at its own start). The first wins; the others find it corrected."""
+    import threading
+
+    from graphmem.errors import InvalidInput
+    title = graph.assert_fact(tenant, FactIn(subject=DANA, predicate="HAS_TITLE", value="Dev", valid_from=d(2020),
+                                             episode_id=ep(graph, tenant, d(2020))))
+    eps = [ep(graph, tenant, d(2024), f"it was Title{i}") for i in range(6)]
+    results, gate = [], threading.Barrier(6)
+
+    def fix(i):
+        gate.wait()
+        try:
+            results.append(graph.correct(tenant, title.fact_id, eps[i], value=f"Title{i}").action)
+        except InvalidInput as exc:
+            results.append(exc.field)
+    threads = [threading.Thread(target=fix, args=(i,)) for i in range(6)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    assert sorted(results) == ["corrected"] + ["fact_id"] * 5, results
+    dana = graph.get_fact(tenant, title.fact_id).subject_id
+    [now] = graph.facts_about(tenant, dana, predicates=["HAS_TITLE"], include_superseded=True)
+    assert now.value.startswith("Title") and (now.valid_from, now.valid_to) == (d(2020), None)   # no zero-length one
+
+
 def test_single_valued_new_object_supersedes(graph, tenant):
     a = works_at(graph, tenant, "Acme", d(2020))
     b = works_at(graph, tenant, "Globex", d(2022, 3))

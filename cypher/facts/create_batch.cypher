@@ -7,7 +7,8 @@
 // shows near the entity in search nor keeps a forgotten fact's entity alive).
 // $rows: [{id, subject_id, object_id (or null), episode_id, predicate, value, object_key, statement,
 // search_terms (graphmem.store.fulltext), valid_from,
-// valid_to, retain_until (ISO 8601 strings or null; stored as DATETIME), confidence, source, fact_class, status}].
+// valid_to, stated_valid_to (the end the assertion itself gave, kept for erasure repair: graphmem.governance.erasure),
+// retain_until (ISO 8601 strings or null; stored as DATETIME), confidence, source, fact_class, status}].
 // Times travel as strings because the driver packs a Python datetime far slower than a string; `recorded_at`,
 // `last_confirmed_at` and `closed_at` (when valid_to is set) are $now. Returns nothing but a count.
 // The tenant guard: s and ep are matched within $tenant_id, so a row of another tenant creates nothing.
@@ -17,6 +18,7 @@ MATCH (ep:Episode {id: r.episode_id}) WHERE ep.tenant_id = $tenant_id
 CREATE (f:Fact {id: r.id, tenant_id: $tenant_id, tenant_token: $tenant_token, predicate: r.predicate,
                 value: r.value, object_key: r.object_key, statement: r.statement, search_terms: r.search_terms,
                 valid_from: datetime(r.valid_from), valid_to: datetime(r.valid_to),
+                stated_valid_to: datetime(r.stated_valid_to),
                 recorded_at: $now, closed_at: CASE WHEN r.valid_to IS NULL THEN null ELSE $now END,
                 last_confirmed_at: $now, confidence: r.confidence, source: r.source, fact_class: r.fact_class,
                 status: r.status, retain_until: datetime(r.retain_until)})

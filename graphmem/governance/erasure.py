@@ -53,13 +53,17 @@ def plan_repairs(deleted: set[str], around: list[dict]) -> tuple[dict[str, End],
     """Supersession repair when the facts `deleted` are erased: make each timeline what it would have been had
     they never been asserted.
 
-    `around`: one dict per deleted fact {id, valid_from, valid_to, status, value_retraction, newers: [ids superseding it],
-    olders: [{id, valid_from, valid_to, status, superseders: [ids]}]} (cypher governance/supersession_around).
+    `around`: one dict per deleted fact {id, valid_from, valid_to, stated_valid_to, status, value_retraction,
+    newers: [ids superseding it], olders: [{id, valid_from, valid_to, status, stated_valid_to, prior_valid_to,
+    prior_status, prior_value_retraction, superseders: [ids]}]} (cypher governance/supersession_around).
     A surviving older fact O that a deleted fact D closed (O.status 'closed', O.valid_to == D.valid_from) and
     that nothing surviving supersedes inherits the end of the erased run: walking up from D through deleted
     superseders to the last one T, O.valid_to := T.valid_to (None re-opens O as current) and the first surviving
-    fact N that superseded T now supersedes O. Retracted and corrected facts are never re-opened (a correction
-    said the value was wrong; a retraction ended it), nor are facts with an end of their own.
+    fact N that superseded T now supersedes O. An end T's own assertion stated (`stated_valid_to`, no surviving
+    superseder, no retraction) says nothing of O, which then has no inherited end. O never ends later than its
+    own assertion stated, nor than a retraction that had ended it before D closed it again (`prior_status`
+    'retracted': that end and status come back). Retracted and corrected facts are never re-opened (a correction
+    said the value was wrong; a retraction ended it).
 
     Returns ({older_id: its `End`}, {(newer_id, older_id) links to add}).
     """
@@ -85,10 +89,31 @@ def plan_repairs(deleted: set[str], around: list[dict]) -> tuple[dict[str, End],
                 top = info[dead[0]]
             end = _native(top["valid_to"])
             retracted = end is not None and top["status"] == "retracted"
-            ends[o["id"]] = End(end, "retracted", bool(top.get("value_retraction"))) if retracted else End(end)
+            inherited = End(end, "retracted", bool(top.get("value_retraction"))) if retracted else End(end)
+            if not newer and not retracted and end is not None and _native(top.get("stated_valid_to")) == end:
+                inherited = End(None)      # the erased run ended where it said it would
+            end = min([inherited, *_own_ends(o)], key=_later_is_none)
+            if (end.valid_to, end.status) != (_native(o["valid_to"]), o["status"]):   # else it keeps what it has
+                ends[o["id"]] = end
             if newer:
                 links.add((newer, o["id"]))
     return ends, links
+
+
+def _own_ends(o: dict) -> list[End]:
+    """The ends surviving fact `o` has of its own: the end its assertion stated, and the end a retraction gave it
+    before a later-erased fact closed it again (kept by facts/close_batch as prior_valid_to / prior_status)."""
+    out = []
+    if o.get("stated_valid_to") is not None:
+        out.append(End(_native(o["stated_valid_to"])))
+    if o.get("prior_status") == "retracted" and o.get("prior_valid_to") is not None:
+        out.append(End(_native(o["prior_valid_to"]), "retracted", bool(o.get("prior_value_retraction"))))
+    return out
+
+
+def _later_is_none(e: End) -> tuple[bool, datetime | None]:
+    """Sort key of ends: earliest first, no end (None) last."""
+    return (e.valid_to is None, e.valid_to)
 
 
 class Eraser:

@@ -64,7 +64,7 @@ SELF_REFERENCE = "self_reference: subject and object resolve to the same entity"
 
 def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Ontology, settings: Settings,
                  field_prefix: str = "facts", refuse_self_reference: bool = False,
-                 fields: Sequence[str] | None = None) -> list[AssertOutcome]:
+                 fields: Sequence[str] | None = None, stated_ends: bool = True) -> list[AssertOutcome]:
     """Assert `facts` (each with an `episode_id`) under the temporal rules; one `AssertOutcome` per fact.
 
     A fact whose subject and object resolve to the same entity (by id, strong identifier, external id, email or
@@ -79,7 +79,9 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
     episode_id) or `NotFound`
     (unknown entity or episode id) naming the field, before anything is written: "<field_prefix>[i].<name>", or
     just "<name>" with `field_prefix` "" (one fact whose fields are the request's own, as in a correction);
-    `fields`, when given, names each fact instead (a chunk of a larger batch: "facts[1000]").
+    `fields`, when given, names each fact instead (a chunk of a larger batch: "facts[1000]"). With `stated_ends`
+    False the facts' `valid_to` is not the caller's statement (a correction keeps the wrong fact's interval): a
+    duplicate is not closed by it (`graphmem.temporal.decide`).
     """
     now = utcnow()
     fields = list(fields) if fields is not None else [f"{field_prefix}[{i}]" if field_prefix else ""
@@ -145,6 +147,7 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
             links.update((t["id"], older) for older in t["supersedes"])
 
     creates, provenance, closes, unlink_rows, outcomes = [], [], {}, [], []
+    strengthen: dict[str, dict] = {}          # fact id -> the stronger belief a duplicate brought
     new_links: dict[tuple[str, str], None] = {}   # (newer, older) SUPERSEDES links to make, in order
     ttl_until: dict[str, str | None] = {}     # predicate -> retain_until of a fact asserted now (ISO)
     for row, fid in zip(rows, entities.new_ids(len(rows))):
@@ -157,7 +160,7 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
         if p.sensitive and f.source == "inferred":
             d = Decision("candidate", fact_id=new.id, valid_to=f.valid_to)
         else:
-            d = decide(timelines[(subj.id, p.name)], new, p.single_valued, links)
+            d = decide(timelines[(subj.id, p.name)], new, p.single_valued, links, stated_end=stated_ends)
         outcomes.append(AssertOutcome(action=d.action, fact_id=d.fact_id, reason=d.reason,
                                       closed_fact_id=d.closes[0][0] if d.closes else None))
         if d.action == "rejected":
@@ -165,9 +168,15 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
         if p.name not in ttl_until:
             ttl = ontology.ttl(p)
             ttl_until[p.name] = iso(now + ttl) if ttl else None
+        timeline = timelines[(subj.id, p.name)]
         if d.action == "duplicate":
             provenance.append({"fact_id": d.fact_id, "episode_id": f.episode_id, "confidence": f.confidence,
                                "source": f.source, "role": "assertion", "retain_until": ttl_until[p.name]})
+            for tf in timeline:
+                if tf.id == d.fact_id and d.strengthen:
+                    tf.source, tf.confidence = d.strengthen
+                    strengthen[tf.id] = {"id": tf.id, "source": tf.source, "confidence": tf.confidence}
+            _close(closes, timeline, d.closes)
             continue
         statement = f.statement or p.statement(subj.name, obj.name if obj else f.value)
         status = ("candidate" if d.action == "candidate" else "current" if d.valid_to is None
@@ -176,16 +185,12 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
                         "episode_id": f.episode_id, "predicate": p.name, "value": f.value, "object_key": okey,
                         "statement": statement, "search_terms": search_terms(tenant_id, statement),
                         "valid_from": iso(valid_from), "valid_to": iso(d.valid_to),
+                        "stated_valid_to": iso(f.valid_to) if stated_ends else None,
                         "confidence": f.confidence, "source": f.source, "fact_class": p.fact_class,
                         "status": status, "retain_until": ttl_until[p.name]})
         if d.action == "candidate":
             continue
-        timeline = timelines[(subj.id, p.name)]
-        for fid, vt in d.closes:
-            closes[fid] = {"id": fid, "valid_to": iso(vt), "status": "closed"}
-            for tf in timeline:
-                if tf.id == fid:
-                    tf.valid_to, tf.status = vt, "closed"
+        _close(closes, timeline, d.closes)
         timeline.append(TimelineFact(new.id, okey, valid_from, d.valid_to, f.confidence, f.source, status))
         for pair in d.unlinks:   # a link made earlier in this batch is simply not made; a stored one is removed
             if new_links.pop(pair, False) is None:
@@ -206,7 +211,19 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
                rows=[{"newer": n, "older": o} for n, o in new_links])
     if provenance:
         tx.run("facts/add_provenance", tenant_id=tenant_id, now=now, rows=provenance)
+    if strengthen:
+        tx.run("facts/strengthen", tenant_id=tenant_id, rows=list(strengthen.values()))
     return outcomes
+
+
+def _close(closes: dict[str, dict], timeline: list[TimelineFact], ends: list[tuple[str, datetime]]) -> None:
+    """Record the decision's `ends` ((fact id, valid_to) pairs) as `facts/close_batch` rows in `closes`, and in
+    the batch's in-memory `timeline`, so a later fact of the batch sees them."""
+    for fid, vt in ends:
+        closes[fid] = {"id": fid, "valid_to": iso(vt), "status": "closed"}
+        for tf in timeline:
+            if tf.id == fid:
+                tf.valid_to, tf.status = vt, "closed"
 
 
 def retract(tx: Tx, tenant_id: str, subject_id: str, predicate: str, at: datetime, episode_id: str,
