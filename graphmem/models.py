@@ -160,6 +160,26 @@ class Input(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, str_max_length=2**31 - 1)
 
 
+ROLE_SOURCES: dict[str, Source] = {"user": "user_explicit", "human": "user_explicit",
+                                   "assistant": "inferred", "agent": "inferred", "ai": "inferred",
+                                   "tool": "system", "function": "system", "system": "system"}
+"""The source an episode takes from its `role` when it names none: what a user said is theirs, what the assistant
+said was generated, a tool's or the system's output is a system of record. Any other role, or none, is the user's."""
+
+
+class Spoken(Input):
+    """Base of an episode as a caller sends it: `source`, when not given, follows `role` (`ROLE_SOURCES`; a
+    `tool_result` without a role is `system`), so that an assistant's own words are never cited as the user's."""
+
+    @model_validator(mode="after")
+    def _source_by_role(self):
+        if "source" not in self.model_fields_set:
+            role = (self.role or "").strip().lower()
+            self.source = ROLE_SOURCES.get(role, "system" if not role and self.kind == "tool_result"
+                                           else "user_explicit")
+        return self
+
+
 # --------------------------------------------------------------------------------------------
 # Entities
 # --------------------------------------------------------------------------------------------
@@ -277,18 +297,20 @@ def json_content(content: str, info: ValidationInfo) -> str:
     return content
 
 
-class EpisodeIn(Input):
-    """An episode as a caller sends it. `occurred_at` is the reference time (UTC-aware)."""
+class EpisodeIn(Spoken):
+    """An episode as a caller sends it. `occurred_at` is the reference time (UTC-aware). `content` and
+    `idempotency_key` hold more than whitespace; `source` defaults by `role` (`Spoken`)."""
 
     kind: EpisodeKind = "message"
-    content: str = Field(min_length=1)
+    content: str = Field(min_length=1, pattern=r"\S")
     occurred_at: UtcDatetime
     session_id: SessionId | None = None
     user_id: str | None = Field(default=None, min_length=1, max_length=200)
     role: str | None = Field(default=None, max_length=50, description="user, assistant, tool, system ...")
     speaker: str | None = Field(default=None, max_length=200, description="display name of the speaker")
-    idempotency_key: str | None = Field(default=None, min_length=1, max_length=200)
-    source: Source = "user_explicit"
+    idempotency_key: str | None = Field(default=None, min_length=1, max_length=200, pattern=r"\S")
+    source: Source = Field(default="user_explicit", description="default by role: user -> user_explicit, "
+                           "assistant -> inferred, tool or system -> system")
     agent_version: str | None = None
     prompt_version: str | None = None
     tool_version: str | None = None
@@ -351,7 +373,7 @@ class FactIn(Input):
     value: str | None = None
     valid_from: UtcDatetime | None = None
     valid_to: UtcDatetime | None = None
-    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0, strict=True)   # "0.5" or true is a 422
     source: Source = "user_explicit"
     statement: str | None = None
     episode_id: str | None = None

@@ -398,3 +398,57 @@ def test_a_lone_surrogate_in_a_tool_schema_is_bad_input_not_a_500(client_for, te
                                                    "system_policy": "Be brief.",
                                                    "tools": [{"name": "t", "parameters": {"type": "object"}}]})
     assert r.status_code == 200, r.text
+
+
+def test_loose_json_types_and_blank_text_are_refused_naming_the_field(client_for, tenant):
+    """Found by a helper: a pin `version: true`, `expected_version: "1"`, `"delete": "yes"`, a fact's
+    `confidence: "0.5"` or `true`, a whitespace-only episode or idempotency key were coerced or stored. Each is a
+    422 naming its field, and nothing is written."""
+    c = client_for(tenant)
+    c.post("/v1/sessions", json={"id": "loose", "user_id": "u-42"})
+    assert c.post("/v1/sessions/loose/turns", json=turn("k0", "Order A-1", pins=[
+        {"key": "order_id", "value": {"type": "order_id", "value": "A-1"}}])).status_code == 201
+    pin = {"key": "order_id", "value": {"type": "order_id", "value": "A-2"}}
+    for i, (change, field) in enumerate((({"expected_version": True}, "pins[0].expected_version"),
+                                         ({"expected_version": "1"}, "pins[0].expected_version"),
+                                         ({"delete": "yes", "expected_version": 1}, "pins[0].delete"),
+                                         ({"episode_index": True}, "pins[0].episode_index"))):
+        r = c.post("/v1/sessions/loose/turns", json=turn(f"k{i + 1}", "change it", pins=[{**pin, **change}]))
+        assert r.status_code == 422 and r.json()["field"] == field, (change, r.text)
+    for i, (ep, field) in enumerate((({"content": "  \n "}, "episodes[0].content"),
+                                     ({"idempotency_key": "  "}, "episodes[0].idempotency_key"))):
+        body = turn(f"b{i}", "x")
+        body["episodes"][0].update(ep)
+        r = c.post("/v1/sessions/loose/turns", json=body)
+        assert r.status_code == 422 and r.json()["field"] == field, (ep, r.text)
+    assert len(c.get("/v1/sessions/loose/episodes").json()["items"]) == 1
+    assert c.get("/v1/sessions/loose/pins/order_id").json()["value"]["value"] == "A-1"
+    r = c.put("/v1/sessions/loose/pins/order_id", json={"value": pin["value"], "version": True})
+    assert r.status_code == 422 and r.json()["field"] == "version", r.text
+    r = c.post("/v1/episodes", json={"content": " ", "occurred_at": "2024-05-01T09:00:00Z"})
+    assert r.status_code == 422 and r.json()["field"] == "content", r.text
+    for conf in ("0.5", True):
+        r = c.post("/v1/facts", json={"facts": [{"subject": {"kind": "Person", "name": "Loose Lee"},
+                                                 "predicate": "HAS_TITLE", "value": "CFO", "confidence": conf}]})
+        assert r.status_code == 422 and r.json()["field"] == "facts[0].confidence", r.text
+    assert c.get("/v1/entities", params={"name": "Loose Lee"}).json()["items"] == []
+
+
+def test_an_episode_takes_its_source_from_its_role_unless_given(client_for, tenant):
+    """Found by a helper: an assistant's own message and a tool's output were recorded, and cited in the window,
+    as `user_explicit`. Without a `source`, the assistant's words are `inferred`, a tool's `system`."""
+    c = client_for(tenant)
+    body = turn("roles", "Where is my parcel?")
+    body["episodes"] += [
+        {"role": "assistant", "content": "It ships Friday.", "occurred_at": "2024-05-01T09:01:00Z"},
+        {"kind": "tool_result", "content": "carrier: DHL", "occurred_at": "2024-05-01T09:02:00Z"},
+        {"role": "assistant", "content": "Per the user it ships Monday.", "occurred_at": "2024-05-01T09:03:00Z",
+         "source": "user_confirmed"}]
+    assert c.post("/v1/sessions/roles/turns", json=body).status_code == 201
+    eps = c.get("/v1/sessions/roles/episodes").json()["items"]
+    assert {e["content"]: e["source"] for e in eps} == {
+        "Where is my parcel?": "user_explicit", "It ships Friday.": "inferred", "carrier: DHL": "system",
+        "Per the user it ships Monday.": "user_confirmed"}
+    r = c.post("/v1/episodes", json={"content": "I can do that.", "role": "Assistant",
+                                     "occurred_at": "2024-05-01T09:00:00Z"})
+    assert r.status_code == 201 and r.json()["episode"]["source"] == "inferred", r.text

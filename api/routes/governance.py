@@ -113,7 +113,7 @@ class SweepRequest(Input):
     """Name one tenant, or ask for every tenant explicitly."""
 
     tenant_id: str | None = Field(default=None, min_length=1, max_length=200, examples=["acme"])
-    all_tenants: bool = False
+    all_tenants: bool = Field(default=False, strict=True)
 
     @model_validator(mode="after")
     def _one(self) -> "SweepRequest":

@@ -21,7 +21,7 @@ class PinWrite(Input):
     """A typed value, and the version it replaces (0 or null: create a new pin)."""
 
     value: PinValue = Field(examples=[{"type": "amount", "value": "129.99"}])
-    version: int | None = Field(default=None, ge=0, examples=[0])
+    version: int | None = Field(default=None, ge=0, strict=True, examples=[0])
 
 
 class PinList(ItemPage[Pin]):

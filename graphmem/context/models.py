@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 from graphmem.context.assembly import Dropped, WindowPiece
 from graphmem.context.pins import PinValue
-from graphmem.models import EpisodeKind, Input, UtcDatetime, json_content
+from graphmem.models import EpisodeKind, Input, Spoken, UtcDatetime, json_content
 
 
 class ToolSchema(Input):
@@ -115,16 +115,19 @@ class Window(BaseModel):
     notes: list[str] = Field(default_factory=list)
 
 
-class TurnEpisode(Input):
-    """One episode of a turn: a user or assistant message, a tool result, an event."""
+class TurnEpisode(Spoken):
+    """One episode of a turn: a user or assistant message, a tool result, an event. `content` and
+    `idempotency_key` hold more than whitespace; `source` defaults by `role` (`graphmem.models.Spoken`)."""
 
     kind: EpisodeKind = "message"
     role: str | None = Field(default=None, max_length=50, examples=["user"])
     speaker: str | None = Field(default=None, max_length=200)
-    content: str = Field(min_length=1, examples=["I want a refund for order A-10293"])
+    content: str = Field(min_length=1, pattern=r"\S", examples=["I want a refund for order A-10293"])
     occurred_at: UtcDatetime = Field(examples=["2024-05-01T09:00:00Z"])
-    idempotency_key: str | None = Field(default=None, min_length=1, max_length=200)
-    source: Literal["user_explicit", "user_confirmed", "inferred", "system"] = "user_explicit"
+    idempotency_key: str | None = Field(default=None, min_length=1, max_length=200, pattern=r"\S")
+    source: Literal["user_explicit", "user_confirmed", "inferred", "system"] = Field(
+        default="user_explicit", description="default by role: user -> user_explicit, assistant -> inferred, "
+                                             "tool or system -> system")
 
     @field_validator("content")
     @classmethod
@@ -137,9 +140,9 @@ class PinUpdate(Input):
 
     key: str = Field(examples=["order_id"])
     value: PinValue | None = None
-    delete: bool = False
-    expected_version: int | None = Field(default=None, ge=0, examples=[0])
-    episode_index: int | None = Field(default=None, ge=0, description="which episode of this turn set it "
+    delete: bool = Field(default=False, strict=True)
+    expected_version: int | None = Field(default=None, ge=0, strict=True, examples=[0])
+    episode_index: int | None = Field(default=None, ge=0, strict=True, description="which episode of this turn set it "
                                       "(default: the last)")
 
 
