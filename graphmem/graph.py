@@ -13,7 +13,7 @@ from graphmem.errors import InvalidInput
 from graphmem.indexer import Indexer
 from graphmem.models import (AssertOutcome, Entity, EntityRef, Episode, EpisodeIn, Fact, FactIn, Provenance,
                              value_key)
-from graphmem.ontology import Ontology, Predicate
+from graphmem.ontology import LITERAL, Ontology, Predicate
 from graphmem.settings import Settings
 from graphmem.store import Database, require_tenant
 from graphmem.store.db import Tx
@@ -25,6 +25,8 @@ from graphmem.tokens import TokenCounter
 
 
 WRITTEN = ("created", "superseded", "history")
+MAX_PREDICATES = 100
+"""How many predicates a read may filter by (a search's `predicates` takes as many)."""
 """Assertion outcomes that wrote a new fact (a `duplicate` names a fact already held)."""
 
 
@@ -49,16 +51,24 @@ class TemporalGraph:
         return self._ontology_of(self.db.one("ontology/for_tenant", tenant_id=tenant_id))
 
     def known_predicates(self, tenant_id: str, predicates: list[str] | None, field: str,
-                         indexed: bool = True) -> list[str] | None:
+                         indexed: bool = True, walkable: bool = False) -> list[str] | None:
         """`predicates` upper-cased (None when none are given), after checking that the tenant's ontology has each:
         a read filtered by a predicate that cannot match (a typo such as WORK_AT) is an `InvalidInput` naming
-        `field[i]` (`field` when not `indexed`: a single-valued parameter), not an empty answer."""
+        `field[i]` (`field` when not `indexed`: a single-valued parameter), not an empty answer. So is more than
+        `MAX_PREDICATES` of them, and, with `walkable` (a path's filter), one whose object is only ever a literal
+        value (HAS_TITLE joins no two entities, so no path walks it)."""
         if not predicates:
             return None
+        if len(predicates) > MAX_PREDICATES:
+            raise InvalidInput(f"{field}: at most {MAX_PREDICATES} predicates", field=field)
         names = [p.upper() for p in predicates]
         ontology = self.ontology(tenant_id)
         for i, name in enumerate(names):
-            ontology.get(name, f"{field}[{i}]" if indexed else field)
+            where = f"{field}[{i}]" if indexed else field
+            p = ontology.get(name, where)
+            if walkable and all(k == LITERAL for k in p.object_kinds):
+                raise InvalidInput(f"{where}: {p.name} takes a literal value, so it joins no two entities and no "
+                                   "path walks it", field=where)
         return names
 
     def _ontology_of(self, row: dict) -> Ontology:

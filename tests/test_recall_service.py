@@ -802,3 +802,37 @@ def test_resolve_entity_by_name_and_text(recall, crm):
     page = recall.find_entities(tenant, kind="Organization", limit=2)
     rest = recall.find_entities(tenant, kind="Organization", offset=2, limit=2)
     assert len(page) == 2 and len(rest) == 1 and not {e.id for e in page} & {e.id for e in rest}
+
+
+def test_an_introduction_goes_through_a_person_not_a_shared_company(recall, graph, tenant):
+    """Found by a helper: Sam and Tess both work at Globex (confidence 1.0) and both know Una (0.6); the
+    introduction named Globex as the introducer. Of the equally short paths the one through a person wins, and the
+    introducers carry their kind."""
+    ep, _ = graph.append_episode(tenant, EpisodeIn(content="notes", occurred_at=T0, session_id="s1"))
+    graph.assert_facts(tenant, [
+        FactIn(subject=P("Sam Intro"), predicate="WORKS_AT", object=O("Globex Intro"), episode_id=ep.id),
+        FactIn(subject=P("Tess Intro"), predicate="WORKS_AT", object=O("Globex Intro"), episode_id=ep.id),
+        FactIn(subject=P("Sam Intro"), predicate="KNOWS", object=P("Una Intro"), episode_id=ep.id, confidence=0.6),
+        FactIn(subject=P("Una Intro"), predicate="KNOWS", object=P("Tess Intro"), episode_id=ep.id, confidence=0.6)])
+    sam, tess = (graph.find_entities(tenant, n)[0].id for n in ("Sam Intro", "Tess Intro"))
+    assert recall.paths_between(tenant, sam, tess)[0].hops[0].to_name == "Globex Intro"   # the strongest path
+    intro = recall.introduction(tenant, sam, tess)
+    assert [(h.to_name, h.to_kind) for h in intro.hops] == [("Una Intro", "Person"), ("Tess Intro", "Person")]
+    # only the company connects them when KNOWS is left out: that is the answer then
+    only = recall.introduction(tenant, sam, tess, predicates=["WORKS_AT"])
+    assert [(h.to_name, h.to_kind) for h in only.hops[:-1]] == [("Globex Intro", "Organization")]
+
+
+def test_a_path_filter_by_a_literal_valued_predicate_is_refused(recall, crm):
+    """Found by a helper: paths filtered by HAS_TITLE (whose object is a value, never an entity) answered nothing,
+    as if nobody were connected. It is a 422 naming the predicate; so are more than 100 predicates."""
+    tenant, ids = crm
+    for call in (lambda p: recall.paths_around(tenant, ids["Sam Me"], predicates=p),
+                 lambda p: recall.paths_between(tenant, ids["Sam Me"], ids["Initech"], predicates=p,
+                                                predicate_field="predicates")):
+        with pytest.raises(InvalidInput) as err:
+            call(["KNOWS", "has_title"])
+        assert err.value.field == "predicates[1]" and "literal" in err.value.detail
+        with pytest.raises(InvalidInput) as err:
+            call(["KNOWS"] * 101)
+        assert err.value.field == "predicates"

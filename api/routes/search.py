@@ -48,7 +48,9 @@ class RecallRequest(Input):
     limit: int = Field(default=50, ge=1, le=500, strict=True, description="paths around one entity")
     as_of: UtcDatetime | None = None
     known_at: UtcDatetime | None = None
-    predicates: list[PredicateName] | None = Field(default=None, examples=[["KNOWS", "WORKS_AT"]])
+    predicates: list[PredicateName] | None = Field(default=None, max_length=100, examples=[["KNOWS", "WORKS_AT"]],
+                                                   description="walk only facts of these predicates (each joining "
+                                                               "two entities)")
 
 
 class RecallResponse(BaseModel):
@@ -69,7 +71,8 @@ class IntroductionResponse(BaseModel):
     from_: PathEntity = Field(alias="from")
     to: PathEntity
     path: Path | None
-    introducers: list[str] = Field(description="names of the entities between from and to")
+    introducers: list[PathEntity] = Field(description="the entities between from and to, in order (id, kind, "
+                                                      "name); a path through people is preferred")
 
 
 class MembersResponse(ItemPage[Member]):
@@ -131,7 +134,8 @@ def recall(body: RecallRequest, who: Reader, services: ServicesDep) -> RecallRes
             responses={200: {"content": {"application/json": {"example": {
                 "from": {"id": "a1...", "kind": "Person", "name": "Sam Carter"},
                 "to": {"id": "d4...", "kind": "Organization", "name": "Initech"},
-                "path": {"length": 3}, "introducers": ["Dana Smith", "Frank Wu"]}}}}})
+                "path": {"length": 3}, "introducers": [{"id": "b2...", "kind": "Person", "name": "Dana Smith"},
+                                                       {"id": "c3...", "kind": "Person", "name": "Frank Wu"}]}}}}})
 def introductions(who: Reader, services: ServicesDep,
                   from_: Annotated[str, Query(alias="from", min_length=1, max_length=300,
                                               description="entity id (or name) to start from")],
@@ -148,7 +152,8 @@ def introductions(who: Reader, services: ServicesDep,
     path = services.recall.introduction(tenant, a.id, b.id, max_hops=max_hops, as_of=as_of, known_at=known_at,
                                         predicates=predicate, fields=("from", "to"))
     return IntroductionResponse(from_=PathEntity.of(a), to=PathEntity.of(b), path=path,
-                                introducers=[h.to_name for h in path.hops[:-1]] if path else [])
+                                introducers=[PathEntity(id=h.to_id, kind=h.to_kind, name=h.to_name)
+                                             for h in path.hops[:-1]] if path else [])
 
 
 def _by_id_or_name(services, tenant: str, value: str, field: str, kinds: list[str] = ()):

@@ -93,7 +93,7 @@ WITH collect({
        target: b {.id, .kind, .name}, length: length, confidence: best.c, latest: toString(best.v),
        hops: [i IN range(0, length - 1) | {fact_id: best.ls[i].fact_id, from_id: best.ns[i].id,
                                            from_name: best.ns[i].name, to_id: best.ns[i + 1].id,
-                                           to_name: best.ns[i + 1].name,
+                                           to_name: best.ns[i + 1].name, to_kind: best.ns[i + 1].kind,
                                            out: startNode(best.ls[i]) = best.ns[i]}]}) AS paths
 CALL (paths) {
   WITH paths, {now: datetime($now), known_at: datetime($known_at)} AS t

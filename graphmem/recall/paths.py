@@ -62,13 +62,14 @@ class HopFact(BaseModel):
 
 
 class Hop(BaseModel):
-    """One step of a path: from entity `from_id` over `fact` to `to_id`. `direction` is "out" when `from_id` is
+    """One step of a path: from entity `from_id` over `fact` to `to_id` (of kind `to_kind`). `direction` is "out" when `from_id` is
     the fact's subject, "in" when it is the object. `episode_ids` are the fact's provenance."""
 
     from_id: str
     from_name: str
     to_id: str
     to_name: str
+    to_kind: str
     direction: str
     fact: HopFact
     episode_ids: list[str] = Field(default_factory=list)

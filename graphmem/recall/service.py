@@ -23,6 +23,8 @@ from graphmem.timeutil import to_utc, utcnow
 
 AMBIGUOUS_SHOWN = 5
 """How many of the entities an ambiguous name matches its error lists."""
+INTRODUCER_KIND = "Person"
+"""The entity kind `RecallService.introduction` prefers between the two ends of a connection."""
 
 
 class RecallService:
@@ -182,7 +184,7 @@ class RecallService:
         if not 1 <= max_hops <= AROUND_MAX_HOPS:
             raise InvalidInput(f"max_hops must be between 1 and {AROUND_MAX_HOPS}", field="max_hops")
         row = self._around(tenant_id, entity_id, max_hops, self._times(as_of, known_at), limit,
-                           self.graph.known_predicates(tenant_id, predicates, field))
+                           self.graph.known_predicates(tenant_id, predicates, field, walkable=True))
         if not row["paths"]:
             self.graph.get_entity(tenant_id, entity_id)   # NotFound for an unknown entity, else truly no paths
         return to_paths(row)
@@ -215,7 +217,7 @@ class RecallService:
         for eid, fld in zip((from_id, to_id), fields):
             self.entity(tenant_id, eid, field=fld)
         rows = self._between(tenant_id, from_id, to_id, self._hops(max_hops), k, self._times(as_of, known_at),
-                             self.graph.known_predicates(tenant_id, predicates, predicate_field))
+                             self.graph.known_predicates(tenant_id, predicates, predicate_field, walkable=True))
         return [to_path(r) for r in rows]
 
     def _between(self, tenant_id: str, from_id: str, to_id: str, max_hops: int, k: int,
@@ -231,11 +233,14 @@ class RecallService:
                      predicates: list[str] | None = None,
                      fields: tuple[str, str] = ("from_id", "to_id")) -> Path | None:
         """The shortest connection from `from_id` to `to_id` ("who can introduce us") over facts valid at `as_of`
-        as known at `known_at`: the intermediate entities of the returned path are the introducers. None when
-        not connected within `max_hops`. Errors as `paths_between`."""
-        paths = self.paths_between(tenant_id, from_id, to_id, max_hops=max_hops, k=1, as_of=as_of,
+        as known at `known_at`: the intermediate entities of the returned path are the introducers. Of the best 5
+        shortest paths (`paths_between`) the one through the most people (`INTRODUCER_KIND`) wins, then the best
+        ranked: a colleague introduces, a company or a deal two people share does not. None when not connected
+        within `max_hops` (1..4, default 4: one more than a path around one entity, since the two ends are given).
+        Errors as `paths_between`."""
+        paths = self.paths_between(tenant_id, from_id, to_id, max_hops=max_hops, k=5, as_of=as_of,
                                    known_at=known_at, predicates=predicates, fields=fields)
-        return paths[0] if paths else None
+        return max(paths, key=lambda p: sum(h.to_kind == INTRODUCER_KIND for h in p.hops[:-1]), default=None)
 
     def neighbours(self, tenant_id: str, entity_id: str, *, predicates: list[str] | None = None,
                    direction: str = "both", as_of: datetime | None = None, known_at: datetime | None = None,
