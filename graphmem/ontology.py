@@ -28,7 +28,8 @@ SENSITIVE_CLASSES: tuple[str, ...] = tuple(s for s in get_args(Sensitivity) if s
 
 class Predicate(BaseModel):
     """One predicate. `object_kinds` may contain "literal" (the object is a value, not an entity);
-    a kind of "*" accepts any entity kind. `ttl_days` overrides the fact class's default TTL."""
+    a kind of "*" accepts any entity kind. `ttl_days` overrides the fact class's default TTL. `symmetric`: the
+    relation holds both ways (KNOWS), which reads that ask about one end (`RecallService.who_at`) honour."""
 
     name: str
     cardinality: Literal["single", "multi"]
@@ -38,6 +39,8 @@ class Predicate(BaseModel):
     sensitivity: Sensitivity = "none"
     template: str = "{subject} {predicate} {object}"
     ttl_days: int | None = Field(default=None, ge=1)
+    symmetric: bool = Field(default=False, description="holds both ways (A KNOWS B: B knows A); "
+                            "\"who at X\" then finds a member at either end of the fact")
 
     @field_validator("name")
     @classmethod

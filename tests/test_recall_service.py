@@ -836,3 +836,20 @@ def test_a_path_filter_by_a_literal_valued_predicate_is_refused(recall, crm):
         with pytest.raises(InvalidInput) as err:
             call(["KNOWS"] * 101)
         assert err.value.field == "predicates"
+
+
+def test_who_at_finds_a_member_at_either_end_of_a_symmetric_fact(recall, crm):
+    """Found by a helper: "who at Initech knows Dana" found nobody, since the graph says "Dana knows Frank"
+    (Frank the object). KNOWS holds both ways: Frank is found, with the fact as stored; REPORTS_TO does not."""
+    tenant, ids = crm
+    [frank] = recall.who_at(tenant, ids["Initech"], predicate="KNOWS", object_id=ids["Dana Smith"])
+    assert frank.entity.id == ids["Frank Wu"]
+    assert (frank.property.subject_id, frank.property.object_id) == (ids["Dana Smith"], ids["Frank Wu"])
+    # via works from the other end too: who at Initech knows someone who works at Globex
+    via = recall.who_at(tenant, ids["Initech"], predicate="KNOWS", via_predicate="WORKS_AT")
+    assert [m.entity.id for m in via] == [ids["Frank Wu"]]
+    # who at Globex knows Sam (Sam knows Dana): Dana
+    assert [m.entity.id for m in recall.who_at(tenant, ids["Globex"], predicate="KNOWS",
+                                               object_id=ids["Sam Me"])] == [ids["Dana Smith"]]
+    # REPORTS_TO is one way: Carol (Globex) does not report to Bob, Bob reports to her
+    assert recall.who_at(tenant, ids["Globex"], predicate="REPORTS_TO", object_id=ids["Bob Lee"]) == []
