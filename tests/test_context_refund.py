@@ -236,3 +236,23 @@ def test_llm_failure_falls_back_to_the_extractive_summary(make_context, tenant):
         summary = first_summary(ctx, tenant, sid)
         assert summary.model == "extractive-v1" and "llm failed" in summary.fallback_reason
         assert "A-10293" in summary.text and srv.requests_for("/v1/chat/completions")
+
+
+def test_a_backdated_last_turn_stays_raw_through_compaction(make_context, tenant):
+    """Found by a helper: a turn stamped an hour before the turns already sent (an event the agent learned of
+    late) sorted to the front of the raw tail and was summarised away by the compaction its own append
+    triggered, before any window showed it. The episodes that arrived last stay raw, wherever they sort."""
+    ctx = make_context(**SMALL)
+    sid = "backdated"
+    for i in range(2, 8):
+        chatter(ctx, tenant, sid, i)
+        ctx.wait_for_compaction(tenant, sid)
+    late = TurnIn(idempotency_key="late", user_id="u-42", episodes=[TurnEpisode(
+        kind="event", content="Carrier note: parcel P-5521 was returned to the depot.",
+        occurred_at=T0 - timedelta(hours=1))])
+    ctx.append_turn(tenant, sid, late)
+    done = ctx.compact_now(tenant, sid, force=True)
+    assert done.summary is not None, done
+    raw = {e.content for e in ctx.compactor.raw_tail(tenant, sid)}
+    assert "Carrier note: parcel P-5521 was returned to the depot." in raw
+    assert "parcel P-5521 was returned" in window(ctx, tenant, sid, budget=4000).text
