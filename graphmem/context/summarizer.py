@@ -28,6 +28,10 @@ MAX_LINE_TOKENS = 60
 _KEEP = re.compile(r"\b(approv\w*|reject\w*|declin\w*|cancel\w*|refund\w*|escalat\w*|promis\w*|agree\w*|confirm\w*|"
                    r"deadline|must|need\w*|want\w*|goal|order|amount|paid|charge\w*|deliver\w*|will|won't|"
                    r"asked|request\w*|policy|manager|obligation)\b", re.I)
+# Words that state a standing constraint or preference of the user ("never call me on my landline", "email only"):
+# what the agent must keep honouring long after the turn that said it (seed 000: keep constraints and goals).
+_CONSTRAINT = re.compile(r"\b(never|always|don'?t|do not|must not|mustn'?t|only|avoid\w*|prefer\w*|instead|"
+                         r"allerg\w*|no longer|stop|under no circumstances)\b", re.I)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
@@ -45,8 +49,9 @@ class Summarizer(Protocol):
 
 
 class ExtractiveSummarizer:
-    """Deterministic extractive summary: scores sentences (numbers +3, decision/obligation words +3, user turns +1,
-    lines of the previous summary +2), drops chatter (under 4 words without digits) and exact repeats (repeated tool
+    """Deterministic extractive summary: scores sentences (numbers +3, decision/obligation words +3, a user's
+    constraint or preference +5 (`_CONSTRAINT`: it outranks a tool dump's numbers), user turns +1, lines of the
+    previous summary +2), drops chatter (under 4 words without digits) and exact repeats (repeated tool
     dumps), keeps the best lines that fit in `max_tokens` and renders them in their original order."""
 
     model = EXTRACTIVE_MODEL
@@ -96,7 +101,8 @@ class ExtractiveSummarizer:
 
     @staticmethod
     def _score(sentence: str, from_user: bool) -> int:
-        return 3 * bool(re.search(r"\d", sentence)) + 3 * bool(_KEEP.search(sentence)) + int(from_user)
+        return (3 * bool(re.search(r"\d", sentence)) + 3 * bool(_KEEP.search(sentence)) + int(from_user)
+                + 5 * (from_user and bool(_CONSTRAINT.search(sentence))))
 
 
 class LLMSummarizer:

@@ -1,0 +1,27 @@
+"""The extractive summarizer (the fallback when no LLM is configured or it fails): what it keeps under pressure."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from graphmem.context.summarizer import ExtractiveSummarizer
+from graphmem.models import Episode
+from graphmem.tokens import TokenCounter
+
+T0 = datetime(2024, 5, 1, 9, 0, tzinfo=timezone.utc)
+
+
+def ep(i, role, content, kind="message"):
+    return Episode(id=f"e{i}", tenant_id="t", kind=kind, content=content, occurred_at=T0, ingested_at=T0,
+                   role=role, idempotency_key=f"k{i}")
+
+
+def test_a_users_standing_constraint_outlives_tool_numbers():
+    """Found by a helper: "Never call me on my landline" was summarised away while tool status lines full of
+    numbers stayed. A user's constraint or preference outranks them; the tool lines fill what room is left."""
+    turns = [ep(0, "user", "Hi there, quick thing before we start. Never call me on my landline, email only please.")]
+    turns += [ep(i, "tool", f"status: parcel {1000 + i} at hub {i}, eta {i} days, weight {i * 3} kg",
+                 kind="tool_result") for i in range(1, 12)]
+    turns += [ep(12, "user", "I prefer morning deliveries, before 10 am.")]
+    summary = ExtractiveSummarizer(TokenCounter.for_model("gpt-4")).summarize("t", None, turns, max_tokens=80).text
+    assert "Never call me on my landline" in summary and "I prefer morning deliveries" in summary, summary
+    assert "status: parcel" in summary   # the rest of the room still goes to the numbers
