@@ -256,3 +256,32 @@ def test_a_backdated_last_turn_stays_raw_through_compaction(make_context, tenant
     raw = {e.content for e in ctx.compactor.raw_tail(tenant, sid)}
     assert "Carrier note: parcel P-5521 was returned to the depot." in raw
     assert "parcel P-5521 was returned" in window(ctx, tenant, sid, budget=4000).text
+
+
+def test_compaction_never_proposes_a_deleted_pin_or_a_gates_approval_again(make_context, db, tenant):
+    """Found by a helper: the agent deleted its `order_id` pin (the order was cancelled), and the next compaction
+    read "order A-10293" in the old turns and proposed it again as a candidate; an approval held by a human gate
+    pin was proposed again as an `approval_id` candidate. Neither comes back. Erasing the session's episodes makes
+    it forget the deleted values (they may be the erased words)."""
+    ctx = make_context(**SMALL)
+    sid = "dismissed"
+    ctx.append_turn(tenant, sid, turn(0, {"role": "user", "content": "Refund order A-10293 please."},
+                                      pins=[PinUpdate(key="order_id", value={"type": "order_id", "value": "A-10293"})]))
+    ctx.append_turn(tenant, sid, turn(1, {"kind": "tool_result", "role": "tool",
+                                          "content": "manager Kim granted approval APR-7781"},
+                                      pins=[PinUpdate(key="refund_gate", value={
+                                          "type": "human_gate", "value": "approved", "gate": "refund over 100 EUR",
+                                          "approval_id": "APR-7781"})]))
+    ctx.pins.delete(tenant, sid, "order_id", expected_version=1)
+    for i in range(2, 8):
+        chatter(ctx, tenant, sid, i)
+        ctx.wait_for_compaction(tenant, sid)
+    assert ctx.summaries.current(tenant, sid) is not None
+    pins = {p.key: p for p in ctx.pins.list(tenant, sid)}
+    assert "order_id" not in pins and "approval_id" not in pins, pins
+    assert set(pins) >= {"refund_gate"}
+    first = ctx.services.graph.session_episodes(tenant, sid, limit=1)[0]
+    ctx.services.governance.forget(tenant, episode_id=first.id)
+    from tests.test_governance_support import raw
+    assert raw(db, "MATCH (s:Session {tenant_id: $t, id: $s}) RETURN s.dismissed_pins AS d", t=tenant, s=sid) == [
+        {"d": None}]

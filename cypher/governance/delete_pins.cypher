@@ -1,6 +1,16 @@
 // Delete the pins of sessions $session_ids and pins set by an episode in $episode_ids (with any pin-version
-// nodes linked to them).
-MATCH (p:Pin {tenant_id: $tenant_id})
-WHERE p.session_id IN $session_ids OR p.set_by IN $episode_ids
-DETACH DELETE p
-RETURN count(*) AS deleted
+// nodes linked to them). The sessions $touched_sessions (that keep living, some of their episodes erased) forget
+// the pin values deleted from them (`dismissed_pins`, cypher pins/delete): they may be the erased episodes' words.
+CALL () {
+  MATCH (p:Pin {tenant_id: $tenant_id})
+  WHERE p.session_id IN $session_ids OR p.set_by IN $episode_ids
+  DETACH DELETE p
+  RETURN count(*) AS deleted
+}
+CALL () {
+  MATCH (s:Session {tenant_id: $tenant_id})
+  WHERE s.id IN $touched_sessions AND s.dismissed_pins IS NOT NULL
+  SET s.dismissed_pins = null
+  RETURN count(*) AS cleared
+}
+RETURN deleted

@@ -4,7 +4,8 @@ into a new summary revision, after the turn and off the request path.
 Order (seed 000: "The pin write happens before the prose shrink, so a crash still leaves the amount"):
 1. pin candidates: ids, amounts, currencies, approval ids, idempotency keys and cancel requests found in the turns
    being compacted are written as `candidate` pins - only for keys the session has not pinned and values no pin
-   already holds; an existing pin is never changed;
+   already holds (a human gate holds its approval id) and that were never deleted from the session
+   (`PinStore.held_values`); an existing pin is never changed;
 2. the previous summary and the compacted turns are summarized (LLM, or the extractive fallback) into at most
    `settings.summary_max_tokens` tokens;
 3. a new `:Summary` revision (rev + 1) is written: `COVERS` the compacted episodes, `REVISES` the previous one,
@@ -195,8 +196,7 @@ class Compactor:
         if not older:
             return CompactionResult(reason="nothing older than the kept tail")
         # 1. pins first: candidates for keys and values nobody pinned yet
-        existing = self.pins.list(tenant_id, session_id)
-        held = {(p.value.type, p.value.primary()) for p in existing}
+        held = self.pins.held_values(tenant_id, session_id)
         candidates = [c for c in extract_candidates(older) if (c[1].type, c[1].primary()) not in held]
         created = self.pins.add_candidates(tenant_id, session_id, candidates)
         # 2. the prose shrinks

@@ -334,6 +334,19 @@ class PinStore:
 
         self.db.write(lambda tx: delete_in(tx, tenant_id, session_id, key, expected_version))
 
+    def held_values(self, tenant_id: str, session_id: str) -> set[tuple[str, str]]:
+        """The (type, primary value) pairs compaction must not propose: every pin's value (a human gate's approval
+        id too: it is that approval), and every value deleted from the session (`cypher/pins/delete`)."""
+        require_tenant(tenant_id)
+        held = set()
+        for p in self.list(tenant_id, session_id, limit=10_000):
+            held.add((p.value.type, p.value.primary()))
+            if isinstance(p.value, HumanGateValue) and p.value.approval_id:
+                held.add(("approval_id", p.value.approval_id))
+        row = self.db.one("pins/dismissed", tenant_id=tenant_id, session_id=session_id)
+        held.update(tuple(d.split(":", 1)) for d in (row["dismissed"] if row else []))
+        return held
+
     def add_candidates(self, tenant_id: str, session_id: str, candidates: list[tuple[str, PinValue, str | None]]
                        ) -> list[str]:
         """Compaction's only pin write: (key, value, episode id) candidates for keys not yet pinned. Existing pins

@@ -225,7 +225,8 @@ class Eraser:
             counts["turn_receipts"] = tx.one("governance/delete_turn_receipts", **t, session_ids=sessions,
                                              touched_sessions=surviving_sessions, episode_ids=episodes)["deleted"]
         if episodes or sessions:
-            counts["pins"] = tx.one("governance/delete_pins", **t, session_ids=sessions, episode_ids=episodes)["deleted"]
+            counts["pins"] = tx.one("governance/delete_pins", **t, session_ids=sessions, episode_ids=episodes,
+                                    touched_sessions=surviving_sessions)["deleted"]
         if delete_ids:
             counts["facts"] = tx.one("governance/delete_facts", **t, ids=delete_ids)["deleted"]
         if ends:
