@@ -129,7 +129,8 @@ _NOT_NAME = re.compile(rf"[^\w\s@.{MARKS}-]")
 
 
 def name_key(name: str) -> str:
-    """Normalise a name for resolution: NFKC, case-folded, punctuation dropped, whitespace collapsed. Combining
+    """Normalise a name for resolution: NFKC, case-folded, punctuation dropped except `@`, `.` and `-` (an email,
+    a domain, "Jean-Luc" keep theirs), whitespace collapsed. Combining
     marks stay: in Devanagari or Tamil they are the vowels ("मोहन" and "मोहिनी" are two names; with the marks dropped
     both were "महन", and the second person resolved to the first).
 
