@@ -326,7 +326,7 @@ def keys() -> None:
 @click.option("--name", default=None, help="A label for the key, e.g. support-bot.")
 def keys_create(tenant_id: str, role: str, name: str | None) -> None:
     """Create a key. Prints the key record and its secret as JSON; the secret is never shown again."""
-    key, secret = _run(lambda s: s.keys.create(tenant_id, role, name))
+    key, secret = _run(lambda s: s.keys.create(tenant_id, role, name, actor="cli"))
     _emit({"key": key.model_dump(mode="json"), "secret": secret})
 
 
@@ -351,7 +351,7 @@ def keys_list(tenant_id: str, fmt: str, offset: int, limit: int) -> None:
 @click.argument("key_id")
 def keys_revoke(tenant_id: str, key_id: str) -> None:
     """Revoke a key (idempotent). Its secret stops working at once."""
-    _emit(_run(lambda s: s.keys.revoke(tenant_id, key_id)))
+    _emit(_run(lambda s: s.keys.revoke(tenant_id, key_id, actor="cli")))
 
 
 @keys.command("rotate")
@@ -359,7 +359,7 @@ def keys_revoke(tenant_id: str, key_id: str) -> None:
 @click.argument("key_id")
 def keys_rotate(tenant_id: str, key_id: str) -> None:
     """Revoke a key and create one with the same tenant, role and name; prints the new secret once."""
-    key, secret = _run(lambda s: s.keys.rotate(tenant_id, key_id))
+    key, secret = _run(lambda s: s.keys.rotate(tenant_id, key_id, actor="cli"))
     _emit({"key": key.model_dump(mode="json"), "secret": secret})
 
 

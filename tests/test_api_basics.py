@@ -30,6 +30,21 @@ def test_admin_keys_lifecycle(api_url, client_for, tenant):
     # the revoked key no longer authenticates
     r = httpx.get(f"{api_url}/v1/admin/tenants", headers={"Authorization": f"Bearer {secret}"})
     assert r.status_code == 401 and r.headers["content-type"] == "application/problem+json"
+    # who may act is audited: created, rotated (target the old key), revoked, each by the admin key
+    fresh = rotated["key"]["id"]
+    assert admin.post(f"/v1/admin/tenants/{tenant}/keys/{fresh}/revoke").status_code == 200
+    assert admin.post(f"/v1/admin/tenants/{tenant}/keys/{fresh}/revoke").status_code == 200   # idempotent
+    records = admin.get(f"/v1/admin/tenants/{tenant}/audit").json()["items"]
+    mine = [r for r in records if r["target_hash"] in {_key_hash(tenant, key["id"]), _key_hash(tenant, fresh)}]
+    assert [(r["action"], r["target_kind"]) for r in mine] == [
+        ("key_revoke", "key"), ("key_rotate", "key"), ("key_create", "key")]
+    assert len({r["actor"] for r in mine}) == 1 and None not in {r["actor"] for r in mine}
+    assert "bi" not in str(mine) and secret not in str(mine)
+
+
+def _key_hash(tenant, key_id):
+    from graphmem.governance.audit import target_hash
+    return target_hash(tenant, "key", key_id)
 
 
 def test_an_admin_key_of_a_tenant_manages_that_tenant_only(api_url, client_for, tenant):

@@ -44,8 +44,8 @@ def tenants(who: Admin, services: ServicesDep, page: PageDep) -> TenantList:
 
 
 @router.post("/tenants/{tenant_id}/keys", status_code=201, response_model=KeyCreated, summary="Create a key")
-def create_key(tenant_id: str, body: KeyCreate, _: TenantAdmin, services: ServicesDep) -> KeyCreated:
-    key, secret = services.keys.create(tenant_id, body.role, body.name)
+def create_key(tenant_id: str, body: KeyCreate, who: TenantAdmin, services: ServicesDep) -> KeyCreated:
+    key, secret = services.keys.create(tenant_id, body.role, body.name, actor=who.key_id)
     return KeyCreated(key=key, secret=secret)
 
 
@@ -55,13 +55,13 @@ def list_keys(tenant_id: str, _: TenantAdmin, services: ServicesDep, page: PageD
 
 
 @router.post("/tenants/{tenant_id}/keys/{key_id}/revoke", response_model=ApiKey, summary="Revoke a key")
-def revoke_key(tenant_id: str, key_id: str, _: TenantAdmin, services: ServicesDep) -> ApiKey:
-    return services.keys.revoke(tenant_id, key_id)
+def revoke_key(tenant_id: str, key_id: str, who: TenantAdmin, services: ServicesDep) -> ApiKey:
+    return services.keys.revoke(tenant_id, key_id, actor=who.key_id)
 
 
 @router.post("/tenants/{tenant_id}/keys/{key_id}/rotate", response_model=KeyCreated, status_code=201,
              summary="Rotate a key: revoke it and issue a new one with the same role",
              responses={409: {"description": "the key was already revoked (a revoked key stays revoked)"}})
-def rotate_key(tenant_id: str, key_id: str, _: TenantAdmin, services: ServicesDep) -> KeyCreated:
-    key, secret = services.keys.rotate(tenant_id, key_id)
+def rotate_key(tenant_id: str, key_id: str, who: TenantAdmin, services: ServicesDep) -> KeyCreated:
+    key, secret = services.keys.rotate(tenant_id, key_id, actor=who.key_id)
     return KeyCreated(key=key, secret=secret)

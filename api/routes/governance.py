@@ -64,8 +64,8 @@ def get_retention(tenant_id: str, _: TenantAdmin, services: ServicesDep) -> Rete
 
 @router.put("/v1/admin/tenants/{tenant_id}/retention", response_model=RetentionView,
             summary="Replace a tenant's retention settings (recomputes retain_until of its facts and episodes)")
-def put_retention(tenant_id: str, body: RetentionSettings, _: TenantAdmin, services: ServicesDep) -> RetentionView:
-    return services.governance.retention.update(tenant_id, body)
+def put_retention(tenant_id: str, body: RetentionSettings, who: TenantAdmin, services: ServicesDep) -> RetentionView:
+    return services.governance.retention.update(tenant_id, body, actor=who.key_id)
 
 
 class HoldRequest(Input):

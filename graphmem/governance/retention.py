@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 from graphmem.errors import InvalidInput
+from graphmem.governance import audit
 from graphmem.governance.models import Days, RetentionSettings, RetentionView
 from graphmem.graph import TemporalGraph
 from graphmem.models import new_id
@@ -39,8 +40,10 @@ class Retention:
         view.effective_fact_class_ttl_days = self._class_ttls(self.graph.ontology(tenant_id), view)
         return view
 
-    def update(self, tenant_id: str, new: RetentionSettings) -> RetentionView:
-        """Replace the tenant's settings and recompute `retain_until` of all its facts and episodes.
+    def update(self, tenant_id: str, new: RetentionSettings, *, actor: str | None = None) -> RetentionView:
+        """Replace the tenant's settings and recompute `retain_until` of all its facts and episodes. The change is
+        audited with the settings in one transaction (action `retention`, target the tenant, counts the days set:
+        `episode_retention_days`, `session_ttl_days`, `fact_class_ttl_days.<class>`; `actor` the admin key id).
 
         Raises `InvalidInput` (field `fact_class_ttl_days.<class>`) for a fact class the tenant's ontology
         does not have, (field `tenant_id`) for a tenant id no key can have (`require_named_tenant`); nothing is
@@ -53,9 +56,18 @@ class Retention:
             if name not in classes:
                 raise InvalidInput(f"fact_class_ttl_days: unknown fact class {name!r}; known: {', '.join(sorted(classes))}",
                                    field=f"fact_class_ttl_days.{name}")
-        self.db.execute("tenants/put_settings", tenant_id=tenant_id, id=new_id(), now=utcnow(),
-                        episode_retention_days=new.episode_retention_days, session_ttl_days=new.session_ttl_days,
-                        fact_class_ttl_json=json.dumps(new.fact_class_ttl_days, sort_keys=True))
+        now = utcnow()
+        days = {k: v for k, v in (("episode_retention_days", new.episode_retention_days),
+                                  ("session_ttl_days", new.session_ttl_days),
+                                  *((f"fact_class_ttl_days.{c}", d) for c, d in new.fact_class_ttl_days.items()))
+                if v is not None}
+
+        def work(tx):
+            tx.run("tenants/put_settings", tenant_id=tenant_id, id=new_id(), now=now,
+                   episode_retention_days=new.episode_retention_days, session_ttl_days=new.session_ttl_days,
+                   fact_class_ttl_json=json.dumps(new.fact_class_ttl_days, sort_keys=True))
+            audit.write(tx, tenant_id, "retention", "tenant", tenant_id, days, now, actor)
+        self.db.write(work)
         recomputed = self.recompute(tenant_id)
         view = self.settings(tenant_id)
         view.recomputed = recomputed
