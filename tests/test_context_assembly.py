@@ -2,6 +2,7 @@
 Property-based with hypothesis; token counts are real tiktoken counts."""
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from types import SimpleNamespace
 
 import pytest
@@ -159,3 +160,41 @@ def test_same_input_same_bytes():
     make = lambda: {"system": [assembly.system_candidate("Policy.")], "goal": assembly.goal_candidates("g", ["c"]),
                     "documents": assembly.document_candidates(docs, COUNTER, 40)}
     assert fit(make(), 300, COUNTER).text.encode() == fit(make(), 300, COUNTER).text.encode()
+
+
+def test_a_raw_turn_too_long_for_the_window_leaves_a_marker_not_a_silent_gap():
+    """Found by a helper: a tool dump too long for what was left was skipped and the turn before it placed, so the
+    window read as if the user's question were answered by the turn before the dump. A marker line stands in its
+    place, with its time, speaker, size and episode id."""
+    t = datetime(2024, 5, 1, 9, 0, tzinfo=timezone.utc)
+    turns = [SimpleNamespace(id=f"e{i}", kind=k, role=r, speaker=None, content=c, source="user_explicit",
+                             occurred_at=t.replace(minute=i))
+             for i, (k, r, c) in enumerate([("message", "user", "Where is my parcel?"),
+                                            ("tool_result", "tool", "hub scan " * 400),
+                                            ("message", "assistant", "It is at the hub.")])]
+    cands = {"system": [assembly.system_candidate("Be exact.")],
+             "recent": assembly.tail_candidates(list(reversed(turns)))}
+    out = fit(cands, 120, COUNTER)
+    recent = [p for p in out.pieces if p.tier == "recent"]
+    assert [p.id for p in recent] == ["episode:e0", "episode:e1", "episode:e2"]
+    marker = recent[1]
+    assert marker.truncated and marker.text.startswith("[2024-05-01T09:01:00Z] tool: [left out for the budget: ")
+    size = COUNTER.count(assembly.episode_line(turns[1]) + "\n")
+    assert marker.text.endswith(f": {size} tokens; episode e1]\n") and size > 120
+    assert "Where is my parcel?" in out.text and "It is at the hub." in out.text and not out.dropped
+    assert COUNTER.count(out.text) <= 120
+
+
+def test_markers_stand_only_between_placed_turns():
+    """Turns older than the oldest one that fits get no marker (a window of markers would say nothing): they are
+    dropped, their room left to the later tiers."""
+    t = datetime(2024, 5, 1, 9, 0, tzinfo=timezone.utc)
+    turns = [SimpleNamespace(id=f"e{i}", kind="message", role="user", speaker=None, source="user_explicit",
+                             content=("long words " * 300) if i < 5 else f"short {i}", occurred_at=t.replace(minute=i))
+             for i in range(6)]
+    cands = {"system": [assembly.system_candidate("Be exact.")],
+             "recent": assembly.tail_candidates(list(reversed(turns)))}
+    out = fit(cands, 100, COUNTER)
+    assert [p.id for p in out.pieces if p.tier == "recent"] == ["episode:e5"]
+    assert sorted(d.id for d in out.dropped) == [f"episode:e{i}" for i in range(5)]
+    assert all("does not fit" in d.reason or "exhausted" in d.reason for d in out.dropped)

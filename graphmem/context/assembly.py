@@ -5,7 +5,8 @@ tool schemas (a routed subset when they do not all fit), pins, recent turns (the
 retrieved facts and episodes (cited), documents (cited snippets).
 
 `fit` walks the tiers in that order and, inside a tier, the candidates in priority order. A candidate that does
-not fit in what is left of the budget is skipped (listed in `dropped` with the reason) and the walk goes on; a
+not fit in what is left of the budget is skipped (listed in `dropped` with the reason) and the walk goes on (a raw
+turn between two placed ones leaves a one-line marker with its size and episode id instead of a silent gap); a
 later tier never takes room from an earlier one, because earlier tiers are placed first and nothing placed is
 ever removed for a later piece. If the system policy alone does not fit, `fit` refuses (`InvalidInput`, field
 `budget`). Each tier renders as a heading line followed by its pieces in the tier's render order (the tail:
@@ -47,6 +48,8 @@ HEADERS: dict[str, str] = {
     "documents": "## Documents (cited snippets)\n",
 }
 ELLIPSIS = " [...]\n"
+SIZE = "{tokens}"
+"""The placeholder of a `Candidate.stand_in` for the size in tokens of the text it stands in for."""
 
 
 class Counter(Protocol):
@@ -92,7 +95,9 @@ class Dropped(BaseModel):
 @dataclass(frozen=True)
 class Candidate:
     """A piece offered to `fit`. `order` sorts the placed pieces of a tier for rendering; `min_tokens` > 0 lets a
-    piece be cut (with an ellipsis) to fit, down to that many tokens (document snippets)."""
+    piece be cut (with an ellipsis) to fit, down to that many tokens (document snippets); `stand_in`, when given,
+    is placed instead of a text that does not fit (a one-line marker, so a raw turn left out leaves no silent gap
+    between the turns around it; its last `SIZE` becomes the text's size in tokens), as a `truncated` piece."""
 
     tier: Tier
     id: str
@@ -101,6 +106,7 @@ class Candidate:
     order: tuple = ()
     min_tokens: int = 0
     note: str = ""
+    stand_in: str = ""
 
 
 @dataclass
@@ -140,6 +146,7 @@ def fit(candidates: dict[str, Sequence[Candidate]], budget: int, counter: Counte
     dropped: list[Dropped] = []
     for tier in TIERS:
         header = counter.count(HEADERS[tier])
+        stood_in: dict[str, int] = {}   # candidate id -> size of the text a placed marker stands in for
         for cand in candidates.get(tier, ()):
             text = _clean(cand.text)
             tokens = counter.count(text)
@@ -149,6 +156,12 @@ def fit(candidates: dict[str, Sequence[Candidate]], budget: int, counter: Counte
             if tokens > room and cand.min_tokens and room >= cand.min_tokens:
                 text = counter.truncate(text.rstrip("\n"), room - counter.count(ELLIPSIS)).rstrip() + ELLIPSIS
                 tokens, truncated = counter.count(text), True
+            if tokens > room and cand.stand_in:
+                head, _, tail = cand.stand_in.rpartition(SIZE)     # the last one: a speaker may spell it too
+                marker = _clean(f"{head}{tokens}{tail}")
+                if counter.count(marker) <= room:
+                    stood_in[cand.id] = tokens
+                    text, tokens, truncated = marker, counter.count(marker), True
             if tokens > room:
                 reason = "budget exhausted" if budget - used <= extra else f"does not fit: needs {tokens + extra} " \
                          f"tokens, {max(budget - used, 0)} left"
@@ -157,6 +170,12 @@ def fit(candidates: dict[str, Sequence[Candidate]], budget: int, counter: Counte
             used += tokens + extra
             placed[tier].append((cand, WindowPiece(tier=tier, id=cand.id, tokens=tokens + extra, text=text,
                                                    citations=list(cand.citations), truncated=truncated)))
+        # a marker marks a gap between placed pieces; those after the last whole piece mark none: room back
+        while placed[tier] and placed[tier][-1][1].id in stood_in:
+            cand, piece = placed[tier].pop()
+            used -= piece.tokens
+            dropped.append(Dropped(tier=tier, id=cand.id, tokens=stood_in[cand.id],
+                                   reason=f"does not fit: needs {stood_in[cand.id]} tokens" + cand.note))
     while True:
         text = _render(placed)
         total = sum(p.tokens for t in TIERS for _, p in placed[t])
@@ -277,21 +296,25 @@ def parse_time(value: Any) -> datetime:
     return value.astimezone(timezone.utc)
 
 
+def _who(e: Any) -> str:
+    """`user (Dana)`: the role (or kind) and speaker of a turn."""
+    return (e.role or e.kind) + (f" ({e.speaker})" if e.speaker else "")
+
+
 def episode_line(e: Any) -> str:
     """`[2024-05-01T09:00:00Z] user (Dana): text` - the rendering of one raw turn."""
-    who = e.role or e.kind
-    if e.speaker:
-        who += f" ({e.speaker})"
-    return f"[{iso(e.occurred_at)}] {who}: {e.content.strip()}"
+    return f"[{iso(e.occurred_at)}] {_who(e)}: {e.content.strip()}"
 
 
 def tail_candidates(episodes_newest_first: Sequence[Any]) -> list[Candidate]:
-    """The raw tail: newest kept first, rendered oldest first."""
+    """The raw tail: newest kept first, rendered oldest first. A turn too long for what is left stands as a marker
+    line (its time, speaker, size and episode id), so the turns around it never read as consecutive."""
     out = []
     n = len(episodes_newest_first)
     for i, e in enumerate(episodes_newest_first):
         cite = Citation(kind="episode", id=e.id, date=e.occurred_at, source=e.source)
-        out.append(Candidate("recent", f"episode:{e.id}", episode_line(e), (cite,), order=(n - i,)))
+        marker = f"[{iso(e.occurred_at)}] {_who(e)}: [left out for the budget: {SIZE} tokens; episode {e.id}]"
+        out.append(Candidate("recent", f"episode:{e.id}", episode_line(e), (cite,), order=(n - i,), stand_in=marker))
     return out
 
 
