@@ -415,6 +415,9 @@ class Fact(_Record):
     history arriving out of order (or a retraction) moves the end of a closed fact, `prior_valid_to` and
     `prior_status` are the end and status believed until `reclosed_at`, so reads at an earlier `known_at` see them
     (the latest such move only: reads before an earlier move see the end of the move after it).
+    `status` says how the interval ends as recorded, not whether the fact holds now: `current` has no end (one that
+    starts in the future is `current` too), `closed` an end (past or future), `retracted` an end a retraction gave,
+    `corrected` and `candidate` are not believed. Whether a fact holds at a time is its interval: reads take `as_of`.
     """
 
     id: str
