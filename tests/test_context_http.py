@@ -421,6 +421,10 @@ def test_loose_json_types_and_blank_text_are_refused_naming_the_field(client_for
         body["episodes"][0].update(ep)
         r = c.post("/v1/sessions/loose/turns", json=body)
         assert r.status_code == 422 and r.json()["field"] == field, (ep, r.text)
+    # a delete names the version it read, in a turn as on DELETE /v1/sessions/{id}/pins/{key}: 422, not 409
+    r = c.post("/v1/sessions/loose/turns", json=turn("k9", "drop it", pins=[{"key": "order_id", "delete": True}]))
+    assert r.status_code == 422 and r.json()["field"] == "pins[0].expected_version", r.text
+    assert c.delete("/v1/sessions/loose/pins/order_id").status_code == 422
     assert len(c.get("/v1/sessions/loose/episodes").json()["items"]) == 1
     assert c.get("/v1/sessions/loose/pins/order_id").json()["value"]["value"] == "A-1"
     r = c.put("/v1/sessions/loose/pins/order_id", json={"value": pin["value"], "version": True})

@@ -324,6 +324,9 @@ class ContextService:
                     check_definition(tx, tenant_id, p.key, p.value, f"pins[{i}].value.type")
                 current = pin_version_check(tx, tenant_id, session_id, p.key)
                 expected = p.expected_version or None  # 0 and None both mean "a new pin"
+                if p.delete and expected is None:   # as DELETE /v1/sessions/{id}/pins/{key} without a version
+                    raise InvalidInput("a delete names the version it read (expected_version)",
+                                       field=f"pins[{i}].expected_version")
                 if p.delete and current is None:
                     raise NotFound(f"session {session_id!r} has no pin {p.key!r}", field=f"pins[{i}].key")
                 if current != expected:
