@@ -183,6 +183,18 @@ def test_tenant_defined_keys_are_enforced(ctx, tenant):
     with pytest.raises(InvalidInput):
         ctx.pins.define_key(tenant, PinKeyDef(key="tier", type="custom"))
     assert [d.key for d in ctx.pins.list_keys(tenant)] == ["loyalty_points"]
+    # found by a helper: a redefinition the pins under the key would break was stored (409 naming type now)
+    for redefined in (PinKeyDef(key="loyalty_points", type="custom", value_type="string"),
+                      PinKeyDef(key="loyalty_points", type="order_id")):
+        with pytest.raises(Conflict) as err:
+            ctx.pins.define_key(tenant, redefined)
+        assert err.value.field == "type" and repr(sid) in err.value.detail
+    assert ctx.pins.list_keys(tenant)[0].value_type == "integer"
+    ctx.pins.define_key(tenant, PinKeyDef(key="loyalty_points", type="custom", value_type="integer",
+                                          description="points"))                  # the same definition again
+    ctx.pins.delete(tenant, sid, "loyalty_points", expected_version=1)
+    assert ctx.pins.define_key(tenant, PinKeyDef(key="loyalty_points", type="custom", value_type="string")).value_type \
+        == "string"
 
 
 def test_pins_are_per_tenant_and_session(ctx, tenant):

@@ -360,16 +360,26 @@ class PinStore:
 
     # ---- tenant key definitions ------------------------------------------------------------
     def define_key(self, tenant_id: str, definition: PinKeyDef) -> PinKeyDef:
-        """Define a tenant pin key (custom keys need a `value_type`)."""
+        """Define (or redefine) a tenant pin key (custom keys need a `value_type`). `Conflict` (field `type`) when
+        pins under the key hold another type (or value type) in some session: the definition would not hold for
+        them; delete or rewrite those pins first."""
         require_tenant(tenant_id)
         check_key(definition.key)
         if definition.type == "custom" and definition.value_type is None:
             raise InvalidInput("a custom pin key needs a value_type", field="value_type")
         if definition.type != "custom" and definition.value_type is not None:
             raise InvalidInput("value_type applies to custom pin keys only", field="value_type")
-        row = self.db.execute("pins/define_key", tenant_id=tenant_id, key=definition.key, type=definition.type,
-                              value_type=definition.value_type, description=definition.description, now=utcnow())[0]
-        return PinKeyDef(**row["definition"])
+        params = dict(tenant_id=tenant_id, key=definition.key, type=definition.type, value_type=definition.value_type)
+
+        def work(tx: Tx) -> PinKeyDef:
+            clash = tx.one("pins/key_conflicts", **params)
+            if clash["pins"]:
+                raise Conflict(f"{clash['pins']} pin(s) under {definition.key!r} hold another type (sessions "
+                               f"{', '.join(map(repr, clash['sessions']))}{' ...' if clash['pins'] > 3 else ''}); "
+                               "delete or rewrite them first", field="type")
+            return PinKeyDef(**tx.one("pins/define_key", **params, description=definition.description,
+                                      now=utcnow())["definition"])
+        return self.db.write(work)
 
     def list_keys(self, tenant_id: str, offset: int = 0, limit: int = 100) -> list[PinKeyDef]:
         """The tenant's pin key definitions."""
