@@ -25,9 +25,9 @@ from graphmem.tokens import TokenCounter
 
 
 WRITTEN = ("created", "superseded", "history")
+"""Assertion outcomes that wrote a new fact (a `duplicate` names a fact already held)."""
 MAX_PREDICATES = 100
 """How many predicates a read may filter by (a search's `predicates` takes as many)."""
-"""Assertion outcomes that wrote a new fact (a `duplicate` names a fact already held)."""
 
 
 class TemporalGraph:

@@ -167,7 +167,7 @@ def test_idempotency_key_makes_a_retry_harmless(client_for, tenant):
 
 def test_bad_facts_name_the_field_and_write_nothing(client_for, tenant, db):
     c = client_for(tenant)
-    keys_only = tenant_node_count(db, tenant)  # the API key node
+    keys_only = tenant_node_count(db, tenant)  # the API key node and the audit record of its creation
     r = c.post("/v1/facts", json={"facts": [{"subject": DANA, "predicate": "works at", "value": "x"}]})
     assert r.status_code == 422 and r.json()["field"] == "facts[0].predicate"
     r = c.post("/v1/facts", json={"facts": [{"subject": DANA, "predicate": "WORKS_AT", "object": GLOBEX},
@@ -199,7 +199,7 @@ def test_bad_facts_name_the_field_and_write_nothing(client_for, tenant, db):
                         ({"subject": DANA, "predicate": "WORKS_AT", "object": GLOBEX, "episode_id": "nope"}, 404)):
         r = c.post("/v1/facts", json={"facts": [{"subject": DANA, "predicate": "WORKS_AT", "object": GLOBEX}, bad]})
         assert r.status_code == status, r.text
-    assert tenant_node_count(db, tenant) == keys_only == 1
+    assert tenant_node_count(db, tenant) == keys_only == 2
     dana = c.post("/v1/facts", json={"facts": [{"subject": DANA, "predicate": "WORKS_AT", "object": GLOBEX}]}).json()
     fact_id = dana["outcomes"][0]["fact_id"]
     after_one = tenant_node_count(db, tenant)

@@ -213,4 +213,5 @@ ORDER BY best.c DESC, best.v DESC, best.ids
 RETURN b {.id, .kind, .name} AS target, length, best.c AS confidence, toString(best.v) AS latest,
        [i IN range(0, length - 1) | {fact: facts[i], episode_ids: facts[i].episode_ids,
                                      from_id: best.ns[i].id, from_name: best.ns[i].name, to_id: best.ns[i + 1].id,
-                                     to_name: best.ns[i + 1].name, to_kind: best.ns[i + 1].kind, out: startNode(best.ls[i]) = best.ns[i]}] AS hops
+                                     to_name: best.ns[i + 1].name, to_kind: best.ns[i + 1].kind,
+                                     out: startNode(best.ls[i]) = best.ns[i]}] AS hops

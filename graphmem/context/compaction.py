@@ -13,9 +13,10 @@ Order (seed 000: "The pin write happens before the prose shrink, so a crash stil
 Compaction is also due when the raw tail holds more episodes than a window reads
 (`settings.context_tail_max_episodes`). The newest `settings.compaction_keep_tokens` tokens of turns stay raw (at
 most half of `context_tail_max_episodes` episodes), and the newest episode always does: a tool result longer than
-that is not summarized away before the agent has read it; so do the episodes that arrived last, also when their
-`occurred_at` is older than that of turns before them (a backdated event). A revision written concurrently by another process
-wins; this run then gives up (`Conflict` is caught and reported).
+that is not summarized away before the agent has read it; so do the episodes that arrived last (up to half of
+`context_tail_max_episodes`), also when their `occurred_at` is older than that of turns before them (a backdated
+event). A revision written concurrently by another process wins; this run then gives up (`Conflict` is caught and
+reported).
 """
 from __future__ import annotations
 
@@ -191,8 +192,12 @@ class Compactor:
             keep += 1
         # and so do the episodes that arrived last (one turn's share an `ingested_at`), wherever their
         # `occurred_at` puts them: a turn stamped earlier than the turns before it is still the agent's newest
+        # (not a bulk import of more than a kept tail holds: that would never be compacted)
         arrived = max((e.ingested_at for e in tail), default=None)
-        older = [e for e in tail[:len(tail) - keep] if e.ingested_at != arrived]
+        late = {e.id for e in tail if e.ingested_at == arrived}
+        if len(late) > max(1, self.settings.context_tail_max_episodes // 2):
+            late = set()
+        older = [e for e in tail[:len(tail) - keep] if e.id not in late]
         if not older:
             return CompactionResult(reason="nothing older than the kept tail")
         # 1. pins first: candidates for keys and values nobody pinned yet
