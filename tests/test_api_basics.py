@@ -202,3 +202,26 @@ def test_a_field_inside_a_typed_pin_value_is_named_as_sent(client_for, tenant):
     r = c.put("/v1/consent", json={"scope": "user", "user_id": "u-1", "share_preferences": True,
                                    "updated_at": "2024-01-01T00:00:00Z"})
     assert r.status_code == 422 and r.json()["field"] == "updated_at", r.text
+
+
+def test_a_key_rotated_from_many_clients_at_once_is_rotated_once(client_for, tenant):
+    """Found by a helper: 8 rotations of one key sent at once all answered 201 and left 8 live keys (and 8 audit
+    records). One rotation wins; the others are 409 naming key_id, as for a key already revoked."""
+    import threading
+    admin = client_for("admin", "admin")
+    key = admin.post(f"/v1/admin/tenants/{tenant}/keys", json={"role": "agent", "name": "racer"}).json()["key"]
+    gate, answers = threading.Barrier(8), []
+
+    def rotate():
+        gate.wait()
+        r = admin.post(f"/v1/admin/tenants/{tenant}/keys/{key['id']}/rotate")
+        answers.append((r.status_code, r.json().get("field")))
+    threads = [threading.Thread(target=rotate) for _ in range(8)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    assert sorted(answers, key=str) == [(201, None)] + [(409, "key_id")] * 7, answers
+    live = [k for k in admin.get(f"/v1/admin/tenants/{tenant}/keys", params={"limit": 500}).json()["items"]
+            if k["name"] == "racer" and not k["revoked_at"]]
+    assert len(live) == 1
+    rotations = [r for r in admin.get(f"/v1/admin/tenants/{tenant}/audit").json()["items"] if r["action"] == "key_rotate"]
+    assert len(rotations) == 1
