@@ -13,8 +13,8 @@ import uuid
 from datetime import datetime, timezone
 from typing import Annotated, Any, Literal
 
-from pydantic import (AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo,
-                      field_validator, model_validator)
+from pydantic import (AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr,
+                      ValidationInfo, field_validator, model_validator)
 
 
 _NUMBER = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)\s*")
@@ -170,7 +170,15 @@ said was generated, a tool's or the system's output is a system of record. Any o
 
 class Spoken(Input):
     """Base of an episode as a caller sends it: `source`, when not given, follows `role` (`ROLE_SOURCES`; a
-    `tool_result` without a role is `system`), so that an assistant's own words are never cited as the user's."""
+    `tool_result` without a role is `system`), so that an assistant's own words are never cited as the user's.
+    `source_given` says whether the caller named it (a replay compares a given source only)."""
+
+    _source_given: bool = PrivateAttr(default=True)
+
+    @property
+    def source_given(self) -> bool:
+        """Whether the caller sent `source` (False: it was derived from `role`)."""
+        return self._source_given
 
     @model_validator(mode="after")
     def _source_by_role(self):
@@ -178,6 +186,7 @@ class Spoken(Input):
             role = (self.role or "").strip().lower()
             self.source = ROLE_SOURCES.get(role, "system" if not role and self.kind == "tool_result"
                                            else "user_explicit")
+            self._source_given = False
         return self
 
 

@@ -456,3 +456,18 @@ def test_an_episode_takes_its_source_from_its_role_unless_given(client_for, tena
     r = c.post("/v1/episodes", json={"content": "I can do that.", "role": "Assistant",
                                      "occurred_at": "2024-05-01T09:00:00Z"})
     assert r.status_code == 201 and r.json()["episode"]["source"] == "inferred", r.text
+    # an episode stored before the default by role (an assistant's, as user_explicit) replays for a retry that
+    # names no source: found by a helper (the retry was a 422 naming idempotency_key after the upgrade)
+    old = {"content": "Sure.", "role": "assistant", "occurred_at": "2024-05-01T09:00:00Z", "idempotency_key": "pre"}
+    assert c.post("/v1/episodes", json={**old, "source": "user_explicit"}).status_code == 201
+    again = c.post("/v1/episodes", json=old)
+    assert again.status_code == 200 and again.json()["created"] is False, again.text
+    assert again.json()["episode"]["source"] == "user_explicit"
+    other = c.post("/v1/episodes", json={**old, "source": "system"})       # a source named differs: refused
+    assert other.status_code == 422 and other.json()["field"] == "idempotency_key", other.text
+    pre = turn("pre-turn", "Hello")
+    pre["episodes"] = [{**pre["episodes"][0], "role": "assistant", "source": "user_explicit"}]
+    assert c.post("/v1/sessions/roles-pre/turns", json=pre).status_code == 201
+    pre["episodes"][0].pop("source")
+    r = c.post("/v1/sessions/roles-pre/turns", json=pre)
+    assert r.status_code == 200 and r.json()["replayed"], r.text

@@ -237,7 +237,8 @@ class ContextService:
 
     def _replayed(self, tenant_id: str, session_id: str, turn: TurnIn, seen: dict[str, Any]) -> TurnResult:
         """`_replay` of the stored receipt `seen` (its result and fingerprint)."""
-        if seen["fingerprint"] is not None and seen["fingerprint"] != turn_fingerprint(turn):
+        if seen["fingerprint"] is not None and seen["fingerprint"] not in (turn_fingerprint(turn),
+                                                                            turn_fingerprint(turn, legacy=True)):
             info = self.sessions.find(tenant_id, session_id)
             if info is not None and info.user_id and info.user_id != turn.user_id:
                 raise InvalidInput(f"session {session_id!r} belongs to another user", field="user_id")
@@ -340,7 +341,8 @@ class ContextService:
         session and the turn's key, so a resent turn replays its episodes."""
         salt = hashlib.sha256(f"{session_id}\0{turn.idempotency_key}".encode()).hexdigest()[:32]
         return [EpisodeIn(kind=e.kind, content=e.content, occurred_at=e.occurred_at, session_id=session_id,
-                          user_id=turn.user_id, role=e.role, speaker=e.speaker, source=e.source,
+                          user_id=turn.user_id, role=e.role, speaker=e.speaker,
+                          **({"source": e.source} if e.source_given else {}),   # else by role
                           idempotency_key=e.idempotency_key or f"turn:{salt}:{i}",
                           agent_version=turn.agent_version, prompt_version=turn.prompt_version,
                           tool_version=turn.tool_version) for i, e in enumerate(turn.episodes)]
@@ -421,10 +423,15 @@ def _turn_user_field() -> Iterator[None]:
         raise
 
 
-def turn_fingerprint(turn: TurnIn) -> str:
+def turn_fingerprint(turn: TurnIn, legacy: bool = False) -> str:
     """SHA-256 (hex) of the turn as sent, without its episodes' `occurred_at` (a retry may stamp them anew): what
-    makes a turn sent again under its idempotency key the same turn."""
+    makes a turn sent again under its idempotency key the same turn. `legacy`: as stored before an episode's
+    `source` defaulted by role (it defaulted to user_explicit), so that a turn stored then replays."""
     body = turn.model_dump(mode="json", exclude={"episodes": {"__all__": {"occurred_at"}}})
+    if legacy:
+        for sent, dumped in zip(turn.episodes, body["episodes"]):
+            if not sent.source_given:
+                dumped["source"] = "user_explicit"
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 

@@ -124,9 +124,12 @@ def batch_conflict(tx: Tx, tenant_id: str, episodes: list[EpisodeIn]) -> tuple[i
 
 def same_episode(stored: Episode, sent: EpisodeIn) -> bool:
     """`sent` is `stored` sent again (`identity`); a `sent` without user_id into a session counts as the session
-    owner's, which is what the stored episode got (`episodes/append`)."""
+    owner's, which is what the stored episode got (`episodes/append`), and one without `source` counts as the
+    stored one's (the default by role came later: an episode stored before took user_explicit)."""
     if sent.user_id is None and sent.session_id is not None:
         sent = sent.model_copy(update={"user_id": stored.user_id})
+    if not sent.source_given:
+        sent = sent.model_copy(update={"source": stored.source})
     return identity(stored) == identity(sent)
 
 
