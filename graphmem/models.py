@@ -217,7 +217,7 @@ class EntityRef(Input):
     email: str | None = None
     domain: str | None = None
     external_ids: list[str] = Field(default_factory=list, description="'system:id' strings, e.g. 'hubspot:123'.")
-    summary: str | None = None
+    summary: str | None = Field(default=None, pattern=r"\S")
 
     @field_validator("kind")
     @classmethod
@@ -315,9 +315,11 @@ class EpisodeIn(Spoken):
     content: str = Field(min_length=1, pattern=r"\S")
     occurred_at: UtcDatetime
     session_id: SessionId | None = None
-    user_id: str | None = Field(default=None, min_length=1, max_length=200)
-    role: str | None = Field(default=None, max_length=50, description="user, assistant, tool, system ...")
-    speaker: str | None = Field(default=None, max_length=200, description="display name of the speaker")
+    user_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=r"\S")
+    role: str | None = Field(default=None, max_length=50, pattern=r"\S",
+                             description="user, assistant, tool, system ...")
+    speaker: str | None = Field(default=None, max_length=200, pattern=r"\S",
+                                description="display name of the speaker")
     idempotency_key: str | None = Field(default=None, min_length=1, max_length=200, pattern=r"\S")
     source: Source = Field(default="user_explicit", description="default by role: user -> user_explicit, "
                            "assistant -> inferred, tool or system -> system")
@@ -385,7 +387,7 @@ class FactIn(Input):
     valid_to: UtcDatetime | None = None
     confidence: float = Field(default=1.0, ge=0.0, le=1.0, strict=True)   # "0.5" or true is a 422
     source: Source = "user_explicit"
-    statement: str | None = None
+    statement: str | None = Field(default=None, pattern=r"\S")
     episode_id: str | None = None
 
     @field_validator("predicate")

@@ -37,9 +37,9 @@ class Predicate(BaseModel):
     object_kinds: list[str]
     fact_class: str
     sensitivity: Sensitivity = "none"
-    template: str = "{subject} {predicate} {object}"
+    template: str = Field(default="{subject} {predicate} {object}", pattern=r"\S")
     ttl_days: int | None = Field(default=None, ge=1)
-    symmetric: bool = Field(default=False, description="holds both ways (A KNOWS B: B knows A); "
+    symmetric: bool = Field(default=False, strict=True, description="holds both ways (A KNOWS B: B knows A); "
                             "\"who at X\" then finds a member at either end of the fact")
 
     @field_validator("name")

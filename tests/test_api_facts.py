@@ -322,6 +322,9 @@ def test_ontology_predicates_per_tenant(client_for, tenant):
     assert bad.status_code == 422 and bad.json()["field"] == "template"
     bad = c.post("/v1/ontology/predicates", json={**mentors, "name": "mentors"})
     assert bad.status_code == 422 and bad.json()["field"] == "name"
+    for field, odd in (("symmetric", "yes"), ("symmetric", 1), ("template", "   ")):   # found by a helper
+        bad = c.post("/v1/ontology/predicates", json={**mentors, field: odd})
+        assert bad.status_code == 422 and bad.json()["field"] == field, (field, odd, bad.text)
     for ttl in (True, "30", 0, 36501, 10**9, 10**20):   # 10**9 days overflowed every later write of it (500)
         bad = c.post("/v1/ontology/predicates", json={**mentors, "ttl_days": ttl})
         assert bad.status_code == 422 and bad.json()["field"] == "ttl_days", (ttl, bad.text)

@@ -436,6 +436,22 @@ def test_loose_json_types_and_blank_text_are_refused_naming_the_field(client_for
                                                  "predicate": "HAS_TITLE", "value": "CFO", "confidence": conf}]})
         assert r.status_code == 422 and r.json()["field"] == "facts[0].confidence", r.text
     assert c.get("/v1/entities", params={"name": "Loose Lee"}).json()["items"] == []
+    # more blank text, found by a helper: each a 422 naming the field
+    ep = {"content": "x", "occurred_at": "2024-05-01T09:00:00Z"}
+    for route, body, field in (
+            ("/v1/episodes", {**ep, "user_id": " "}, "user_id"), ("/v1/episodes", {**ep, "role": " "}, "role"),
+            ("/v1/episodes", {**ep, "speaker": "  "}, "speaker"),
+            ("/v1/sessions/loose/turns", {**turn("k20", "x"), "idempotency_key": "   "}, "idempotency_key"),
+            ("/v1/sessions/loose/turns", {**turn("k21", "x"), "user_id": " "}, "user_id"),
+            ("/v1/facts", {"facts": [{"subject": {"kind": "Person", "name": "Loose Lee"}, "predicate": "HAS_TITLE",
+                                      "value": "CFO", "statement": "  "}]}, "facts[0].statement"),
+            ("/v1/facts", {"facts": [{"subject": {"kind": "Person", "name": "Loose Lee", "summary": " "},
+                                      "predicate": "HAS_TITLE", "value": "CFO"}]}, "facts[0].subject.summary"),
+            ("/v1/facts/retract", {"subject_id": "x", "predicate": "HAS_TITLE", "value": "   "}, "value"),
+            ("/v1/sessions", {"id": "blank-agent", "user_id": "u-42", "agent_id": " "}, "agent_id")):
+        r = c.post(route, json=body)
+        assert r.status_code == 422 and r.json()["field"] == field, (route, body, r.text)
+    assert c.get("/v1/entities", params={"name": "Loose Lee"}).json()["items"] == []
 
 
 def test_an_episode_takes_its_source_from_its_role_unless_given(client_for, tenant):

@@ -18,7 +18,7 @@ router = APIRouter(prefix="/v1/admin", tags=["admin"])
 
 class KeyCreate(Input):
     role: Literal["agent", "analyst", "admin"] = Field(examples=["agent"])
-    name: str | None = Field(default=None, max_length=200, examples=["support-bot"])
+    name: str | None = Field(default=None, max_length=200, pattern=r"\S", examples=["support-bot"])
 
 
 class KeyCreated(BaseModel):

@@ -74,8 +74,8 @@ class FactRetraction(Input):
 
     subject_id: str = Field(min_length=1, examples=["5b9d3c0e8f7a41d2a6e4b1c9d8f7e6a5"])
     predicate: PredicateName = Field(examples=["PREFERS_CHANNEL"])
-    object_id: str | None = Field(default=None, min_length=1)
-    value: str | None = Field(default=None, min_length=1, examples=["phone"])
+    object_id: str | None = Field(default=None, min_length=1, pattern=r"\S")
+    value: str | None = Field(default=None, min_length=1, pattern=r"\S", examples=["phone"])
     at: UtcDatetime | None = None
     episode_id: str | None = None
 

@@ -120,8 +120,8 @@ class TurnEpisode(Spoken):
     `idempotency_key` hold more than whitespace; `source` defaults by `role` (`graphmem.models.Spoken`)."""
 
     kind: EpisodeKind = "message"
-    role: str | None = Field(default=None, max_length=50, examples=["user"])
-    speaker: str | None = Field(default=None, max_length=200)
+    role: str | None = Field(default=None, max_length=50, pattern=r"\S", examples=["user"])
+    speaker: str | None = Field(default=None, max_length=200, pattern=r"\S")
     content: str = Field(min_length=1, pattern=r"\S", examples=["I want a refund for order A-10293"])
     occurred_at: UtcDatetime = Field(examples=["2024-05-01T09:00:00Z"])
     idempotency_key: str | None = Field(default=None, min_length=1, max_length=200, pattern=r"\S")
@@ -149,8 +149,8 @@ class PinUpdate(Input):
 class TurnIn(Input):
     """Append a turn at its end: episodes and pin updates, idempotent by `idempotency_key`."""
 
-    idempotency_key: str = Field(min_length=1, max_length=200, examples=["turn-7f3a"])
-    user_id: str = Field(min_length=1, max_length=200, examples=["u-42"])
+    idempotency_key: str = Field(min_length=1, max_length=200, pattern=r"\S", examples=["turn-7f3a"])
+    user_id: str = Field(min_length=1, max_length=200, pattern=r"\S", examples=["u-42"])
     agent_version: str | None = Field(default=None, max_length=100, examples=["support-bot 2.3.1"])
     prompt_version: str | None = Field(default=None, max_length=100, examples=["refunds-v7"])
     tool_version: str | None = Field(default=None, max_length=100, examples=["tools-2024-05"])
