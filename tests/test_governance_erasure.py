@@ -180,6 +180,35 @@ def test_an_end_stated_by_an_assertion_survives_erasure_and_says_nothing_of_othe
     assert (g["status"], g["valid_to"].to_native()) == ("closed", T0)
 
 
+def test_erasure_leaves_one_value_where_a_later_one_follows_a_stated_end(gov, graph, db, tenant):
+    """Found by a helper: Engineer from T0, Manager from T0+20d "until T0+40d" (it closed Engineer), Director from
+    T0+60d (nothing to close). Erasing Manager re-opened Engineer beside Director: two current titles. Had Manager
+    never been said, Engineer runs to Director's start, which supersedes it; so for a multi-valued KNOWS too."""
+    e = [episode(graph, tenant, f"t{i}", minutes=i) for i in range(6)]
+    eng = fact(graph, tenant, person("Era Three"), "HAS_TITLE", e[0], value="Engineer").fact_id
+    mgr = fact(graph, tenant, person("Era Three"), "HAS_TITLE", e[1], value="Manager", days=20,
+               valid_to=T0 + timedelta(days=40)).fact_id
+    dire = fact(graph, tenant, person("Era Three"), "HAS_TITLE", e[2], value="Director", days=60)
+    assert dire.action == "created"
+    gov.forget(tenant, fact_id=mgr)
+    g = fact_node(db, eng)
+    assert (g["status"], g["valid_to"].to_native()) == ("closed", T0 + timedelta(days=60))
+    links = raw(db, "MATCH (n:Fact)-[:SUPERSEDES]->(o:Fact {id: $id}) RETURN n.id AS n", id=eng)
+    assert [r["n"] for r in links] == [dire.fact_id]
+    sam = graph.get_fact(tenant, eng).subject_id
+    assert [f.value for f in graph.facts_about(tenant, sam, predicates=["HAS_TITLE"])] == ["Director"]
+
+    stated = fact(graph, tenant, person("Era Four"), "KNOWS", e[3], obj=person("Frank Era"), days=20,
+                  valid_to=T0 + timedelta(days=40)).fact_id
+    early = fact(graph, tenant, person("Era Four"), "KNOWS", e[4], obj=person("Frank Era"))
+    late = fact(graph, tenant, person("Era Four"), "KNOWS", e[5], obj=person("Frank Era"), days=60)
+    assert (early.action, late.action) == ("history", "created")
+    gov.forget(tenant, fact_id=stated)
+    era = graph.get_fact(tenant, early.fact_id).subject_id
+    assert [f.id for f in graph.facts_about(tenant, era, predicates=["KNOWS"])] == [late.fact_id]
+    assert graph.get_fact(tenant, early.fact_id).valid_to == T0 + timedelta(days=60)
+
+
 def test_erasing_a_middle_value_extends_the_older_one_to_the_next(gov, graph, db, tenant):
     eps = [episode(graph, tenant, f"Dana works at org {i}", minutes=i) for i in range(3)]
     ids = [fact(graph, tenant, person("Dana"), "WORKS_AT", eps[i], obj=org(f"Org{i}"), days=10 * i).fact_id

@@ -1,6 +1,7 @@
 // The supersession neighbourhood of facts $ids (about to be deleted): each fact's validity (and the end its assertion
-// stated), the facts it superseded (with all of their superseders, their stated end and the end a retraction gave
-// them before they were closed again) and the facts that superseded it.
+// stated), the facts it superseded (with all of their superseders, their stated end, the end a retraction gave
+// them before they were closed again, and `next`: the earliest surviving believed fact of their timeline that starts
+// after them, any object for a predicate in $single_valued, the same object otherwise) and the facts that superseded it.
 UNWIND $ids AS fid
 MATCH (d:Fact {id: fid})
 WHERE d.tenant_id = $tenant_id
@@ -10,10 +11,18 @@ CALL (d) {
   OPTIONAL MATCH (n:Fact)-[:SUPERSEDES]->(o)
   WITH o, collect(n.id) AS superseders
   WHERE o IS NOT NULL
+  CALL (o) {
+    OPTIONAL MATCH (o)-[:SUBJECT]->(:Entity)<-[:SUBJECT]-(x:Fact)
+    WHERE x.tenant_id = $tenant_id AND x.predicate = o.predicate AND NOT x.id IN $ids
+      AND x.status IN ['current', 'closed', 'retracted'] AND x.valid_from > o.valid_from
+      AND (o.predicate IN $single_valued OR x.object_key = o.object_key)
+    WITH x ORDER BY x.valid_from, x.id
+    RETURN head(collect(x {.id, .valid_from})) AS next
+  }
   RETURN collect({id: o.id, valid_from: o.valid_from, valid_to: o.valid_to, status: o.status,
                   stated_valid_to: o.stated_valid_to, prior_valid_to: o.prior_valid_to,
                   prior_status: o.prior_status, prior_value_retraction: coalesce(o.prior_value_retraction, false),
-                  superseders: superseders}) AS olders
+                  superseders: superseders, next: next}) AS olders
 }
 CALL (d) {
   OPTIONAL MATCH (n:Fact)-[:SUPERSEDES]->(d)

@@ -25,6 +25,7 @@ from typing import Literal, NamedTuple
 from graphmem.errors import InvalidInput, NotFound, Refused
 from graphmem.governance import audit
 from graphmem.governance.models import ERASURE_KINDS, Receipt, TargetKind, every_kind
+from graphmem.graph import TemporalGraph
 from graphmem.store import Database, require_tenant
 from graphmem.store.db import Tx
 from graphmem.timeutil import to_utc, utcnow
@@ -55,14 +56,17 @@ def plan_repairs(deleted: set[str], around: list[dict]) -> tuple[dict[str, End],
 
     `around`: one dict per deleted fact {id, valid_from, valid_to, stated_valid_to, status, value_retraction,
     newers: [ids superseding it], olders: [{id, valid_from, valid_to, status, stated_valid_to, prior_valid_to,
-    prior_status, prior_value_retraction, superseders: [ids]}]} (cypher governance/supersession_around).
+    prior_status, prior_value_retraction, superseders: [ids], next: {id, valid_from} or None}]}
+    (cypher governance/supersession_around).
     A surviving older fact O that a deleted fact D closed (O.status 'closed', O.valid_to == D.valid_from) and
     that nothing surviving supersedes inherits the end of the erased run: walking up from D through deleted
     superseders to the last one T, O.valid_to := T.valid_to (None re-opens O as current) and the first surviving
     fact N that superseded T now supersedes O. An end T's own assertion stated (`stated_valid_to`, no surviving
     superseder, no retraction) says nothing of O, which then has no inherited end. O never ends later than its
     own assertion stated, nor than a retraction that had ended it before D closed it again (`prior_status`
-    'retracted': that end and status come back). Retracted and corrected facts are never re-opened (a correction
+    'retracted': that end and status come back), nor later than the start of `next`, the first surviving fact of
+    its timeline after it, which then supersedes it (a run that ended where it said, followed by a later value,
+    leaves O running up to that value). Retracted and corrected facts are never re-opened (a correction
     said the value was wrong; a retraction ended it).
 
     Returns ({older_id: its `End`}, {(newer_id, older_id) links to add}).
@@ -92,9 +96,13 @@ def plan_repairs(deleted: set[str], around: list[dict]) -> tuple[dict[str, End],
             inherited = End(end, "retracted", bool(top.get("value_retraction"))) if retracted else End(end)
             if not newer and not retracted and end is not None and _native(top.get("stated_valid_to")) == end:
                 inherited = End(None)      # the erased run ended where it said it would
-            end = min([inherited, *_own_ends(o)], key=_later_is_none)
+            nxt = o.get("next")
+            following = [End(_native(nxt["valid_from"]))] if nxt else []
+            end = min([inherited, *_own_ends(o), *following], key=_later_is_none)
             if (end.valid_to, end.status) != (_native(o["valid_to"]), o["status"]):   # else it keeps what it has
                 ends[o["id"]] = end
+            if nxt and end.valid_to == _native(nxt["valid_from"]):
+                newer = nxt["id"]        # the value that follows now closes it (ties: the timeline's own fact)
             if newer:
                 links.add((newer, o["id"]))
     return ends, links
@@ -119,8 +127,8 @@ def _later_is_none(e: End) -> tuple[bool, datetime | None]:
 class Eraser:
     """Runs the cascade. `forget` is the user-facing erasure; `expire` is the sweeper's variant."""
 
-    def __init__(self, db: Database):
-        self.db = db
+    def __init__(self, db: Database, graph: TemporalGraph):
+        self.db, self.graph = db, graph
 
     # ---- public -----------------------------------------------------------------------------
     def forget(self, tenant_id: str, *, user_id: str | None = None, session_id: str | None = None,
@@ -212,7 +220,8 @@ class Eraser:
         candidates = tx.one("governance/mentioned_entities", **t, episode_ids=episodes, fact_ids=delete_ids)["ids"]
         ends, links = {}, set()
         if mode == "erase" and delete_ids:
-            around = tx.rows("governance/supersession_around", **t, ids=delete_ids)
+            single = [p.name for p in self.graph.ontology(tenant_id).predicates.values() if p.single_valued]
+            around = tx.rows("governance/supersession_around", **t, ids=delete_ids, single_valued=single)
             ends, links = plan_repairs(delete, around)
         surviving_sessions = []
         if episodes:

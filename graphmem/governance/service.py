@@ -24,7 +24,7 @@ class Governance:
         self.db = db
         self.retention = Retention(db, graph)
         self.holds = Holds(db, self.retention)
-        self.eraser = Eraser(db)
+        self.eraser = Eraser(db, graph)
         self.sweeper = Sweeper(db, settings, self.retention, self.eraser)
         self.memories = Memories(db, graph, self.eraser)
 
