@@ -159,6 +159,25 @@ def test_erasing_a_fact_never_brings_back_a_value_the_user_retracted(gov, graph,
     assert graph.facts_about(tenant, dana, predicates=["PREFERS_CHANNEL"]) == []
 
 
+def test_a_retracted_value_stays_retracted_through_two_closes_and_their_erasure(gov, graph, db, tenant):
+    """Found by a helper: email retracted at T0+40d, then phone from T0+20d and sms from T0+10d (each its own call)
+    closed it twice; the second close overwrote what the first kept, and erasing sms then phone made email current.
+    It ends at its retraction, as had neither been said."""
+    e = [episode(graph, tenant, f"r{i}", minutes=i) for i in range(4)]
+    email = fact(graph, tenant, person("Lee Era"), "PREFERS_CHANNEL", e[0], value="email").fact_id
+    lee = graph.get_fact(tenant, email).subject_id
+    graph.retract(tenant, lee, "PREFERS_CHANNEL", e[1], at=T0 + timedelta(days=40), value="email")
+    phone = fact(graph, tenant, person("Lee Era"), "PREFERS_CHANNEL", e[2], value="phone", days=20).fact_id
+    sms = fact(graph, tenant, person("Lee Era"), "PREFERS_CHANNEL", e[3], value="sms", days=10).fact_id
+    gov.forget(tenant, fact_id=sms)
+    m = fact_node(db, email)
+    assert (m["status"], m["valid_to"].to_native()) == ("closed", T0 + timedelta(days=20))
+    gov.forget(tenant, fact_id=phone)
+    m = fact_node(db, email)
+    assert (m["status"], m["valid_to"].to_native()) == ("retracted", T0 + timedelta(days=40))
+    assert graph.facts_about(tenant, lee, predicates=["PREFERS_CHANNEL"]) == []
+
+
 def test_an_end_stated_by_an_assertion_survives_erasure_and_says_nothing_of_others(gov, graph, db, tenant):
     """Found by a helper. Aco from T0 (open), then Bco from T0+10d "until T0+20d": erasing Bco made Aco end at
     T0+20d, Bco's own end; had Bco never been said, Aco is current. And Globex "from T0-10d until T0" sent after

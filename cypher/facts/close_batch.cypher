@@ -4,7 +4,9 @@
 // until now as prior_valid_to (prior_status), replaced at reclosed_at, so "valid at as_of as known at known_at" still sees the earlier end before reclosed_at.
 // A retraction that named the fact's object or value marks it `value_retraction` (graphmem.temporal.decide: a
 // late value inside that interval is another value, which that retraction did not end); any other close clears it
-// (the flag believed until then is kept as prior_value_retraction, for erasure repair).
+// (the flag believed until then is kept as prior_value_retraction, for erasure repair). A retracted fact closed
+// again keeps its retraction's end and flag as retraction_valid_to / retraction_value through every later close
+// (erasure repair never lets it run past them: graphmem.governance.erasure).
 // $rows: [{id, valid_to (DATETIME or ISO 8601 string), status, value_retraction (optional)}]
 UNWIND $rows AS r
 MATCH (f:Fact {id: r.id}) WHERE f.tenant_id = $tenant_id
@@ -13,6 +15,10 @@ WITH f, r, f.closed_at IS NOT NULL AND f.valid_to IS NOT NULL
 SET f.prior_valid_to = CASE WHEN again THEN f.valid_to ELSE f.prior_valid_to END,
     f.prior_status = CASE WHEN again THEN f.status ELSE f.prior_status END,
     f.prior_value_retraction = CASE WHEN again THEN f.value_retraction ELSE f.prior_value_retraction END,
+    f.retraction_valid_to = CASE WHEN again AND f.status = 'retracted' THEN f.valid_to
+                                 ELSE f.retraction_valid_to END,
+    f.retraction_value = CASE WHEN again AND f.status = 'retracted' THEN f.value_retraction
+                              ELSE f.retraction_value END,
     f.reclosed_at = CASE WHEN again THEN $now ELSE f.reclosed_at END,
     f.closed_at = coalesce(f.closed_at, $now), f.valid_to = datetime(r.valid_to), f.status = r.status,
     f.value_retraction = CASE WHEN r.value_retraction THEN true END
