@@ -87,20 +87,22 @@ class TemporalGraph:
     # ---- episodes ---------------------------------------------------------------------------
     def append_episode(self, tenant_id: str, episode: EpisodeIn, *, extraction_status: str = "pending",
                        agent_id: str | None = None, extraction_reason: str | None = None, searchable: bool = True,
-                       on_created: Callable[[Tx, Episode], None] | None = None) -> tuple[Episode, bool]:
+                       on_created: Callable[[Tx, Episode], None] | None = None,
+                       ingested_at: datetime | None = None) -> tuple[Episode, bool]:
         """Store an episode (idempotent by `idempotency_key`) in one transaction. Returns (episode, created).
 
         `extraction_reason` says why a job ended at intake (stored with `finished_at`); `searchable` false keeps the
         episode out of search (`graphmem.store.episodes.append`); `on_created(tx, episode)`
         runs in the same transaction when the episode was created (e.g. to record write-policy refusals), so
-        everything an accepted episode needs is committed together."""
+        everything an accepted episode needs is committed together. `ingested_at` (UTC; default now): the arrival
+        time, one for the episodes of one call."""
         require_tenant(tenant_id)
         tokens = self._tokens.count(episode.content)
 
         def work(tx: Tx) -> tuple[Episode, bool]:
             stored, created = episode_store.append(
                 tx, tenant_id, episode, self.settings, token_count=tokens, extraction_status=extraction_status,
-                agent_id=agent_id, extraction_reason=extraction_reason, searchable=searchable)
+                agent_id=agent_id, extraction_reason=extraction_reason, searchable=searchable, now=ingested_at)
             if created and on_created is not None:
                 on_created(tx, stored)
             return stored, created

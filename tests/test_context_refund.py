@@ -247,15 +247,21 @@ def test_a_backdated_last_turn_stays_raw_through_compaction(make_context, tenant
     for i in range(2, 8):
         chatter(ctx, tenant, sid, i)
         ctx.wait_for_compaction(tenant, sid)
-    late = TurnIn(idempotency_key="late", user_id="u-42", episodes=[TurnEpisode(
-        kind="event", content="Carrier note: parcel P-5521 was returned to the depot.",
-        occurred_at=T0 - timedelta(hours=1))])
+    late = TurnIn(idempotency_key="late", user_id="u-42", episodes=[
+        TurnEpisode(kind="event", content="Carrier note: parcel P-5521 was returned to the depot.",
+                    occurred_at=T0 - timedelta(hours=1)),
+        TurnEpisode(kind="tool_result", content="depot scan: P-5521 shelf 4", occurred_at=T0 - timedelta(minutes=59))])
     ctx.append_turn(tenant, sid, late)
     done = ctx.compact_now(tenant, sid, force=True)
     assert done.summary is not None, done
-    raw = {e.content for e in ctx.compactor.raw_tail(tenant, sid)}
-    assert "Carrier note: parcel P-5521 was returned to the depot." in raw
-    assert "parcel P-5521 was returned" in window(ctx, tenant, sid, budget=4000).text
+    raw = {e.content for e in ctx.compactor.raw_tail(tenant, sid)}   # both episodes of the turn (helper-found)
+    assert {"Carrier note: parcel P-5521 was returned to the depot.", "depot scan: P-5521 shelf 4"} <= raw
+    text = window(ctx, tenant, sid, budget=4000).text
+    assert "parcel P-5521 was returned" in text and "shelf 4" in text
+    # once folded, the summary's span runs from the earliest turn to the latest (it read backwards)
+    ctx.append_turn(tenant, sid, turn(40, {"role": "user", "content": "Thanks, and the refund?"}))
+    folded = ctx.compact_now(tenant, sid, force=True).summary
+    assert folded.covers_from_at == T0 - timedelta(hours=1) and folded.covers_from_at < folded.covers_to_at
 
 
 def test_compaction_never_proposes_a_deleted_pin_or_a_gates_approval_again(make_context, db, tenant):

@@ -213,13 +213,16 @@ class Compactor:
                                           self.settings.summary_max_tokens)
         source_tokens = sum(e.token_count for e in older) + (previous.tokens if previous else 0)
         now = utcnow()
+        # the span covered, earliest to latest turn (a backdated turn folded later may widen it at either end)
+        span = sorted([(e.occurred_at, e.id) for e in (older[0], older[-1])] + (
+            [(previous.covers_from_at, previous.covers_from), (previous.covers_to_at, previous.covers_to)]
+            if previous else []))
         props = {
             "session_id": session_id, "text": draft.text, "model": draft.model, "prompt_version": PROMPT_VERSION,
             "fallback_reason": draft.fallback_reason, "tokens": self.counter.count(draft.text),
             "source_tokens": source_tokens,
-            "covers_from": previous.covers_from if previous else older[0].id,
-            "covers_from_at": previous.covers_from_at if previous else older[0].occurred_at,
-            "covers_to": older[-1].id, "covers_to_at": older[-1].occurred_at,
+            "covers_from": span[0][1], "covers_from_at": span[0][0],
+            "covers_to": span[-1][1], "covers_to_at": span[-1][0],
         }
 
         # 3. the new revision, unless another compaction got there first

@@ -14,6 +14,7 @@ from graphmem.ingest.policy import PolicyRefusal, initial_status, redact_episode
 from graphmem.models import AssertOutcome, Episode, EpisodeIn, FactIn
 from graphmem.store import episodes as episode_store
 from graphmem.store import require_tenant
+from graphmem.timeutil import utcnow
 
 
 class IngestService:
@@ -57,16 +58,19 @@ class IngestService:
         two episodes of the batch share a key with different content, when the key already names another stored
         episode, and `episodes[i].user_id` when the session belongs to another user (all checked before any write,
         `graphmem.store.episodes.batch_conflict`: a refused batch stores nothing). With `batch` false (one episode
-        sent on its own) the fields are named without the `episodes[0].` prefix.
+        sent on its own) the fields are named without the `episodes[0].` prefix. The episodes of one call share one
+        `ingested_at` (a turn's episodes arrived together: `graphmem.context.compaction` keeps them raw together).
         """
         cleaned = self._checked(tenant_id, episodes, batch, conflicts=len(episodes) > 1)
         out: list[tuple[Episode, bool]] = []
+        arrived = utcnow()
         for i, (clean, kinds) in enumerate(cleaned):
             status, reason = initial_status(clean, self.settings) if extract else ("skipped", jobs.EXPLICIT_FACTS)
             try:
                 out.append(self.graph.append_episode(tenant_id, clean, extraction_status=status, agent_id=agent_id,
                                                      extraction_reason=reason, searchable=searchable,
-                                                     on_created=_record_redaction(tenant_id, kinds) if kinds else None))
+                                                     on_created=_record_redaction(tenant_id, kinds) if kinds else None,
+                                                     ingested_at=arrived))
             except InvalidInput as exc:
                 if not batch:
                     raise

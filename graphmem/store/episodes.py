@@ -8,7 +8,7 @@ or session.
 """
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from graphmem.errors import InvalidInput, NotFound
 from graphmem.models import Episode, EpisodeIn, new_id
@@ -20,8 +20,10 @@ from graphmem.timeutil import utcnow
 
 def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_count: int,
            extraction_status: str = "pending", agent_id: str | None = None,
-           extraction_reason: str | None = None, searchable: bool = True) -> tuple[Episode, bool]:
-    """Store `ep` (already redacted by the write policy). Returns (episode, created).
+           extraction_reason: str | None = None, searchable: bool = True,
+           now: datetime | None = None) -> tuple[Episode, bool]:
+    """Store `ep` (already redacted by the write policy), ingested at `now` (UTC, default the current time).
+    Returns (episode, created).
 
     With `searchable` false (the record of an API write, api/routes/facts.py) the episode is stored with
     `searchable: false` and no full-text terms: search never returns it (`cypher/search/rank`), while it stays the
@@ -42,7 +44,7 @@ def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_c
     if len(ep.content) > settings.max_episode_chars:
         raise InvalidInput(f"content is {len(ep.content)} characters; the limit is {settings.max_episode_chars}",
                            field="content")
-    now = utcnow()
+    now = now or utcnow()
     eid = new_id()
     props = ep.model_dump(exclude_none=True)
     occurred_at = props.pop("occurred_at")
