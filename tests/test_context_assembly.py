@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 from types import SimpleNamespace
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from graphmem.context import assembly
 from graphmem.context.assembly import TIERS, Candidate, fit
@@ -197,4 +197,24 @@ def test_markers_stand_only_between_placed_turns():
     out = fit(cands, 100, COUNTER)
     assert [p.id for p in out.pieces if p.tier == "recent"] == ["episode:e5"]
     assert sorted(d.id for d in out.dropped) == [f"episode:e{i}" for i in range(5)]
-    assert all("does not fit" in d.reason or "exhausted" in d.reason for d in out.dropped)
+    assert all(any(w in d.reason for w in ("does not fit", "exhausted", "older than")) for d in out.dropped)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.integers(1, 400), min_size=1, max_size=8), st.integers(20, 400))
+@example([1, 30, 400], 40).via("the helper's case: the oldest turn shown, the two newer ones gone")
+@example([1, 30, 400], 68)
+def test_the_raw_turns_shown_are_the_newest_without_an_unmarked_gap(sizes, budget):
+    """Found by a helper: with a tool dump and its marker both too long, the walk went on and placed an older, shorter
+    turn ("Cancel order A-1") while the newer one that reversed it was missing without a trace. Whatever the sizes
+    and budget, the turns shown (whole or as markers) are the newest ones, contiguous."""
+    t = datetime(2024, 5, 1, 9, 0, tzinfo=timezone.utc)
+    turns = [SimpleNamespace(id=f"e{i}", kind="message", role="user", speaker=None, source="user_explicit",
+                             content="word " * n, occurred_at=t.replace(minute=i)) for i, n in enumerate(sizes)]
+    cands = {"system": [assembly.system_candidate("Be.")],
+             "recent": assembly.tail_candidates(list(reversed(turns)))}
+    out = fit(cands, budget, COUNTER)
+    shown = sorted(int(p.id.removeprefix("episode:e")) for p in out.pieces if p.tier == "recent")
+    assert shown == list(range(len(sizes) - len(shown), len(sizes))), (shown, sizes, budget)
+    assert not shown or not next(p for p in out.pieces if p.id == f"episode:e{shown[0]}").truncated
+    assert COUNTER.count(out.text) <= budget

@@ -6,7 +6,8 @@ retrieved facts and episodes (cited), documents (cited snippets).
 
 `fit` walks the tiers in that order and, inside a tier, the candidates in priority order. A candidate that does
 not fit in what is left of the budget is skipped (listed in `dropped` with the reason) and the walk goes on (a raw
-turn between two placed ones leaves a one-line marker with its size and episode id instead of a silent gap); a
+turn between two placed ones leaves a one-line marker with its size and episode id instead of a silent gap, and the
+raw turns stay contiguous from the newest: none is placed older than one left out unmarked); a
 later tier never takes room from an earlier one, because earlier tiers are placed first and nothing placed is
 ever removed for a later piece. If the system policy alone does not fit, `fit` refuses (`InvalidInput`, field
 `budget`). Each tier renders as a heading line followed by its pieces in the tier's render order (the tail:
@@ -97,7 +98,9 @@ class Candidate:
     """A piece offered to `fit`. `order` sorts the placed pieces of a tier for rendering; `min_tokens` > 0 lets a
     piece be cut (with an ellipsis) to fit, down to that many tokens (document snippets); `stand_in`, when given,
     is placed instead of a text that does not fit (a one-line marker, so a raw turn left out leaves no silent gap
-    between the turns around it; its last `SIZE` becomes the text's size in tokens), as a `truncated` piece."""
+    between the turns around it; its last `SIZE` becomes the text's size in tokens), as a `truncated` piece. When
+    neither fits, the tier stops there: the candidates after it (older turns) are dropped, never placed past a gap
+    nothing marks."""
 
     tier: Tier
     id: str
@@ -147,7 +150,12 @@ def fit(candidates: dict[str, Sequence[Candidate]], budget: int, counter: Counte
     for tier in TIERS:
         header = counter.count(HEADERS[tier])
         stood_in: dict[str, int] = {}   # candidate id -> size of the text a placed marker stands in for
+        cut = False                     # a candidate with a stand-in left out without trace: the rest follow it
         for cand in candidates.get(tier, ()):
+            if cut:
+                dropped.append(Dropped(tier=tier, id=cand.id, tokens=None,
+                                       reason="older than a turn left out of the window" + cand.note))
+                continue
             text = _clean(cand.text)
             tokens = counter.count(text)
             extra = 0 if placed[tier] else header
@@ -166,6 +174,7 @@ def fit(candidates: dict[str, Sequence[Candidate]], budget: int, counter: Counte
                 reason = "budget exhausted" if budget - used <= extra else f"does not fit: needs {tokens + extra} " \
                          f"tokens, {max(budget - used, 0)} left"
                 dropped.append(Dropped(tier=tier, id=cand.id, tokens=tokens, reason=reason + cand.note))
+                cut = bool(cand.stand_in)   # never an older turn after a newer one left out unmarked
                 continue
             used += tokens + extra
             placed[tier].append((cand, WindowPiece(tier=tier, id=cand.id, tokens=tokens + extra, text=text,
