@@ -25,3 +25,20 @@ def test_a_users_standing_constraint_outlives_tool_numbers():
     summary = ExtractiveSummarizer(TokenCounter.for_model("gpt-4")).summarize("t", None, turns, max_tokens=80).text
     assert "Never call me on my landline" in summary and "I prefer morning deliveries" in summary, summary
     assert "status: parcel" in summary   # the rest of the room still goes to the numbers
+
+
+def test_a_constraint_survives_every_revision_and_short_ones_are_kept():
+    """Found by a helper: revision 1 kept "Never call me on my landline" but revision 3 lost it (lines of the previous
+    summary were scored as nobody's), and "Email only, please." or "Don’t text me." (a curly apostrophe) were dropped
+    as chatter at the first compaction."""
+    summarizer = ExtractiveSummarizer(TokenCounter.for_model("gpt-4"))
+    text = None
+    turns = [ep(0, "user", "Never call me on my landline."), ep(1, "user", "Email only, please."),
+             ep(2, "user", "Don’t text me.")]
+    for rev in range(4):
+        turns += [ep(10 * rev + i, "tool", f"Sku {1000 + i} qty {i}. Bin {i} row {rev}.", kind="tool_result")
+                  for i in range(1, 13)]
+        text = summarizer.summarize("t", text, turns, max_tokens=90).text
+        turns = []
+        for needle in ("landline", "Email only", "Don’t text me"):
+            assert needle in text, (rev, needle, text)

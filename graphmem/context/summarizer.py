@@ -30,7 +30,7 @@ _KEEP = re.compile(r"\b(approv\w*|reject\w*|declin\w*|cancel\w*|refund\w*|escala
                    r"asked|request\w*|policy|manager|obligation)\b", re.I)
 # Words that state a standing constraint or preference of the user ("never call me on my landline", "email only"):
 # what the agent must keep honouring long after the turn that said it (seed 000: keep constraints and goals).
-_CONSTRAINT = re.compile(r"\b(never|always|don'?t|do not|must not|mustn'?t|only|avoid\w*|prefer\w*|instead|"
+_CONSTRAINT = re.compile(r"\b(never|always|don['’]?t|do not|must not|mustn['’]?t|only|avoid\w*|prefer\w*|instead|"
                          r"allerg\w*|no longer|stop|under no circumstances)\b", re.I)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
@@ -51,8 +51,9 @@ class Summarizer(Protocol):
 class ExtractiveSummarizer:
     """Deterministic extractive summary: scores sentences (numbers +3, decision/obligation words +3, a user's
     constraint or preference +5 (`_CONSTRAINT`: it outranks a tool dump's numbers), user turns +1, lines of the
-    previous summary +2), drops chatter (under 4 words without digits) and exact repeats (repeated tool
-    dumps), keeps the best lines that fit in `max_tokens` and renders them in their original order."""
+    previous summary +2, scored again as the user's when they were: a constraint survives every revision), drops
+    chatter (under 4 words without digits or a user's constraint: "Email only, please." stays) and exact repeats
+    (repeated tool dumps), keeps the best lines that fit in `max_tokens` and renders them in their original order."""
 
     model = EXTRACTIVE_MODEL
 
@@ -65,8 +66,9 @@ class ExtractiveSummarizer:
         pos = 0
         for line in (previous or "").splitlines():
             line = line.strip().removeprefix("- ").strip()
-            if line:
-                items.append((self._score(line, False) + 2, pos, line))
+            if line:   # "user: ..." lines keep what a user's words score (a constraint stays a constraint)
+                who, _, said = line.partition(": ")
+                items.append((self._score(said or line, who == "user") + 2, pos, line))
                 seen.add(self._norm(line))
                 pos += 1
         for e in turns:
@@ -77,7 +79,8 @@ class ExtractiveSummarizer:
                     continue
                 line = f"{who}: {sentence}"
                 norm = self._norm(sentence)
-                if norm in seen or (len(sentence.split()) < 4 and not re.search(r"\d", sentence)):
+                if norm in seen or (len(sentence.split()) < 4 and not re.search(r"\d", sentence)
+                                    and not (who == "user" and _CONSTRAINT.search(sentence))):
                     continue
                 seen.add(norm)
                 items.append((self._score(sentence, who == "user"), pos, line))
