@@ -291,3 +291,25 @@ def test_compaction_never_proposes_a_deleted_pin_or_a_gates_approval_again(make_
     from tests.test_governance_support import raw
     assert raw(db, "MATCH (s:Session {tenant_id: $t, id: $s}) RETURN s.dismissed_pins AS d", t=tenant, s=sid) == [
         {"d": None}]
+
+
+def test_a_deleted_gate_or_amount_is_not_proposed_again_in_another_spelling(make_context, tenant):
+    """Found by a helper: deleting a human-gate pin let compaction propose its approval id as a new candidate, and
+    a deleted amount "1299.00" came back as "1299" when a later turn wrote "$1,299"."""
+    ctx = make_context(**SMALL)
+    sid = "respelled"
+    ctx.append_turn(tenant, sid, turn(0, {"role": "user", "content": "The blender cost $1,299.00 in the end."},
+                                      pins=[PinUpdate(key="amount", value={"type": "amount", "value": "1299.00"}),
+                                            PinUpdate(key="gate", value={
+                                                "type": "human_gate", "value": "approved", "gate": "refund",
+                                                "approval_id": "APR-9911"})]))
+    ctx.pins.delete(tenant, sid, "amount", expected_version=1)
+    ctx.pins.delete(tenant, sid, "gate", expected_version=1)
+    ctx.append_turn(tenant, sid, turn(1, {"kind": "tool_result", "role": "tool",
+                                          "content": "approval APR-9911 recorded; charged $1,299 to the card"}))
+    for i in range(2, 8):
+        chatter(ctx, tenant, sid, i)
+        ctx.wait_for_compaction(tenant, sid)
+    assert len(ctx.summaries.list(tenant, sid)) >= 1
+    pins = {p.key: p.value.primary() for p in ctx.pins.list(tenant, sid)}
+    assert "amount" not in pins and "approval_id" not in pins, pins

@@ -29,7 +29,7 @@ import pycountry
 
 from graphmem.context.models import CompactionResult, Summary
 from graphmem.context.pins import (AmountValue, ApprovalIdValue, CurrencyValue, IdempotencyKeyValue, ObligationValue,
-                                   OrderIdValue, PinStore, PinValue)
+                                   OrderIdValue, PinStore, PinValue, value_keys)
 from graphmem.context.summarizer import PROMPT_VERSION, Summarizer
 from graphmem.errors import Conflict, NotFound
 from graphmem.models import Episode, new_id
@@ -202,7 +202,7 @@ class Compactor:
             return CompactionResult(reason="nothing older than the kept tail")
         # 1. pins first: candidates for keys and values nobody pinned yet
         held = self.pins.held_values(tenant_id, session_id)
-        candidates = [c for c in extract_candidates(older) if (c[1].type, c[1].primary()) not in held]
+        candidates = [c for c in extract_candidates(older) if not value_keys(c[1]) & held]
         created = self.pins.add_candidates(tenant_id, session_id, candidates)
         # 2. the prose shrinks
         before = self.summaries.current(tenant_id, session_id)

@@ -288,6 +288,24 @@ def from_row(row: dict[str, Any]) -> Pin:
                written_by=row.get("written_by") or "agent", created_at=row["created_at"], updated_at=row["updated_at"])
 
 
+def _value_key(value_type: str, primary: str) -> tuple[str, str]:
+    """(type, primary value) as compared for sameness: an amount by its number ("1299.00" is "1299")."""
+    if value_type == "amount":
+        try:
+            return value_type, format(Decimal(primary).normalize(), "f")
+        except ArithmeticError:
+            pass
+    return value_type, primary
+
+
+def value_keys(value: PinValue) -> set[tuple[str, str]]:
+    """What a pin value holds, as `_value_key`s: its own, and a human gate's approval id (it is that approval)."""
+    keys = {_value_key(value.type, value.primary())}
+    if isinstance(value, HumanGateValue) and value.approval_id:
+        keys.add(_value_key("approval_id", value.approval_id))
+    return keys
+
+
 def _props(value: PinValue) -> dict[str, Any]:
     return {"value_type": value.type, "value": value.primary(),
             "attrs": json.dumps(value.attrs(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)}
@@ -335,16 +353,14 @@ class PinStore:
         self.db.write(lambda tx: delete_in(tx, tenant_id, session_id, key, expected_version))
 
     def held_values(self, tenant_id: str, session_id: str) -> set[tuple[str, str]]:
-        """The (type, primary value) pairs compaction must not propose: every pin's value (a human gate's approval
-        id too: it is that approval), and every value deleted from the session (`cypher/pins/delete`)."""
+        """The `value_keys` compaction must not propose: those of every pin of the session, and of every value
+        deleted from it (`cypher/pins/delete`)."""
         require_tenant(tenant_id)
         held = set()
         for p in self.list(tenant_id, session_id, limit=10_000):
-            held.add((p.value.type, p.value.primary()))
-            if isinstance(p.value, HumanGateValue) and p.value.approval_id:
-                held.add(("approval_id", p.value.approval_id))
+            held |= value_keys(p.value)
         row = self.db.one("pins/dismissed", tenant_id=tenant_id, session_id=session_id)
-        held.update(tuple(d.split(":", 1)) for d in (row["dismissed"] if row else []))
+        held.update(_value_key(*d.split(":", 1)) for d in (row["dismissed"] if row else []))
         return held
 
     def add_candidates(self, tenant_id: str, session_id: str, candidates: list[tuple[str, PinValue, str | None]]
@@ -445,7 +461,8 @@ def delete_in(tx: Tx, tenant_id: str, session_id: str, key: str, expected_versio
         raise NotFound(f"session {session_id!r} has no pin {key!r}", field=f"{prefix}key")
     if current.version != expected_version:
         raise Conflict(f"pin {key!r} is at version {current.version}, not {expected_version}", field=field)
-    tx.run("pins/delete", tenant_id=tenant_id, session_id=session_id, key=key)
+    tx.run("pins/delete", tenant_id=tenant_id, session_id=session_id, key=key,
+           dismissed=sorted(f"{t}:{v}" for t, v in value_keys(current.value)))
 
 
 def pin_version_check(tx: Tx, tenant_id: str, session_id: str, key: str) -> int | None:
