@@ -313,3 +313,19 @@ def test_a_deleted_gate_or_amount_is_not_proposed_again_in_another_spelling(make
     assert len(ctx.summaries.list(tenant, sid)) >= 1
     pins = {p.key: p.value.primary() for p in ctx.pins.list(tenant, sid)}
     assert "amount" not in pins and "approval_id" not in pins, pins
+
+
+def test_compaction_proposes_no_candidate_the_tenants_key_definition_refuses(make_context, tenant):
+    """Found by a helper: with `order_id` defined by the tenant as custom/string, compaction proposed an `order_id`
+    candidate of type order_id, which could never be confirmed (422) and blocked re-saving the definition (409)."""
+    from graphmem.context.pins import PinKeyDef
+    ctx = make_context(**SMALL)
+    ctx.pins.define_key(tenant, PinKeyDef(key="order_id", type="custom", value_type="string"))
+    sid = "defined"
+    ctx.append_turn(tenant, sid, turn(0, {"role": "user", "content": "Refund order A-10293, I paid 129.99 EUR."}))
+    for i in range(1, 7):
+        chatter(ctx, tenant, sid, i)
+        ctx.wait_for_compaction(tenant, sid)
+    pins = {p.key: p for p in ctx.pins.list(tenant, sid)}
+    assert "order_id" not in pins and pins["amount"].status == "candidate", pins
+    ctx.pins.define_key(tenant, PinKeyDef(key="order_id", type="custom", value_type="string", description="ours"))

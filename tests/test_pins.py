@@ -219,3 +219,36 @@ def test_compaction_candidates_keep_a_decimal_amount_in_the_obligation():
     assert found["obligation"].value == "I paid 12.50 EUR for order A-5 and I want to cancel my subscription"
     assert found["amount"].render() == "12.50" and found["currency"].value == "EUR"
     assert found["order_id"].value == "A-5"
+
+
+def test_a_redefinition_and_a_pin_write_at_once_never_leave_a_pin_breaking_its_key(ctx, tenant):
+    """Found by a helper: a redefinition of `amount` as custom/string sent together with an amount pin write both
+    succeeded 22 times in 30, leaving the pin breaking its key's definition. They run one after the other now:
+    either the write is refused or the redefinition is."""
+    import threading
+    broken = 0
+    for i in range(12):
+        sid, key = _session(ctx, tenant), f"amount_{i}"
+        ctx.pins.define_key(tenant, PinKeyDef(key=key, type="amount"))
+        gate, outcome = threading.Barrier(2), {}
+
+        def redefine():
+            gate.wait()
+            try:
+                ctx.pins.define_key(tenant, PinKeyDef(key=key, type="custom", value_type="string"))
+                outcome["define"] = True
+            except Conflict:
+                outcome["define"] = False
+
+        def write():
+            gate.wait()
+            try:
+                ctx.pins.put(tenant, sid, key, parse_value({"type": "amount", "value": "12.50"}), None)
+                outcome["write"] = True
+            except InvalidInput:
+                outcome["write"] = False
+        threads = [threading.Thread(target=redefine), threading.Thread(target=write)]
+        [t.start() for t in threads]
+        [t.join() for t in threads]
+        broken += outcome["define"] and outcome["write"]
+    assert broken == 0

@@ -365,14 +365,22 @@ class PinStore:
 
     def add_candidates(self, tenant_id: str, session_id: str, candidates: list[tuple[str, PinValue, str | None]]
                        ) -> list[str]:
-        """Compaction's only pin write: (key, value, episode id) candidates for keys not yet pinned. Existing pins
-        are never changed. Returns the keys created."""
+        """Compaction's only pin write: (key, value, episode id) candidates for keys not yet pinned and not defined
+        by the tenant as another type (such a candidate could never be confirmed). Existing pins are never changed.
+        Returns the keys created."""
         require_tenant(tenant_id)
-        rows = [{"key": check_key(k), "set_by": ep, **_props(v)} for k, v, ep in candidates]
-        if not rows:
-            return []
-        return [r["key"] for r in self.db.execute("pins/create_candidates", tenant_id=tenant_id,
-                                                   session_id=session_id, rows=rows, now=utcnow(), call_id=new_id())]
+
+        def work(tx: Tx) -> list[str]:
+            rows = []
+            for k, v, ep in candidates:
+                try:
+                    check_definition(tx, tenant_id, check_key(k), v)
+                except InvalidInput:
+                    continue
+                rows.append({"key": k, "set_by": ep, **_props(v)})
+            return [r["key"] for r in tx.rows("pins/create_candidates", tenant_id=tenant_id, session_id=session_id,
+                                              rows=rows, now=utcnow(), call_id=new_id())] if rows else []
+        return self.db.write(work) if candidates else []
 
     # ---- tenant key definitions ------------------------------------------------------------
     def define_key(self, tenant_id: str, definition: PinKeyDef) -> PinKeyDef:
@@ -388,6 +396,7 @@ class PinStore:
         params = dict(tenant_id=tenant_id, key=definition.key, type=definition.type, value_type=definition.value_type)
 
         def work(tx: Tx) -> PinKeyDef:
+            tx.rows("pins/lock_key", tenant_id=tenant_id, key=definition.key)   # pin writes under it wait
             clash = tx.one("pins/key_conflicts", **params)
             if clash["pins"]:
                 raise Conflict(f"{clash['pins']} pin(s) under {definition.key!r} hold another type (sessions "
@@ -419,9 +428,12 @@ def _locked(tx: Tx, tenant_id: str, session_id: str, key: str) -> Pin | None:
     return from_row(row["pin"]) if row["pin"] else None
 
 
-def check_definition(tx: Tx, tenant_id: str, key: str, value: PinValue, field: str = "value.type") -> None:
-    """Raise `InvalidInput` (naming `field`) when the tenant defined pin key `key` with another value type."""
-    definition = tx.one("pins/get_key", tenant_id=tenant_id, key=key)
+def check_definition(tx: Tx, tenant_id: str, key: str, value: PinValue, field: str = "value.type",
+                     lock: bool = False) -> None:
+    """Raise `InvalidInput` (naming `field`) when the tenant defined pin key `key` with another value type. With
+    `lock` (a write) the definition's write lock is taken first, so a redefinition waits for the write or the write
+    sees it (`cypher/pins/lock_key`)."""
+    definition = tx.one("pins/lock_key" if lock else "pins/get_key", tenant_id=tenant_id, key=key)
     if definition:
         d = definition["definition"]
         if value.type != d["type"] or (value.type == "custom" and value.value_type != d.get("value_type")):
@@ -433,7 +445,7 @@ def put_in(tx: Tx, tenant_id: str, session_id: str, key: str, value: PinValue, e
            set_by: str | None, field: str = "version", prefix: str = "") -> tuple[Pin, bool]:
     """`PinStore.put` inside a transaction (see there). `field` names the version field in errors, `prefix` goes
     before the others (`pins[0].` in a turn)."""
-    check_definition(tx, tenant_id, key, value, f"{prefix}value.type")
+    check_definition(tx, tenant_id, key, value, f"{prefix}value.type", lock=True)
     current = _locked(tx, tenant_id, session_id, key)
     now = utcnow()
     props = {**_props(value), "status": "active", "set_by": set_by, "written_by": "agent"}
