@@ -163,9 +163,11 @@ class Input(BaseModel):
 
 ROLE_SOURCES: dict[str, Source] = {"user": "user_explicit", "human": "user_explicit",
                                    "assistant": "inferred", "agent": "inferred", "ai": "inferred",
-                                   "tool": "system", "function": "system", "system": "system"}
+                                   "model": "inferred", "tool": "system", "function": "system", "system": "system",
+                                   "developer": "system"}
 """The source an episode takes from its `role` when it names none: what a user said is theirs, what the assistant
-said was generated, a tool's or the system's output is a system of record. Any other role, or none, is the user's."""
+said was generated (OpenAI's and Gemini's names for it: assistant, model), a tool's, the system's or the developer's
+is a system of record. Any other role, or none, is the user's."""
 
 
 class Spoken(Input):

@@ -11,7 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Literal, get_args
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from graphmem.errors import InvalidInput
 from graphmem.models import KIND_RE, PREDICATE_RE
@@ -58,6 +58,15 @@ class Predicate(BaseModel):
         if not v:
             raise ValueError("at least one kind is required")
         return v
+
+    @model_validator(mode="after")
+    def _symmetric_joins_alike(self) -> "Predicate":
+        """A symmetric predicate joins two entities of the same kinds both ways: one with a literal object, or with
+        other subject and object kinds (Person -> Organization), cannot hold both ways."""
+        if self.symmetric and (LITERAL in self.object_kinds or set(self.subject_kinds) != set(self.object_kinds)):
+            raise ValueError("symmetric: a predicate that holds both ways needs the same subject and object kinds, "
+                             "and no literal object")
+        return self
 
     @property
     def sensitive(self) -> bool:
