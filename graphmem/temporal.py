@@ -77,7 +77,8 @@ class Decision:
 def _duplicate(f: TimelineFact, new: Assertion, stated_end: bool = True) -> Decision:
     """The same object again while `f` holds it: no new fact (provenance only). What the assertion adds is kept:
     an end (`new.valid_to` before `f`'s end closes `f` there, unless `new` may not supersede `f`, when the outcome's
-    reason says the end was not applied), and a stronger belief (a higher-ranked source, or a higher confidence
+    reason says the end was not applied; a later end, or none, for a fact that has one is not applied either, and
+    the reason says so), and a stronger belief (a higher-ranked source, or a higher confidence
     from a source of the same rank: `strengthen`), so that a user re-stating an inferred fact makes it theirs
     and a later inference cannot replace it (DESIGN.md, "Temporal rules")."""
     d = Decision("duplicate", fact_id=f.id)
@@ -90,6 +91,9 @@ def _duplicate(f: TimelineFact, new: Assertion, stated_end: bool = True) -> Deci
             d.reason = f"the end was not applied: {reason}"
         else:
             d.closes.append((f.id, new.valid_to))
+    elif stated_end and f.valid_to is not None and (new.valid_to is None or new.valid_to > f.valid_to):
+        d.reason = (f"the stored fact ends at {f.valid_to.isoformat()}; a later end or none was not applied "
+                    "(an end is moved by correcting the fact)")
     return d
 
 

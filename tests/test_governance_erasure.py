@@ -228,6 +228,21 @@ def test_erasure_leaves_one_value_where_a_later_one_follows_a_stated_end(gov, gr
     assert graph.get_fact(tenant, early.fact_id).valid_to == T0 + timedelta(days=60)
 
 
+def test_an_end_a_duplicate_gave_survives_erasing_a_later_value(gov, graph, db, tenant):
+    """Found by a helper: Acme from T0, then "Acme until T0+30d" (a duplicate that closed it there), then Beta from
+    T0+20d (it closed Acme at its start). Erasing Beta re-opened Acme with no end: the end the duplicate stated
+    was not kept as Acme's own."""
+    e = [episode(graph, tenant, f"d{i}", minutes=i) for i in range(3)]
+    acme = fact(graph, tenant, person("Pat Era"), "WORKS_AT", e[0], obj=org("Acme Era")).fact_id
+    again = fact(graph, tenant, person("Pat Era"), "WORKS_AT", e[1], obj=org("Acme Era"), days=5,
+                 valid_to=T0 + timedelta(days=30))
+    assert (again.action, again.closed_fact_id) == ("duplicate", acme)
+    beta = fact(graph, tenant, person("Pat Era"), "WORKS_AT", e[2], obj=org("Beta Era"), days=20).fact_id
+    gov.forget(tenant, fact_id=beta)
+    a = fact_node(db, acme)
+    assert (a["status"], a["valid_to"].to_native()) == ("closed", T0 + timedelta(days=30))
+
+
 def test_erasing_a_middle_value_extends_the_older_one_to_the_next(gov, graph, db, tenant):
     eps = [episode(graph, tenant, f"Dana works at org {i}", minutes=i) for i in range(3)]
     ids = [fact(graph, tenant, person("Dana"), "WORKS_AT", eps[i], obj=org(f"Org{i}"), days=10 * i).fact_id

@@ -63,6 +63,10 @@ def test_a_duplicate_keeps_the_end_and_the_stronger_belief_it_brings(graph, tena
     late = works_at(graph, tenant, "Acme", d(2023), valid_to=d(2024), source="inferred", confidence=0.99)
     assert late.action == "duplicate" and late.closed_fact_id is None and "end was not applied" in late.reason
     assert timeline(graph, tenant, a.fact_id) == [("Acme", d(2020), d(2025, 12), "closed")]
+    # "still there" for a fact that has ended is not silently taken: the reason says the end stays (helper-found)
+    still = works_at(graph, tenant, "Acme", d(2024))
+    assert still.action == "duplicate" and "ends at 2025-12-01" in still.reason
+    assert timeline(graph, tenant, a.fact_id) == [("Acme", d(2020), d(2025, 12), "closed")]
     # a weaker restatement changes nothing
     works_at(graph, tenant, "Acme", d(2021), source="inferred", confidence=0.3)
     assert (graph.get_fact(tenant, a.fact_id).source, graph.get_fact(tenant, a.fact_id).confidence) == (

@@ -7,7 +7,8 @@
 // (the flag believed until then is kept as prior_value_retraction, for erasure repair). A retracted fact closed
 // again keeps its retraction's end and flag as retraction_valid_to / retraction_value through every later close
 // (erasure repair never lets it run past them: graphmem.governance.erasure).
-// $rows: [{id, valid_to (DATETIME or ISO 8601 string), status, value_retraction (optional)}]
+// A row with `stated` (a duplicate's own end: graphmem.temporal) keeps that end as stated_valid_to as well.
+// $rows: [{id, valid_to (DATETIME or ISO 8601 string), status, value_retraction (optional), stated (optional)}]
 UNWIND $rows AS r
 MATCH (f:Fact {id: r.id}) WHERE f.tenant_id = $tenant_id
 WITH f, r, f.closed_at IS NOT NULL AND f.valid_to IS NOT NULL
@@ -21,7 +22,8 @@ SET f.prior_valid_to = CASE WHEN again THEN f.valid_to ELSE f.prior_valid_to END
                               ELSE f.retraction_value END,
     f.reclosed_at = CASE WHEN again THEN $now ELSE f.reclosed_at END,
     f.closed_at = coalesce(f.closed_at, $now), f.valid_to = datetime(r.valid_to), f.status = r.status,
-    f.value_retraction = CASE WHEN r.value_retraction THEN true END
+    f.value_retraction = CASE WHEN r.value_retraction THEN true END,
+    f.stated_valid_to = CASE WHEN r.stated THEN datetime(r.valid_to) ELSE f.stated_valid_to END
 WITH f
 OPTIONAL MATCH ()-[l:RELATED {fact_id: f.id}]->()
 SET l.valid_to = f.valid_to, l.closed_at = f.closed_at, l.prior_valid_to = f.prior_valid_to,

@@ -176,7 +176,7 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
                 if tf.id == d.fact_id and d.strengthen:
                     tf.source, tf.confidence = d.strengthen
                     strengthen[tf.id] = {"id": tf.id, "source": tf.source, "confidence": tf.confidence}
-            _close(closes, timeline, d.closes)
+            _close(closes, timeline, d.closes, stated=True)   # the end the duplicate's assertion gave
             continue
         statement = f.statement or p.statement(subj.name, obj.name if obj else f.value)
         status = ("candidate" if d.action == "candidate" else "current" if d.valid_to is None
@@ -216,11 +216,13 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
     return outcomes
 
 
-def _close(closes: dict[str, dict], timeline: list[TimelineFact], ends: list[tuple[str, datetime]]) -> None:
+def _close(closes: dict[str, dict], timeline: list[TimelineFact], ends: list[tuple[str, datetime]],
+           stated: bool = False) -> None:
     """Record the decision's `ends` ((fact id, valid_to) pairs) as `facts/close_batch` rows in `closes`, and in
-    the batch's in-memory `timeline`, so a later fact of the batch sees them."""
+    the batch's in-memory `timeline`, so a later fact of the batch sees them. `stated`: an assertion of the fact
+    itself gave that end (kept as its `stated_valid_to`, for erasure repair)."""
     for fid, vt in ends:
-        closes[fid] = {"id": fid, "valid_to": iso(vt), "status": "closed"}
+        closes[fid] = {"id": fid, "valid_to": iso(vt), "status": "closed", "stated": stated}
         for tf in timeline:
             if tf.id == fid:
                 tf.valid_to, tf.status = vt, "closed"
