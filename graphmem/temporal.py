@@ -36,6 +36,9 @@ class TimelineFact:
     value_retraction: bool = False
     """Retracted by a retraction that named this fact's object or value ("I no longer want email"), not the
     predicate as a whole ("I no longer have a title")."""
+    retraction_to: datetime | None = None
+    """The end a retraction of the whole predicate gave this fact before it was closed earlier (a duplicate's end,
+    a value arriving late): the predicate still has no value from there on."""
 
     def open_at(self, t: datetime) -> bool:
         return self.valid_from <= t and (self.valid_to is None or t < self.valid_to)
@@ -147,6 +150,12 @@ def decide(timeline: list[TimelineFact], new: Assertion, single_valued: bool,
                  and (valid_to is None or valid_to > prev.valid_to))
     if retracted:
         valid_to = prev.valid_to
+    # ... and so does one starting before such a retraction of a fact closed earlier since ("no title since 2023",
+    # then "Manager until 2022": a Director from mid-2022 still ends in 2023)
+    ends = [f.retraction_to for f in ordered if f.retraction_to is not None and f.valid_from <= new.valid_from
+            and new.valid_from < f.retraction_to and (valid_to is None or valid_to > f.retraction_to)]
+    if ends:
+        valid_to, retracted = min(ends), True
     d = Decision("history" if later is not None else ("superseded" if prev_open else "created"),
                  fact_id=new.id, valid_to=valid_to, retracted=retracted)
     if prev_open:

@@ -398,3 +398,17 @@ def test_out_of_order_across_calls_links(graph, db, tenant):
     works_at(graph, tenant, "Globex", d(2022))
     works_at(graph, tenant, "Initech", d(2018))
     assert supersedes_links(db, tenant) == [("Globex", "Initech"), ("Initech", "Acme")]
+
+
+def test_a_retraction_of_the_whole_predicate_outlives_an_earlier_end_given_later(graph, tenant):
+    """Found by a helper: "no employer since 2023" (a retraction of WORKS_AT), then "Acme until 2022" (a duplicate
+    that closed Acme earlier) made the retraction forgotten: Beta from mid-2022, arriving later, stayed open. It
+    ends in 2023, retracted, as it did without the duplicate."""
+    acme = works_at(graph, tenant, "Acme", d(2020))
+    dana = graph.get_fact(tenant, acme.fact_id).subject_id
+    graph.retract(tenant, dana, "WORKS_AT", ep(graph, tenant, d(2023), "I have no employer now"), at=d(2023))
+    assert works_at(graph, tenant, "Acme", d(2021), valid_to=d(2022)).closed_fact_id == acme.fact_id
+    beta = works_at(graph, tenant, "Beta", d(2022, 6))
+    b = graph.get_fact(tenant, beta.fact_id)
+    assert (b.valid_to, b.status) == (d(2023), "retracted")
+    assert graph.facts_about(tenant, dana, predicates=["WORKS_AT"]) == []

@@ -2,7 +2,9 @@
 // read the believed facts (not corrected, not candidates) of each (subject, predicate) pair in $pairs, with their
 // outgoing SUPERSEDES links. One round trip for what lock_subjects + timelines do; the count(*) barrier makes every
 // lock be taken before any timeline is read. One record, facts = [{subject_id, predicate, id, object_key,
-// valid_from_us, valid_to_us, confidence, source, status, value_retraction, supersedes}]: times as integer microseconds since the epoch
+// valid_from_us, valid_to_us, confidence, source, status, value_retraction, retraction_to_us, supersedes}]: times as
+// integer microseconds since the epoch; retraction_to_us is the end a retraction of the whole predicate gave a fact
+// that was closed earlier since (facts/close_batch keeps it as retraction_valid_to), else null
 // (UTC) and one list instead of a record per fact, both far cheaper for the driver to decode.
 UNWIND $ids AS id
 MATCH (s:Entity {id: id})
@@ -18,4 +20,8 @@ RETURN collect({subject_id: p.subject_id, predicate: p.predicate, id: f.id, obje
                 valid_from_us: f.valid_from.epochSeconds * 1000000 + f.valid_from.microsecond,
                 valid_to_us: f.valid_to.epochSeconds * 1000000 + f.valid_to.microsecond,
                 confidence: f.confidence, source: f.source, status: f.status,
-                value_retraction: coalesce(f.value_retraction, false), supersedes: supersedes}) AS facts
+                value_retraction: coalesce(f.value_retraction, false),
+                retraction_to_us: CASE WHEN NOT coalesce(f.retraction_value, false)
+                                       THEN f.retraction_valid_to.epochSeconds * 1000000
+                                            + f.retraction_valid_to.microsecond END,
+                supersedes: supersedes}) AS facts

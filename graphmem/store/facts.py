@@ -49,7 +49,8 @@ def iso(dt: datetime | None) -> str | None:
 
 def _timeline_fact(t: dict) -> TimelineFact:
     return TimelineFact(t["id"], t["object_key"], from_us(t["valid_from_us"]), from_us(t["valid_to_us"]),
-                        t["confidence"], t["source"], t["status"], t["value_retraction"])
+                        t["confidence"], t["source"], t["status"], t["value_retraction"],
+                        from_us(t.get("retraction_to_us")))
 
 
 def _at(prefix: str, name: str) -> str:
