@@ -432,3 +432,20 @@ def test_plan_repairs_follows_runs_of_erased_facts():
     assert plan_repairs({"b", "c"}, around) == ({"a": End(None)}, set())
     around[0]["olders"][0]["status"] = "retracted"
     assert plan_repairs({"b", "c"}, around) == ({}, set())
+
+
+def test_erasing_a_restatement_takes_back_the_belief_it_brought(gov, graph, db, tenant):
+    """Found by a helper: an inferred title (0.6) stated again by the user (user_explicit, 1.0); erasing the user's
+    episode left the fact user_explicit at 1.0, so a later inference still could not replace it. It believes
+    again what its remaining provenance says."""
+    e = [episode(graph, tenant, f"b{i}", minutes=i) for i in range(3)]
+    title = fact(graph, tenant, person("Dana Belief"), "HAS_TITLE", e[0], value="Manager", source="inferred",
+                 confidence=0.6).fact_id
+    assert fact(graph, tenant, person("Dana Belief"), "HAS_TITLE", e[1], value="Manager", days=1).action == "duplicate"
+    assert (fact_node(db, title)["source"], fact_node(db, title)["confidence"]) == ("user_explicit", 1.0)
+    receipt = gov.forget(tenant, episode_id=e[1])
+    assert receipt.counts["facts_kept"] == 1
+    assert (fact_node(db, title)["source"], fact_node(db, title)["confidence"]) == ("inferred", 0.6)
+    later = fact(graph, tenant, person("Dana Belief"), "HAS_TITLE", e[2], value="Director", days=2,
+                 source="inferred", confidence=0.9)
+    assert later.action == "superseded"

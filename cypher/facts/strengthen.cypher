@@ -1,4 +1,5 @@
-// A fact asserted again by a stronger source or with a higher confidence takes that belief
+// A fact asserted again by a stronger source or with a higher confidence takes that belief (and one whose
+// stronger provenance was erased takes back what remains: graphmem.governance.erasure)
 // (graphmem.temporal: a duplicate's `strengthen`); each assertion's own source and confidence stay on its
 // DERIVED_FROM provenance edge.
 // $rows: [{id, source, confidence}]

@@ -28,6 +28,7 @@ from graphmem.governance.models import ERASURE_KINDS, Receipt, TargetKind, every
 from graphmem.graph import TemporalGraph
 from graphmem.store import Database, require_tenant
 from graphmem.store.db import Tx
+from graphmem.temporal import SOURCE_RANK
 from graphmem.timeutil import to_utc, utcnow
 
 USER_KEY = "user:{}"
@@ -121,6 +122,25 @@ def _own_ends(o: dict) -> list[End]:
     if o.get("retraction_valid_to") is not None:
         out.append(End(_native(o["retraction_valid_to"]), "retracted", bool(o.get("retraction_value"))))
     return out
+
+
+def _rebelieve(tx: Tx, t: dict, ids: list[str]) -> None:
+    """Facts `ids` lost provenance to an erasure: each believes again what its remaining assertions support, the
+    highest-ranked source and the highest confidence among them (as `graphmem.temporal` strengthens a fact: a
+    user's restatement erased leaves an inferred fact inferred, and a later inference may replace it again)."""
+    rows = []
+    for r in tx.rows("governance/beliefs", **t, ids=ids):
+        support = [s for s in r["support"] if s["source"] is not None]
+        if not support:
+            continue
+        top = max(SOURCE_RANK.get(s["source"], 0) for s in support)
+        sources = sorted({s["source"] for s in support if SOURCE_RANK.get(s["source"], 0) == top})
+        source = r["source"] if r["source"] in sources else sources[0]   # a tie keeps what the fact says
+        confidence = max(s["confidence"] for s in support)
+        if (source, confidence) != (r["source"], r["confidence"]):
+            rows.append({"id": r["id"], "source": source, "confidence": confidence})
+    if rows:
+        tx.run("facts/strengthen", **t, rows=rows)
 
 
 def _later_is_none(e: End) -> tuple[bool, datetime | None]:
@@ -253,6 +273,9 @@ class Eraser:
             counts["links_repaired"] = len(links)
         if episodes:
             counts["episodes"] = tx.one("governance/delete_episodes", **t, ids=episodes)["deleted"]
+            kept = sorted({r["id"] for r in derived} - delete)
+            if mode == "erase" and kept:
+                _rebelieve(tx, t, kept)
         if sessions:
             counts["sessions"] = tx.one("governance/delete_sessions", **t, ids=sessions)["deleted"]
         if surviving_sessions:
