@@ -72,7 +72,9 @@ class TemporalGraph:
         return names
 
     def _ontology_of(self, row: dict) -> Ontology:
-        extra = [Predicate(**p) for p in row["predicates"]]
+        # stored predicates were checked when they were written: read as stored, not against rules added since
+        # (a template or flag refused today must not lock the tenant out of its own graph: found by a helper)
+        extra = [Predicate.model_construct(**p) for p in row["predicates"]]
         onto = self._base_ontology.extended(extra) if extra else self._base_ontology
         if row["fact_class_ttl_json"]:
             onto = onto.with_class_ttls(json.loads(row["fact_class_ttl_json"]))

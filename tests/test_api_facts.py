@@ -467,3 +467,20 @@ def test_concurrent_retries_of_a_write_replay_the_first_answer(client_for, tenan
                                                    "value": "CTO"}]})
     assert [r.status_code for r in failed] == [404] * 16, sorted({r.text[:200] for r in failed})
     assert tenant_node_count(db, tenant) == before
+
+
+def test_a_predicate_stored_under_older_rules_does_not_lock_the_tenant_out(client_for, tenant, db):
+    """Found by a helper: a tenant predicate stored before a rule was added (a blank template, refused since) made
+    every ontology load a 422: fact writes, the predicate list and the sweeper failed for the tenant, and
+    re-posting the predicate could not repair it. Stored predicates are read as stored."""
+    from tests.test_governance_support import raw
+    raw(db, "CREATE (:Predicate {tenant_id: $t, name: 'OLD_NOTE', cardinality: 'multi', subject_kinds: ['Person'], "
+            "object_kinds: ['literal'], fact_class: 'observation', template: '   '})", t=tenant)
+    c = client_for(tenant)
+    r = c.get("/v1/ontology/predicates", params={"limit": 500})
+    assert r.status_code == 200 and "OLD_NOTE" in [p["name"] for p in r.json()["items"]], r.text
+    assert c.post("/v1/facts", json={"facts": [{"subject": DANA, "predicate": "WORKS_AT", "object": GLOBEX}]}) \
+        .status_code in (200, 201)
+    fixed = {"name": "OLD_NOTE", "cardinality": "multi", "subject_kinds": ["Person"], "object_kinds": ["literal"],
+             "fact_class": "observation", "template": "{subject} noted {object}"}
+    assert c.post("/v1/ontology/predicates", json=fixed).status_code == 201
