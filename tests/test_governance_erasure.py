@@ -449,3 +449,31 @@ def test_erasing_a_restatement_takes_back_the_belief_it_brought(gov, graph, db, 
     later = fact(graph, tenant, person("Dana Belief"), "HAS_TITLE", e[2], value="Director", days=2,
                  source="inferred", confidence=0.9)
     assert later.action == "superseded"
+
+
+def test_two_erasures_of_one_timeline_at_once_repair_it_as_one_after_the_other(gov, graph, db, tenant):
+    """Found by a helper: Engineer, Manager until T0+40d, Director from T0+40d; erasing Manager and Director at
+    once answered a 500 (a link to the fact the other erasure deleted) or left Engineer closed with no current
+    title. They run one after the other now: Engineer is current, as when erased in turn."""
+    import threading
+    for run in range(4):
+        who = person(f"Race Era{run}")
+        e = [episode(graph, tenant, f"race{run}-{i}", minutes=i) for i in range(3)]
+        eng = fact(graph, tenant, who, "HAS_TITLE", e[0], value="Engineer").fact_id
+        mgr = fact(graph, tenant, who, "HAS_TITLE", e[1], value="Manager", days=20,
+                   valid_to=T0 + timedelta(days=40)).fact_id
+        dire = fact(graph, tenant, who, "HAS_TITLE", e[2], value="Director", days=40).fact_id
+        gate, errors = threading.Barrier(2), []
+
+        def forget(fid):
+            gate.wait()
+            try:
+                gov.forget(tenant, fact_id=fid)
+            except Exception as exc:   # noqa: BLE001 - any failure is the finding
+                errors.append(repr(exc))
+        threads = [threading.Thread(target=forget, args=(f,)) for f in (mgr, dire)]
+        [t.start() for t in threads]
+        [t.join() for t in threads]
+        assert errors == [], errors
+        g = fact_node(db, eng)
+        assert (g["status"], g.get("valid_to")) == ("current", None), (run, g)

@@ -240,6 +240,8 @@ class Eraser:
         elif episodes:
             counts["facts_kept"] = tx.one("governance/note_expired_provenance", **t, episode_ids=episodes)["noted"]
         delete_ids = sorted(delete)
+        if delete_ids:   # the timelines' subjects first: the repair below reads what a concurrent erasure left
+            tx.one("governance/lock_fact_subjects", **t, ids=delete_ids)
 
         candidates = tx.one("governance/mentioned_entities", **t, episode_ids=episodes, fact_ids=delete_ids)["ids"]
         ends, links = {}, set()
