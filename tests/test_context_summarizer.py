@@ -42,3 +42,14 @@ def test_a_constraint_survives_every_revision_and_short_ones_are_kept():
         turns = []
         for needle in ("landline", "Email only", "Don’t text me"):
             assert needle in text, (rev, needle, text)
+
+
+def test_a_withdrawn_constraint_keeps_its_withdrawal_beside_it():
+    """Found by a helper: "Update: you can call my landline again" was dropped while the constraint it withdrew
+    stayed, so the window still forbade the landline."""
+    summarizer = ExtractiveSummarizer(TokenCounter.for_model("gpt-4"))
+    first = summarizer.summarize("t", None, [ep(0, "user", "Never call me on my landline.")] + [
+        ep(i, "tool", f"Sku {1000 + i} qty {i}. Bin {i}.", kind="tool_result") for i in range(1, 10)], 80).text
+    later = summarizer.summarize("t", first, [ep(20, "user", "Update: you can call my landline again.")] + [
+        ep(20 + i, "tool", f"Sku {2000 + i} qty {i}. Bin {i}.", kind="tool_result") for i in range(1, 10)], 80).text
+    assert "landline again" in later and "Never call me on my landline" in later, later

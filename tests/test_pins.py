@@ -252,3 +252,23 @@ def test_a_redefinition_and_a_pin_write_at_once_never_leave_a_pin_breaking_its_k
         [t.join() for t in threads]
         broken += outcome["define"] and outcome["write"]
     assert broken == 0
+
+
+def test_candidates_read_continental_amounts_and_compare_ids_by_letters_and_digits():
+    """Found by a helper: "€1.299,00" was proposed as amount 1.299 (a thousandfold error), and an order id deleted
+    as "A-10293" came back as "a-10293" or "A10293"."""
+    from types import SimpleNamespace
+
+    from graphmem.context.compaction import extract_candidates
+    from graphmem.context.pins import ApprovalIdValue, value_keys
+
+    def amounts(text):
+        return [v.primary() for k, v, _ in extract_candidates([SimpleNamespace(id="e", content=text)]) if k == "amount"]
+    assert amounts("The blender cost €1.299,00 in the end.") == ["1299.00"]
+    assert amounts("EUR 12,50 for shipping") == ["12.50"]
+    assert amounts("It was $1,299.00, then $5.") == ["1299.00"]
+    same = value_keys(OrderIdValue(value="A-10293"))
+    assert value_keys(OrderIdValue(value="a-10293")) == same == value_keys(OrderIdValue(value="A10293"))
+    assert value_keys(OrderIdValue(value="A-10294")) != same
+    assert value_keys(ApprovalIdValue(value="apr-7781")) == value_keys(ApprovalIdValue(value="APR-7781"))
+    assert value_keys(AmountValue(value=Decimal("1299.00"))) == value_keys(AmountValue(value=Decimal("1299")))

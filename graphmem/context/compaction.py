@@ -50,6 +50,8 @@ _SYMBOLS = {"€": "EUR", "£": "GBP", "$": "USD", "¥": "JPY"}
 _MONEY = re.compile(r"(?P<sym>[€£$¥])\s?(?P<a1>\d{1,3}(?:,\d{3})*(?:\.\d+)?|\d+(?:\.\d+)?)"
                     r"|(?P<a2>\d{1,3}(?:,\d{3})*(?:\.\d+)?|\d+(?:\.\d+)?)\s?(?P<code>[A-Z]{3})\b"
                     r"|\b(?P<code2>[A-Z]{3})\s?(?P<a3>\d{1,3}(?:,\d{3})*(?:\.\d+)?|\d+(?:\.\d+)?)")
+_DECIMAL_COMMA = re.compile(r",(\d{1,2})\b")
+"""The decimals of an amount written the continental way ("1.299,00"), right after the amount the _MONEY match read."""
 _CLAUSE = r"(?:[^.!?\n]|(?<=\d)\.(?=\d))*"   # up to a sentence end; a point between digits (12.50) is none
 _CANCEL = re.compile(_CLAUSE + r"\b(?:asked|asks|wants?|requested|requests)\s+(?:us\s+)?to\s+cancel\b" + _CLAUSE,
                      re.I)
@@ -87,6 +89,9 @@ def extract_candidates(episodes: list[Episode]) -> list[tuple[str, PinValue, str
         for m in _MONEY.finditer(text):
             code = _SYMBOLS.get(m.group("sym") or "") or m.group("code") or m.group("code2")
             amount = m.group("a1") or m.group("a2") or m.group("a3")
+            cents = _DECIMAL_COMMA.match(text, m.end("a1") if m.group("a1") else m.end("a3") if m.group("a3") else 0)
+            if cents and (m.group("a1") or m.group("a3")):   # "€1.299,00": points group thousands, a comma decimals
+                amount = amount.replace(".", "") + "." + cents.group(1)
             if code and pycountry.currencies.get(alpha_3=code) is not None:
                 add("amount", AmountValue(value=Decimal(amount.replace(",", ""))), e.id)
                 add("currency", CurrencyValue(value=code), e.id)

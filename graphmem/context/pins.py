@@ -289,7 +289,10 @@ def from_row(row: dict[str, Any]) -> Pin:
 
 
 def _value_key(value_type: str, primary: str) -> tuple[str, str]:
-    """(type, primary value) as compared for sameness: an amount by its number ("1299.00" is "1299")."""
+    """(type, primary value) as compared for sameness: an amount by its number ("1299.00" is "1299"), an order or
+    approval id by its letters and digits, case-blind ("a-10293" and "A10293" are order A-10293)."""
+    if value_type in ("order_id", "approval_id"):
+        return value_type, re.sub(r"[\W_]+", "", primary).casefold()
     if value_type == "amount":
         try:
             return value_type, format(Decimal(primary).normalize(), "f")

@@ -28,10 +28,12 @@ MAX_LINE_TOKENS = 60
 _KEEP = re.compile(r"\b(approv\w*|reject\w*|declin\w*|cancel\w*|refund\w*|escalat\w*|promis\w*|agree\w*|confirm\w*|"
                    r"deadline|must|need\w*|want\w*|goal|order|amount|paid|charge\w*|deliver\w*|will|won't|"
                    r"asked|request\w*|policy|manager|obligation)\b", re.I)
-# Words that state a standing constraint or preference of the user ("never call me on my landline", "email only"):
-# what the agent must keep honouring long after the turn that said it (seed 000: keep constraints and goals).
-_CONSTRAINT = re.compile(r"\b(never|always|don['’]?t|do not|must not|mustn['’]?t|only|avoid\w*|prefer\w*|instead|"
-                         r"allerg\w*|no longer|stop|under no circumstances)\b", re.I)
+# Words that state a standing constraint or preference of the user ("never call me on my landline", "email only"),
+# or its withdrawal ("you can call my landline again"): what the agent must keep honouring long after the turn that
+# said it (seed 000: keep constraints and goals).
+_CONSTRAINT = re.compile(r"\b(never|always|don['’`]?t|do not|must not|mustn['’`]?t|can['’`]?t|cannot|only|avoid\w*|"
+                         r"prefer\w*|instead|allerg\w*|no longer|stop|under no circumstances|please no|no \w+ at all|"
+                         r"again|any ?more|changed my mind|from now on)\b", re.I)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
