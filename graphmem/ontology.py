@@ -11,7 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Literal, get_args
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 from graphmem.errors import InvalidInput
 from graphmem.models import KIND_RE, PREDICATE_RE
@@ -59,14 +59,16 @@ class Predicate(BaseModel):
             raise ValueError("at least one kind is required")
         return v
 
-    @model_validator(mode="after")
-    def _symmetric_joins_alike(self) -> "Predicate":
+    @field_validator("symmetric")
+    @classmethod
+    def _symmetric_joins_alike(cls, v: bool, info: ValidationInfo) -> bool:
         """A symmetric predicate joins two entities of the same kinds both ways: one with a literal object, or with
         other subject and object kinds (Person -> Organization), cannot hold both ways."""
-        if self.symmetric and (LITERAL in self.object_kinds or set(self.subject_kinds) != set(self.object_kinds)):
-            raise ValueError("symmetric: a predicate that holds both ways needs the same subject and object kinds, "
-                             "and no literal object")
-        return self
+        subjects, objects = info.data.get("subject_kinds"), info.data.get("object_kinds")
+        if v and subjects is not None and objects is not None and (LITERAL in objects or set(subjects) != set(objects)):
+            raise ValueError("a predicate that holds both ways needs the same subject and object kinds, and no "
+                             "literal object")
+        return v
 
     @property
     def sensitive(self) -> bool:

@@ -327,7 +327,7 @@ def test_ontology_predicates_per_tenant(client_for, tenant):
         assert bad.status_code == 422 and bad.json()["field"] == field, (field, odd, bad.text)
     for odd in ({"object_kinds": ["literal"]}, {"object_kinds": ["Organization"]}):   # cannot hold both ways
         bad = c.post("/v1/ontology/predicates", json={**mentors, **odd, "symmetric": True})
-        assert bad.status_code == 422 and "symmetric" in bad.json()["detail"], (odd, bad.text)
+        assert bad.status_code == 422 and bad.json()["field"] == "symmetric", (odd, bad.text)
     for ttl in (True, "30", 0, 36501, 10**9, 10**20):   # 10**9 days overflowed every later write of it (500)
         bad = c.post("/v1/ontology/predicates", json={**mentors, "ttl_days": ttl})
         assert bad.status_code == 422 and bad.json()["field"] == "ttl_days", (ttl, bad.text)
