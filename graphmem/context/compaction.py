@@ -89,8 +89,9 @@ def extract_candidates(episodes: list[Episode]) -> list[tuple[str, PinValue, str
         for m in _MONEY.finditer(text):
             code = _SYMBOLS.get(m.group("sym") or "") or m.group("code") or m.group("code2")
             amount = m.group("a1") or m.group("a2") or m.group("a3")
-            cents = _DECIMAL_COMMA.match(text, m.end("a1") if m.group("a1") else m.end("a3") if m.group("a3") else 0)
-            if cents and (m.group("a1") or m.group("a3")):   # "€1.299,00": points group thousands, a comma decimals
+            after = m.end("a1") if m.group("a1") else m.end("a3") if m.group("a3") else None   # a currency first
+            cents = _DECIMAL_COMMA.match(text, after) if after is not None else None
+            if cents:   # "€1.299,00": points group thousands, a comma marks the decimals
                 amount = amount.replace(".", "") + "." + cents.group(1)
             if code and pycountry.currencies.get(alpha_3=code) is not None:
                 add("amount", AmountValue(value=Decimal(amount.replace(",", ""))), e.id)

@@ -33,7 +33,7 @@ _KEEP = re.compile(r"\b(approv\w*|reject\w*|declin\w*|cancel\w*|refund\w*|escala
 # said it (seed 000: keep constraints and goals).
 _CONSTRAINT = re.compile(r"\b(never|always|don['’`]?t|do not|must not|mustn['’`]?t|can['’`]?t|cannot|only|avoid\w*|"
                          r"prefer\w*|instead|allerg\w*|no longer|stop|under no circumstances|please no|no \w+ at all|"
-                         r"again|any ?more|changed my mind|from now on)\b", re.I)
+                         r"you (?:can|may) [^.!?]*\bagain|any ?more|changed my mind|from now on)\b", re.I)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
