@@ -3,10 +3,9 @@
 // arrived out of order lands inside it, or a retraction) keeps closed_at and records the end (and status) believed
 // until now as prior_valid_to (prior_status), replaced at reclosed_at, so "valid at as_of as known at known_at" still sees the earlier end before reclosed_at.
 // A retraction that named the fact's object or value marks it `value_retraction` (graphmem.temporal.decide: a
-// late value inside that interval is another value, which that retraction did not end); any other close clears it
-// (the flag believed until then is kept as prior_value_retraction, for erasure repair). A retracted fact closed
-// again keeps its retraction's end and flag as retraction_valid_to / retraction_value through every later close
-// (erasure repair never lets it run past them: graphmem.governance.erasure).
+// late value inside that interval is another value, which that retraction did not end); any other close clears it.
+// A retracted fact closed again keeps its retraction's end and flag as retraction_valid_to / retraction_value
+// through every later close (erasure repair never lets it run past them: graphmem.governance.erasure).
 // A row with `stated` (a duplicate's own end: graphmem.temporal) keeps that end as stated_valid_to as well.
 // $rows: [{id, valid_to (DATETIME or ISO 8601 string), status, value_retraction (optional), stated (optional)}]
 UNWIND $rows AS r
@@ -15,7 +14,6 @@ WITH f, r, f.closed_at IS NOT NULL AND f.valid_to IS NOT NULL
              AND (f.valid_to <> datetime(r.valid_to) OR f.status <> r.status) AS again
 SET f.prior_valid_to = CASE WHEN again THEN f.valid_to ELSE f.prior_valid_to END,
     f.prior_status = CASE WHEN again THEN f.status ELSE f.prior_status END,
-    f.prior_value_retraction = CASE WHEN again THEN f.value_retraction ELSE f.prior_value_retraction END,
     f.retraction_valid_to = CASE WHEN again AND f.status = 'retracted' THEN f.valid_to
                                  ELSE f.retraction_valid_to END,
     f.retraction_value = CASE WHEN again AND f.status = 'retracted' THEN f.value_retraction

@@ -13,7 +13,7 @@ SET f.valid_to = datetime(r.valid_to),
     f.value_retraction = CASE WHEN r.valid_to IS NOT NULL AND r.status = 'retracted' AND r.value_retraction
                               THEN true END,
     f.closed_at = CASE WHEN r.valid_to IS NULL THEN null ELSE coalesce(f.closed_at, $now) END,
-    f.prior_valid_to = null, f.reclosed_at = null, f.prior_status = null, f.prior_value_retraction = null
+    f.prior_valid_to = null, f.reclosed_at = null, f.prior_status = null
 WITH f
 OPTIONAL MATCH ()-[l:RELATED {fact_id: f.id}]->()
 SET l.valid_to = f.valid_to, l.closed_at = f.closed_at, l.prior_valid_to = null, l.reclosed_at = null,

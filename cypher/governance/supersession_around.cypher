@@ -21,7 +21,7 @@ CALL (d) {
   }
   RETURN collect({id: o.id, valid_from: o.valid_from, valid_to: o.valid_to, status: o.status,
                   stated_valid_to: o.stated_valid_to, prior_valid_to: o.prior_valid_to,
-                  prior_status: o.prior_status, prior_value_retraction: coalesce(o.prior_value_retraction, false),
+                  prior_status: o.prior_status,
                   retraction_valid_to: o.retraction_valid_to,
                   retraction_value: coalesce(o.retraction_value, false),
                   superseders: superseders, next: next}) AS olders

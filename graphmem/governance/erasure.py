@@ -57,7 +57,7 @@ def plan_repairs(deleted: set[str], around: list[dict]) -> tuple[dict[str, End],
 
     `around`: one dict per deleted fact {id, valid_from, valid_to, stated_valid_to, status, value_retraction,
     newers: [ids superseding it], olders: [{id, valid_from, valid_to, status, stated_valid_to, prior_valid_to,
-    prior_status, prior_value_retraction, retraction_valid_to, retraction_value, superseders: [ids],
+    prior_status, retraction_valid_to, retraction_value, superseders: [ids],
     next: {id, valid_from} or None}]}
     (cypher governance/supersession_around).
     A surviving older fact O that a deleted fact D closed (O.status 'closed', O.valid_to == D.valid_from) and
@@ -112,15 +112,16 @@ def plan_repairs(deleted: set[str], around: list[dict]) -> tuple[dict[str, End],
 
 def _own_ends(o: dict) -> list[End]:
     """The ends surviving fact `o` has of its own: the end its assertion stated, and the end a retraction gave it
-    before a later-erased fact closed it again (kept by facts/close_batch as prior_valid_to / prior_status, and
-    through any number of later closes as retraction_valid_to / retraction_value)."""
+    before a later-erased fact closed it again (kept by facts/close_batch through every later close as
+    retraction_valid_to / retraction_value; a fact closed again before those were kept has it as prior_valid_to
+    with prior_status 'retracted', its flag unknown)."""
     out = []
     if o.get("stated_valid_to") is not None:
         out.append(End(_native(o["stated_valid_to"])))
-    if o.get("prior_status") == "retracted" and o.get("prior_valid_to") is not None:
-        out.append(End(_native(o["prior_valid_to"]), "retracted", bool(o.get("prior_value_retraction"))))
     if o.get("retraction_valid_to") is not None:
         out.append(End(_native(o["retraction_valid_to"]), "retracted", bool(o.get("retraction_value"))))
+    elif o.get("prior_status") == "retracted" and o.get("prior_valid_to") is not None:
+        out.append(End(_native(o["prior_valid_to"]), "retracted"))
     return out
 
 
