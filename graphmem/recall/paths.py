@@ -62,8 +62,8 @@ class HopFact(BaseModel):
 
 
 class Hop(BaseModel):
-    """One step of a path: from entity `from_id` over `fact` to `to_id` (of kind `to_kind`). `direction` is "out" when `from_id` is
-    the fact's subject, "in" when it is the object. `episode_ids` are the fact's provenance."""
+    """One step of a path: from entity `from_id` over `fact` to `to_id` (of kind `to_kind`). `direction` is "out"
+    when `from_id` is the fact's subject, "in" when it is the object. `episode_ids` are the fact's provenance."""
 
     from_id: str
     from_name: str

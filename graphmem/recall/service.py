@@ -12,7 +12,7 @@ from datetime import datetime
 
 from graphmem.errors import InvalidInput, NotFound
 from graphmem.models import Entity, Fact, value_key
-from graphmem.ontology import ANY_KIND, LITERAL
+from graphmem.ontology import ANY_KIND, LITERAL, Ontology
 from graphmem.recall.lucene import build_query
 from graphmem.recall.models import SearchRequest, SearchResponse, Viewer
 from graphmem.recall.paths import AROUND_MAX_HOPS, MAX_HOPS, Member, Neighbour, Path, to_path, to_paths
@@ -278,7 +278,8 @@ class RecallService:
         `known_at` (transaction time; default now), each fact shown as it was believed then (`Fact.as_known_at`).
         Example: people currently WORKS_AT Globex who REPORTS_TO the person who HAS_TITLE CFO: `who_at(t, globex,
         predicate="REPORTS_TO", via_predicate="HAS_TITLE", via_value="CFO")`. For a symmetric `predicate` (KNOWS,
-        `Predicate.symmetric`) a member may be either end of the fact ("Dana knows Sam": Sam knows Dana). Raises `InvalidInput` (a blank
+        `Predicate.symmetric`) a member may be either end of the fact ("Dana knows Sam": Sam knows Dana).
+        Raises `InvalidInput` (a blank
         `value`, `object_id` or `via_value`, which would otherwise filter nothing or everything; a condition without
         its predicate; a predicate the tenant lacks; a `member_predicate` whose object is a literal value,
         `entity_kinds_of`; a condition that no fact the ontology allows can meet, `_never_matches`, naming the
@@ -297,16 +298,15 @@ class RecallService:
             self.graph.known_predicates(tenant_id, [name] if name else None, fld, indexed=False)
         org = self.entity(tenant_id, org_id, field=org_field)
         obj = self.entity(tenant_id, object_id, field="object_id") if object_id is not None else None
-        self._never_matches(tenant_id, org, member_predicate, predicate, value, obj, via_predicate, via_value,
-                            org_field)
+        onto = self.graph.ontology(tenant_id)
+        self._never_matches(onto, org, member_predicate, predicate, value, obj, via_predicate, via_value, org_field)
         asked_known_at = to_utc(known_at, "known_at") if known_at else None
         rows = self._who_at(tenant_id, org_id, member_predicate.upper(), self._times(as_of, known_at), offset, limit,
                             {"predicate": predicate.upper() if predicate else None,
                              "value_key": value_key(value) if value is not None else None, "object_id": object_id,
                              "via_predicate": via_predicate.upper() if via_predicate else None,
                              "via_value_key": value_key(via_value) if via_value is not None else None,
-                             "symmetric": bool(predicate) and self.graph.ontology(tenant_id).get(predicate.upper(),
-                                                                                                 "predicate").symmetric})
+                             "symmetric": bool(predicate) and onto.get(predicate.upper(), "predicate").symmetric})
         members = [Member(**r) for r in rows]
         for m in members:   # each fact as it was believed at known_at (`Fact.as_known_at`), as `neighbours` shows it
             m.membership = m.membership.as_known_at(asked_known_at)
@@ -320,7 +320,8 @@ class RecallService:
         return self.db.rows("recall/who_at", tenant_id=tenant_id, org_id=org_id, now=now, as_of=as_of,
                             known_at=known_at, member_predicate=member_predicate, offset=offset, limit=limit, opt=opt)
 
-    def _never_matches(self, tenant_id: str, org: Entity, member_predicate: str, predicate: str | None,
+    @staticmethod
+    def _never_matches(onto: Ontology, org: Entity, member_predicate: str, predicate: str | None,
                        value: str | None, obj: Entity | None, via_predicate: str | None, via_value: str | None,
                        org_field: str) -> None:
         """`InvalidInput` naming the condition of `who_at` that no fact the tenant's ontology allows can meet, so
@@ -329,7 +330,6 @@ class RecallService:
         and an entity object), a `value` of a predicate whose object is always an entity, an `object_id` or
         `via_predicate` of one whose object is always a value, an `object_id` of a kind the predicate does not
         take, a `via_value` of a `via_predicate` whose object is always an entity."""
-        onto = self.graph.ontology(tenant_id)
         member = onto.get(member_predicate.upper(), "member_predicate")
         if not member.accepts_object(org.kind):
             raise InvalidInput(f"{org_field}: {org.name!r} is of kind {org.kind}; {member.name} points at "
