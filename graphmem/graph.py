@@ -187,16 +187,17 @@ class TemporalGraph:
     def retract(self, tenant_id: str, subject_id: str, predicate: str, episode_id: str, *, at: datetime | None = None,
                 object_id: str | None = None, value: str | None = None) -> list[str]:
         """Retract (close, not delete) the subject's `predicate` facts valid at `at` (default: the episode's time);
-        optionally only the one with this object or value. Returns the closed fact ids. Raises `InvalidInput`
+        optionally only the one with this object or value. For a symmetric predicate (KNOWS) the pair's facts stored
+        the other way round are closed too. Returns the closed fact ids. Raises `InvalidInput`
         (field `predicate`) for a predicate the tenant's ontology does not have."""
         require_tenant(tenant_id)
-        predicate = self.ontology(tenant_id).get(predicate.upper()).name
+        p = self.ontology(tenant_id).get(predicate.upper())
         okey = f"e:{object_id}" if object_id else (f"v:{value_key(value)}" if value else None)
 
         def work(tx):
             ep = episode_store.get(tx, tenant_id, episode_id)
             when = to_utc(at, "at") if at else ep.occurred_at
-            return fact_store.retract(tx, tenant_id, subject_id, predicate, when, episode_id, okey)
+            return fact_store.retract(tx, tenant_id, subject_id, p.name, when, episode_id, okey, symmetric=p.symmetric)
         return self.db.write(work)
 
     def correct(self, tenant_id: str, fact_id: str, episode_id: str, *, value: str | None = None,

@@ -29,7 +29,8 @@ SENSITIVE_CLASSES: tuple[str, ...] = tuple(s for s in get_args(Sensitivity) if s
 class Predicate(BaseModel):
     """One predicate. `object_kinds` may contain "literal" (the object is a value, not an entity);
     a kind of "*" accepts any entity kind. `ttl_days` overrides the fact class's default TTL. `symmetric`: the
-    relation holds both ways (KNOWS), which reads that ask about one end (`RecallService.who_at`) honour."""
+    relation holds both ways (KNOWS): the pair has one fact whichever way it is stated (`graphmem.store.facts`), and
+    reads that ask about one end (`RecallService.who_at`) find it from either."""
 
     name: str
     cardinality: Literal["single", "multi"]

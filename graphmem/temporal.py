@@ -13,6 +13,8 @@ Rules (DESIGN.md, "Temporal rules"):
   higher confidence -> rejected with a reason.
 Multi-valued predicates never close another object's fact: each distinct object is its own fact; the same object
 from an earlier start than its stored fact is history, closed where the stored one begins.
+A symmetric predicate's facts stored the other way round are part of the timeline (`graphmem.store.facts` passes
+them in as the subject's own), so "Frank knows Dana" is a duplicate of "Dana knows Frank".
 """
 from __future__ import annotations
 

@@ -412,3 +412,54 @@ def test_a_retraction_of_the_whole_predicate_outlives_an_earlier_end_given_later
     b = graph.get_fact(tenant, beta.fact_id)
     assert (b.valid_to, b.status) == (d(2023), "retracted")
     assert graph.facts_about(tenant, dana, predicates=["WORKS_AT"]) == []
+
+
+def test_a_symmetric_fact_stated_the_other_way_round_is_the_same_fact(graph, tenant):
+    """Left alone before, now done: "Dana knows Frank" and later "Frank knows Dana" were two facts, so Dana's
+    neighbours listed Frank twice. KNOWS holds both ways (`symmetric`): the second is a duplicate of the first
+    (provenance added), one from an earlier start is history, and a retraction from either end closes the pair's
+    fact. REPORTS_TO is one way: the reverse is a fact of its own."""
+    frank = EntityRef(kind="Person", name="Frank Wu")
+
+    def say(subject, predicate, obj, when, **kw):
+        return graph.assert_fact(tenant, FactIn(subject=subject, predicate=predicate, object=obj, valid_from=when,
+                                                episode_id=ep(graph, tenant, when), **kw))
+    first = say(DANA, "KNOWS", frank, d(2022))
+    again = say(frank, "KNOWS", DANA, d(2023), source="user_confirmed")
+    assert (again.action, again.fact_id) == ("duplicate", first.fact_id)
+    dana_id = graph.get_fact(tenant, first.fact_id).subject_id
+    frank_id = graph.get_fact(tenant, first.fact_id).object_id
+    for who in (dana_id, frank_id):
+        assert [f.id for f in graph.facts_about(tenant, who, predicates=["KNOWS"])] == [first.fact_id]
+    assert [p.occurred_at for p in graph.fact_provenance(tenant, first.fact_id)] == [d(2022), d(2023)]
+    # the same pair from an earlier start, stated from Frank's end: history up to the stored fact's start
+    earlier = say(frank, "KNOWS", DANA, d(2020), valid_to=d(2021, 6))
+    older = say(frank, "KNOWS", DANA, d(2021, 9))
+    assert earlier.action == "created" and older.action == "history"
+    assert graph.get_fact(tenant, older.fact_id).valid_to == d(2022)
+    assert [f.id for f in graph.facts_about(tenant, dana_id, predicates=["KNOWS"])] == [first.fact_id]
+    # one way only: Frank reports to Dana and Dana to Frank are two facts (and a single-valued timeline each)
+    up = say(frank, "REPORTS_TO", DANA, d(2022))
+    down = say(DANA, "REPORTS_TO", frank, d(2023))
+    assert up.action == down.action == "created" and up.fact_id != down.fact_id
+    # "Frank no longer knows Dana": the pair's fact, stored from Dana's end, is retracted; Dana keeps other friends
+    sam = say(DANA, "KNOWS", EntityRef(kind="Person", name="Sam Me"), d(2022))
+    closed = graph.retract(tenant, frank_id, "KNOWS", ep(graph, tenant, d(2024), "Frank: I no longer know Dana"),
+                           object_id=dana_id)
+    assert closed == [first.fact_id]
+    gone = graph.get_fact(tenant, first.fact_id)
+    assert (gone.status, gone.valid_to) == ("retracted", d(2024))
+    assert [f.id for f in graph.facts_about(tenant, dana_id, predicates=["KNOWS"])] == [sam.fact_id]
+    # a retraction of the whole predicate by one end closes the facts stored from the other end too
+    ann = say(EntityRef(kind="Person", name="Ann Lee"), "KNOWS", frank, d(2023))
+    mine = say(frank, "KNOWS", EntityRef(kind="Person", name="Bo Chan"), d(2023))
+    closed = graph.retract(tenant, frank_id, "KNOWS", ep(graph, tenant, d(2025), "Frank: I know nobody here"))
+    assert sorted(closed) == sorted([ann.fact_id, mine.fact_id])
+    assert graph.facts_about(tenant, frank_id, predicates=["KNOWS"]) == []
+    assert [f.id for f in graph.facts_about(tenant, dana_id, predicates=["KNOWS"])] == [sam.fact_id]
+    # both ways in one batch, between two people new to the graph: one fact
+    kim, lou = EntityRef(kind="Person", name="Kim Ode"), EntityRef(kind="Person", name="Lou Pry")
+    e = ep(graph, tenant, d(2024))
+    one, two = graph.assert_facts(tenant, [FactIn(subject=kim, predicate="KNOWS", object=lou, episode_id=e),
+                                           FactIn(subject=lou, predicate="KNOWS", object=kim, episode_id=e)])
+    assert (one.action, two.action, two.fact_id) == ("created", "duplicate", one.fact_id)

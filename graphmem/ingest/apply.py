@@ -162,7 +162,8 @@ def _write(tx: Tx, claim: Claim, x: Extracted, screened: Screened, settings: Set
         outcomes += _assert(tx, tenant, todo, indexes, done_upto, pos, ontology, settings)
         done_upto = pos
         if not r.exclusive:
-            retracted += len(_retract(tx, tenant, r, targets[k]))
+            p = ontology.predicates.get(r.predicate)
+            retracted += len(_retract(tx, tenant, r, targets[k], p is not None and p.symmetric))
             continue
         # an exclusive fact (a deal's new owner): fit it among the object's other subjects, assert it,
         # then close the subjects it displaces
@@ -241,14 +242,15 @@ def _self_reference(outcome: AssertOutcome) -> bool:
     return outcome.action == "rejected" and outcome.reason == fact_store.SELF_REFERENCE
 
 
-def _retract(tx: Tx, tenant: str, r: Retraction, entity_id: str) -> list[str]:
-    """Apply one null retraction; returns the closed fact ids (none when nothing was valid at `r.at`: a no-op)."""
+def _retract(tx: Tx, tenant: str, r: Retraction, entity_id: str, symmetric: bool = False) -> list[str]:
+    """Apply one null retraction; returns the closed fact ids (none when nothing was valid at `r.at`: a no-op).
+    `symmetric`: `r.predicate` holds both ways, so the facts stored the other way round are closed too."""
     if r.subject is not None:
         pairs: list[tuple[str, str | None]] = [(entity_id, None)]
     else:   # the nulled field named the subject: close the facts of r.predicate pointing at the entity
         about = fact_store.about(tx, tenant, entity_id, as_of=r.at, predicates=[r.predicate])
         pairs = sorted({(f.subject_id, f"e:{entity_id}") for f in about if f.object_id == entity_id})
-    return _close(tx, tenant, r, pairs)
+    return _close(tx, tenant, r, pairs, symmetric)
 
 
 def _exclusive(tx: Tx, tenant: str, r: Retraction, fact: FactIn, index: int,
@@ -285,15 +287,17 @@ def _displace(tx: Tx, tenant: str, r: Retraction, object_id: str, subject_ids: l
     return _close(tx, tenant, r, [(subject_id, f"e:{object_id}") for subject_id in subject_ids])
 
 
-def _close(tx: Tx, tenant: str, r: Retraction, pairs: list[tuple[str, str | None]]) -> list[str]:
+def _close(tx: Tx, tenant: str, r: Retraction, pairs: list[tuple[str, str | None]],
+           symmetric: bool = False) -> list[str]:
     """Retract, for each (subject id, object key or None), its `r.predicate` facts valid at `r.at` through
     `graphmem.store.facts.retract`: status "retracted", valid_to = `r.at`, `r.episode_id` as provenance,
-    source "system". A pair with nothing to close is skipped. Returns the closed fact ids."""
+    source "system"; `symmetric` as for that function. A pair with nothing to close is skipped. Returns the closed
+    fact ids."""
     closed: list[str] = []
     for subject_id, object_key in pairs:
         try:
             closed += fact_store.retract(tx, tenant, subject_id, r.predicate, r.at, r.episode_id, object_key,
-                                         source="system")
+                                         source="system", symmetric=symmetric)
         except NotFound:
             pass
     return closed

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 
@@ -139,10 +140,14 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
     # no timeline to read. The others are locked in id order, then their timelines read, in one round trip.
     timelines: dict[tuple[str, str], list[TimelineFact]] = defaultdict(list)
     links: set[tuple[str, str]] = set()
-    known = [r for r in rows if r is not None and not r[2].new]
+    # A symmetric predicate's fact may be stored either way round ("Frank knows Dana" for "Dana knows Frank"):
+    # its object's timeline is locked and read too (`_pair_view`).
+    known = [(r[2].id, r[1].name) for r in rows if r is not None and not r[2].new]
+    known += [(r[3].id, r[1].name) for r in rows if r is not None and r[1].symmetric and r[3] is not None
+              and not r[3].new]
     if known:
-        pairs = sorted({(r[2].id, r[1].name) for r in known})
-        for t in tx.one("facts/lock_timelines", tenant_id=tenant_id, ids=sorted({r[2].id for r in known}),
+        pairs = sorted(set(known))
+        for t in tx.one("facts/lock_timelines", tenant_id=tenant_id, ids=sorted({s for s, _ in pairs}),
                         pairs=[{"subject_id": s, "predicate": p} for s, p in pairs])["facts"]:
             timelines[(t["subject_id"], t["predicate"])].append(_timeline_fact(t))
             links.update((t["id"], older) for older in t["supersedes"])
@@ -158,10 +163,13 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
         f, p, subj, obj, valid_from = row
         okey = f"e:{obj.id}" if obj else f"v:{value_key(f.value)}"
         new = Assertion(fid, okey, valid_from, f.valid_to, f.confidence, f.source)
+        timeline = timelines[(subj.id, p.name)]
+        reverse = timelines[(obj.id, p.name)] if p.symmetric and obj is not None else []
         if p.sensitive and f.source == "inferred":
             d = Decision("candidate", fact_id=new.id, valid_to=f.valid_to)
         else:
-            d = decide(timelines[(subj.id, p.name)], new, p.single_valued, links, stated_end=stated_ends)
+            d = decide(timeline + _pair_view(reverse, subj.id, okey), new, p.single_valued, links,
+                       stated_end=stated_ends)
         outcomes.append(AssertOutcome(action=d.action, fact_id=d.fact_id, reason=d.reason,
                                       closed_fact_id=d.closes[0][0] if d.closes else None))
         if d.action == "rejected":
@@ -169,15 +177,14 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
         if p.name not in ttl_until:
             ttl = ontology.ttl(p)
             ttl_until[p.name] = iso(now + ttl) if ttl else None
-        timeline = timelines[(subj.id, p.name)]
         if d.action == "duplicate":
             provenance.append({"fact_id": d.fact_id, "episode_id": f.episode_id, "confidence": f.confidence,
                                "source": f.source, "role": "assertion", "retain_until": ttl_until[p.name]})
-            for tf in timeline:
+            for tf in timeline + reverse:
                 if tf.id == d.fact_id and d.strengthen:
                     tf.source, tf.confidence = d.strengthen
                     strengthen[tf.id] = {"id": tf.id, "source": tf.source, "confidence": tf.confidence}
-            _close(closes, timeline, d.closes, stated=True)   # the end the duplicate's assertion gave
+            _close(closes, timeline + reverse, d.closes, stated=True)   # the end the duplicate's assertion gave
             continue
         statement = f.statement or p.statement(subj.name, obj.name if obj else f.value)
         status = ("candidate" if d.action == "candidate" else "current" if d.valid_to is None
@@ -191,7 +198,7 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
                         "status": status, "retain_until": ttl_until[p.name]})
         if d.action == "candidate":
             continue
-        _close(closes, timeline, d.closes)
+        _close(closes, timeline + reverse, d.closes)
         timeline.append(TimelineFact(new.id, okey, valid_from, d.valid_to, f.confidence, f.source, status))
         for pair in d.unlinks:   # a link made earlier in this batch is simply not made; a stored one is removed
             if new_links.pop(pair, False) is None:
@@ -217,6 +224,14 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
     return outcomes
 
 
+def _pair_view(reverse: list[TimelineFact], subject_id: str, object_key: str) -> list[TimelineFact]:
+    """The facts of a symmetric predicate stored the other way round (the object's timeline `reverse`, facts whose
+    object is `subject_id`), as the subject's own timeline would hold them (object key `object_key`, the object's):
+    "Frank knows Dana" is the pair's fact when "Dana knows Frank" is asserted, so the assertion is its duplicate,
+    or history before it, and not a second fact of one relation. Copies: `_close` updates the originals by id."""
+    return [replace(tf, object_key=object_key) for tf in reverse if tf.object_key == f"e:{subject_id}"]
+
+
 def _close(closes: dict[str, dict], timeline: list[TimelineFact], ends: list[tuple[str, datetime]],
            stated: bool = False) -> None:
     """Record the decision's `ends` ((fact id, valid_to) pairs) as `facts/close_batch` rows in `closes`, and in
@@ -230,20 +245,32 @@ def _close(closes: dict[str, dict], timeline: list[TimelineFact], ends: list[tup
 
 
 def retract(tx: Tx, tenant_id: str, subject_id: str, predicate: str, at: datetime, episode_id: str,
-            object_key: str | None = None, source: str = "user_explicit") -> list[str]:
+            object_key: str | None = None, source: str = "user_explicit", symmetric: bool = False) -> list[str]:
     """Close the facts of (subject, predicate[, object]) valid at `at`, with status `retracted` and the episode as
-    provenance (role `retraction`). Nothing is deleted. Returns the closed fact ids; `NotFound` if none was valid."""
-    tx.rows("facts/lock_subjects", tenant_id=tenant_id, ids=[subject_id])
-    rows = tx.rows("facts/timelines", tenant_id=tenant_id, pairs=[{"subject_id": subject_id, "predicate": predicate}])
-    hit = [r["id"] for r in rows
-           if (object_key is None or r["object_key"] == object_key) and from_us(r["valid_from_us"]) <= at
-           and (r["valid_to_us"] is None or from_us(r["valid_to_us"]) > at)]
+    provenance (role `retraction`). Nothing is deleted. For a `symmetric` predicate (KNOWS) the pair's facts stored
+    the other way round are closed too ("Dana no longer knows Frank" closes "Frank knows Dana"); for their subject
+    that is a retraction of one value, not of the whole predicate. Returns the closed fact ids; `NotFound` if none
+    was valid."""
+    targets: list[tuple[str, str | None]] = [(subject_id, object_key)]
+    if symmetric and object_key is None:
+        targets += sorted({(f.subject_id, f"e:{subject_id}") for f in about(
+            tx, tenant_id, subject_id, as_of=at, predicates=[predicate]) if f.object_id == subject_id})
+    elif symmetric and object_key.startswith("e:"):
+        targets.append((object_key[2:], f"e:{subject_id}"))
+    ids = sorted({s for s, _ in targets})
+    tx.rows("facts/lock_subjects", tenant_id=tenant_id, ids=ids)
+    rows = tx.rows("facts/timelines", tenant_id=tenant_id,
+                   pairs=[{"subject_id": s, "predicate": predicate} for s in ids])
+    hit = [(r["id"], r["subject_id"] != subject_id or object_key is not None) for r in rows
+           if any(r["subject_id"] == s and (k is None or r["object_key"] == k) for s, k in targets)
+           and from_us(r["valid_from_us"]) <= at and (r["valid_to_us"] is None or from_us(r["valid_to_us"]) > at)]
     if not hit:
         raise NotFound(f"no {predicate} fact valid at {at.isoformat()} to retract", field="predicate")
     now = utcnow()
     tx.run("facts/close_batch", tenant_id=tenant_id, now=now,
-           rows=[{"id": fid, "valid_to": iso(at), "status": "retracted", "value_retraction": object_key is not None}
-                 for fid in hit])
+           rows=[{"id": fid, "valid_to": iso(at), "status": "retracted", "value_retraction": one_value}
+                 for fid, one_value in hit])
+    hit = [fid for fid, _ in hit]
     tx.run("facts/add_provenance", tenant_id=tenant_id, now=now, rows=[
         {"fact_id": fid, "episode_id": episode_id, "confidence": 1.0, "source": source, "role": "retraction"}
         for fid in hit])
