@@ -106,7 +106,11 @@ def _error(e: dict, body) -> dict:
         field = f"{field}.{tag}" if field else tag
         message = f"must be one of {ctx['expected_tags']}" if "expected_tags" in ctx else "is required"
         return {"field": field, "message": message}
-    return {"field": field, "message": _MESSAGES.get(kind, e.get("msg", ""))}
+    message = _MESSAGES.get(kind, e.get("msg", ""))
+    loc, got = e.get("loc", ()), e.get("input")
+    if loc and loc[0] == "query" and kind.startswith("datetime") and isinstance(got, str) and " " in got:
+        message += "; in a query string a '+' reads as a space: send an offset's '+' as %2B, or use Z"
+    return {"field": field, "message": message}
 
 
 def _invalid(request: Request, raw_errors, body=None) -> JSONResponse:

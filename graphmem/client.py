@@ -222,14 +222,28 @@ class _Routes:
         """POST /v1/recall: multi-hop paths around one entity or between two."""
         return self._call(_Call("POST", "/v1/recall", RecallResponse, json=_body(request)))
 
-    def introduction(self, params: dict[str, Any]) -> IntroductionResponse:
-        """GET /v1/recall/introductions (query parameters as the route documents them)."""
-        return self._call(_Call("GET", "/v1/recall/introductions", IntroductionResponse, params=_params(**params)))
+    def introduction(self, from_: str, to: str, *, max_hops: int | None = None, as_of: datetime | None = None,
+                     known_at: datetime | None = None, predicates: list[str] | None = None) -> IntroductionResponse:
+        """GET /v1/recall/introductions: the shortest connection from `from_` to `to` (entity ids or names) over
+        facts valid at `as_of` as known at `known_at` (UTC; default now), within `max_hops` (the route's default,
+        4), walking only `predicates` when given (errors name them `predicate[i]`, the route's parameter)."""
+        params = _params(to=to, max_hops=max_hops, as_of=as_of, known_at=known_at)
+        params["from"] = from_
+        if predicates:
+            params["predicate"] = list(predicates)
+        return self._call(_Call("GET", "/v1/recall/introductions", IntroductionResponse, params=params))
 
-    def who_at(self, params: dict[str, Any]) -> MembersResponse:
-        """GET /v1/recall/who-at: who at organisation `org` has a property (query parameters as the route documents
-        them, e.g. {"org": "Globex", "predicate": "REPORTS_TO", "via_predicate": "HAS_TITLE", "via_value": "CFO"})."""
-        return self._call(_Call("GET", "/v1/recall/who-at", MembersResponse, params=_params(**params)))
+    def who_at(self, org: str, *, member_predicate: str | None = None, predicate: str | None = None,
+               value: str | None = None, object_id: str | None = None, via_predicate: str | None = None,
+               via_value: str | None = None, as_of: datetime | None = None, known_at: datetime | None = None,
+               offset: int = 0, limit: int = 50) -> MembersResponse:
+        """GET /v1/recall/who-at: who at organisation `org` (id or name) has a property, e.g.
+        `who_at("Globex", predicate="REPORTS_TO", via_predicate="HAS_TITLE", via_value="CFO")`; the members
+        by `member_predicate` (the route's default, WORKS_AT) valid at `as_of` as known at `known_at` (UTC)."""
+        return self._call(_Call("GET", "/v1/recall/who-at", MembersResponse, params=_params(
+            org=org, member_predicate=member_predicate, predicate=predicate, value=value, object_id=object_id,
+            via_predicate=via_predicate, via_value=via_value, as_of=as_of, known_at=known_at, offset=offset,
+            limit=limit)))
 
     def find_entities(self, name: str | None = None, kind: str | None = None, *, offset: int = 0,
                       limit: int = 50) -> EntityPage:

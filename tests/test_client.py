@@ -122,8 +122,15 @@ def test_turn_loop_and_other_areas_through_the_client(api_url, make_key, tenant)
         assert gm.paths(dana.id, globex).paths[0].length == 1
         assert gm.paths(dana.id, globex, known_at=now - timedelta(days=1)).paths == []   # not yet recorded then
         assert gm.paths(dana.id, globex, predicates=["knows"]).paths == []   # the one fact is WORKS_AT
-        members = gm.who_at({"org": "Globex"})
+        members = gm.who_at("Globex")
         assert members.org.id == globex and [m.entity.id for m in members.items] == [dana.id]
+        assert gm.who_at(globex, known_at=now - timedelta(days=1)).items == []
+        intro = gm.introduction("Dana Reyes", globex)
+        assert [h.to_id for h in intro.path.hops] == [globex]
+        assert gm.introduction(dana.id, "Globex", predicates=["KNOWS"]).path is None
+        with pytest.raises(ApiError) as err:
+            gm.who_at("Globex", member_predicate="HAS_TITLE")
+        assert (err.value.status, err.value.field) == (422, "member_predicate")
         assert gm.neighbourhood(dana.id, known_at=now - timedelta(days=1)).items == []
         receipt = gm.forget(fact_id=out.outcomes[0].fact_id)
         assert receipt is not None

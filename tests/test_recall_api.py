@@ -326,6 +326,9 @@ def test_a_number_is_not_a_time(client_for, crm_api):
     # an ISO 8601 time still works, with any offset
     r = c.get(f"/v1/entities/{dana}/neighbourhood", params={"as_of": "2020-01-01T05:30:00+05:30"})
     assert r.status_code == 200, r.text
+    # ... while a '+' left unencoded in a URL reads as a space: the 422 says how to send it (helper-found)
+    r = c.get(f"/v1/entities/{dana}/neighbourhood?as_of=2020-01-01T05:30:00+05:30")
+    assert r.status_code == 422 and r.json()["field"] == "as_of" and "%2B" in r.json()["detail"], r.text
 
 
 def test_who_at_a_blank_condition_is_refused(client_for, crm_api):

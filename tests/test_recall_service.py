@@ -797,8 +797,17 @@ def test_resolve_entity_by_name_and_text(recall, crm):
     tenant, ids = crm
     assert recall.resolve_entity(tenant, name="dana smith").id == ids["Dana Smith"]
     assert recall.resolve_entity(tenant, query="the Initech company").id == ids["Initech"]
-    with pytest.raises(NotFound):
+    with pytest.raises(NotFound) as err:
         recall.resolve_entity(tenant, name="Nobody Here")
+    assert "closest" not in err.value.detail
+    # a misspelt name (helper-found: "Globx" had no hint, "Eve Parks" had one) names the entities spelt nearly so
+    for typo, meant in (("Initek", "Initech"), ("Dana Smiht", "Dana Smith")):
+        with pytest.raises(NotFound) as err:
+            recall.resolve_entity(tenant, name=typo)
+        assert err.value.field == "entity.name" and f"closest by text: {meant!r}" in err.value.detail, err.value
+    with pytest.raises(NotFound) as err:   # of the kind asked for only
+        recall.resolve_entity(tenant, name="Initek", kind="Person")
+    assert "Initech" not in err.value.detail
     page = recall.find_entities(tenant, kind="Organization", limit=2)
     rest = recall.find_entities(tenant, kind="Organization", offset=2, limit=2)
     assert len(page) == 2 and len(rest) == 1 and not {e.id for e in page} & {e.id for e in rest}

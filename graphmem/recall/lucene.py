@@ -52,6 +52,15 @@ def only_stop_words(text: str) -> bool:
     return bool(words) and not _content(words)
 
 
+def fuzzy_query(text: str, tenant_id: str) -> str | None:
+    """A Lucene query for the words of `text` misspelt: each plain word of 4 or more letters and digits as a fuzzy
+    term, within 1 edit (Damerau-Levenshtein, Lucene's `FuzzyQuery`) for up to 5 characters and 2 beyond, in
+    tenant `tenant_id`'s terms. For naming the closest entities when a name matches none ("Globx": Globex); None
+    when `text` has no such word."""
+    return tenant_query(tenant_id, [f"{t}~{1 if len(t) <= 5 else 2}" for t in terms(text)
+                                    if len(t) >= 4 and re.fullmatch(r"[a-z0-9]+", t)])
+
+
 def build_query(text: str, tenant_id: str) -> str | None:
     """The whole Lucene query string for `text` in tenant `tenant_id`'s terms: its escaped `terms`, OR-ed
     (`tenant_query`). None when `text` has no words."""

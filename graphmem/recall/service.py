@@ -13,7 +13,7 @@ from datetime import datetime
 from graphmem.errors import InvalidInput, NotFound
 from graphmem.models import Entity, Fact, value_key
 from graphmem.ontology import ANY_KIND, LITERAL, Ontology
-from graphmem.recall.lucene import build_query
+from graphmem.recall.lucene import build_query, fuzzy_query
 from graphmem.recall.models import SearchRequest, SearchResponse, Viewer
 from graphmem.recall.paths import AROUND_MAX_HOPS, MAX_HOPS, Member, Neighbour, Path, to_path, to_paths
 from graphmem.recall.search import TOO_MANY_TERMS, HybridSearch, SearchTuning
@@ -87,6 +87,16 @@ class RecallService:
                 out.append(e)
         return out[offset:offset + limit]
 
+    def _misspelt(self, tenant_id: str, name: str, kind: str | None, limit: int = 3) -> list[Entity]:
+        """The entities (of `kind`) whose name or alias is a word or two of `name` misspelt (`fuzzy_query`), best
+        first: the hint for a name that matches nothing ("Globx")."""
+        lucene = fuzzy_query(name, tenant_id)
+        if lucene is None:
+            return []
+        return [Entity(**r["entity"]) for r in self.db.rows(
+            "search/entities_by_name", tenant_id=tenant_id, opt={"lucene": lucene, "kind": kind}, offset=0,
+            limit=limit, fetch=1000)]
+
     def resolve_entity(self, tenant_id: str, *, entity_id: str | None = None, name: str | None = None,
                        query: str | None = None, kind: str | None = None, field: str = "entity",
                        query_hint: bool = True) -> Entity:
@@ -127,7 +137,8 @@ class RecallService:
             if other_kinds:
                 raise NotFound(f"{field}.name: no {kind} named {name!r}; there is one of kind "
                                f"{', '.join(other_kinds)} (`kind` narrows the name)", field=f"{field}.name")
-            near = [e.name for e in self.find_entities(tenant_id, name, kind, limit=3)]
+            near = [e.name for e in self.find_entities(tenant_id, name, kind, limit=3) or self._misspelt(
+                tenant_id, name, kind)]
             tip = "; `query` takes free text" if query_hint else ""
             hint = f" (closest by text: {', '.join(map(repr, near))}{tip})" if near else ""
             raise NotFound(f"{field}.name: no entity named {name!r}{hint}", field=f"{field}.name")

@@ -54,7 +54,7 @@ INDEX_STOP_WORDS = frozenset("a an and are as at be but by for if in into is it 
                              "their then there these they this to was will with".split())
 # A prefixed term the English analyzer keeps as one token (UAX#29: letters and digits join the prefix's "_"; an
 # apostrophe joins two letters), optionally a prefix query ("corp*").
-WHOLE_TERM = re.compile(r"(?:[a-z0-9]+|[a-z0-9]*[a-z]'[a-z][a-z0-9]*)\*?")
+WHOLE_TERM = re.compile(r"(?:[a-z0-9]+|[a-z0-9]*[a-z]'[a-z][a-z0-9]*)(?:\*|~[12])?")
 # Lucene refuses a query of more than IndexSearcher.getMaxClauseCount() leaf clauses (1024 by default; Neo4j keeps
 # it) with TooManyClauses. A query keeps the terms that fit in 900 (room for the tenant clause); a term's cost is
 # counted as Lucene will see it (`_clauses`).
@@ -125,7 +125,7 @@ def search_terms(tenant_id: str, text: str) -> str:
 
 def tenant_query(tenant_id: str, terms: list[str]) -> str | None:
     """The Lucene query string OR-ing `terms` (lower-cased words, Lucene-escaped, a trailing `*` for a prefix
-    query) in tenant `tenant_id`'s search terms; None when `terms` is empty. A plain disjunction when every term
+    query or `~1`/`~2` for a fuzzy one) in tenant `tenant_id`'s search terms; None when `terms` is empty. A plain disjunction when every term
     is one Lucene token with its prefix (`WHOLE_TERM`), else the disjunction with the tenant's token required (see
     the module docstring). A term that may split is two phrases, with and without the prefix: Lucene keeps
     "t.._müller" whole, but cuts "t.._北京" into the bare prefix and one token per character, where "北京" may
