@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable
 from datetime import datetime
 
-from graphmem.errors import InvalidInput
+from graphmem.errors import InvalidInput, NotFound
 from graphmem.indexer import Indexer
 from graphmem.models import (AssertOutcome, Entity, EntityRef, Episode, EpisodeIn, Fact, FactIn, Provenance,
                              value_key)
@@ -188,13 +188,26 @@ class TemporalGraph:
                 object_id: str | None = None, value: str | None = None) -> list[str]:
         """Retract (close, not delete) the subject's `predicate` facts valid at `at` (default: the episode's time);
         optionally only the one with this object or value. For a symmetric predicate (KNOWS) the pair's facts stored
-        the other way round are closed too. Returns the closed fact ids. Raises `InvalidInput`
-        (field `predicate`) for a predicate the tenant's ontology does not have."""
+        the other way round are closed too. Returns the closed fact ids. Raises `InvalidInput` for a predicate the
+        tenant's ontology does not have (field `predicate`), an `object_id` of a predicate that takes literal values
+        or a `value` of one that takes entities (naming that field); `NotFound` for an `object_id` that is not this
+        tenant's entity (field `object_id`) or when no such fact is valid at `at` (field `predicate`)."""
         require_tenant(tenant_id)
         p = self.ontology(tenant_id).get(predicate.upper())
+        if object_id is not None and all(k == LITERAL for k in p.object_kinds):
+            raise InvalidInput(f"object_id: {p.name} takes a literal value, not an entity; give value",
+                               field="object_id")
+        if value is not None and not p.accepts_object(None):
+            raise InvalidInput(f"value: {p.name} points at an entity ({', '.join(p.object_kinds)}), never a literal "
+                               "value; give object_id", field="value")
         okey = f"e:{object_id}" if object_id else (f"v:{value_key(value)}" if value else None)
 
         def work(tx):
+            if object_id is not None:
+                try:
+                    entity_store.get(tx, tenant_id, object_id)
+                except NotFound as exc:
+                    raise NotFound(exc.detail, field="object_id") from None
             ep = episode_store.get(tx, tenant_id, episode_id)
             when = to_utc(at, "at") if at else ep.occurred_at
             return fact_store.retract(tx, tenant_id, subject_id, p.name, when, episode_id, okey, symmetric=p.symmetric)

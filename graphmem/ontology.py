@@ -63,12 +63,17 @@ class Predicate(BaseModel):
     @field_validator("symmetric")
     @classmethod
     def _symmetric_joins_alike(cls, v: bool, info: ValidationInfo) -> bool:
-        """A symmetric predicate joins two entities of the same kinds both ways: one with a literal object, or with
-        other subject and object kinds (Person -> Organization), cannot hold both ways."""
+        """A symmetric predicate joins two entities of the same kinds both ways, and is multi-valued: one with a
+        literal object, or with other subject and object kinds (Person -> Organization), cannot hold both ways."""
         subjects, objects = info.data.get("subject_kinds"), info.data.get("object_kinds")
         if v and subjects is not None and objects is not None and (LITERAL in objects or set(subjects) != set(objects)):
             raise ValueError("a predicate that holds both ways needs the same subject and object kinds, and no "
                              "literal object")
+        if v and info.data.get("cardinality") == "single":
+            # one value at a time at both ends (MARRIED_TO) would need each end's timeline as subject and as object
+            # closed together; the temporal rules keep one timeline per subject (graphmem.temporal)
+            raise ValueError("a predicate that holds both ways is multi-valued (cardinality \"multi\"); one value at "
+                             "a time for both ends is not supported: model it one way, single-valued")
         return v
 
     @property

@@ -862,3 +862,27 @@ def test_who_at_finds_a_member_at_either_end_of_a_symmetric_fact(recall, crm):
                                                object_id=ids["Sam Me"])] == [ids["Dana Smith"]]
     # REPORTS_TO is one way: Carol (Globex) does not report to Bob, Bob reports to her
     assert recall.who_at(tenant, ids["Globex"], predicate="REPORTS_TO", object_id=ids["Bob Lee"]) == []
+
+
+def test_who_at_by_a_symmetric_membership_finds_either_end(recall, graph, tenant):
+    """Found by a helper: "Frank knows Dana" asserted while "Dana knows Frank" holds is the pair's one fact, stored
+    from Dana's end, so "who KNOWS Dana" (member_predicate KNOWS, org Dana) no longer listed Frank, who said it.
+    A symmetric membership finds its member at either end, with the fact as stored; a one-way one (REPORTS_TO)
+    only as subject."""
+    e = graph.append_episode(tenant, EpisodeIn(content="intro", occurred_at=T0))[0].id
+    out = graph.assert_facts(tenant, [
+        FactIn(subject=P("Dana Smith"), predicate="KNOWS", object=P("Frank Wu"), episode_id=e),
+        FactIn(subject=P("Frank Wu"), predicate="KNOWS", object=P("Dana Smith"), episode_id=e),
+        FactIn(subject=P("Sam Me"), predicate="KNOWS", object=P("Dana Smith"), episode_id=e),
+        FactIn(subject=P("Frank Wu"), predicate="REPORTS_TO", object=P("Dana Smith"), episode_id=e)])
+    assert [o.action for o in out] == ["created", "duplicate", "created", "created"]
+    ids = {n: graph.find_entities(tenant, n)[0].id for n in ("Dana Smith", "Frank Wu", "Sam Me")}
+    members = recall.who_at(tenant, ids["Dana Smith"], member_predicate="KNOWS")
+    assert sorted(m.entity.name for m in members) == ["Frank Wu", "Sam Me"]
+    frank = next(m for m in members if m.entity.name == "Frank Wu")
+    assert (frank.membership.subject_id, frank.membership.object_id) == (ids["Dana Smith"], ids["Frank Wu"])
+    assert [m.entity.name for m in recall.who_at(tenant, ids["Frank Wu"], member_predicate="KNOWS")] == ["Dana Smith"]
+    # one way: Dana does not report to Frank
+    assert recall.who_at(tenant, ids["Frank Wu"], member_predicate="REPORTS_TO") == []
+    assert [m.entity.name for m in recall.who_at(tenant, ids["Dana Smith"], member_predicate="REPORTS_TO")] == \
+        ["Frank Wu"]

@@ -437,6 +437,10 @@ def test_a_symmetric_fact_stated_the_other_way_round_is_the_same_fact(graph, ten
     older = say(frank, "KNOWS", DANA, d(2021, 9))
     assert earlier.action == "created" and older.action == "history"
     assert graph.get_fact(tenant, older.fact_id).valid_to == d(2022)
+    # the pair's history, stated from either end, is one timeline whichever fact it is read from
+    pair = [earlier.fact_id, older.fact_id, first.fact_id]
+    for fid in pair:
+        assert [f.id for f in graph.fact_history(tenant, fid)] == pair
     assert [f.id for f in graph.facts_about(tenant, dana_id, predicates=["KNOWS"])] == [first.fact_id]
     # one way only: Frank reports to Dana and Dana to Frank are two facts (and a single-valued timeline each)
     up = say(frank, "REPORTS_TO", DANA, d(2022))
@@ -463,3 +467,19 @@ def test_a_symmetric_fact_stated_the_other_way_round_is_the_same_fact(graph, ten
     one, two = graph.assert_facts(tenant, [FactIn(subject=kim, predicate="KNOWS", object=lou, episode_id=e),
                                            FactIn(subject=lou, predicate="KNOWS", object=kim, episode_id=e)])
     assert (one.action, two.action, two.fact_id) == ("created", "duplicate", one.fact_id)
+
+
+def test_a_retraction_of_a_symmetric_predicate_closes_the_facts_naming_a_hub_as_object(graph, tenant):
+    """Found by a helper: "Hub knows nobody any more" closed Hub's 1000 own KNOWS facts but not "Late knows Hub":
+    the facts naming the subject as object were read as one page of 1000 facts about it, its own first."""
+    hub = EntityRef(kind="Person", name="Hub Person")
+    e = ep(graph, tenant, d(2020))
+    out = graph.assert_facts(tenant, [FactIn(subject=hub, predicate="KNOWS", object=EntityRef(kind="Person",
+                                                                                               name=f"Spoke {i}"),
+                                             valid_from=d(2020), episode_id=e) for i in range(1000)])
+    late = graph.assert_fact(tenant, FactIn(subject=EntityRef(kind="Person", name="Late Friend"), predicate="KNOWS",
+                                            object=hub, valid_from=d(2021), episode_id=ep(graph, tenant, d(2021))))
+    hub_id = graph.get_fact(tenant, out[0].fact_id).subject_id
+    closed = graph.retract(tenant, hub_id, "KNOWS", ep(graph, tenant, d(2024), "Hub: I know nobody here"))
+    assert len(closed) == 1001 and late.fact_id in closed
+    assert graph.get_fact(tenant, late.fact_id).status == "retracted"

@@ -248,7 +248,7 @@ def _retract(tx: Tx, tenant: str, r: Retraction, entity_id: str, symmetric: bool
     if r.subject is not None:
         pairs: list[tuple[str, str | None]] = [(entity_id, None)]
     else:   # the nulled field named the subject: close the facts of r.predicate pointing at the entity
-        about = fact_store.about(tx, tenant, entity_id, as_of=r.at, predicates=[r.predicate])
+        about = fact_store.about_all(tx, tenant, entity_id, r.at, r.predicate)
         pairs = sorted({(f.subject_id, f"e:{entity_id}") for f in about if f.object_id == entity_id})
     return _close(tx, tenant, r, pairs, symmetric)
 

@@ -36,8 +36,8 @@ class SearchRequest(Input):
     entity_kinds: list[KindName] | None = Field(default=None, max_length=100, description=(
         "Only entities of these kinds, facts whose subject or object is of one, and episodes that mention one "
         "(an episode mentions the entities of the facts derived from it, and those its extraction found)."))
-    session_id: str | None = Field(default=None, min_length=1, max_length=200)
-    user_id: str | None = Field(default=None, min_length=1, max_length=200)
+    session_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=r"\S")
+    user_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=r"\S")
     occurred_after: UtcDatetime | None = None
     occurred_before: UtcDatetime | None = None
     seed_entity_ids: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(

@@ -244,6 +244,18 @@ def _close(closes: dict[str, dict], timeline: list[TimelineFact], ends: list[tup
                 tf.valid_to, tf.status = vt, "closed"
 
 
+def about_all(tx: Tx, tenant_id: str, entity_id: str, at: datetime, predicate: str) -> list[Fact]:
+    """Every `predicate` fact about the entity (either end) valid at `at`, as `about` reads them, page after page
+    of 1000: for a retraction, which must close them all (one page left the facts naming a hub with 1000 facts of
+    its own as object unread, and "Hub knows nobody any more" left them open)."""
+    out: list[Fact] = []
+    while True:
+        page = about(tx, tenant_id, entity_id, as_of=at, predicates=[predicate], offset=len(out), limit=1000)
+        out += page
+        if len(page) < 1000:
+            return out
+
+
 def retract(tx: Tx, tenant_id: str, subject_id: str, predicate: str, at: datetime, episode_id: str,
             object_key: str | None = None, source: str = "user_explicit", symmetric: bool = False) -> list[str]:
     """Close the facts of (subject, predicate[, object]) valid at `at`, with status `retracted` and the episode as
@@ -253,8 +265,8 @@ def retract(tx: Tx, tenant_id: str, subject_id: str, predicate: str, at: datetim
     was valid."""
     targets: list[tuple[str, str | None]] = [(subject_id, object_key)]
     if symmetric and object_key is None:
-        targets += sorted({(f.subject_id, f"e:{subject_id}") for f in about(
-            tx, tenant_id, subject_id, as_of=at, predicates=[predicate]) if f.object_id == subject_id})
+        targets += sorted({(f.subject_id, f"e:{subject_id}")
+                           for f in about_all(tx, tenant_id, subject_id, at, predicate) if f.object_id == subject_id})
     elif symmetric and object_key.startswith("e:"):
         targets.append((object_key[2:], f"e:{subject_id}"))
     ids = sorted({s for s, _ in targets})
@@ -300,9 +312,10 @@ def about(tx: Tx, tenant_id: str, entity_id: str, *, as_of: datetime | None = No
 def history(tx: Tx, tenant_id: str, fact_id: str, ontology: Ontology) -> list[Fact]:
     """The supersession timeline `fact_id` belongs to, oldest `valid_from` first (corrections included)."""
     fact = get(tx, tenant_id, fact_id)
-    single = ontology.predicates[fact.predicate].single_valued if fact.predicate in ontology.predicates else False
-    return [_fact(r) for r in tx.rows("facts/history", tenant_id=tenant_id, id=fact_id, single_valued=single,
-                                      now=utcnow())]
+    p = ontology.predicates.get(fact.predicate)
+    return [_fact(r) for r in tx.rows("facts/history", tenant_id=tenant_id, id=fact_id,
+                                      single_valued=p is not None and p.single_valued,
+                                      symmetric=p is not None and p.symmetric, now=utcnow())]
 
 
 def provenance(tx: Tx, tenant_id: str, fact_id: str) -> list[Provenance]:
