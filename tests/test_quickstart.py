@@ -34,8 +34,10 @@ def test_demo_prints_current_facts_history_and_provenance(neo4j_server, db):
     assert "Marcus Lee" in prov.splitlines()[0] and "reorg" in prov
     assert "phone" in out[out.index("Channel preferences:"):] and "retracted" in out
     assert _demo() == out  # re-running is harmless: same story, same answers
-    # the story's episodes come with their facts: nothing is left for a worker to extract (or dead-letter)
-    assert counts(db, "demo") == {"skipped": 9}
+    # the story's episodes come with their facts: nothing is left for a worker to extract (or dead-letter); 9 of its
+    # own (more when someone tried the docs' examples in tenant demo on this server, as they invite)
+    jobs = counts(db, "demo")
+    assert set(jobs) == {"skipped"} and jobs["skipped"] >= 9, jobs
 
 
 @pytest.mark.skipif(os.environ.get("GRAPHMEM_QUICKSTART") != "1",
