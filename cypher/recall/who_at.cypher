@@ -5,7 +5,8 @@
 // $opt.symmetric (a predicate such as KNOWS that holds both ways) the member may be the fact's object as well, and
 // the other end is its subject: "Dana knows Sam" answers who at Globex knows Dana. With $opt.member_symmetric (a
 // symmetric $member_predicate) the member may be the membership fact's subject or its object: "Dana knows Frank"
-// answers who KNOWS Frank (Dana) and who KNOWS Dana (Frank), as it is one fact of the pair. A null
+// answers who KNOWS Frank (Dana) and who KNOWS Dana (Frank), as it is one fact of the pair; and with
+// $opt.via_symmetric (a symmetric $opt.via_predicate) the property's other end may be either end of the via fact. A null
 // condition is ignored (the conditions travel in the map $opt so that one plan serves every mix of them). Facts:
 // never candidates, recorded by $known_at and not corrected as known then (transaction time), never past retention
 // ($now).
@@ -32,8 +33,9 @@ WHERE $opt.predicate IS NOT NULL AND (type(hr) = 'SUBJECT' OR $opt.symmetric)
   AND ($opt.object_id IS NULL OR EXISTS {
         MATCH (h)-[:SUBJECT|OBJECT]->(x:Entity {id: $opt.object_id}) WHERE x <> p })
   AND ($opt.via_predicate IS NULL OR EXISTS {
-        MATCH (h)-[:SUBJECT|OBJECT]->(x:Entity)<-[:SUBJECT]-(v:Fact)
-        WHERE x <> p AND v.tenant_id = $tenant_id AND v.predicate = $opt.via_predicate AND v.status <> 'candidate'
+        MATCH (h)-[:SUBJECT|OBJECT]->(x:Entity)<-[vr:SUBJECT|OBJECT]-(v:Fact)
+        WHERE x <> p AND (type(vr) = 'SUBJECT' OR coalesce($opt.via_symmetric, false))
+          AND v.tenant_id = $tenant_id AND v.predicate = $opt.via_predicate AND v.status <> 'candidate'
           AND v.recorded_at <= $known_at AND (v.expired_at IS NULL OR v.expired_at > $known_at)
           AND (v.retain_until IS NULL OR v.retain_until > $now)
           AND v.valid_from <= $as_of AND (v.valid_to IS NULL OR v.valid_to > $as_of OR v.closed_at > $known_at

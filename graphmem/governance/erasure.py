@@ -241,14 +241,17 @@ class Eraser:
         elif episodes:
             counts["facts_kept"] = tx.one("governance/note_expired_provenance", **t, episode_ids=episodes)["noted"]
         delete_ids = sorted(delete)
+        symmetric: list[str] = []
         if delete_ids:   # the timelines' subjects first: the repair below reads what a concurrent erasure left
-            tx.one("governance/lock_fact_subjects", **t, ids=delete_ids)
+            symmetric = [p.name for p in self.graph.ontology(tenant_id).predicates.values() if p.symmetric]
+            tx.one("governance/lock_fact_subjects", **t, ids=delete_ids, symmetric=symmetric)
 
         candidates = tx.one("governance/mentioned_entities", **t, episode_ids=episodes, fact_ids=delete_ids)["ids"]
         ends, links = {}, set()
         if mode == "erase" and delete_ids:
             single = [p.name for p in self.graph.ontology(tenant_id).predicates.values() if p.single_valued]
-            around = tx.rows("governance/supersession_around", **t, ids=delete_ids, single_valued=single)
+            around = tx.rows("governance/supersession_around", **t, ids=delete_ids, single_valued=single,
+                             symmetric=symmetric)
             ends, links = plan_repairs(delete, around)
         surviving_sessions = []
         if episodes:

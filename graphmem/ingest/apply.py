@@ -244,8 +244,10 @@ def _self_reference(outcome: AssertOutcome) -> bool:
 
 def _retract(tx: Tx, tenant: str, r: Retraction, entity_id: str, symmetric: bool = False) -> list[str]:
     """Apply one null retraction; returns the closed fact ids (none when nothing was valid at `r.at`: a no-op).
-    `symmetric`: `r.predicate` holds both ways, so the facts stored the other way round are closed too."""
-    if r.subject is not None:
+    `symmetric`: `r.predicate` holds both ways, so the facts stored the other way round are closed too; a null
+    field naming the subject of such a fact ("who knows this contact": null) closes every fact of the predicate about
+    the entity, whichever way round each was stored ("Frank knows Zoe" is "Zoe knows Frank")."""
+    if r.subject is not None or symmetric:
         pairs: list[tuple[str, str | None]] = [(entity_id, None)]
     else:   # the nulled field named the subject: close the facts of r.predicate pointing at the entity
         about = fact_store.about_all(tx, tenant, entity_id, r.at, r.predicate)

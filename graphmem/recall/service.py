@@ -60,7 +60,7 @@ class RecallService:
         self._neighbours(tenant_id, none, None, "both", times, False, 0, 50)
         self._who_at(tenant_id, none, "WORKS_AT", times, 0, 50, {
             "predicate": None, "value_key": None, "object_id": None, "via_predicate": None, "via_value_key": None,
-            "symmetric": False, "member_symmetric": False})
+            "symmetric": False, "member_symmetric": False, "via_symmetric": False})
 
     # ---- entities ------------------------------------------------------------------------------
     def get_entity(self, tenant_id: str, entity_id: str) -> Entity:
@@ -290,7 +290,8 @@ class RecallService:
         Example: people currently WORKS_AT Globex who REPORTS_TO the person who HAS_TITLE CFO: `who_at(t, globex,
         predicate="REPORTS_TO", via_predicate="HAS_TITLE", via_value="CFO")`. For a symmetric `predicate` (KNOWS,
         `Predicate.symmetric`) a member may be either end of the fact ("Dana knows Sam": Sam knows Dana), and so for
-        a symmetric `member_predicate` ("Dana knows Frank": Frank is a member of "who KNOWS Dana").
+        a symmetric `member_predicate` ("Dana knows Frank": Frank is a member of "who KNOWS Dana"), and for a symmetric
+        `via_predicate` (the property's other end may be either end of the via fact).
         Raises `InvalidInput` (a blank
         `value`, `object_id` or `via_value`, which would otherwise filter nothing or everything; a condition without
         its predicate; a predicate the tenant lacks; a `member_predicate` whose object is a literal value,
@@ -319,7 +320,9 @@ class RecallService:
                              "via_predicate": via_predicate.upper() if via_predicate else None,
                              "via_value_key": value_key(via_value) if via_value is not None else None,
                              "symmetric": bool(predicate) and onto.get(predicate.upper(), "predicate").symmetric,
-                             "member_symmetric": onto.get(member_predicate.upper(), "member_predicate").symmetric})
+                             "member_symmetric": onto.get(member_predicate.upper(), "member_predicate").symmetric,
+                             "via_symmetric": bool(via_predicate)
+                             and onto.get(via_predicate.upper(), "via_predicate").symmetric})
         members = [Member(**r) for r in rows]
         for m in members:   # each fact as it was believed at known_at (`Fact.as_known_at`), as `neighbours` shows it
             m.membership = m.membership.as_known_at(asked_known_at)

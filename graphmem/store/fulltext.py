@@ -144,9 +144,17 @@ def tenant_query(tenant_id: str, terms: list[str]) -> str | None:
             + ")")
 
 
+# A fuzzy term ("globx~1") is rewritten by Lucene into a disjunction of up to FuzzyQuery's default maxExpansions (50)
+# index terms, each a leaf clause the limit counts after the rewrite: 40 misspelt words near many of a tenant's terms
+# failed with TooManyClauses (a 500 for the hint of a 404).
+FUZZY_EXPANSIONS = 50
+
+
 def _clauses(term: str) -> int:
-    """Leaf clauses a term costs Lucene at most: 1 when it stays one token (or is a prefix query), else two phrases
-    of up to one token per character plus the cut-off prefix."""
+    """Leaf clauses a term costs Lucene at most: 1 when it stays one token (or is a prefix query), `FUZZY_EXPANSIONS`
+    for a fuzzy term, else two phrases of up to one token per character plus the cut-off prefix."""
+    if re.search(r"~[12]$", term) and WHOLE_TERM.fullmatch(term):
+        return FUZZY_EXPANSIONS
     return 1 if WHOLE_TERM.fullmatch(term) or term.endswith("*") else 2 * len(term) + 1
 
 
