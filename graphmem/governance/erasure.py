@@ -242,14 +242,15 @@ class Eraser:
             counts["facts_kept"] = tx.one("governance/note_expired_provenance", **t, episode_ids=episodes)["noted"]
         delete_ids = sorted(delete)
         symmetric: list[str] = []
+        predicates = self.graph.ontology(tenant_id).predicates.values() if delete_ids else []   # read once
         if delete_ids:   # the timelines' subjects first: the repair below reads what a concurrent erasure left
-            symmetric = [p.name for p in self.graph.ontology(tenant_id).predicates.values() if p.symmetric]
+            symmetric = [p.name for p in predicates if p.symmetric]
             tx.one("governance/lock_fact_subjects", **t, ids=delete_ids, symmetric=symmetric)
 
         candidates = tx.one("governance/mentioned_entities", **t, episode_ids=episodes, fact_ids=delete_ids)["ids"]
         ends, links = {}, set()
         if mode == "erase" and delete_ids:
-            single = [p.name for p in self.graph.ontology(tenant_id).predicates.values() if p.single_valued]
+            single = [p.name for p in predicates if p.single_valued]
             around = tx.rows("governance/supersession_around", **t, ids=delete_ids, single_valued=single,
                              symmetric=symmetric)
             ends, links = plan_repairs(delete, around)
