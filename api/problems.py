@@ -17,6 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from api.deps import authorize
 from graphmem.errors import GraphmemError
+from graphmem.models import error_message
 
 log = logging.getLogger("graphmem.api")
 PROBLEM = "application/problem+json"
@@ -106,7 +107,7 @@ def _error(e: dict, body) -> dict:
         field = f"{field}.{tag}" if field else tag
         message = f"must be one of {ctx['expected_tags']}" if "expected_tags" in ctx else "is required"
         return {"field": field, "message": message}
-    message = _MESSAGES.get(kind, e.get("msg", ""))
+    message = _MESSAGES.get(kind) or error_message(e)
     loc, got = e.get("loc", ()), e.get("input")
     if loc and loc[0] == "query" and kind.startswith("datetime") and isinstance(got, str) and " " in got:
         message += "; in a query string a '+' reads as a space: send an offset's '+' as %2B, or use Z"

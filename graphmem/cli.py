@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 import sys
 from typing import Any
 
@@ -224,14 +225,34 @@ def _table(title: str, columns: list[str], rows: list[list[Any]], whole: tuple[s
     Console().print(t)
 
 
-def _run(fn):
-    """Run `fn(services)` and close the services; graphmem errors become `error: ...` and exit status 1."""
+def _said(field: str | None, detail: str, options: dict[str, str]) -> str:
+    """An error about request field `field` as this command's user would read it: the field's first part named by
+    its option (`options`: "max_hops" -> "--max-hops", "entity" -> "ENTITY"; a field not listed, such as
+    "predicates[1]" or "entity.name", takes its first part's), the detail without a leading "field: "."""
+    if not field:
+        return detail
+    detail = detail.removeprefix(f"{field}: ")
+    for name, option in options.items():   # a hint that quotes a field: "`kind` narrows the name"
+        detail = detail.replace(f"`{name}`", f"`{option}`")
+    base = re.split(r"[.\[]", field, maxsplit=1)[0]
+    return f"{options.get(field) or options.get(base, field)}: {detail}"
+
+
+def _invalid(e, options: dict[str, str]) -> None:
+    """Exit with a pydantic `ValidationError`'s errors, each named by its option (`_said`)."""
+    from graphmem.models import error_message
+    _fail("; ".join(_said(".".join(map(str, x["loc"])), error_message(x), options) for x in e.errors()))
+
+
+def _run(fn, options: dict[str, str] | None = None):
+    """Run `fn(services)` and close the services; graphmem errors become `error: ...` (the field named by its
+    option, `_said`) and exit status 1."""
     from graphmem.errors import GraphmemError
     services = open_services()
     try:
         return fn(services)
     except GraphmemError as e:
-        _fail(f"{e.field + ': ' if e.field and e.field not in e.detail else ''}{e.detail}")
+        _fail(_said(e.field, e.detail, options or {}))
     finally:
         services.close()
 
@@ -372,15 +393,22 @@ def _when(value: str | None, field: str):
     try:
         return to_utc(value, field)
     except InvalidInput as e:
-        _fail(e.detail)
+        _fail(_said(e.field, e.detail, {"as_of": "--as-of", "known_at": "--known-at"}))
 
 
 def _ref(text: str) -> dict[str, str]:
     """An entity given on the command line: a 32-hex id, else a name."""
-    import re
     return {"entity_id": text} if re.fullmatch(r"[0-9a-f]{32}", text) else {"name": text}
 
 
+# Request fields as each command's options name them (`_said`).
+SEARCH_OPTIONS = {"query": "QUERY", "k": "-k", "targets": "--target", "predicates": "--predicate",
+                  "as_of": "--as-of", "known_at": "--known-at", "include_superseded": "--include-superseded"}
+RECALL_OPTIONS = {"entity": "ENTITY", "entity.kind": "--kind", "kind": "--kind", "to": "--to",
+                  "max_hops": "--max-hops", "predicates": "--predicate", "as_of": "--as-of",
+                  "query": "graphmem search"}
+CONTEXT_OPTIONS = {"session_id": "--session", "budget_tokens": "--budget", "system_policy": "--system-policy",
+                   "query": "--query", "goal": "--goal", "model": "--model", "as_of": "--as-of"}
 AS_OF = click.option("--as-of", default=None, help="Valid time, ISO 8601 with offset (e.g. 2022-06-01T00:00:00Z).")
 KNOWN_AT = click.option("--known-at", default=None, help="Transaction time: what graphmem knew then (ISO 8601).")
 
@@ -408,8 +436,8 @@ def search(tenant_id: str, query: str, k: int, targets: tuple[str, ...], predica
                             predicates=[p.upper() for p in predicates] or None,
                             **({"targets": list(targets)} if targets else {}))
     except ValidationError as e:
-        _fail("; ".join(f"{'.'.join(map(str, x['loc']))}: {x['msg']}" for x in e.errors()))
-    res = _run(lambda s: s.recall.search(tenant_id, req))
+        _invalid(e, SEARCH_OPTIONS)
+    res = _run(lambda s: s.recall.search(tenant_id, req), SEARCH_OPTIONS)
     if fmt == "table":
         _table(f"search: {query}", ["#", "kind", "score", "text", "why"],
                [[i + 1, h.kind, f"{h.score:.4f}", h.text, "; ".join(h.reasons)] for i, h in enumerate(res.hits)])
@@ -427,14 +455,19 @@ def search(tenant_id: str, query: str, k: int, targets: tuple[str, ...], predica
 @click.option("--max-hops", default=3, show_default=True,
               help="Longest path in facts: 1..3 around one entity, 1..4 between two (with --to).")
 @click.option("--predicate", "predicates", multiple=True, help="Walk only facts with these predicates.")
-@click.option("--limit", default=20, show_default=True, help="Paths around one entity.")
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 500), help="Paths around one entity.")
 @AS_OF
 @FORMAT
 def recall(tenant_id: str, entity: str, other: str | None, kind: str | None, max_hops: int,
            predicates: tuple[str, ...], limit: int, as_of: str | None, fmt: str) -> None:
     """Multi-hop recall: paths around ENTITY (an id or a name), or between ENTITY and --to, over facts valid at
     --as-of (default now). Each hop shows its fact."""
+    from graphmem.models import kind_name
     when, preds = _when(as_of, "as_of"), list(predicates) or None
+    try:
+        kind = kind and kind_name(kind)
+    except ValueError as e:
+        _fail(f"--kind: {e}")
 
     def work(s):
         a = s.recall.resolve_entity(tenant_id, kind=kind, field="entity", **_ref(entity))
@@ -443,7 +476,7 @@ def recall(tenant_id: str, entity: str, other: str | None, kind: str | None, max
                                             limit=limit)
         b = s.recall.resolve_entity(tenant_id, field="to", **_ref(other))
         return a, s.recall.paths_between(tenant_id, a.id, b.id, max_hops=max_hops, as_of=when, predicates=preds)
-    start, paths = _run(work)
+    start, paths = _run(work, RECALL_OPTIONS)
     if fmt == "table":
         _table(f"paths from {start.name}", ["to", "hops", "path"],
                [[p.target.name, p.length, " -> ".join(f"[{h.fact.statement}]" for h in p.hops)] for p in paths])
@@ -472,8 +505,8 @@ def context(tenant_id: str, session_id: str, budget_tokens: int, system_policy: 
         req = ContextRequest(query=query, budget_tokens=budget_tokens, model=model, system_policy=system_policy,
                              goal=goal, as_of=_when(as_of, "as_of"))
     except ValidationError as e:
-        _fail("; ".join(f"{'.'.join(map(str, x['loc']))}: {x['msg']}" for x in e.errors()))
-    window = _run(lambda s: s.context.assemble(tenant_id, session_id, req))
+        _invalid(e, CONTEXT_OPTIONS)
+    window = _run(lambda s: s.context.assemble(tenant_id, session_id, req), CONTEXT_OPTIONS)
     click.echo(window.text if fmt == "text" else window.model_dump_json(indent=2))
 
 

@@ -44,6 +44,21 @@ converted to UTC is a validation error (ValueError), not an OverflowError."""
 
 KIND_RE = re.compile(r"^[A-Z][A-Za-z0-9]{0,63}$")
 PREDICATE_RE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
+_INVISIBLE = "\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
+VISIBLE = "[^\\s" + _INVISIBLE + "]"
+"""Field pattern of text that must not be blank: at least one character that is neither whitespace nor an invisible
+format character (those of Unicode category Cf in the Basic Multilingual Plane that render as nothing: soft hyphen,
+zero-width space U+200B, joiners, direction marks, word joiner, U+FEFF ...). The characters are literal in the class,
+so the pattern means the same to pydantic-core, Python's `re` and the ECMA-262 regexes of OpenAPI clients. A
+validation error for it is worded by `error_message`."""
+
+
+def error_message(error: dict) -> str:
+    """The message of one pydantic error (an item of `ValidationError.errors()`), in words where pydantic's would
+    quote a pattern: a `VISIBLE` mismatch is "must not be blank: ..."."""
+    if error.get("type") == "string_pattern_mismatch" and (error.get("ctx") or {}).get("pattern") == VISIBLE:
+        return "must not be blank: needs a character other than whitespace or invisible format characters"
+    return error.get("msg", "")
 
 
 def predicate_name(v: str) -> str:
@@ -219,7 +234,7 @@ class EntityRef(Input):
     email: str | None = None
     domain: str | None = None
     external_ids: list[str] = Field(default_factory=list, description="'system:id' strings, e.g. 'hubspot:123'.")
-    summary: str | None = Field(default=None, pattern=r"\S")
+    summary: str | None = Field(default=None, pattern=VISIBLE)
 
     @field_validator("kind")
     @classmethod
@@ -314,15 +329,15 @@ class EpisodeIn(Spoken):
     `idempotency_key` hold more than whitespace; `source` defaults by `role` (`Spoken`)."""
 
     kind: EpisodeKind = "message"
-    content: str = Field(min_length=1, pattern=r"\S")
+    content: str = Field(min_length=1, pattern=VISIBLE)
     occurred_at: UtcDatetime
     session_id: SessionId | None = None
-    user_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=r"\S")
-    role: str | None = Field(default=None, max_length=50, pattern=r"\S",
+    user_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=VISIBLE)
+    role: str | None = Field(default=None, max_length=50, pattern=VISIBLE,
                              description="user, assistant, tool, system ...")
-    speaker: str | None = Field(default=None, max_length=200, pattern=r"\S",
+    speaker: str | None = Field(default=None, max_length=200, pattern=VISIBLE,
                                 description="display name of the speaker")
-    idempotency_key: str | None = Field(default=None, min_length=1, max_length=200, pattern=r"\S")
+    idempotency_key: str | None = Field(default=None, min_length=1, max_length=200, pattern=VISIBLE)
     source: Source = Field(default="user_explicit", description="default by role: user -> user_explicit, "
                            "assistant -> inferred, tool or system -> system")
     agent_version: str | None = None
@@ -389,7 +404,7 @@ class FactIn(Input):
     valid_to: UtcDatetime | None = None
     confidence: float = Field(default=1.0, ge=0.0, le=1.0, strict=True)   # "0.5" or true is a 422
     source: Source = "user_explicit"
-    statement: str | None = Field(default=None, pattern=r"\S")
+    statement: str | None = Field(default=None, pattern=VISIBLE)
     episode_id: str | None = None
 
     @field_validator("predicate")

@@ -14,7 +14,7 @@ from typing import Literal, get_args
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 from graphmem.errors import InvalidInput
-from graphmem.models import KIND_RE, PREDICATE_RE
+from graphmem.models import KIND_RE, PREDICATE_RE, VISIBLE
 
 LITERAL = "literal"
 ANY_KIND = "*"
@@ -38,7 +38,7 @@ class Predicate(BaseModel):
     object_kinds: list[str]
     fact_class: str
     sensitivity: Sensitivity = "none"
-    template: str = Field(default="{subject} {predicate} {object}", pattern=r"\S")
+    template: str = Field(default="{subject} {predicate} {object}", pattern=VISIBLE)
     ttl_days: int | None = Field(default=None, ge=1)
     symmetric: bool = Field(default=False, strict=True, description="holds both ways (A KNOWS B: B knows A); "
                             "\"who at X\" then finds a member at either end of the fact")

@@ -106,6 +106,42 @@ def test_search_and_recall(cli, graph, tenant):
     assert code == 1 and "timezone" in err
 
 
+def test_errors_name_the_commands_options_and_defaults_match_the_api(cli, graph, tenant):
+    """Found by a helper: the CLI quoted the API's field names (`entity.kind` for --kind, `max_hops`), let an
+    invisible query through and cut paths at 20 where the API answers 50."""
+    _story(graph, tenant)
+    code, _, err = cli("recall", "--tenant", tenant, "Dana Reyes", "--kind", "Organization")
+    assert code == 1 and err.startswith("error: ENTITY: no Organization named 'Dana Reyes'") and "`--kind`" in err
+    code, _, err = cli("recall", "--tenant", tenant, "Dana Reyes", "--kind", "person")
+    assert code == 1 and err.startswith("error: --kind: ") and "PascalCase" in err
+    code, _, err = cli("recall", "--tenant", tenant, "Dana Reyes", "--max-hops", "9")
+    assert code == 1 and err.startswith("error: --max-hops: "), err
+    code, _, err = cli("recall", "--tenant", tenant, "Dana Reyes", "--predicate", "bogus")
+    assert code == 1 and err.startswith("error: --predicate: unknown predicate 'BOGUS'"), err
+    code, _, err = cli("recall", "--tenant", tenant, "Dana Reyes", "--to", "Nobody Here")
+    assert code == 1 and err.startswith("error: --to: no entity named 'Nobody Here'"), err
+    for blank in ("\u200b", " \ufeff "):
+        code, _, err = cli("search", "--tenant", tenant, blank)
+        assert code == 1 and err.startswith("error: QUERY: must not be blank"), err
+    code, _, err = cli("search", "--tenant", tenant, "x", "-k", "0")
+    assert code == 1 and err.startswith("error: -k: "), err
+    code, _, err = cli("search", "--tenant", tenant, "x", "--known-at", "yesterday")
+    assert code == 1 and err.startswith("error: --known-at: "), err
+    code, _, err = cli("context", "--tenant", tenant, "--session", "s1", "--budget", "100", "--system-policy", " ")
+    assert code == 1 and err.startswith("error: --system-policy: must not be blank"), err
+
+    hub = EntityRef(kind="Organization", name="Hub Corp")
+    ep, _ = graph.append_episode(tenant, EpisodeIn(content="Thirty people joined Hub Corp.",
+                                                   occurred_at="2021-07-01T00:00:00Z"))
+    graph.assert_facts(tenant, [FactIn(subject=EntityRef(kind="Person", name=f"Member {i}"), predicate="WORKS_AT",
+                                       object=hub, episode_id=ep.id) for i in range(30)])
+    code, out, err = cli("recall", "--tenant", tenant, "Hub Corp", "--max-hops", "1")
+    assert code == 0, err
+    assert len(json.loads(out)["paths"]) == 30     # the API's default limit is 50; the CLI's was 20
+    code, out, err = cli("recall", "--tenant", tenant, "Hub Corp", "--max-hops", "1", "--limit", "7")
+    assert code == 0 and len(json.loads(out)["paths"]) == 7, err
+
+
 def _serve(port: int, *extra: str, **env_extra: str) -> subprocess.Popen:
     env = {**os.environ, "GRAPHMEM_API_PORT": str(port), **env_extra}
     return subprocess.Popen([GRAPHMEM, "serve", *extra], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

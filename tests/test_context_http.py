@@ -441,6 +441,7 @@ def test_loose_json_types_and_blank_text_are_refused_naming_the_field(client_for
     for route, body, field in (
             ("/v1/episodes", {**ep, "user_id": " "}, "user_id"), ("/v1/episodes", {**ep, "role": " "}, "role"),
             ("/v1/episodes", {**ep, "speaker": "  "}, "speaker"),
+            ("/v1/episodes", {**ep, "content": "\u200b"}, "content"),   # a zero-width space is blank too
             ("/v1/sessions/loose/turns", {**turn("k20", "x"), "idempotency_key": "   "}, "idempotency_key"),
             ("/v1/sessions/loose/turns", {**turn("k21", "x"), "user_id": " "}, "user_id"),
             ("/v1/facts", {"facts": [{"subject": {"kind": "Person", "name": "Loose Lee"}, "predicate": "HAS_TITLE",

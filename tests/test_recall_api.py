@@ -151,8 +151,13 @@ def test_errors_name_the_request_field(client_for, crm_api):
         assert r.json()["detail"].startswith(f"{field}: "), r.text  # the detail says the same
         assert len(r.text) < 1000, r.text    # a long query is not echoed at length
     for scope in ("session_id", "user_id"):   # a blank scope is a 422, not an empty answer (helper-found)
-        r = c.post("/v1/search", json={"query": "Dana", scope: " "})
-        assert (r.status_code, r.json()["field"]) == (422, scope), r.text
+        for blank in (" ", "\u200b", "\u2060 \ufeff"):   # invisible format characters are blank too
+            r = c.post("/v1/search", json={"query": "Dana", scope: blank})
+            assert (r.status_code, r.json()["field"]) == (422, scope), r.text
+            assert r.json()["detail"] == f"{scope}: must not be blank: needs a character other than whitespace " \
+                                         "or invisible format characters", r.text
+    r = c.post("/v1/search", json={"query": "\u200b\u200d"})
+    assert (r.status_code, r.json()["field"]) == (422, "query"), r.text
     for body, field in (({"seed_entity_ids": [sam] * 101}, "seed_entity_ids"),    # at most 100 seeds
                         ({"seed_entity_ids": [sam, "x" * 201]}, "seed_entity_ids[1]"),  # ids of at most 200
                         ({"entity_kinds": ["Person"] * 101}, "entity_kinds"),

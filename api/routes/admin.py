@@ -11,14 +11,14 @@ from pydantic import BaseModel, Field
 from api.deps import Admin, PageDep, ServicesDep, TenantAdmin, operates
 from api.pages import ItemPage
 from graphmem.keys import ApiKey, TenantKeys
-from graphmem.models import Input
+from graphmem.models import Input, VISIBLE
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])
 
 
 class KeyCreate(Input):
     role: Literal["agent", "analyst", "admin"] = Field(examples=["agent"])
-    name: str | None = Field(default=None, max_length=200, pattern=r"\S", examples=["support-bot"])
+    name: str | None = Field(default=None, max_length=200, pattern=VISIBLE, examples=["support-bot"])
 
 
 class KeyCreated(BaseModel):

@@ -17,7 +17,8 @@ from api.deps import PageDep, Reader, ServicesDep, Writer
 from api.idempotency import recorded_call
 from api.pages import ItemPage
 from graphmem.errors import InvalidInput, NotFound
-from graphmem.models import AssertOutcome, EntityRef, Fact, FactIn, Input, PredicateName, Provenance, UtcDatetime
+from graphmem.models import (VISIBLE, AssertOutcome, EntityRef, Fact, FactIn, Input, PredicateName, Provenance,
+                             UtcDatetime)
 
 router = APIRouter(prefix="/v1/facts", tags=["facts"])
 
@@ -74,8 +75,8 @@ class FactRetraction(Input):
 
     subject_id: str = Field(min_length=1, examples=["5b9d3c0e8f7a41d2a6e4b1c9d8f7e6a5"])
     predicate: PredicateName = Field(examples=["PREFERS_CHANNEL"])
-    object_id: str | None = Field(default=None, min_length=1, pattern=r"\S")
-    value: str | None = Field(default=None, min_length=1, pattern=r"\S", examples=["phone"])
+    object_id: str | None = Field(default=None, min_length=1, pattern=VISIBLE)
+    value: str | None = Field(default=None, min_length=1, pattern=VISIBLE, examples=["phone"])
     at: UtcDatetime | None = None
     episode_id: str | None = None
 

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from api.deps import PageDep, Reader, ServicesDep
 from api.pages import ItemPage
 from graphmem.errors import InvalidInput, NotFound
-from graphmem.models import Input, KindName, PredicateName, UtcDatetime
+from graphmem.models import Input, KindName, PredicateName, UtcDatetime, VISIBLE
 from graphmem.recall.models import SearchRequest, SearchResponse
 from graphmem.recall.paths import MAX_HOPS, Member, Path, PathEntity
 
@@ -21,9 +21,9 @@ class EntitySelector(Input):
     """An entity named by one of `id`, `name` (normalised name or alias) or free text `query` (full-text +
     vector over entities); `kind` narrows a name or query. Unknown fields are refused (a typo is not ignored)."""
 
-    id: str | None = Field(default=None, min_length=1, max_length=200, pattern=r"\S", examples=["5f0c..."])
-    name: str | None = Field(default=None, min_length=1, max_length=300, pattern=r"\S", examples=["Dana Smith"])
-    query: str | None = Field(default=None, min_length=1, max_length=2000, pattern=r"\S", examples=["the Globex CFO"])
+    id: str | None = Field(default=None, min_length=1, max_length=200, pattern=VISIBLE, examples=["5f0c..."])
+    name: str | None = Field(default=None, min_length=1, max_length=300, pattern=VISIBLE, examples=["Dana Smith"])
+    query: str | None = Field(default=None, min_length=1, max_length=2000, pattern=VISIBLE, examples=["the Globex CFO"])
     kind: KindName | None = Field(default=None, examples=["Person"])
 
     @model_validator(mode="after")
@@ -185,10 +185,10 @@ def who_at(who: Reader, services: ServicesDep, page: PageDep,
                                      examples=["Globex"])],
            member_predicate: Annotated[PredicateName, Query()] = "WORKS_AT",
            predicate: Annotated[PredicateName | None, Query(examples=["REPORTS_TO"])] = None,
-           value: Annotated[str | None, Query(min_length=1, max_length=2000, pattern=r"\S")] = None,
-           object_id: Annotated[str | None, Query(min_length=1, max_length=200, pattern=r"\S")] = None,
+           value: Annotated[str | None, Query(min_length=1, max_length=2000, pattern=VISIBLE)] = None,
+           object_id: Annotated[str | None, Query(min_length=1, max_length=200, pattern=VISIBLE)] = None,
            via_predicate: Annotated[PredicateName | None, Query(examples=["HAS_TITLE"])] = None,
-           via_value: Annotated[str | None, Query(min_length=1, max_length=2000, pattern=r"\S",
+           via_value: Annotated[str | None, Query(min_length=1, max_length=2000, pattern=VISIBLE,
                                                   examples=["CFO"])] = None,
            as_of: Annotated[UtcDatetime | None, Query()] = None,
            known_at: Annotated[UtcDatetime | None, Query()] = None) -> MembersResponse:

@@ -9,7 +9,7 @@ from api.deps import PageDep, Reader, ServicesDep, Writer
 from api.pages import ItemPage
 from graphmem.context.models import CompactionResult, Summary
 from graphmem.context.sessions import Consent, ConsentIn, SessionInfo
-from graphmem.models import Input, SessionId
+from graphmem.models import Input, SessionId, VISIBLE
 
 router = APIRouter(tags=["sessions"])
 
@@ -19,7 +19,7 @@ class SessionCreate(Input):
 
     id: SessionId | None = Field(default=None, examples=["tab-2f9c"])
     user_id: str = Field(min_length=1, max_length=200, examples=["u-42"])
-    agent_id: str | None = Field(default=None, max_length=200, pattern=r"\S", examples=["support-bot"])
+    agent_id: str | None = Field(default=None, max_length=200, pattern=VISIBLE, examples=["support-bot"])
 
 
 class SessionList(ItemPage[SessionInfo]):

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 from graphmem.context.assembly import Dropped, WindowPiece
 from graphmem.context.pins import PinValue
-from graphmem.models import EpisodeKind, Input, Spoken, UtcDatetime, json_content
+from graphmem.models import VISIBLE, EpisodeKind, Input, Spoken, UtcDatetime, json_content
 
 
 class ToolSchema(Input):
@@ -44,7 +44,7 @@ class DocumentIn(Input):
                     description="no surrounding whitespace (citations name the document by it)")
     title: str | None = Field(default=None, max_length=300, examples=["Refund policy"])
     source: str | None = Field(default=None, max_length=500, examples=["https://kb.example.com/refunds"])
-    text: str = Field(min_length=1, max_length=200_000, pattern=r"\S",
+    text: str = Field(min_length=1, max_length=200_000, pattern=VISIBLE,
                       examples=["Refunds above 100 EUR need a manager approval."])
 
 
@@ -56,16 +56,16 @@ class ContextRequest(Input):
     query: str = Field(default="", max_length=8000, description="the user's latest message or the step's intent",
                        examples=["where is my refund for order A-10293?"])
     budget_tokens: int = Field(ge=1, le=2_000_000, strict=True, examples=[4000])
-    model: str = Field(default="gpt-4o-mini", min_length=1, max_length=100, pattern=r"\S", examples=["gpt-4o-mini"])
-    system_policy: str = Field(min_length=1, max_length=200_000, pattern=r"\S", description="not only whitespace",
+    model: str = Field(default="gpt-4o-mini", min_length=1, max_length=100, pattern=VISIBLE, examples=["gpt-4o-mini"])
+    system_policy: str = Field(min_length=1, max_length=200_000, pattern=VISIBLE, description="not only whitespace",
                                examples=["You are the support agent of Acme. Never promise refunds above 500 EUR."])
-    goal: str | None = Field(default=None, max_length=8000, pattern=r"\S", examples=["Refund order A-10293"])
-    constraints: list[Annotated[str, Field(min_length=1, max_length=8000, pattern=r"\S")]] = Field(
+    goal: str | None = Field(default=None, max_length=8000, pattern=VISIBLE, examples=["Refund order A-10293"])
+    constraints: list[Annotated[str, Field(min_length=1, max_length=8000, pattern=VISIBLE)]] = Field(
         default_factory=list, max_length=100, examples=[["refund to the original card"]])
     tools: list[ToolSchema] = Field(default_factory=list, max_length=500)
     documents: list[DocumentIn] = Field(default_factory=list, max_length=100)
     as_of: UtcDatetime | None = Field(default=None, description="retrieved facts valid at this time (UTC)")
-    user_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=r"\S",
+    user_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=VISIBLE,
                                 description="the user, when the session does not exist yet (for preferences)")
 
     @field_validator("tools")
@@ -120,11 +120,11 @@ class TurnEpisode(Spoken):
     `idempotency_key` hold more than whitespace; `source` defaults by `role` (`graphmem.models.Spoken`)."""
 
     kind: EpisodeKind = "message"
-    role: str | None = Field(default=None, max_length=50, pattern=r"\S", examples=["user"])
-    speaker: str | None = Field(default=None, max_length=200, pattern=r"\S")
-    content: str = Field(min_length=1, pattern=r"\S", examples=["I want a refund for order A-10293"])
+    role: str | None = Field(default=None, max_length=50, pattern=VISIBLE, examples=["user"])
+    speaker: str | None = Field(default=None, max_length=200, pattern=VISIBLE)
+    content: str = Field(min_length=1, pattern=VISIBLE, examples=["I want a refund for order A-10293"])
     occurred_at: UtcDatetime = Field(examples=["2024-05-01T09:00:00Z"])
-    idempotency_key: str | None = Field(default=None, min_length=1, max_length=200, pattern=r"\S")
+    idempotency_key: str | None = Field(default=None, min_length=1, max_length=200, pattern=VISIBLE)
     source: Literal["user_explicit", "user_confirmed", "inferred", "system"] = Field(
         default="user_explicit", description="default by role: user -> user_explicit, assistant -> inferred, "
                                              "tool or system -> system")
@@ -149,8 +149,8 @@ class PinUpdate(Input):
 class TurnIn(Input):
     """Append a turn at its end: episodes and pin updates, idempotent by `idempotency_key`."""
 
-    idempotency_key: str = Field(min_length=1, max_length=200, pattern=r"\S", examples=["turn-7f3a"])
-    user_id: str = Field(min_length=1, max_length=200, pattern=r"\S", examples=["u-42"])
+    idempotency_key: str = Field(min_length=1, max_length=200, pattern=VISIBLE, examples=["turn-7f3a"])
+    user_id: str = Field(min_length=1, max_length=200, pattern=VISIBLE, examples=["u-42"])
     agent_version: str | None = Field(default=None, max_length=100, examples=["support-bot 2.3.1"])
     prompt_version: str | None = Field(default=None, max_length=100, examples=["refunds-v7"])
     tool_version: str | None = Field(default=None, max_length=100, examples=["tools-2024-05"])

@@ -5,7 +5,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from graphmem.models import Entity, Episode, Fact, Input, KindName, PredicateName, UtcDatetime
+from graphmem.models import VISIBLE, Entity, Episode, Fact, Input, KindName, PredicateName, UtcDatetime
 from graphmem.ontology import SENSITIVE_CLASSES
 
 Target = Literal["fact", "entity", "episode"]
@@ -20,7 +20,7 @@ class SearchRequest(Input):
     or `entity_kinds` list filters nothing (as if left out). Numbers and flags are JSON numbers and booleans only
     (`true` is not 1, `"yes"` or 1 not true)."""
 
-    query: str = Field(min_length=1, max_length=2000, pattern=r"\S", examples=["who does Dana report to?"],
+    query: str = Field(min_length=1, max_length=2000, pattern=VISIBLE, examples=["who does Dana report to?"],
                        description="Free text, not only whitespace.")
     k: int = Field(default=10, ge=1, le=100, strict=True)
     targets: list[Target] = Field(default_factory=lambda: ["fact", "episode", "entity"], min_length=1)
@@ -36,8 +36,8 @@ class SearchRequest(Input):
     entity_kinds: list[KindName] | None = Field(default=None, max_length=100, description=(
         "Only entities of these kinds, facts whose subject or object is of one, and episodes that mention one "
         "(an episode mentions the entities of the facts derived from it, and those its extraction found)."))
-    session_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=r"\S")
-    user_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=r"\S")
+    session_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=VISIBLE)
+    user_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=VISIBLE)
     occurred_after: UtcDatetime | None = None
     occurred_before: UtcDatetime | None = None
     seed_entity_ids: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(
