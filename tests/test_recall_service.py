@@ -886,3 +886,32 @@ def test_who_at_by_a_symmetric_membership_finds_either_end(recall, graph, tenant
     assert recall.who_at(tenant, ids["Frank Wu"], member_predicate="REPORTS_TO") == []
     assert [m.entity.name for m in recall.who_at(tenant, ids["Dana Smith"], member_predicate="REPORTS_TO")] == \
         ["Frank Wu"]
+
+
+def test_a_retraction_is_not_cited_as_a_walked_facts_source(recall, graph, tenant):
+    """A walk `as_of` a time before a retraction walks the fact, whose provenance then held the retracting episode
+    too (helper-noticed): hops, neighbours and who-at members cite only the episodes that asserted the fact, and a
+    search hit names each episode's role."""
+    def ep(text, days):
+        return graph.append_episode(tenant, EpisodeIn(content=text, occurred_at=T0 + timedelta(days=days)))[0].id
+
+    said, again, gone = (ep("Quinn Ray works at Umbrella.", 0), ep("Yes, Quinn Ray is at Umbrella.", 5),
+                         ep("Quinn Ray left Umbrella.", 100))
+    graph.assert_facts(tenant, [FactIn(subject=P("Quinn Ray"), predicate="WORKS_AT", object=O("Umbrella"),
+                                       episode_id=e) for e in (said, again)])
+    quinn, umbrella = (graph.find_entities(tenant, n)[0].id for n in ("Quinn Ray", "Umbrella"))
+    assert graph.retract(tenant, quinn, "WORKS_AT", gone, object_id=umbrella)
+    then = T0 + timedelta(days=50)
+    [path] = recall.paths_around(tenant, quinn, max_hops=1, as_of=then)
+    assert sorted(path.hops[0].episode_ids) == sorted([said, again])
+    [path] = recall.paths_between(tenant, quinn, umbrella, max_hops=1, as_of=then)
+    assert sorted(path.hops[0].episode_ids) == sorted([said, again])
+    [n] = recall.neighbours(tenant, quinn, as_of=then)
+    assert sorted(n.episode_ids) == sorted([said, again])
+    [m] = recall.who_at(tenant, umbrella, as_of=then)
+    assert sorted(m.membership_episode_ids) == sorted([said, again])
+    [hit] = recall.search(tenant, SearchRequest(query="Quinn Umbrella", targets=["fact"],
+                                                include_superseded=True)).hits
+    assert {(p.episode_id, p.role) for p in hit.provenance} == {(said, "assertion"), (again, "assertion"),
+                                                                (gone, "retraction")}
+    assert recall.paths_around(tenant, quinn, max_hops=1) == []   # and now the fact is not walked at all

@@ -15,7 +15,8 @@
 // of the transaction memory pool. A level's candidates are grouped by entity before the entities reached at an
 // earlier level are dropped (a list check per entity, not per edge).
 //
-// One row: `facts` (each distinct hop fact once, with provenance episode_ids: those recorded by $known_at; paths
+// One row: `facts` (each distinct hop fact once, with provenance episode_ids: those recorded by $known_at as
+// asserting or confirming it, not a retraction's or correction's; paths
 // share most of their facts; its
 // valid_to as believed at $known_at, as `Fact.as_known_at` shows it: an end learned later is not shown)
 // and `paths` (target {id, kind, name}, length, confidence, latest, hops as fact ids with from/to entities and
@@ -109,6 +110,7 @@ CALL (paths) {
                                             ELSE f.valid_to END),
                     episode_ids: [(f)-[d:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id
                                   AND (e.retain_until IS NULL OR e.retain_until > t.now)
-                                  AND d.recorded_at <= t.known_at | e.id]}) AS facts
+                                  AND d.recorded_at <= t.known_at
+                                  AND coalesce(d.role, 'assertion') IN ['assertion', 'confirmation'] | e.id]}) AS facts
 }
 RETURN facts, paths

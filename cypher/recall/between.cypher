@@ -28,7 +28,7 @@
 // its subquery's imported variables, and those are all of the level's edges and paths in the enclosing one.
 //
 // One row per path: target {id, kind, name}, length, confidence, latest and hops, each with its fact (statement,
-// validity as believed at $known_at, confidence), provenance episode ids (recorded by $known_at) and `out` (the hop walks from the fact's subject). The same path
+// validity as believed at $known_at, confidence), provenance episode ids (recorded by $known_at as asserting or confirming it) and `out` (the hop walks from the fact's subject). The same path
 // shape as recall/around; temporal values as ISO-8601 strings; the times ($now, $as_of, $known_at) arrive as
 // ISO-8601 strings, parsed once into `t`. No rows when the two are not connected within $max_hops.
 // The edge filter is the same at every level of walk 1 (Cypher has no functions of our own to share it), as are
@@ -206,7 +206,8 @@ CALL (best, t) {
                                             ELSE f.valid_to END),
                     episode_ids: [(f)-[d:DERIVED_FROM]->(ep:Episode) WHERE ep.tenant_id = $tenant_id
                                   AND (ep.retain_until IS NULL OR ep.retain_until > t.now)
-                                  AND d.recorded_at <= t.known_at | ep.id]}) AS facts
+                                  AND d.recorded_at <= t.known_at
+                                  AND coalesce(d.role, 'assertion') IN ['assertion', 'confirmation'] | ep.id]}) AS facts
 }
 WITH b, best, facts, size(best.ls) AS length
 ORDER BY best.c DESC, best.v DESC, best.ids

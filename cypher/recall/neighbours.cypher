@@ -1,7 +1,8 @@
 // Neighbours of an entity one fact away: facts with the entity as subject ($direction 'out'), as object ('in')
 // or either ('both'), valid at $as_of as known at $known_at (with $include_superseded: every version known then),
 // never candidates or past retention ($now), optionally only $opt.predicates. Literal-valued facts have no neighbour
-// entity (neighbour null). Provenance: the episodes each fact was recorded as derived from by $known_at. Paginated
+// entity (neighbour null). Provenance: the episodes recorded by $known_at as asserting or confirming each fact (not
+// one that retracted or corrected it). Paginated
 // ($offset, $limit), ordered by predicate then most recent valid_from.
 MATCH (a:Entity {tenant_id: $tenant_id, id: $entity_id})<-[r:SUBJECT|OBJECT]-(f:Fact)
 WHERE f.tenant_id = $tenant_id AND f.status <> 'candidate'
@@ -21,4 +22,5 @@ RETURN f {.*, embedding: null, search_terms: null, subject_id: s.id,
           object_id: CASE WHEN type(r) = 'SUBJECT' THEN n.id ELSE a.id END} AS fact,
        CASE WHEN type(r) = 'SUBJECT' THEN 'out' ELSE 'in' END AS direction,
        n {.*, embedding: null, search_terms: null, search_text: null} AS neighbour,
-       [(f)-[d:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > $now) AND d.recorded_at <= $known_at | e.id] AS episode_ids
+       [(f)-[d:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > $now) AND d.recorded_at <= $known_at
+         AND coalesce(d.role, 'assertion') IN ['assertion', 'confirmation'] | e.id] AS episode_ids

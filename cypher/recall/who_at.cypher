@@ -11,7 +11,8 @@
 // never candidates, recorded by $known_at and not corrected as known then (transaction time), never past retention
 // ($now).
 // Returns each person with the facts that matched (membership, property, via), each with provenance ids (the
-// episodes it was recorded as derived from by $known_at, still inside retention): one row
+// episodes recorded by $known_at as asserting or confirming it, not retracting or correcting it, still inside
+// retention): one row
 // per matching property fact (someone who KNOWS two people there is listed twice), in a total order so that pages
 // neither repeat nor skip a row.
 MATCH (org:Entity {tenant_id: $tenant_id, id: $org_id})<-[mo:OBJECT|SUBJECT]-(m:Fact)-[mp:SUBJECT|OBJECT]->(p:Entity)
@@ -49,9 +50,11 @@ RETURN p {.*, embedding: null, search_terms: null, search_text: null} AS entity,
        m {.*, embedding: null, search_terms: null,
           subject_id: CASE WHEN type(mp) = 'SUBJECT' THEN p.id ELSE $org_id END,
           object_id: CASE WHEN type(mp) = 'SUBJECT' THEN $org_id ELSE p.id END} AS membership,
-       [(m)-[d:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > $now) AND d.recorded_at <= $known_at | e.id] AS membership_episode_ids,
+       [(m)-[d:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > $now) AND d.recorded_at <= $known_at
+         AND coalesce(d.role, 'assertion') IN ['assertion', 'confirmation'] | e.id] AS membership_episode_ids,
        CASE WHEN h IS NULL THEN null ELSE h {.*, embedding: null, search_terms: null, subject_id: hs.id, object_id: ho.id} END AS property,
-       CASE WHEN h IS NULL THEN [] ELSE [(h)-[d:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > $now) AND d.recorded_at <= $known_at | e.id] END
+       CASE WHEN h IS NULL THEN [] ELSE [(h)-[d:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > $now) AND d.recorded_at <= $known_at
+         AND coalesce(d.role, 'assertion') IN ['assertion', 'confirmation'] | e.id] END
          AS property_episode_ids
 ORDER BY entity.name, entity.id, membership.id, property.id
 SKIP $offset LIMIT $limit

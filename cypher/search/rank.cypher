@@ -295,7 +295,7 @@ CALL (t, top) {
                                OR (f.fact_class IN t.viewer.consent_classes AND t.viewer.shared
                                    AND e.user_id = t.viewer.user_id)) |
                         {episode_id: e.id, occurred_at: toString(e.occurred_at), session_id: e.session_id,
-                         user_id: e.user_id}]}) AS facts
+                         user_id: e.user_id, role: coalesce(d.role, 'assertion')}]}) AS facts
 }
 CALL (top) {
   UNWIND $episode_ids + [c IN top WHERE c.kind = 'episode' | c.id] +

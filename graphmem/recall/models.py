@@ -80,13 +80,15 @@ class Viewer(BaseModel):
 
 
 class Provenance(BaseModel):
-    """One provenance episode of a fact hit: its id, when it occurred (UTC), and the session and user it was part of
-    (None when none)."""
+    """One provenance episode of a fact hit: its id, when it occurred (UTC), the session and user it was part of
+    (None when none), and its `role`: it asserted the fact, confirmed it, retracted it (ended it; a retracted fact
+    shows with `include_superseded`) or corrected it (said it was wrong)."""
 
     episode_id: str
     occurred_at: UtcDatetime
     session_id: str | None = None
     user_id: str | None = None
+    role: Literal["assertion", "confirmation", "retraction", "correction"] = "assertion"
 
 
 class SearchHit(BaseModel):

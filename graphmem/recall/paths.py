@@ -63,7 +63,9 @@ class HopFact(BaseModel):
 
 class Hop(BaseModel):
     """One step of a path: from entity `from_id` over `fact` to `to_id` (of kind `to_kind`). `direction` is "out"
-    when `from_id` is the fact's subject, "in" when it is the object. `episode_ids` are the fact's provenance."""
+    when `from_id` is the fact's subject, "in" when it is the object. `episode_ids` are the fact's provenance: the
+    episodes that asserted or confirmed it (one that retracted it, shown when the walk's `as_of` is before its end,
+    is not; `GET /v1/facts/{id}/provenance` lists every episode with its role)."""
 
     from_id: str
     from_name: str
@@ -87,7 +89,8 @@ class Path(BaseModel):
 
 
 class Neighbour(BaseModel):
-    """A fact one hop from the entity; `neighbour` is the entity at the other end (None for literal values)."""
+    """A fact one hop from the entity; `neighbour` is the entity at the other end (None for literal values);
+    `episode_ids` the episodes that asserted or confirmed the fact (as `Hop`'s)."""
 
     direction: str
     fact: Fact
@@ -97,7 +100,8 @@ class Neighbour(BaseModel):
 
 class Member(BaseModel):
     """A result of "who at organisation X has property Y": the entity, its membership fact and the matching
-    property fact (None when no property was asked), each with provenance episode ids."""
+    property fact (None when no property was asked), each with provenance episode ids (the episodes that asserted or
+    confirmed it, as `Hop`'s)."""
 
     entity: Entity
     membership: Fact
