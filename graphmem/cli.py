@@ -403,7 +403,8 @@ def _ref(text: str) -> dict[str, str]:
 
 # Request fields as each command's options name them (`_said`).
 SEARCH_OPTIONS = {"query": "QUERY", "k": "-k", "targets": "--target", "predicates": "--predicate",
-                  "as_of": "--as-of", "known_at": "--known-at", "include_superseded": "--include-superseded"}
+                  "as_of": "--as-of", "known_at": "--known-at", "include_superseded": "--include-superseded",
+                  "min_similarity": "--min-similarity"}
 RECALL_OPTIONS = {"entity": "ENTITY", "entity.kind": "--kind", "kind": "--kind", "to": "--to",
                   "max_hops": "--max-hops", "predicates": "--predicate", "as_of": "--as-of",
                   "query": "graphmem search"}
@@ -421,17 +422,20 @@ KNOWN_AT = click.option("--known-at", default=None, help="Transaction time: what
               help="What to search (repeatable) [default: all three].")
 @click.option("--predicate", "predicates", multiple=True, help="Only facts with these predicates (repeatable).")
 @click.option("--include-superseded", is_flag=True, help="Also facts no longer valid.")
+@click.option("--min-similarity", type=float, default=None,
+              help="Vector hits only at or above this similarity (0..1; see docs/http.md).")
 @AS_OF
 @KNOWN_AT
 @FORMAT
 def search(tenant_id: str, query: str, k: int, targets: tuple[str, ...], predicates: tuple[str, ...],
-           include_superseded: bool, as_of: str | None, known_at: str | None, fmt: str) -> None:
+           include_superseded: bool, min_similarity: float | None, as_of: str | None, known_at: str | None,
+           fmt: str) -> None:
     """Hybrid search (full-text, vector, graph; fused by RRF) over the tenant's facts, entities and episodes."""
     from pydantic import ValidationError
 
     from graphmem.recall.models import SearchRequest
     try:
-        req = SearchRequest(query=query, k=k, include_superseded=include_superseded,
+        req = SearchRequest(query=query, k=k, include_superseded=include_superseded, min_similarity=min_similarity,
                             as_of=_when(as_of, "as_of"), known_at=_when(known_at, "known_at"),
                             predicates=[p.upper() for p in predicates] or None,
                             **({"targets": list(targets)} if targets else {}))

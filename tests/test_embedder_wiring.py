@@ -28,6 +28,31 @@ def test_local_embedder_vectors_on_write_and_in_search(db, settings):
 
 
 
+def test_min_similarity_is_a_floor_for_vector_hits_only(db, settings):
+    """Without a floor the nearest nodes are vector hits however unrelated; `min_similarity` keeps only those at or
+    above it (the score a `vector` reason shows), and full-text hits stay whatever it is."""
+    import re
+    services = Services(db, settings.model_copy(update={"embedder": "local", "embed_on_write": True}))
+    tenant = f"t-{uuid.uuid4().hex[:12]}"
+    when = datetime(2024, 3, 1, tzinfo=timezone.utc)
+    (cat, _), (tax, _) = services.ingest.append_episodes(tenant, [
+        EpisodeIn(content="My cat Luna chewed the charger cable again", occurred_at=when, session_id="s1"),
+        EpisodeIn(content="The quarterly VAT return is due on the fifth", occurred_at=when, session_id="s1")])
+
+    def vector_scores(**floor):
+        res = services.recall.search(tenant, SearchRequest(query="pet animal", k=5, targets=["episode"], **floor))
+        return {h.id: float(m.group(1)) for h in res.hits for r in h.reasons
+                if (m := re.match(r"vector rank \d+ \(score ([0-9.]+)\)", r))}
+
+    everything = vector_scores()
+    assert set(everything) == {cat.id, tax.id} and everything[cat.id] > everything[tax.id], everything
+    between = (everything[cat.id] + everything[tax.id]) / 2
+    assert set(vector_scores(min_similarity=between)) == {cat.id}
+    assert vector_scores(min_similarity=1.0) == {}
+    res = services.recall.search(tenant, SearchRequest(query="VAT return", targets=["episode"], min_similarity=1.0))
+    assert [h.id for h in res.hits] == [tax.id] and all("vector" not in r for r in res.hits[0].reasons)
+
+
 def test_free_text_names_an_entity_only_when_a_word_matches(db, settings):
     """With an embedder the nearest entity by meaning always exists: free text that shares no word with any
     entity is a 404 (it named Globex for "Zorblax Secretcorp"), as without an embedder; text that does share a

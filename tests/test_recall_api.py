@@ -161,7 +161,8 @@ def test_errors_name_the_request_field(client_for, crm_api):
     for body, field in (({"seed_entity_ids": [sam] * 101}, "seed_entity_ids"),    # at most 100 seeds
                         ({"seed_entity_ids": [sam, "x" * 201]}, "seed_entity_ids[1]"),  # ids of at most 200
                         ({"entity_kinds": ["Person"] * 101}, "entity_kinds"),
-                        ({"predicates": ["KNOWS"] * 101}, "predicates")):
+                        ({"predicates": ["KNOWS"] * 101}, "predicates"),
+                        ({"min_similarity": 1.5}, "min_similarity"), ({"min_similarity": "0.9"}, "min_similarity")):
         r = c.post("/v1/search", json={"query": "Globex", **body})
         assert (r.status_code, r.json()["field"]) == (422, field), (field, r.text)
         assert len(r.text) < 2000, r.text    # the refused value is not echoed at length

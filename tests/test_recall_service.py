@@ -890,13 +890,14 @@ def test_who_at_by_a_symmetric_membership_finds_either_end(recall, graph, tenant
 
 def test_a_retraction_is_not_cited_as_a_walked_facts_source(recall, graph, tenant):
     """A walk `as_of` a time before a retraction walks the fact, whose provenance then held the retracting episode
-    too (helper-noticed): hops, neighbours and who-at members cite only the episodes that asserted the fact, and a
-    search hit names each episode's role."""
-    def ep(text, days):
-        return graph.append_episode(tenant, EpisodeIn(content=text, occurred_at=T0 + timedelta(days=days)))[0].id
+    too (helper-noticed): hops, neighbours and who-at members cite only the episodes that asserted the fact, a
+    search hit names each episode's role, and a session scope counts only asserting episodes."""
+    def ep(text, days, session=None):
+        return graph.append_episode(tenant, EpisodeIn(content=text, occurred_at=T0 + timedelta(days=days),
+                                                      session_id=session))[0].id
 
-    said, again, gone = (ep("Quinn Ray works at Umbrella.", 0), ep("Yes, Quinn Ray is at Umbrella.", 5),
-                         ep("Quinn Ray left Umbrella.", 100))
+    said, again, gone = (ep("Quinn Ray works at Umbrella.", 0, "s-said"), ep("Yes, Quinn Ray is at Umbrella.", 5),
+                         ep("Quinn Ray left Umbrella.", 100, "s-gone"))
     graph.assert_facts(tenant, [FactIn(subject=P("Quinn Ray"), predicate="WORKS_AT", object=O("Umbrella"),
                                        episode_id=e) for e in (said, again)])
     quinn, umbrella = (graph.find_entities(tenant, n)[0].id for n in ("Quinn Ray", "Umbrella"))
@@ -915,3 +916,8 @@ def test_a_retraction_is_not_cited_as_a_walked_facts_source(recall, graph, tenan
     assert {(p.episode_id, p.role) for p in hit.provenance} == {(said, "assertion"), (again, "assertion"),
                                                                 (gone, "retraction")}
     assert recall.paths_around(tenant, quinn, max_hops=1) == []   # and now the fact is not walked at all
+    # a session scope goes by the episodes that asserted the fact: the session that only retracted it has none of it
+    for session, found in (("s-said", True), ("s-gone", False)):
+        res = recall.search(tenant, SearchRequest(query="Quinn Umbrella", targets=["fact"], as_of=then,
+                                                  session_id=session))
+        assert bool(res.hits) is found, (session, res.hits)

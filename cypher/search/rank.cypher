@@ -3,7 +3,8 @@
 // within itself:
 //   full-text (Lucene BM25 over fact_text / episode_text / entity_text; $opt.lucene is the whole Lucene query over the
 //     tenant's prefixed terms, graphmem.store.fulltext.tenant_query, so it matches this tenant's nodes only),
-//   vector (cosine, exact over the tenant's own nodes: the shared vector index cannot filter by tenant),
+//   vector (cosine, exact over the tenant's own nodes: the shared vector index cannot filter by tenant; Neo4j's
+//     similarity is (1 + cos) / 2, and only nodes at or above $opt.min_similarity count),
 //   graph proximity to the seed entities ($seed_ids): facts touching a seed (1.0) or one entity further (0.5),
 //     every one of them, so the filters below choose among all (a cut in no particular order missed the one fact
 //     a filter asked for among a hub's many);
@@ -17,7 +18,8 @@
 // Candidates ($fetch per retriever) are filtered BEFORE each retriever keeps its top $limit:
 //   facts: tenant, valid at $as_of (unless $include_superseded) as known at $known_at, never candidates, never past
 //     retention ($now), optional predicates, entity kinds, and scope through provenance ($scoped: session, user,
-//     occurred_at range);
+//     occurred_at range; the episodes that asserted or confirmed the fact, not one that only retracted or corrected
+//     it, as for the viewer below);
 //   episodes: tenant, retention, transaction time ($known_at vs ingested_at), valid time (nothing that occurred
 //     after $opt.episodes_until: the request's as_of when it gave one; without one every stored episode counts,
 //     so a client whose clock runs ahead still finds the turn it just stored),
@@ -41,8 +43,8 @@
 // episode hit also has `reply` ({id, text} or null): when it asks something (its content has a '?'), the next
 // episode of its session (NEXT) by another speaker, if that passes the same filters. Then facts, episodes and
 // entities: the records read in full, in no particular order - facts as {fact (the `Fact` model's fields),
-// provenance [{episode_id, occurred_at, session_id, user_id}] (its episodes recorded as saying it by $known_at and
-// still inside retention at $now)},
+// provenance [{episode_id, occurred_at, session_id, user_id, role}] (its episodes recorded by $known_at as saying,
+// confirming, retracting or correcting it, still inside retention at $now)},
 // episodes and entities as their models' fields (not the job bookkeeping). Temporal values come back as ISO-8601
 // strings (toString): the Python driver hydrates a DateTime in ~50-100 µs, pydantic parses the string in ~1 µs.
 // Cost notes: one query and one row, not one query per kind and one Bolt record per hit (each query costs the
@@ -59,7 +61,8 @@ WITH {now: datetime($now), as_of: datetime($as_of), known_at: datetime($known_at
       occurred_after: datetime($opt.occurred_after), occurred_before: datetime($opt.occurred_before),
       episodes_until: datetime($opt.episodes_until),
       session_id: $opt.session_id, user_id: $opt.user_id, predicates: $opt.predicates,
-      entity_kinds: $opt.entity_kinds, lucene: $opt.lucene, vector: $opt.vector} AS t
+      entity_kinds: $opt.entity_kinds, lucene: $opt.lucene, vector: $opt.vector,
+      min_similarity: coalesce($opt.min_similarity, 0.0)} AS t
 OPTIONAL CALL () {
   WITH $viewer AS v WHERE v IS NOT NULL
   OPTIONAL MATCH (s:Session {tenant_id: $tenant_id, id: v.session_id})
@@ -81,9 +84,10 @@ CALL (t) {
     CALL db.index.fulltext.queryNodes('entity_text', q, {limit: $fetch}) YIELD node, score
     RETURN 'fulltext' AS retriever, node AS n, score
     UNION ALL
-    WITH t.vector AS v WHERE v IS NOT NULL
+    WITH t.vector AS v, t.min_similarity AS min_sim WHERE v IS NOT NULL
     MATCH (node:Entity {tenant_id: $tenant_id}) WHERE node.embedding IS NOT NULL
-    WITH node, vector.similarity.cosine(node.embedding, v) AS score ORDER BY score DESC LIMIT $fetch
+    WITH node, vector.similarity.cosine(node.embedding, v) AS score WHERE score >= min_sim
+    WITH node, score ORDER BY score DESC LIMIT $fetch
     RETURN 'vector' AS retriever, node AS n, score
     UNION ALL
     UNWIND $seed_ids AS seed_id
@@ -106,7 +110,7 @@ CALL (t) {
             AND (t.occurred_before IS NULL OR e.occurred_at < t.occurred_before) }
         OR EXISTS {
           MATCH (n)<-[:SUBJECT|OBJECT]-(:Fact)-[d:DERIVED_FROM]->(e:Episode)
-          WHERE e.tenant_id = $tenant_id AND d.recorded_at <= t.known_at
+          WHERE e.tenant_id = $tenant_id AND d.recorded_at <= t.known_at AND coalesce(d.role, 'assertion') IN ['assertion', 'confirmation']
             AND (t.session_id IS NULL OR e.session_id = t.session_id) AND (t.user_id IS NULL OR e.user_id = t.user_id)
             AND (t.occurred_after IS NULL OR e.occurred_at >= t.occurred_after)
             AND (t.occurred_before IS NULL OR e.occurred_at < t.occurred_before) })
@@ -126,9 +130,10 @@ CALL (t) {
     CALL db.index.fulltext.queryNodes('fact_text', q, {limit: $fetch}) YIELD node, score
     RETURN 'fulltext' AS retriever, node AS f, score
     UNION ALL
-    WITH t.vector AS v WHERE v IS NOT NULL
+    WITH t.vector AS v, t.min_similarity AS min_sim WHERE v IS NOT NULL
     MATCH (node:Fact {tenant_id: $tenant_id}) WHERE node.embedding IS NOT NULL
-    WITH node, vector.similarity.cosine(node.embedding, v) AS score ORDER BY score DESC LIMIT $fetch
+    WITH node, vector.similarity.cosine(node.embedding, v) AS score WHERE score >= min_sim
+    WITH node, score ORDER BY score DESC LIMIT $fetch
     RETURN 'vector' AS retriever, node AS f, score
     UNION ALL
     UNWIND $seed_ids AS seed_id
@@ -159,7 +164,7 @@ CALL (t) {
     AND (t.entity_kinds IS NULL OR EXISTS { MATCH (f)-[:SUBJECT|OBJECT]->(x:Entity) WHERE x.kind IN t.entity_kinds })
     AND (NOT $scoped OR EXISTS {
           MATCH (f)-[d:DERIVED_FROM]->(e:Episode)
-          WHERE d.recorded_at <= t.known_at
+          WHERE d.recorded_at <= t.known_at AND coalesce(d.role, 'assertion') IN ['assertion', 'confirmation']
             AND (t.session_id IS NULL OR e.session_id = t.session_id) AND (t.user_id IS NULL OR e.user_id = t.user_id)
             AND (t.occurred_after IS NULL OR e.occurred_at >= t.occurred_after)
             AND (t.occurred_before IS NULL OR e.occurred_at < t.occurred_before) })
@@ -170,7 +175,7 @@ CALL (t) {
             ELSE EXISTS {
               MATCH (f)-[d:DERIVED_FROM]->(e:Episode)
               WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > t.now)
-                AND d.recorded_at <= t.known_at
+                AND d.recorded_at <= t.known_at AND coalesce(d.role, 'assertion') IN ['assertion', 'confirmation']
                 AND (e.session_id = t.viewer.session_id                                          // visible
                      OR (e.session_id IS NULL AND (e.user_id IS NULL OR e.user_id = t.viewer.user_id))
                      OR (f.fact_class IN t.viewer.consent_classes AND t.viewer.shared
@@ -197,9 +202,10 @@ CALL (t) {
     CALL db.index.fulltext.queryNodes('episode_text', q, {limit: $fetch}) YIELD node, score
     RETURN 'fulltext' AS retriever, node AS e, score
     UNION ALL
-    WITH t.vector AS v WHERE v IS NOT NULL
+    WITH t.vector AS v, t.min_similarity AS min_sim WHERE v IS NOT NULL
     MATCH (node:Episode {tenant_id: $tenant_id}) WHERE node.embedding IS NOT NULL AND node.searchable IS NULL
-    WITH node, vector.similarity.cosine(node.embedding, v) AS score ORDER BY score DESC LIMIT $fetch
+    WITH node, vector.similarity.cosine(node.embedding, v) AS score WHERE score >= min_sim
+    WITH node, score ORDER BY score DESC LIMIT $fetch
     RETURN 'vector' AS retriever, node AS e, score
     UNION ALL
     UNWIND $seed_ids AS seed_id

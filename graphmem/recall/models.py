@@ -43,6 +43,12 @@ class SearchRequest(Input):
     seed_entity_ids: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(
         default_factory=list, max_length=100, description=(
             "Entities whose graph neighbourhood ranks hits (graph proximity); each must be an entity of the tenant."))
+    min_similarity: float | None = Field(default=None, ge=0.0, le=1.0, strict=True, description=(
+        "Relevance floor of the vector retriever: only nodes whose similarity to the query is at least this count "
+        "as vector hits (Neo4j's cosine similarity, scaled to 0..1 as (1 + cos) / 2: the `score` of a `vector` "
+        "reason). Full-text and graph hits are not affected. Unset, the nearest nodes are hits however far they are, "
+        "so a query about nothing stored still gets vector hits. Where relevance starts depends on the model: see "
+        "docs/http.md."))
     mmr: bool = Field(default=False, strict=True, description=(
         "Re-rank by maximal marginal relevance (Carbonell & Goldstein 1998): hits come in MMR order, each still "
         "with its fused score, so scores need not descend."))

@@ -194,7 +194,8 @@ class HybridSearch:
         scope = {"session_id": req.session_id, "user_id": req.user_id,
                  "occurred_after": req.occurred_after and req.occurred_after.isoformat(),
                  "occurred_before": req.occurred_before and req.occurred_before.isoformat()}
-        opt = {"lucene": lucene, "vector": vector, "entity_kinds": req.entity_kinds or None,
+        opt = {"lucene": lucene, "vector": vector, "min_similarity": req.min_similarity,
+               "entity_kinds": req.entity_kinds or None,
                "episodes_until": req.as_of and req.as_of.isoformat(),
                "predicates": [p.upper() for p in req.predicates] if req.predicates else None, **scope}
         return {"tenant_id": tenant_id, "targets": list(req.targets), "opt": opt,
