@@ -226,16 +226,20 @@ def _table(title: str, columns: list[str], rows: list[list[Any]], whole: tuple[s
 
 
 def _said(field: str | None, detail: str, options: dict[str, str]) -> str:
-    """An error about request field `field` as this command's user would read it: the field's first part named by
-    its option (`options`: "max_hops" -> "--max-hops", "entity" -> "ENTITY"; a field not listed, such as
-    "predicates[1]" or "entity.name", takes its first part's), the detail without a leading "field: "."""
+    """An error about request field `field` as this command's user would read it: the field named by its option
+    (`options`: "max_hops" -> "--max-hops", "entity" -> "ENTITY"; a field not listed, such as "predicates[1]" or
+    "entity.name", takes its first part's), and so are the fields the detail quotes (`kind` of field "to" is
+    "to.kind", "--to-kind"; a dotted or snake_case name also unquoted: "give entity.kind"). No "field: " twice."""
     if not field:
         return detail
-    detail = detail.removeprefix(f"{field}: ")
-    for name, option in options.items():   # a hint that quotes a field: "`kind` narrows the name"
-        detail = detail.replace(f"`{name}`", f"`{option}`")
     base = re.split(r"[.\[]", field, maxsplit=1)[0]
-    return f"{options.get(field) or options.get(base, field)}: {detail}"
+    detail = detail.removeprefix(f"{field}: ")
+    detail = re.sub(r"`(\w+)`", lambda m: f"`{options.get(f'{base}.{m[1]}') or options.get(m[1], m[1])}`", detail)
+    for name, option in options.items():
+        if "." in name or "_" in name:
+            detail = re.sub(rf"(?<![\w.]){re.escape(name)}(?![\w.])", option, detail)
+    label = options.get(field) or options.get(base, field)
+    return detail if detail.startswith(f"{label} ") else f"{label}: {detail}"
 
 
 def _invalid(e, options: dict[str, str]) -> None:
@@ -405,9 +409,9 @@ def _ref(text: str) -> dict[str, str]:
 SEARCH_OPTIONS = {"query": "QUERY", "k": "-k", "targets": "--target", "predicates": "--predicate",
                   "as_of": "--as-of", "known_at": "--known-at", "include_superseded": "--include-superseded",
                   "min_similarity": "--min-similarity"}
-RECALL_OPTIONS = {"entity": "ENTITY", "entity.kind": "--kind", "kind": "--kind", "to": "--to",
-                  "max_hops": "--max-hops", "predicates": "--predicate", "as_of": "--as-of",
-                  "query": "graphmem search"}
+RECALL_OPTIONS = {"entity": "ENTITY", "entity.kind": "--kind", "kind": "--kind", "entity.id": "an id as ENTITY",
+                  "to": "--to", "to.kind": "--to-kind", "to.id": "an id as --to", "max_hops": "--max-hops",
+                  "predicates": "--predicate", "as_of": "--as-of", "query": "graphmem search"}
 CONTEXT_OPTIONS = {"session_id": "--session", "budget_tokens": "--budget", "system_policy": "--system-policy",
                    "query": "--query", "goal": "--goal", "model": "--model", "as_of": "--as-of"}
 AS_OF = click.option("--as-of", default=None, help="Valid time, ISO 8601 with offset (e.g. 2022-06-01T00:00:00Z).")
@@ -456,30 +460,33 @@ def search(tenant_id: str, query: str, k: int, targets: tuple[str, ...], predica
 @click.argument("entity")
 @click.option("--to", "other", default=None, help="A second entity: paths between the two instead of around one.")
 @click.option("--kind", default=None, help="Kind of ENTITY when given by name (Person, Organization, ...).")
+@click.option("--to-kind", default=None, help="Kind of --to when given by name.")
 @click.option("--max-hops", default=3, show_default=True,
               help="Longest path in facts: 1..3 around one entity, 1..4 between two (with --to).")
 @click.option("--predicate", "predicates", multiple=True, help="Walk only facts with these predicates.")
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 500), help="Paths around one entity.")
 @AS_OF
 @FORMAT
-def recall(tenant_id: str, entity: str, other: str | None, kind: str | None, max_hops: int,
+def recall(tenant_id: str, entity: str, other: str | None, kind: str | None, to_kind: str | None, max_hops: int,
            predicates: tuple[str, ...], limit: int, as_of: str | None, fmt: str) -> None:
     """Multi-hop recall: paths around ENTITY (an id or a name), or between ENTITY and --to, over facts valid at
     --as-of (default now). Each hop shows its fact."""
     from graphmem.models import kind_name
     when, preds = _when(as_of, "as_of"), list(predicates) or None
-    try:
-        kind = kind and kind_name(kind)
-    except ValueError as e:
-        _fail(f"--kind: {e}")
+    for option, given in (("--kind", kind), ("--to-kind", to_kind)):
+        try:
+            given and kind_name(given)
+        except ValueError as e:
+            _fail(f"{option}: {e}")
 
     def work(s):
         a = s.recall.resolve_entity(tenant_id, kind=kind, field="entity", **_ref(entity))
         if other is None:
             return a, s.recall.paths_around(tenant_id, a.id, max_hops=max_hops, as_of=when, predicates=preds,
                                             limit=limit)
-        b = s.recall.resolve_entity(tenant_id, field="to", **_ref(other))
-        return a, s.recall.paths_between(tenant_id, a.id, b.id, max_hops=max_hops, as_of=when, predicates=preds)
+        b = s.recall.resolve_entity(tenant_id, kind=to_kind, field="to", **_ref(other))
+        return a, s.recall.paths_between(tenant_id, a.id, b.id, max_hops=max_hops, as_of=when, predicates=preds,
+                                         fields=("ENTITY", "--to"), predicate_field="predicates")
     start, paths = _run(work, RECALL_OPTIONS)
     if fmt == "table":
         _table(f"paths from {start.name}", ["to", "hops", "path"],

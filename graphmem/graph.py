@@ -12,7 +12,7 @@ from datetime import datetime
 from graphmem.errors import InvalidInput, NotFound
 from graphmem.indexer import Indexer
 from graphmem.models import (AssertOutcome, Entity, EntityRef, Episode, EpisodeIn, Fact, FactIn, Provenance,
-                             value_key)
+                             blank, value_key)
 from graphmem.ontology import LITERAL, Ontology, Predicate
 from graphmem.settings import Settings
 from graphmem.store import Database, require_tenant
@@ -156,7 +156,7 @@ class TemporalGraph:
     def find_entities(self, tenant_id: str, name: str, kind: str | None = None, limit: int = 10) -> list[Entity]:
         """Entities by normalised name or alias (optionally of one kind)."""
         require_tenant(tenant_id)
-        if not name or not name.strip():
+        if not name or blank(name):
             raise InvalidInput("name must not be empty", field="name")
         return self.db.read(lambda tx: entity_store.find_by_name(tx, tenant_id, name, kind, limit))
 

@@ -44,20 +44,31 @@ converted to UTC is a validation error (ValueError), not an OverflowError."""
 
 KIND_RE = re.compile(r"^[A-Z][A-Za-z0-9]{0,63}$")
 PREDICATE_RE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
-_INVISIBLE = "\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
+_INVISIBLE = ("\x00-\x1f\x7f-\xa0\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+              "\u202a-\u202e\u2060-\u2064\u2066-\u206f\u2800\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb")
 VISIBLE = "[^\\s" + _INVISIBLE + "]"
-"""Field pattern of text that must not be blank: at least one character that is neither whitespace nor an invisible
-format character (those of Unicode category Cf in the Basic Multilingual Plane that render as nothing: soft hyphen,
-zero-width space U+200B, joiners, direction marks, word joiner, U+FEFF ...). The characters are literal in the class,
-so the pattern means the same to pydantic-core, Python's `re` and the ECMA-262 regexes of OpenAPI clients. A
-validation error for it is worded by `error_message`."""
+"""Field pattern of text that must not be blank: at least one character that is neither whitespace nor one that
+renders as nothing in the Basic Multilingual Plane: control characters (C0, DEL, C1), the invisible format
+characters of Unicode category Cf (soft hyphen, zero-width space U+200B, joiners, direction marks, word joiner,
+U+FEFF ...), variation selectors and the combining grapheme joiner, and the blank fillers (Hangul fillers U+115F,
+U+1160, U+3164, U+FFA0; braille blank U+2800). The characters are literal in the class and the controls listed
+(whose `\\s` membership differs between engines), so the pattern means the same to pydantic-core, Python's `re` and
+the ECMA-262 regexes of OpenAPI clients. Characters outside the BMP (tag characters) are not listed: an ECMA regex
+without the `u` flag reads them as surrogate pairs. A validation error for it is worded by `error_message`; code
+checks text with `blank`."""
+_VISIBLE_RE = re.compile(VISIBLE)
+
+
+def blank(text: str) -> bool:
+    """Whether `text` has no visible character (`VISIBLE`): empty, whitespace, control or invisible characters only."""
+    return _VISIBLE_RE.search(text) is None
 
 
 def error_message(error: dict) -> str:
     """The message of one pydantic error (an item of `ValidationError.errors()`), in words where pydantic's would
     quote a pattern: a `VISIBLE` mismatch is "must not be blank: ..."."""
     if error.get("type") == "string_pattern_mismatch" and (error.get("ctx") or {}).get("pattern") == VISIBLE:
-        return "must not be blank: needs a character other than whitespace or invisible format characters"
+        return "must not be blank: needs a character other than whitespace, control or invisible characters"
     return error.get("msg", "")
 
 
@@ -92,7 +103,7 @@ def path_segment(v: str, what: str) -> str:
     characters, no surrounding whitespace, no "/", no control characters, not "." or ".." (RFC 3986, 5.2.4: a client
     resolves those as the current and parent path); else `ValueError` naming `what`. Anything else would be stored
     and then unreachable."""
-    if not v or v != v.strip() or len(v) > 200 or "/" in v or v in (".", "..") or _has_control(v):
+    if not v or v != v.strip() or len(v) > 200 or "/" in v or v in (".", "..") or _has_control(v) or blank(v):
         raise ValueError(f"{what} is 1-200 characters, without surrounding whitespace, '/' or control characters, "
                          "and not '.' or '..'")
     return v
@@ -244,7 +255,7 @@ class EntityRef(Input):
     @field_validator("name")
     @classmethod
     def _name(cls, v: str | None) -> str | None:
-        if v is not None and not v.strip():
+        if v is not None and blank(v):
             raise ValueError("name must not be empty")
         return _printable(v.strip()) if v else v
 
@@ -415,7 +426,7 @@ class FactIn(Input):
     @field_validator("value")
     @classmethod
     def _value(cls, v: str | None) -> str | None:
-        if v is not None and not v.strip():
+        if v is not None and blank(v):
             raise ValueError("value must not be empty")
         return v
 

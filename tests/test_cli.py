@@ -115,11 +115,31 @@ def test_errors_name_the_commands_options_and_defaults_match_the_api(cli, graph,
     code, _, err = cli("recall", "--tenant", tenant, "Dana Reyes", "--kind", "person")
     assert code == 1 and err.startswith("error: --kind: ") and "PascalCase" in err
     code, _, err = cli("recall", "--tenant", tenant, "Dana Reyes", "--max-hops", "9")
-    assert code == 1 and err.startswith("error: --max-hops: "), err
+    assert code == 1 and err.startswith("error: --max-hops must be between 1 and 3"), err
     code, _, err = cli("recall", "--tenant", tenant, "Dana Reyes", "--predicate", "bogus")
     assert code == 1 and err.startswith("error: --predicate: unknown predicate 'BOGUS'"), err
     code, _, err = cli("recall", "--tenant", tenant, "Dana Reyes", "--to", "Nobody Here")
     assert code == 1 and err.startswith("error: --to: no entity named 'Nobody Here'"), err
+    # between two entities too (a second helper: `predicate[0]`, `to_id`, `give to.kind`)
+    for args, said in ((["--to", "Globex", "--predicate", "works_at", "--predicate", "bogus"],
+                        "error: --predicate: unknown predicate 'BOGUS'"),
+                       (["--to", "Dana Reyes"], "error: --to: the same entity as ENTITY"),
+                       (["--to", "Globex", "--to-kind", "Person"], "error: --to: no Person named 'Globex'"),
+                       (["--to", "Globex", "--to-kind", "person"], "error: --to-kind: kind must be a PascalCase")):
+        code, _, err = cli("recall", "--tenant", tenant, "Dana Reyes", *args)
+        assert code == 1 and err.startswith(said), (args, err)
+        assert "to.kind" not in err and "to_id" not in err and "`kind`" not in err, err
+    ep, _ = graph.append_episode(tenant, EpisodeIn(content="Acme, the person and the company",
+                                                   occurred_at="2021-07-01T00:00:00Z"))
+    graph.assert_facts(tenant, [FactIn(subject=EntityRef(kind="Person", name="Acme"), predicate="WORKS_AT",
+                                       object=EntityRef(kind="Organization", name="Acme"), episode_id=ep.id)])
+    code, _, err = cli("recall", "--tenant", tenant, "Acme")
+    assert code == 1 and err.startswith("error: ENTITY: ") and "--kind" in err and "entity." not in err, err
+    code, _, err = cli("recall", "--tenant", tenant, "Dana Reyes", "--to", "Acme")
+    assert code == 1 and err.startswith("error: --to: ") and "--to-kind" in err and "to." not in err, err
+    code, out, err = cli("recall", "--tenant", tenant, "Acme", "--kind", "Person", "--to", "Acme",
+                         "--to-kind", "Organization")
+    assert code == 0 and json.loads(out)["paths"][0]["length"] == 1, err
     for blank in ("\u200b", " \ufeff "):
         code, _, err = cli("search", "--tenant", tenant, blank)
         assert code == 1 and err.startswith("error: QUERY: must not be blank"), err

@@ -442,6 +442,11 @@ def test_loose_json_types_and_blank_text_are_refused_naming_the_field(client_for
             ("/v1/episodes", {**ep, "user_id": " "}, "user_id"), ("/v1/episodes", {**ep, "role": " "}, "role"),
             ("/v1/episodes", {**ep, "speaker": "  "}, "speaker"),
             ("/v1/episodes", {**ep, "content": "\u200b"}, "content"),   # a zero-width space is blank too
+            ("/v1/episodes", {**ep, "content": "\x00"}, "content"), ("/v1/episodes", {**ep, "content": "\u3164"}, "content"),
+            ("/v1/sessions", {"id": "zw-user", "user_id": "\u200b"}, "user_id"),
+            ("/v1/sessions", {"id": "\ufeff\u2060", "user_id": "u-42"}, "id"),
+            ("/v1/facts", {"facts": [{"subject": {"kind": "Person", "name": "Loose Lee"}, "predicate": "HAS_TITLE",
+                                      "value": "\u200b"}]}, "facts[0].value"),
             ("/v1/sessions/loose/turns", {**turn("k20", "x"), "idempotency_key": "   "}, "idempotency_key"),
             ("/v1/sessions/loose/turns", {**turn("k21", "x"), "user_id": " "}, "user_id"),
             ("/v1/facts", {"facts": [{"subject": {"kind": "Person", "name": "Loose Lee"}, "predicate": "HAS_TITLE",

@@ -107,6 +107,9 @@ def test_forget_hold_retention_sweep_and_audit_routes(services, client_for, tena
     assert two.status_code == 422 and two.headers["content-type"] == "application/problem+json"
     assert two.json()["field"] == "user_id"
 
+    for blank in ({"session_id": "s9", "reason": "\u200b"}, {"session_id": "\ufeff", "reason": "case 1"}):
+        r = admin.post(f"/v1/admin/tenants/{tenant}/holds", json=blank)   # invisible text is no reason, no session
+        assert r.status_code == 422 and r.json()["field"] in ("reason", "session_id"), r.text
     hold = admin.post(f"/v1/admin/tenants/{tenant}/holds", json={"session_id": "s9", "reason": "case 1"})
     assert hold.status_code == 201
     assert agent.post(f"/v1/admin/tenants/{tenant}/holds", json={"user_id": "u9", "reason": "x"}).status_code == 403

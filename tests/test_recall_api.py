@@ -154,8 +154,8 @@ def test_errors_name_the_request_field(client_for, crm_api):
         for blank in (" ", "\u200b", "\u2060 \ufeff"):   # invisible format characters are blank too
             r = c.post("/v1/search", json={"query": "Dana", scope: blank})
             assert (r.status_code, r.json()["field"]) == (422, scope), r.text
-            assert r.json()["detail"] == f"{scope}: must not be blank: needs a character other than whitespace " \
-                                         "or invisible format characters", r.text
+            assert r.json()["detail"] == f"{scope}: must not be blank: needs a character other than whitespace, " \
+                                         "control or invisible characters", r.text
     r = c.post("/v1/search", json={"query": "\u200b\u200d"})
     assert (r.status_code, r.json()["field"]) == (422, "query"), r.text
     for body, field in (({"seed_entity_ids": [sam] * 101}, "seed_entity_ids"),    # at most 100 seeds

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 from graphmem.context.assembly import Dropped, WindowPiece
 from graphmem.context.pins import PinValue
-from graphmem.models import VISIBLE, EpisodeKind, Input, Spoken, UtcDatetime, json_content
+from graphmem.models import VISIBLE, EpisodeKind, Input, Spoken, UtcDatetime, blank, json_content
 
 
 class ToolSchema(Input):
@@ -41,11 +41,18 @@ class DocumentIn(Input):
     """A retrieved document the caller wants cited (not dumped): a snippet of `text` enters the window."""
 
     id: str = Field(min_length=1, max_length=200, pattern=r"^\S(.*\S)?$", examples=["kb-refund-policy"],
-                    description="no surrounding whitespace (citations name the document by it)")
+                    description="no surrounding whitespace (citations name the document by it), not blank")
     title: str | None = Field(default=None, max_length=300, examples=["Refund policy"])
     source: str | None = Field(default=None, max_length=500, examples=["https://kb.example.com/refunds"])
     text: str = Field(min_length=1, max_length=200_000, pattern=VISIBLE,
                       examples=["Refunds above 100 EUR need a manager approval."])
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, v: str) -> str:
+        if blank(v):
+            raise ValueError("must not be blank: an id of invisible characters cannot be told apart in a citation")
+        return v
 
 
 class ContextRequest(Input):

@@ -28,7 +28,7 @@ from pydantic import (BaseModel, BeforeValidator, Field, TypeAdapter, Validation
                       field_validator, model_validator)
 
 from graphmem.errors import Conflict, InvalidInput, NotFound
-from graphmem.models import Input, UtcDatetime, new_id
+from graphmem.models import Input, UtcDatetime, blank, new_id
 from graphmem.store import Database, live, require_tenant
 from graphmem.store.db import Tx
 from graphmem.timeutil import to_utc, utcnow
@@ -79,7 +79,7 @@ def _identifier(v: str) -> str:
 
 def _text(v: str) -> str:
     v = v.strip()
-    if not v:
+    if blank(v):
         raise ValueError("must not be empty")
     if len(v) > MAX_TEXT:
         raise ValueError(f"at most {MAX_TEXT} characters")

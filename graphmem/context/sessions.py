@@ -22,7 +22,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from graphmem.errors import Conflict, InvalidInput, NotFound
-from graphmem.models import Input, UtcDatetime, VISIBLE, new_id, session_id
+from graphmem.models import VISIBLE, Input, UtcDatetime, blank, new_id, session_id
 from graphmem.store import Database, require_tenant
 from graphmem.timeutil import utcnow
 
@@ -87,7 +87,7 @@ class SessionStore:
         user (atomic: of two users claiming at once, the second finds the first's). For another user's session
         raises `Conflict` (field `user_id`)."""
         require_tenant(tenant_id)
-        if not user_id or not user_id.strip():
+        if not user_id or blank(user_id):
             raise InvalidInput("user_id is required", field="user_id")
         sid = check_session_id(session_id) if session_id is not None else new_id()
         row = self.db.execute("sessions/create", tenant_id=tenant_id, session_id=sid, user_id=user_id,

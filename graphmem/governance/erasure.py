@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import Literal, NamedTuple
 
 from graphmem.errors import InvalidInput, NotFound, Refused
+from graphmem.models import blank
 from graphmem.governance import audit
 from graphmem.governance.models import ERASURE_KINDS, Receipt, TargetKind, every_kind
 from graphmem.graph import TemporalGraph
@@ -172,7 +173,7 @@ class Eraser:
             raise InvalidInput("give exactly one of user_id, session_id, episode_id or fact_id",
                                field=next(iter(given), "user_id"))
         field, target = next(iter(given.items()))
-        if not isinstance(target, str) or not target.strip():
+        if not isinstance(target, str) or blank(target):
             raise InvalidInput(f"{field} must not be empty", field=field)
         kind: TargetKind = field.removesuffix("_id")  # type: ignore[assignment]
         now = to_utc(now, "now") if now else utcnow()

@@ -9,7 +9,7 @@ from graphmem.errors import InvalidInput, NotFound
 from graphmem.governance import audit
 from graphmem.governance.models import Hold, HoldKind
 from graphmem.governance.retention import Retention
-from graphmem.models import new_id
+from graphmem.models import blank, new_id
 from graphmem.store import Database, require_named_tenant, require_tenant
 from graphmem.timeutil import utcnow
 
@@ -29,9 +29,9 @@ class Holds:
         held before they have data.
         """
         require_named_tenant(tenant_id)
-        if not target_id or not target_id.strip():
+        if not target_id or blank(target_id):
             raise InvalidInput(f"{kind}_id must not be empty", field=f"{kind}_id")
-        if not reason or not reason.strip():
+        if not reason or blank(reason):
             raise InvalidInput("a legal hold needs a reason (e.g. a case reference)", field="reason")
         now = now or utcnow()
 

@@ -15,7 +15,7 @@ from graphmem.governance.erasure import USER_KEY, Eraser
 from graphmem.governance.models import Memory, MemoryPage, ProvenanceNote, Receipt
 from graphmem.graph import TemporalGraph
 from graphmem.ingest.jobs import EXPLICIT_FACTS
-from graphmem.models import AssertOutcome, EntityRef, EpisodeIn, Fact, FactIn
+from graphmem.models import AssertOutcome, EntityRef, EpisodeIn, Fact, FactIn, blank
 from graphmem.store import Database, require_tenant
 from graphmem.store import facts as fact_store
 from graphmem.timeutil import utcnow
@@ -55,7 +55,7 @@ class Memories:
     def _scope(self, tenant_id: str, user_id: str) -> tuple[list[str], list[str], list[str]]:
         """(session ids, episode ids, own entity ids) of the user."""
         require_tenant(tenant_id)
-        if not isinstance(user_id, str) or not user_id.strip():
+        if not isinstance(user_id, str) or blank(user_id):
             raise InvalidInput("user_id is required", field="user_id")
         row = self.db.one("governance/target_episodes", tenant_id=tenant_id, user_id=user_id, session_id=None,
                           episode_ids=[])

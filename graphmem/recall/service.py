@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from graphmem.errors import InvalidInput, NotFound
-from graphmem.models import Entity, Fact, value_key
+from graphmem.models import Entity, Fact, blank, value_key
 from graphmem.ontology import ANY_KIND, LITERAL, Ontology
 from graphmem.recall.lucene import build_query, fuzzy_query
 from graphmem.recall.models import SearchRequest, SearchResponse, Viewer
@@ -72,7 +72,7 @@ class RecallService:
         """Entities whose name or alias matches `name` (exact normalised matches first, then full-text), or all
         entities (of `kind`) by name when `name` is None. Paginated by `offset`/`limit`."""
         require_tenant(tenant_id)
-        if name is not None and not name.strip():
+        if name is not None and blank(name):
             raise InvalidInput("name must not be empty", field="name")
         lucene = build_query(name, tenant_id) if name else None
         if name and lucene is None:
@@ -300,7 +300,7 @@ class RecallService:
         or `object_id` that is not this tenant's entity, fields `org_field` / object_id)."""
         require_tenant(tenant_id)
         for given, fld in ((value, "value"), (object_id, "object_id"), (via_value, "via_value")):
-            if given is not None and not given.strip():   # blank: never "no condition", never an empty answer
+            if given is not None and blank(given):   # blank: never "no condition", never an empty answer
                 raise InvalidInput(f"{fld} must not be empty (leave it out to ask for any)", field=fld)
         if (value is not None or object_id is not None or via_predicate) and not predicate:
             raise InvalidInput("value, object_id and via_predicate need a predicate", field="predicate")

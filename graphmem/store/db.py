@@ -25,7 +25,7 @@ from neo4j import GraphDatabase, ManagedTransaction
 
 import cypher
 from graphmem.errors import InvalidInput, TenantRequired, Unavailable
-from graphmem.models import path_segment
+from graphmem.models import blank, path_segment
 from graphmem.settings import Settings
 
 T = TypeVar("T")
@@ -33,7 +33,7 @@ T = TypeVar("T")
 
 def require_tenant(tenant_id: Any) -> str:
     """Return `tenant_id` if it is a non-empty string, else raise `TenantRequired`."""
-    if not isinstance(tenant_id, str) or not tenant_id.strip():
+    if not isinstance(tenant_id, str) or blank(tenant_id):
         raise TenantRequired()
     return tenant_id
 
