@@ -46,6 +46,8 @@ def test_user_sees_corrects_and_deletes_memories(services, client_for, tenant):
     listed = agent.get("/v1/refusals").json()["items"]
     assert held and held == [r for r in listed if r["episode_id"] == ep]
 
+    invisible = agent.patch(f"/v1/memories/{pref}", json={"user_id": "u1", "value": "\u200b"})
+    assert invisible.status_code == 422 and invisible.json()["field"] == "value", invisible.text
     fixed = agent.patch(f"/v1/memories/{pref}", json={"user_id": "u1", "value": "phone"})
     assert fixed.status_code == 200 and fixed.json()["action"] == "corrected"
     new_id = fixed.json()["fact_id"]

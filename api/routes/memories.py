@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 from api.deps import PageDep, Reader, ServicesDep, Writer
 from graphmem.governance.models import MemoryPage, Receipt
 from graphmem.ingest.refusals import Refusal
-from graphmem.models import AssertOutcome, EntityRef, Input
+from graphmem.models import VISIBLE, AssertOutcome, EntityRef, Input
 
 router = APIRouter(prefix="/v1/memories", tags=["memories"])
 
@@ -31,7 +31,7 @@ class UserBody(Input):
 class Correction(UserBody):
     """The right value: a literal `value` or an `object` entity (exactly one)."""
 
-    value: str | None = Field(default=None, min_length=1, examples=["phone"])
+    value: str | None = Field(default=None, min_length=1, pattern=VISIBLE, examples=["phone"])
     object: EntityRef | None = None
 
 
