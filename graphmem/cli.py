@@ -475,9 +475,15 @@ def recall(tenant_id: str, entity: str, other: str | None, kind: str | None, to_
     when, preds = _when(as_of, "as_of"), list(predicates) or None
     for option, given in (("--kind", kind), ("--to-kind", to_kind)):
         try:
-            given and kind_name(given)
+            if given is not None:
+                kind_name(given)
         except ValueError as e:
             _fail(f"{option}: {e}")
+    # an option that would do nothing is an error, as the API's 422 for `limit` between two entities
+    if to_kind is not None and other is None:
+        _fail("--to-kind: only with --to (the kind of --to's entity)")
+    if other is not None and click.get_current_context().get_parameter_source("limit").name != "DEFAULT":
+        _fail("--limit: only around one entity (without --to); between two the best paths are ranked")
 
     def work(s):
         a = s.recall.resolve_entity(tenant_id, kind=kind, field="entity", **_ref(entity))

@@ -6,6 +6,7 @@ All datetimes are timezone-aware UTC; naive datetimes are refused.
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 import unicodedata
@@ -15,6 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr,
                       ValidationInfo, field_validator, model_validator)
+from pydantic_core import PydanticCustomError
 
 
 _NUMBER = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)\s*")
@@ -53,15 +55,19 @@ characters of Unicode category Cf (soft hyphen, zero-width space U+200B, joiners
 U+FEFF ...), variation selectors and the combining grapheme joiner, and the blank fillers (Hangul fillers U+115F,
 U+1160, U+3164, U+FFA0; braille blank U+2800). The characters are literal in the class and the controls listed
 (whose `\\s` membership differs between engines), so the pattern means the same to pydantic-core, Python's `re` and
-the ECMA-262 regexes of OpenAPI clients. Characters outside the BMP (tag characters) are not listed: an ECMA regex
-without the `u` flag reads them as surrogate pairs. A validation error for it is worded by `error_message`; code
-checks text with `blank`."""
-_VISIBLE_RE = re.compile(VISIBLE)
+the ECMA-262 regexes of OpenAPI clients. Characters outside the BMP (tag characters, variation selectors 17-256,
+format controls) are not listed: an ECMA regex without the `u` flag reads them as surrogate pairs. `blank` counts
+those too. A validation error for it is worded by `error_message`; code checks text with `blank`."""
+_UNSEEN = re.compile(VISIBLE.replace("[^", "[", 1))
+_UNSEEN_ASTRAL = ("Cc", "Cf")
 
 
 def blank(text: str) -> bool:
-    """Whether `text` has no visible character (`VISIBLE`): empty, whitespace, control or invisible characters only."""
-    return _VISIBLE_RE.search(text) is None
+    """Whether `text` has no visible character: only what `VISIBLE` excludes (whitespace, controls, invisible
+    format characters, variation selectors, blank fillers), or such characters outside the BMP (Unicode categories
+    Cc and Cf, variation selectors supplement U+E0100-U+E01EF), or nothing."""
+    return all(_UNSEEN.fullmatch(c) or (c > "\uffff" and (unicodedata.category(c) in _UNSEEN_ASTRAL
+                                                          or "\U000e0100" <= c <= "\U000e01ef")) for c in text)
 
 
 def error_message(error: dict) -> str:
@@ -101,11 +107,11 @@ def _has_control(v: str) -> bool:
 def path_segment(v: str, what: str) -> str:
     """`v` if it can be one URL path segment (`/v1/sessions/{id}`, `/v1/admin/tenants/{tenant}`): 1-200
     characters, no surrounding whitespace, no "/", no control characters, not "." or ".." (RFC 3986, 5.2.4: a client
-    resolves those as the current and parent path); else `ValueError` naming `what`. Anything else would be stored
+    resolves those as the current and parent path), not `blank`; else `ValueError` naming `what`. Anything else would be stored
     and then unreachable."""
     if not v or v != v.strip() or len(v) > 200 or "/" in v or v in (".", "..") or _has_control(v) or blank(v):
         raise ValueError(f"{what} is 1-200 characters, without surrounding whitespace, '/' or control characters, "
-                         "and not '.' or '..'")
+                         "and not '.', '..' or only invisible characters")
     return v
 
 
@@ -182,9 +188,25 @@ class Input(BaseModel):
     at another time. A string holding a lone UTF-16 surrogate (JSON's "\\ud800", which Python's JSON decoder
     lets through) is refused as well, naming its field: Neo4j's driver cannot encode it, so it failed as a 500 at
     the first query (`str_max_length` makes pydantic check every string as unicode; no string of a body within
-    GRAPHMEM_MAX_BODY_BYTES comes near the bound)."""
+    GRAPHMEM_MAX_BODY_BYTES comes near the bound). A field whose pattern is `VISIBLE` also refuses text that
+    `blank` finds blank beyond the pattern (invisible characters outside the BMP), with the pattern's own error."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, str_max_length=2**31 - 1)
+
+    @field_validator("*")
+    @classmethod
+    def _visible(cls, v: Any, info: ValidationInfo) -> Any:
+        if isinstance(v, str) and info.field_name in _visible_fields(cls) and blank(v):
+            raise PydanticCustomError("string_pattern_mismatch", "String should match pattern '{pattern}'",
+                                      {"pattern": VISIBLE})
+        return v
+
+
+@functools.cache
+def _visible_fields(model: type[BaseModel]) -> frozenset[str]:
+    """The fields of `model` whose pattern is `VISIBLE`."""
+    return frozenset(name for name, f in model.model_fields.items()
+                     if any(getattr(m, "pattern", None) == VISIBLE for m in f.metadata))
 
 
 ROLE_SOURCES: dict[str, Source] = {"user": "user_explicit", "human": "user_explicit",

@@ -137,6 +137,10 @@ def test_errors_name_the_commands_options_and_defaults_match_the_api(cli, graph,
     assert code == 1 and err.startswith("error: ENTITY: ") and "--kind" in err and "entity." not in err, err
     code, _, err = cli("recall", "--tenant", tenant, "Dana Reyes", "--to", "Acme")
     assert code == 1 and err.startswith("error: --to: ") and "--to-kind" in err and "to." not in err, err
+    for args, said in ((["--to-kind", "Person"], "error: --to-kind: only with --to"),
+                       (["--to", "Globex", "--limit", "5"], "error: --limit: only around one entity")):
+        code, _, err = cli("recall", "--tenant", tenant, "Dana Reyes", *args)    # an option that would do nothing
+        assert code == 1 and err.startswith(said), (args, err)
     code, out, err = cli("recall", "--tenant", tenant, "Acme", "--kind", "Person", "--to", "Acme",
                          "--to-kind", "Organization")
     assert code == 0 and json.loads(out)["paths"][0]["length"] == 1, err

@@ -443,6 +443,7 @@ def test_loose_json_types_and_blank_text_are_refused_naming_the_field(client_for
             ("/v1/episodes", {**ep, "speaker": "  "}, "speaker"),
             ("/v1/episodes", {**ep, "content": "\u200b"}, "content"),   # a zero-width space is blank too
             ("/v1/episodes", {**ep, "content": "\x00"}, "content"), ("/v1/episodes", {**ep, "content": "\u3164"}, "content"),
+            ("/v1/episodes", {**ep, "content": "\U000e0100\U000e0020"}, "content"),  # invisible beyond the BMP
             ("/v1/sessions", {"id": "zw-user", "user_id": "\u200b"}, "user_id"),
             ("/v1/sessions", {"id": "\ufeff\u2060", "user_id": "u-42"}, "id"),
             ("/v1/facts", {"facts": [{"subject": {"kind": "Person", "name": "Loose Lee"}, "predicate": "HAS_TITLE",

@@ -64,6 +64,13 @@ def test_bad_line_is_named_and_its_batch_not_written(make_services, tenant, tmp_
         import_jsonl(s.ingest, tenant, f, batch=10, progress=False)
     assert "line 17" in err.value.detail and "occurred_at" in err.value.detail
     assert count(s, tenant) == 10
+    # a blank line's message is said in words, not as the pattern (which holds control characters)
+    blank = tmp_path / "blank.jsonl"
+    blank.write_text(json.dumps({"content": "\u200b\u2800", "occurred_at": "2024-01-01T00:00:00Z"}) + "\n")
+    with pytest.raises(InvalidInput) as err:
+        import_jsonl(s.ingest, tenant, blank, batch=10, progress=False)
+    assert err.value.detail.startswith("line 1: content: must not be blank"), err.value.detail
+    assert err.value.detail.isprintable(), err.value.detail
 
 
 def test_fact_lines(make_services, tenant, tmp_path):

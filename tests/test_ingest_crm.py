@@ -509,3 +509,18 @@ def test_the_change_mentions_its_record_entity_even_without_a_fact(make_services
     [uma] = s.graph.find_entities(tenant, "Uma Quist", "Person")
     res = s.recall.search(tenant, SearchRequest(query="zzzz", targets=["episode"], seed_entity_ids=[uma.id]))
     assert {h.id for h in res.hits} == {bare.id, titled.id}
+
+
+def test_a_field_of_invisible_characters_is_missing_not_a_dead_job(make_services, tenant):
+    """Found by a helper: a CRM title of a zero-width space (or a name of U+FE0F, a company of the braille blank)
+    failed the whole record's job five times with a pydantic dump; like a field of spaces it is left out, and the
+    record's other facts are stored."""
+    s = make_services()
+    [ep] = changes(s, tenant, [{"object": "contact", "id": "zc2", "name": "Real Name", "title": "\u200b",
+                                "company": "\u2800", "city": "\ufe0f", "phone": "+1 555 0100",
+                                "changed_at": "2024-06-01"}])
+    assert s.ingest.job_status(tenant, ep.id).status == "done"
+    person = s.graph.find_entities(tenant, "Real Name")
+    assert person, "the contact was not stored"
+    facts = {f.predicate: f for f in s.graph.facts_about(tenant, person[0].id)}
+    assert set(facts) == {"HAS_PHONE"}, facts

@@ -915,6 +915,7 @@ def test_a_retraction_is_not_cited_as_a_walked_facts_source(recall, graph, tenan
                                                 include_superseded=True)).hits
     assert {(p.episode_id, p.role) for p in hit.provenance} == {(said, "assertion"), (again, "assertion"),
                                                                 (gone, "retraction")}
+    assert sorted(hit.episode_ids) == sorted([said, again])    # what a context window cites (helper-found)
     assert recall.paths_around(tenant, quinn, max_hops=1) == []   # and now the fact is not walked at all
     # a session scope goes by the episodes that asserted the fact: the session that only retracted it has none of it
     for session, found in (("s-said", True), ("s-gone", False)):

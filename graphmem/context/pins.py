@@ -208,7 +208,7 @@ def canonical_custom(value_type: str, raw: str) -> str:
     """The canonical string of a custom pin value; `ValueError` when it is not of `value_type`."""
     raw = str(raw).strip()
     if value_type == "string":
-        if not raw:
+        if blank(raw):
             raise ValueError("value must not be empty")
         return raw
     if value_type == "decimal":

@@ -23,7 +23,7 @@ from typing import Literal
 from pydantic import ValidationError
 
 from graphmem.errors import GraphmemError, InvalidInput
-from graphmem.models import EpisodeIn, FactIn
+from graphmem.models import EpisodeIn, FactIn, error_message
 
 
 @dataclass
@@ -79,7 +79,7 @@ def _parse(kind: str, line_no: int, text: str):
     except ValidationError as exc:
         e = exc.errors()[0]
         loc = ".".join(str(p) for p in e["loc"])
-        raise InvalidInput(f"line {line_no}: {loc}: {e['msg']}", field=f"line {line_no}.{loc}") from exc
+        raise InvalidInput(f"line {line_no}: {loc}: {error_message(e)}", field=f"line {line_no}.{loc}") from exc
 
 
 _ITEM = re.compile(r"^(?:episodes|facts)\[(\d+)\]\.?")

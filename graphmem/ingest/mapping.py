@@ -48,7 +48,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError, model_validator
 
 from graphmem.errors import InvalidInput
-from graphmem.models import EntityRef, Episode, FactIn
+from graphmem.models import EntityRef, Episode, FactIn, blank
 from graphmem.timeutil import to_utc
 
 DEFAULT_MAPPING = Path(__file__).resolve().parents[1] / "data" / "crm_mapping.json"
@@ -146,11 +146,11 @@ def _render(template: str, record: dict[str, Any]) -> str | None:
     vals = {}
     for f in fields:
         v = record.get(f)
-        if v is None or (isinstance(v, str) and not v.strip()):
+        if v is None or (isinstance(v, str) and blank(v)):   # "", "   " or only invisible characters: missing
             return None
         vals[f] = v
     out = template.format(**vals).strip()
-    return out or None
+    return None if blank(out) else out
 
 
 def _entity(spec: dict[str, Any], record: dict[str, Any], *, nameless: bool = False) -> EntityRef | None:

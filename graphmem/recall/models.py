@@ -85,6 +85,11 @@ class Viewer(BaseModel):
                 "sensitive_classes": list(SENSITIVE_CLASSES)}
 
 
+SUPPORTING_ROLES: tuple[str, ...] = ("assertion", "confirmation")
+"""Provenance roles of episodes that said a fact is true; a retraction or correction said it ended or was wrong. Only
+these put a fact in a search scope or a window's view and are cited (cypher/search/rank, cypher/recall/*)."""
+
+
 class Provenance(BaseModel):
     """One provenance episode of a fact hit: its id, when it occurred (UTC), the session and user it was part of
     (None when none), and its `role`: it asserted the fact, confirmed it, retracted it (ended it; a retracted fact
@@ -99,8 +104,9 @@ class Provenance(BaseModel):
 
 class SearchHit(BaseModel):
     """One result. `score` is the fused RRF score; `reasons` says which retrievers found it and at what rank.
-    `episode_ids` are the episodes it cites: a fact's provenance, or the episode itself. `provenance` details a
-    fact's episodes (empty for entities and episodes; an episode hit carries its session and user itself)."""
+    `episode_ids` are the episodes it cites: those of a fact's provenance that asserted or confirmed it
+    (`SUPPORTING_ROLES`; a context window cites these), or the episode itself. `provenance` details every episode of
+    a fact, with its role (empty for entities and episodes; an episode hit carries its session and user itself)."""
 
     kind: Target
     id: str

@@ -39,7 +39,8 @@ from graphmem.models import Entity, Episode, Fact
 from graphmem.recall.embedding_guard import EmbeddingGuard
 from graphmem.recall.fusion import RRF_K, jaccard, mmr, rrf
 from graphmem.recall.lucene import build_query, only_stop_words, terms
-from graphmem.recall.models import Provenance, SearchHit, SearchRequest, SearchResponse, ViewedSearchResponse, Viewer
+from graphmem.recall.models import (SUPPORTING_ROLES, Provenance, SearchHit, SearchRequest, SearchResponse,
+                                    ViewedSearchResponse, Viewer)
 from graphmem.store import Database, require_tenant
 from graphmem.timeutil import utcnow
 
@@ -270,9 +271,10 @@ class HybridSearch:
         if c.kind == "fact":
             fact = Fact(**record).as_known_at(known_at)
             prov = sorted((Provenance(**p) for p in row["provenance"]), key=lambda p: (p.occurred_at, p.episode_id))
+            said = [p for p in prov if p.role in SUPPORTING_ROLES]
             return SearchHit(kind="fact", id=fact.id, text=fact.statement, score=c.score, reasons=c.explain(),
-                             fact=fact, episode_ids=[p.episode_id for p in prov], provenance=prov,
-                             occurred_at=prov[0].occurred_at if prov else fact.valid_from)
+                             fact=fact, episode_ids=[p.episode_id for p in said], provenance=prov,
+                             occurred_at=said[0].occurred_at if said else fact.valid_from)
         if c.kind == "episode":
             ep = Episode(**record)
             return SearchHit(kind="episode", id=ep.id, text=c.text, score=c.score, reasons=c.explain(), episode=ep,
