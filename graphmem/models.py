@@ -107,8 +107,8 @@ def _has_control(v: str) -> bool:
 def path_segment(v: str, what: str) -> str:
     """`v` if it can be one URL path segment (`/v1/sessions/{id}`, `/v1/admin/tenants/{tenant}`): 1-200
     characters, no surrounding whitespace, no "/", no control characters, not "." or ".." (RFC 3986, 5.2.4: a client
-    resolves those as the current and parent path), not `blank`; else `ValueError` naming `what`. Anything else would be stored
-    and then unreachable."""
+    resolves those as the current and parent path), not `blank`; else `ValueError` naming `what`. Anything else
+    would be stored and then unreachable."""
     if not v or v != v.strip() or len(v) > 200 or "/" in v or v in (".", "..") or _has_control(v) or blank(v):
         raise ValueError(f"{what} is 1-200 characters, without surrounding whitespace, '/' or control characters, "
                          "and not '.', '..' or only invisible characters")

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 from api.deps import Admin, PageDep, ServicesDep, TenantAdmin, operates
 from api.pages import ItemPage
 from graphmem.keys import ApiKey, TenantKeys
-from graphmem.models import Input, VISIBLE
+from graphmem.models import VISIBLE, Input
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])
 

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from api.deps import PageDep, Reader, ServicesDep
 from api.pages import ItemPage
 from graphmem.errors import InvalidInput, NotFound
-from graphmem.models import Input, KindName, PredicateName, UtcDatetime, VISIBLE
+from graphmem.models import VISIBLE, Input, KindName, PredicateName, UtcDatetime
 from graphmem.recall.models import SearchRequest, SearchResponse
 from graphmem.recall.paths import MAX_HOPS, Member, Path, PathEntity
 

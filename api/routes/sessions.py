@@ -9,7 +9,7 @@ from api.deps import PageDep, Reader, ServicesDep, Writer
 from api.pages import ItemPage
 from graphmem.context.models import CompactionResult, Summary
 from graphmem.context.sessions import Consent, ConsentIn, SessionInfo
-from graphmem.models import Input, SessionId, VISIBLE
+from graphmem.models import VISIBLE, Input, SessionId
 
 router = APIRouter(tags=["sessions"])
 
