@@ -72,10 +72,12 @@ def blank(text: str) -> bool:
 
 def error_message(error: dict) -> str:
     """The message of one pydantic error (an item of `ValidationError.errors()`), in words where pydantic's would
-    quote a pattern: a `VISIBLE` mismatch is "must not be blank: ..."."""
+    quote a pattern (a `VISIBLE` mismatch is "must not be blank: ..."), and a validator's own words without
+    pydantic's "Value error, " before them."""
     if error.get("type") == "string_pattern_mismatch" and (error.get("ctx") or {}).get("pattern") == VISIBLE:
         return "must not be blank: needs a character other than whitespace, control or invisible characters"
-    return error.get("msg", "")
+    msg = error.get("msg", "")
+    return msg.removeprefix("Value error, ") if error.get("type") == "value_error" else msg
 
 
 def predicate_name(v: str) -> str:

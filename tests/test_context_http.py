@@ -458,6 +458,7 @@ def test_loose_json_types_and_blank_text_are_refused_naming_the_field(client_for
             ("/v1/sessions", {"id": "blank-agent", "user_id": "u-42", "agent_id": " "}, "agent_id")):
         r = c.post(route, json=body)
         assert r.status_code == 422 and r.json()["field"] == field, (route, body, r.text)
+        assert "Value error" not in r.text and "pattern" not in r.text, r.text   # said in words
     assert c.get("/v1/entities", params={"name": "Loose Lee"}).json()["items"] == []
 
 
