@@ -58,7 +58,7 @@ U+1160, U+3164, U+FFA0; braille blank U+2800). The characters are literal in the
 the ECMA-262 regexes of OpenAPI clients. Characters outside the BMP (tag characters, variation selectors 17-256,
 format controls) are not listed: an ECMA regex without the `u` flag reads them as surrogate pairs. `blank` counts
 those too. A validation error for it is worded by `error_message`; code checks text with `blank`."""
-_UNSEEN = re.compile(VISIBLE.replace("[^", "[", 1))
+_UNSEEN = re.compile("[\\s" + _INVISIBLE + "]")
 _UNSEEN_ASTRAL = ("Cc", "Cf")
 
 
@@ -529,6 +529,14 @@ class Fact(_Record):
         return self.model_copy(update={"valid_to": valid_to, "status": status})
 
 
+ProvenanceRole = Literal["assertion", "confirmation", "retraction", "correction"]
+"""What a provenance episode did to its fact: said it, said it again, ended it (retraction), said it was wrong."""
+SUPPORTING_ROLES: tuple[str, ...] = ("assertion", "confirmation")
+"""Provenance roles of episodes that said a fact is true; a retraction or correction said it ended or was wrong. Only
+these put a fact in a search scope or a window's view and are cited (cypher/search/rank, cypher/recall/*, and
+cypher/governance/beliefs and facts_of_episodes, which spell the list out as a literal)."""
+
+
 class Provenance(_Record):
     """One `(Fact)-[:DERIVED_FROM]->(Episode)` edge: which episode said it, when, how sure, from what source."""
 
@@ -537,7 +545,7 @@ class Provenance(_Record):
     recorded_at: UtcDatetime
     source: Source
     confidence: float
-    role: Literal["assertion", "confirmation", "retraction", "correction"] = "assertion"
+    role: ProvenanceRole = "assertion"
     session_id: str | None = None
     episode_kind: EpisodeKind | None = None
     content: str | None = None

@@ -5,7 +5,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from graphmem.models import VISIBLE, Entity, Episode, Fact, Input, KindName, PredicateName, UtcDatetime
+from graphmem.models import (VISIBLE, Entity, Episode, Fact, Input, KindName, PredicateName, ProvenanceRole,
+                             UtcDatetime)
 from graphmem.ontology import SENSITIVE_CLASSES
 
 Target = Literal["fact", "entity", "episode"]
@@ -85,11 +86,6 @@ class Viewer(BaseModel):
                 "sensitive_classes": list(SENSITIVE_CLASSES)}
 
 
-SUPPORTING_ROLES: tuple[str, ...] = ("assertion", "confirmation")
-"""Provenance roles of episodes that said a fact is true; a retraction or correction said it ended or was wrong. Only
-these put a fact in a search scope or a window's view and are cited (cypher/search/rank, cypher/recall/*)."""
-
-
 class Provenance(BaseModel):
     """One provenance episode of a fact hit: its id, when it occurred (UTC), the session and user it was part of
     (None when none), and its `role`: it asserted the fact, confirmed it, retracted it (ended it; a retracted fact
@@ -99,7 +95,7 @@ class Provenance(BaseModel):
     occurred_at: UtcDatetime
     session_id: str | None = None
     user_id: str | None = None
-    role: Literal["assertion", "confirmation", "retraction", "correction"] = "assertion"
+    role: ProvenanceRole = "assertion"
 
 
 class SearchHit(BaseModel):

@@ -35,12 +35,11 @@ from typing import NamedTuple
 
 from graphmem.embeddings import Embedder
 from graphmem.errors import InvalidInput, NotFound
-from graphmem.models import Entity, Episode, Fact
+from graphmem.models import SUPPORTING_ROLES, Entity, Episode, Fact
 from graphmem.recall.embedding_guard import EmbeddingGuard
 from graphmem.recall.fusion import RRF_K, jaccard, mmr, rrf
 from graphmem.recall.lucene import build_query, only_stop_words, terms
-from graphmem.recall.models import (SUPPORTING_ROLES, Provenance, SearchHit, SearchRequest, SearchResponse,
-                                    ViewedSearchResponse, Viewer)
+from graphmem.recall.models import Provenance, SearchHit, SearchRequest, SearchResponse, ViewedSearchResponse, Viewer
 from graphmem.store import Database, require_tenant
 from graphmem.timeutil import utcnow
 
