@@ -913,7 +913,7 @@ def test_a_retraction_is_not_cited_as_a_walked_facts_source(recall, graph, tenan
     assert sorted(m.membership_episode_ids) == sorted([said, again])
     [hit] = recall.search(tenant, SearchRequest(query="Quinn Umbrella", targets=["fact"],
                                                 include_superseded=True)).hits
-    assert {(p.episode_id, p.role) for p in hit.provenance} == {(said, "assertion"), (again, "assertion"),
+    assert {(p.episode_id, p.role) for p in hit.provenance} == {(said, "assertion"), (again, "confirmation"),
                                                                 (gone, "retraction")}
     assert sorted(hit.episode_ids) == sorted([said, again])    # what a context window cites (helper-found)
     assert recall.paths_around(tenant, quinn, max_hops=1) == []   # and now the fact is not walked at all

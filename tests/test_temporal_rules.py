@@ -40,8 +40,19 @@ def test_duplicate_adds_provenance_not_a_fact(graph, tenant):
     b = works_at(graph, tenant, "ACME", d(2021))       # same org by normalised name, later mention
     assert a.action == "created" and b.action == "duplicate" and b.fact_id == a.fact_id
     prov = graph.fact_provenance(tenant, a.fact_id)
-    assert [p.occurred_at for p in prov] == [d(2020), d(2021)]
-    assert graph.get_fact(tenant, a.fact_id).last_confirmed_at is not None
+    assert [(p.occurred_at, p.role) for p in prov] == [(d(2020), "assertion"), (d(2021), "confirmation")]
+    first = graph.get_fact(tenant, a.fact_id).last_confirmed_at
+    assert first is not None and first >= graph.get_fact(tenant, a.fact_id).recorded_at
+    # the confirming episode sent again (a retry) adds no second edge and keeps its role
+    again = graph.assert_fact(tenant, FactIn(subject=DANA, predicate="WORKS_AT", valid_from=d(2021),
+                                             object=EntityRef(kind="Organization", name="Acme"),
+                                             episode_id=prov[1].episode_id))
+    assert again.action == "duplicate" and again.fact_id == a.fact_id
+    assert [(p.episode_id, p.role) for p in graph.fact_provenance(tenant, a.fact_id)] == \
+        [(p.episode_id, p.role) for p in prov]
+    c = works_at(graph, tenant, "Acme", d(2022))       # a third episode confirms it again: the stamp moves on
+    assert c.action == "duplicate" and graph.get_fact(tenant, a.fact_id).last_confirmed_at > first
+    assert [p.role for p in graph.fact_provenance(tenant, a.fact_id)] == ["assertion", "confirmation", "confirmation"]
     assert timeline(graph, tenant, a.fact_id) == [("Acme", d(2020), None, "current")]
 
 

@@ -179,7 +179,7 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
             ttl_until[p.name] = iso(now + ttl) if ttl else None
         if d.action == "duplicate":
             provenance.append({"fact_id": d.fact_id, "episode_id": f.episode_id, "confidence": f.confidence,
-                               "source": f.source, "role": "assertion", "retain_until": ttl_until[p.name]})
+                               "source": f.source, "role": "confirmation", "retain_until": ttl_until[p.name]})
             for tf in timeline + reverse:
                 if tf.id == d.fact_id and d.strengthen:
                     tf.source, tf.confidence = d.strengthen
