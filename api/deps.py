@@ -15,6 +15,7 @@ from graphmem.errors import NotFound
 from graphmem.keys import Principal
 from graphmem.ops import BOOTSTRAP_TENANT
 from graphmem.services import Services
+from graphmem.store import require_named_tenant
 
 
 def get_services(request: Request) -> Services:
@@ -90,7 +91,10 @@ def operates(who: Principal) -> bool:
 def tenant_admin(tenant_id: str, who: Annotated[Principal, Depends(admin)]) -> Principal:
     """An admin key that manages the tenant the path names (`tenant_id`): the operator's manage every tenant, any
     other tenant's admin its own only. Another tenant's id is a 404 naming `tenant_id`, as another tenant's ids are
-    everywhere: an admin of one tenant cannot manage, read or even probe another."""
+    everywhere: an admin of one tenant cannot manage, read or even probe another. A tenant id no key can have
+    (`require_named_tenant`: blank, surrounding whitespace, control characters, over 200 characters) is a 422
+    naming `tenant_id` for every admin route, reads included: there is nothing to read there."""
+    require_named_tenant(tenant_id)
     if not operates(who) and tenant_id != who.tenant_id:
         raise NotFound(f"no tenant {tenant_id!r} that this key manages", field="tenant_id")
     return who
