@@ -160,24 +160,31 @@ MARKS = _mark_ranges()
 """Every combining mark of the BMP, as a character-class body (`_mark_ranges`); `name_key` and
 `graphmem.store.fulltext.WORD` keep them inside words."""
 _NOT_NAME = re.compile(rf"[^\w\s@.{MARKS}-]")
+SELECTORS = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]")
+"""The variation selectors (Unicode 15.1, chapter 23.4: VS1-16 and the supplement's VS17-256): they choose how a
+character looks ("❤" or "❤️"), not which it is, so `name_key` drops them."""
 
 
 def name_key(name: str) -> str:
-    """Normalise a name for resolution: NFKC, case-folded, punctuation dropped except `@`, `.` and `-` (an email,
-    a domain, "Jean-Luc" keep theirs), whitespace collapsed. Combining
+    """Normalise a name for resolution: NFKC, case-folded, variation selectors dropped (`SELECTORS`), punctuation
+    dropped except `@`, `.` and `-` (an email, a domain, "Jean-Luc" keep theirs), whitespace collapsed. Combining
     marks stay: in Devanagari or Tamil they are the vowels ("मोहन" and "मोहिनी" are two names; with the marks dropped
-    both were "महन", and the second person resolved to the first).
+    both were "महन", and the second person resolved to the first). A name with no letter or digit left has no key
+    (""): callers refuse it ("has no letters or digits"), so "❤️", "★" or "..." never name an entity.
 
-    "  Dana  O'Neil " -> "dana oneil"; "ACME, Inc." -> "acme inc.".
+    "  Dana  O'Neil " -> "dana oneil"; "ACME, Inc." -> "acme inc."; "❤️ Fund" -> "fund" (as "❤ Fund").
     """
-    s = unicodedata.normalize("NFKC", name).casefold()
-    s = _NOT_NAME.sub("", s)
-    return re.sub(r"\s+", " ", s).strip()
+    s = SELECTORS.sub("", unicodedata.normalize("NFKC", name).casefold())
+    s = re.sub(r"\s+", " ", _NOT_NAME.sub("", s)).strip()
+    return s if any(c.isalnum() for c in s) else ""
 
 
 def value_key(value: str) -> str:
-    """Normalise a literal fact value for duplicate detection (same rules as `name_key`)."""
-    return name_key(value)
+    """Normalise a literal fact value for duplicate detection: `name_key`, or for a value with no letter or digit
+    ("★", "+", "-") its NFKC, case-folded text without variation selectors, whitespace collapsed, so that "★" and
+    "☆" stay two values (both were "" before schema 14, and the second said again the first). The two kinds of key
+    cannot meet: a `name_key` always holds a letter or digit."""
+    return name_key(value) or re.sub(r"\s+", " ", SELECTORS.sub("", unicodedata.normalize("NFKC", value).casefold())).strip()
 
 
 class _Record(BaseModel):

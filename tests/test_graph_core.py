@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from graphmem.errors import InvalidInput, NotFound, SchemaMismatch, TenantRequired
 from graphmem.models import EntityRef, EpisodeIn, FactIn
-from graphmem.store.schema import apply_schema, schema_objects
+from graphmem.store.schema import UNKEYED as UNKEYED_PATTERN, apply_schema, schema_objects
 from tests.graph_fixture import related_out_of_step, tenant_node_count
 
 UTC = timezone.utc
@@ -317,6 +317,71 @@ def test_names_that_differ_in_their_vowel_signs_are_two_entities(db, settings, g
     assert say("मोहिनी", "Infosys", "प्रबंधक") == ["duplicate", "duplicate"]   # her own facts, said again
     age()
     assert rekey_marked_names(db, batch=1) >= 4 and keys() == expected        # one entity or fact a transaction
+
+
+def test_variation_selectors_and_symbol_only_text_in_keys(db, settings, graph, tenant):
+    """A variation selector chooses how a character looks, not which it is: "❤️ Fund" and "❤ Fund" are one
+    organisation. A name of symbols alone ("❤️", "...") has no letter or digit to resolve it by and is refused, and
+    a literal value of symbols alone keeps its own key: "☆" after "★" is a new title, not the same one said again.
+    A schema-13 graph, whose keys kept the selector and keyed such values "", gets its keys again at start-up."""
+    from graphmem.models import name_key, value_key
+    from graphmem.store.schema import _name_key_before_14, rekey_marked_names
+
+    ep, _ = graph.append_episode(tenant, msg("Ada runs the heart fund"))
+    ada = EntityRef(kind="Person", name="Ada Ng")
+
+    def works(org, title=None):
+        facts = [FactIn(subject=ada, predicate="WORKS_AT", object=EntityRef(kind="Organization", name=org),
+                        episode_id=ep.id)]
+        if title:
+            facts.append(FactIn(subject=ada, predicate="HAS_TITLE", value=title, episode_id=ep.id))
+        return graph.assert_facts(tenant, facts)
+
+    first = works("❤️ Fund", "★")
+    assert [o.action for o in first] == ["created", "created"]
+    assert [o.action for o in works("❤ Fund", "★️")] == ["duplicate", "duplicate"]    # the same org and title
+    star = works("❤ Fund", "☆")[1]
+    assert star.action == "superseded" and star.closed_fact_id == first[1].fact_id    # a new title supersedes
+    for name in ("❤️", "★️", "...", "\u2764\ufe0f \u2605"):
+        with pytest.raises(InvalidInput) as err:
+            works(name)
+        assert "has no letters or digits" in str(err.value) and err.value.field == "facts[0].object", err.value
+    [fund] = graph.find_entities(tenant, "❤️ Fund", "Organization")
+    assert fund.name == "❤️ Fund" and graph.find_entities(tenant, "❤️", "Organization") == []
+
+    def keys():
+        with db.driver.session(database=db.database) as s:
+            return {"entities": sorted(s.run("MATCH (e:Entity {tenant_id: $t}) RETURN e.name AS n, e.name_key AS k",
+                                             t=tenant).values()),
+                    "aliases": sorted(s.run("MATCH (a:Alias {tenant_id: $t})-[:ALIAS_OF]->(e) "
+                                            "RETURN a.key AS k, e.name AS n", t=tenant).values()),
+                    "values": sorted(s.run("MATCH (f:Fact {tenant_id: $t}) WHERE f.value IS NOT NULL "
+                                           "RETURN f.value AS v, f.object_key AS k", t=tenant).values())}
+
+    def age():   # what a schema-13 graph holds: the selector in the org's keys, "" for both titles
+        with db.driver.session(database=db.database) as s:
+            s.run("MATCH (a:Alias {tenant_id: $t, key: 'Organization:fund'}) DETACH DELETE a", t=tenant).consume()
+            old = _name_key_before_14("❤️ Fund")
+            s.run("MATCH (e:Entity {id: $id}) SET e.name_key = $k "
+                  "MERGE (a:Alias {tenant_id: $t, key: 'Organization:' + $k}) "
+                  "  ON CREATE SET a.entity_id = e.id, a.name_key = $k "
+                  "MERGE (a)-[:ALIAS_OF]->(e)", id=fund.id, k=old, t=tenant).consume()
+            s.run("MATCH (f:Fact {tenant_id: $t}) WHERE f.value IS NOT NULL SET f.object_key = 'v:'",
+                  t=tenant).consume()
+
+    expected = keys()
+    assert ["❤️ Fund", "fund"] in expected["entities"] and ["Organization:fund", "❤️ Fund"] in expected["aliases"]
+    assert sorted(k for _, k in expected["values"]) == ["v:★", "v:☆"]
+    assert name_key("❤️ Fund") == name_key("❤ Fund") == "fund" and value_key("★️") == "★"
+    age()
+    assert keys() != expected and _name_key_before_14("❤️ Fund") == "\ufe0f fund"
+    db.execute("meta/set_schema", version=13, embedding_dimension=settings.embedding_dimension)
+    assert apply_schema(db, settings.embedding_dimension)["migrated"] is True
+    assert keys() == expected
+    assert [o.action for o in works("❤ Fund", "☆")] == ["duplicate", "duplicate"]     # found by the new keys
+    age()
+    assert rekey_marked_names(db, batch=1, pattern=UNKEYED_PATTERN, old_key=_name_key_before_14) >= 3
+    assert keys() == expected
 
 
 def test_schema_9_graph_gets_the_mentions_of_its_episodes(db, settings, graph, tenant):

@@ -1,4 +1,4 @@
-// Schema migration 11 -> 12: the tenant's facts whose literal value holds a combining mark ($pattern), with the
+// Schema migrations 11 -> 12 and 13 -> 14: the tenant's facts whose literal value matches $pattern, with the
 // value their object_key ("v:" + graphmem.models.value_key) is made of. Read in one pass (Database.stream), in no
 // particular order.
 MATCH (f:Fact {tenant_id: $tenant_id})

@@ -32,21 +32,25 @@ nodes whose text holds any character outside ASCII get their terms again (`refol
 A word keeps its combining marks too (Devanagari vowel signs used to split "कुत्ता" into three terms).
 Version 12 keeps combining marks in the keys names and literal values resolve by (`graphmem.models.name_key`):
 entities whose name or an alias holds one, and facts whose value does, get their keys again (`rekey_marked_names`).
+Version 14 drops variation selectors from those keys ("❤️ Fund" is "❤ Fund") and gives a name with no letter or
+digit no key ("❤️" had the key "\ufe0f" and named an entity); a literal value with no letter or digit is keyed by
+its own folded text ("★" and "☆" had one key, ""): entities and facts whose text holds a selector or no letter or
+digit get their keys again (`rekey_marked_names` with `UNKEYED`).
 """
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import cypher
 from graphmem.errors import SchemaMismatch
-from graphmem.models import name_key, value_key
+from graphmem.models import MARKS, name_key, value_key
 from graphmem.store.db import Database, tenant_token
 from graphmem.store.entities import alias_key
 from graphmem.store.fulltext import search_terms
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 BACKFILL_BATCH = 10_000
 FULLTEXT_INDEXES = ("entity_text", "fact_text", "episode_text")
 VECTOR_INDEXES = ("entity_embedding", "fact_embedding", "episode_embedding")
@@ -57,6 +61,9 @@ change of `words`' folding can change."""
 MARKED = "(?s).*\\p{M}.*"
 """A Java regular expression (Cypher's =~) matching text with a combining mark: the names and values whose keys
 `name_key` made otherwise before schema 12."""
+UNKEYED = "(?s)(.*[\\x{FE00}-\\x{FE0F}\\x{E0100}-\\x{E01EF}].*|[^\\p{L}\\p{N}]*)"
+"""A Java regular expression (Cypher's =~) matching text with a variation selector or without any letter or digit:
+the names and values whose keys `name_key` / `value_key` made otherwise before schema 14."""
 
 
 def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict:
@@ -131,6 +138,9 @@ def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict
         while db.execute("meta/unsearchable_memory_records", limit=BACKFILL_BATCH)[0]["updated"]:
             pass
         migrated = True
+    if recorded and (recorded["version"] or 1) < 14:  # keys drop variation selectors; symbol-only names have none
+        rekey_marked_names(db, pattern=UNKEYED, old_key=_name_key_before_14)
+        migrated = True
     db.execute("meta/set_schema", version=SCHEMA_VERSION, embedding_dimension=dimension)
     return {"version": SCHEMA_VERSION, "embedding_dimension": dimension, "migrated": migrated}
 
@@ -184,27 +194,37 @@ def _name_key_before_12(name: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"[^\w\s@.-]", "", s)).strip()
 
 
-def rekey_marked_names(db: Database, batch: int = BACKFILL_BATCH) -> int:
-    """Give entities whose name or an alias holds a combining mark, and facts whose literal value does, the keys
-    `name_key` / `value_key` make now (schema 11 -> 12: the marks, vowels in Devanagari or Tamil, used to be dropped,
-    so "मोहन" and "मोहिनी" had one key and resolved to one person). Each tenant's such entities, then facts, read
-    in one pass (`Database.stream`), written `batch` per transaction; safe to re-run. Entities already merged that
-    way stay one entity (what was said of the second name is on the first). Returns the number of entities and facts
-    updated."""
+def _name_key_before_14(name: str) -> str:
+    """`graphmem.models.name_key` as it was in schemas 12 and 13, which kept variation selectors (as combining marks)
+    and gave a name of punctuation alone ("...") a key: the keys such a graph holds, which `rekey_marked_names`
+    replaces."""
+    s = unicodedata.normalize("NFKC", name).casefold()
+    return re.sub(r"\s+", " ", re.sub(rf"[^\w\s@.{MARKS}-]", "", s)).strip()
+
+
+def rekey_marked_names(db: Database, batch: int = BACKFILL_BATCH, *, pattern: str = MARKED,
+                       old_key: Callable[[str], str] = _name_key_before_12) -> int:
+    """Give entities whose name or an alias matches `pattern`, and facts whose literal value does, the keys
+    `name_key` / `value_key` make now, in place of those `old_key` made. Schema 11 -> 12 (`MARKED`, the default):
+    combining marks, vowels in Devanagari or Tamil, used to be dropped, so "मोहन" and "मोहिनी" had one key and
+    resolved to one person. Schema 12/13 -> 14 (`UNKEYED`, `_name_key_before_14`): variation selectors, and text
+    with no letter or digit. Each tenant's such entities, then facts, read in one pass (`Database.stream`), written
+    `batch` per transaction; safe to re-run. Entities already merged that way stay one entity (what was said of the
+    second name is on the first). Returns the number of entities and facts updated."""
     done = 0
-    for row in db.rows("meta/marked_tenants", pattern=MARKED):
+    for row in db.rows("meta/marked_tenants", pattern=pattern):
         tenant = row["tenant_id"]
-        for ents in _batches(db.stream("meta/marked_entities", tenant_id=tenant, pattern=MARKED), batch):
+        for ents in _batches(db.stream("meta/marked_entities", tenant_id=tenant, pattern=pattern), batch):
             rows = []
             for e in ents:
                 names = [e["name"], *e["aliases"]]
                 keys = {alias_key(e["kind"], name_key(n)): name_key(n) for n in names if name_key(n)}
-                old = {alias_key(e["kind"], _name_key_before_12(n)) for n in names if _name_key_before_12(n)}
+                old = {alias_key(e["kind"], old_key(n)) for n in names if old_key(n)}
                 rows.append({"id": e["id"], "name_key": name_key(e["name"]),
                              "add": [{"key": k, "name_key": v} for k, v in keys.items() if k not in old],
                              "drop": sorted(old - keys.keys())})
             done += db.execute("meta/set_entity_keys", tenant_id=tenant, rows=rows)[0]["updated"]
-        for facts in _batches(db.stream("meta/marked_values", tenant_id=tenant, pattern=MARKED), batch):
+        for facts in _batches(db.stream("meta/marked_values", tenant_id=tenant, pattern=pattern), batch):
             done += db.execute("meta/set_object_keys", tenant_id=tenant, rows=[
                 {"id": f["id"], "object_key": f"v:{value_key(f['value'])}"} for f in facts])[0]["updated"]
     return done
