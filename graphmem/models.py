@@ -163,10 +163,14 @@ _NOT_NAME = re.compile(rf"[^\w\s@.{MARKS}-]")
 SELECTORS = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]")
 """The variation selectors (Unicode 15.1, chapter 23.4: VS1-16 and the supplement's VS17-256): they choose how a
 character looks ("❤" or "❤️"), not which it is, so `name_key` drops them."""
+FILLERS = re.compile("[\u3164\uffa0]")
+"""The Hangul compatibility fillers (U+3164, halfwidth U+FFA0): blank, so `name_key` reads them as spaces (NFKC would
+make them the conjoining filler U+1160, a letter, and "Dana\u3164Scully" another name than "Dana Scully")."""
 
 
 def name_key(name: str) -> str:
-    """Normalise a name for resolution: NFKC, case-folded, variation selectors dropped (`SELECTORS`), punctuation
+    """Normalise a name for resolution: Hangul fillers as spaces (`FILLERS`), NFKC, case-folded, variation selectors
+    dropped (`SELECTORS`), punctuation
     dropped except `@`, `.` and `-` (an email, a domain, "Jean-Luc" keep theirs), whitespace collapsed. Combining
     marks stay: in Devanagari or Tamil they are the vowels ("मोहन" and "मोहिनी" are two names; with the marks dropped
     both were "महन", and the second person resolved to the first). A name with no letter or digit left has no key
@@ -174,7 +178,7 @@ def name_key(name: str) -> str:
 
     "  Dana  O'Neil " -> "dana oneil"; "ACME, Inc." -> "acme inc."; "❤️ Fund" -> "fund" (as "❤ Fund").
     """
-    s = SELECTORS.sub("", unicodedata.normalize("NFKC", name).casefold())
+    s = SELECTORS.sub("", unicodedata.normalize("NFKC", FILLERS.sub(" ", name)).casefold())
     s = re.sub(r"\s+", " ", _NOT_NAME.sub("", s)).strip()
     return s if any(c.isalnum() for c in s) else ""
 
@@ -184,7 +188,8 @@ def value_key(value: str) -> str:
     ("★", "+", "-") its NFKC, case-folded text without variation selectors, whitespace collapsed, so that "★" and
     "☆" stay two values (both were "" before schema 14, and the second said again the first). The two kinds of key
     cannot meet: a `name_key` always holds a letter or digit."""
-    return name_key(value) or re.sub(r"\s+", " ", SELECTORS.sub("", unicodedata.normalize("NFKC", value).casefold())).strip()
+    folded = SELECTORS.sub("", unicodedata.normalize("NFKC", value).casefold())
+    return name_key(value) or re.sub(r"\s+", " ", folded).strip()
 
 
 class _Record(BaseModel):
