@@ -63,8 +63,7 @@ MARKED = "(?s).*\\p{M}.*"
 `name_key` made otherwise before schema 12."""
 UNKEYED = "(?s)(.*[\\x{FE00}-\\x{FE0F}\\x{E0100}-\\x{E01EF}\\x{3164}\\x{FFA0}].*|[^\\p{L}\\p{N}]*)"
 """A Java regular expression (Cypher's =~) matching text with a variation selector, a Hangul filler, or without any
-letter or digit:
-the names and values whose keys `name_key` / `value_key` made otherwise before schema 14."""
+letter or digit: the names and values whose keys `name_key` / `value_key` made otherwise before schema 14."""
 
 
 def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict:
