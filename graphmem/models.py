@@ -171,9 +171,10 @@ make them the conjoining filler U+1160, a letter, and "Dana\u3164Scully" another
 def name_key(name: str) -> str:
     """Normalise a name for resolution: Hangul fillers as spaces (`FILLERS`), NFKC, case-folded, variation selectors
     dropped (`SELECTORS`), punctuation dropped except `@`, `.` and `-` (an email, a domain, "Jean-Luc" keep theirs),
-    whitespace collapsed. Combining marks stay: in Devanagari or Tamil they are the vowels ("मोहन" and "मोहिनी" are two names; with the marks dropped
-    both were "महन", and the second person resolved to the first). A name with no letter or digit left has no key
-    (""): callers refuse it ("has no letters or digits"), so "❤️", "★" or "..." never name an entity.
+    whitespace collapsed. Combining marks stay: in Devanagari or Tamil they are the vowels ("मोहन" and "मोहिनी"
+    are two names; with the marks dropped both were "महन", and the second person resolved to the first). A name
+    with no letter or digit left has no key (""): callers refuse it ("has no letters or digits"), so "❤️", "★" or
+    "..." never name an entity.
 
     "  Dana  O'Neil " -> "dana oneil"; "ACME, Inc." -> "acme inc."; "❤️ Fund" -> "fund" (as "❤ Fund").
     """
