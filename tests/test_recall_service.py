@@ -922,3 +922,53 @@ def test_a_retraction_is_not_cited_as_a_walked_facts_source(recall, graph, tenan
         res = recall.search(tenant, SearchRequest(query="Quinn Umbrella", targets=["fact"], as_of=then,
                                                   session_id=session))
         assert bool(res.hits) is found, (session, res.hits)
+
+
+def test_filters_that_take_out_every_top_candidate_read_deeper(db, graph, recall, tenant):
+    """The filters run on the candidates an index call returns; when they take out most of them (a predicate, a
+    session, an as_of, what a window may see), the matches further down the index must still be found
+    (helper-found: 200 better-scoring facts hid the one WORKS_AT fact, and 60 other users' episodes blanked a
+    window). search/rank says which lists were starved, and the search reads again as deep as `max_fetch`."""
+    from graphmem.recall.models import Viewer
+
+    def ep(text, session=None, user=None, days=0):
+        return graph.append_episode(tenant, EpisodeIn(content=text, occurred_at=T0 + timedelta(days=days),
+                                                      session_id=session, user_id=user))[0].id
+
+    crowd = ep("Hub Hank knows a lot of people", "hs0", "hu0")
+    graph.assert_facts(tenant, [FactIn(subject=P("Hub Hank"), predicate="KNOWS", object=P(f"Spoke {i:03d}"),
+                                       episode_id=crowd) for i in range(200)])
+    mine = ep("Hub Hank joined Globex Interplanetary Holdings Limited Partnership", "hs1", "hu1")
+    graph.assert_facts(tenant, [FactIn(subject=P("Hub Hank"), predicate="WORKS_AT", valid_from=T0,
+                                       object=O("Globex Interplanetary Holdings Limited Partnership"),
+                                       episode_id=mine)])
+    calls = []
+    real = db.read_one
+
+    def spy(name, **p):
+        row = real(name, **p)
+        if p.get("tenant_id") == tenant and p["targets"]:
+            calls.append((p["fetch"], row["starved"]))
+        return row
+    db.read_one = spy
+    try:
+        for extra in ({"predicates": ["WORKS_AT"]}, {"session_id": "hs1"}, {"user_id": "hu1"},
+                      {"predicates": ["WORKS_AT"], "as_of": T0 + timedelta(days=1)}):
+            calls.clear()
+            res = recall.search(tenant, SearchRequest(query="Hub Hank", targets=["fact"], **extra))
+            assert [h.fact.predicate for h in res.hits] == ["WORKS_AT"], (extra, res.hits)
+            assert calls == [(100, ["fulltext"]), (2000, [])], (extra, calls)     # read again, deeper
+        calls.clear()
+        res = recall.search(tenant, SearchRequest(query="Hub Hank", targets=["fact"], k=5))
+        assert len(res.hits) == 5 and calls == [(100, [])]                         # nothing filtered: one read
+
+        # a window: 60 other users' episodes match better than the user's own one
+        for i in range(60):
+            ep(f"Refund kettle {i}", user=f"other{i}")
+        own = ep("I asked for a refund on the kettle I bought downtown last week", user="wu1", days=1)
+        calls.clear()
+        seen = recall.search(tenant, SearchRequest(query="refund kettle", targets=["episode"], k=8, depth=20),
+                             viewer=Viewer(session_id="w1", user_id="wu1"))
+        assert [h.id for h in seen.hits] == [own] and calls == [(40, ["fulltext"]), (2000, [])], calls
+    finally:
+        db.read_one = real

@@ -15,7 +15,8 @@
 //     never candidates, never past retention, whatever $include_superseded says (it widens which facts are
 //     returned, not the graph walked);
 //     an episode is provenance of a seed's fact recorded by $known_at, whatever its valid time (the episode said it).
-// Candidates ($fetch per retriever) are filtered BEFORE each retriever keeps its top $limit:
+// Candidates ($fetch per retriever) are filtered BEFORE each retriever keeps its top $limit (a flag `ok`, not a
+// WHERE, so that a list the filters emptied still says how many candidates it read: `starved` below):
 //   facts: tenant, valid at $as_of (unless $include_superseded) as known at $known_at, never candidates, never past
 //     retention ($now), optional predicates, entity kinds, and scope through provenance ($scoped: session, user,
 //     occurred_at range; the episodes that asserted or confirmed the fact, not one that only retracted or corrected
@@ -38,6 +39,8 @@
 // $viewer only those through which the fact may enter (as above; for any class of fact).
 // `withheld_consent` / `withheld_sensitive`: how many facts the viewer filter took out that ranked within a
 // retriever's top $k among the candidates before it (0 without a viewer).
+// `starved`: the retrievers ('fulltext', 'vector', once per kind) that read $fetch candidates, so that more may
+// match further down, and kept fewer than $limit after the filters: graphmem.recall.search reads again deeper.
 // One row: entity_hits, fact_hits, episode_hits, each a list of {reasons [{retriever, rank, score}], id, text (what
 // MMR compares: a fact's statement, an episode's speaker-prefixed content, an entity's name and aliases)}; an
 // episode hit also has `reply` ({id, text} or null): when it asks something (its content has a '?'), the next
@@ -82,13 +85,17 @@ CALL (t) {
   CALL (t) {
     WITH t.lucene AS q WHERE q IS NOT NULL
     CALL db.index.fulltext.queryNodes('entity_text', q, {limit: $fetch}) YIELD node, score
-    RETURN 'fulltext' AS retriever, node AS n, score
+    WITH collect({node: node, score: score}) AS found
+    UNWIND found AS x
+    RETURN 'fulltext' AS retriever, x.node AS n, x.score AS score, size(found) AS fetched
     UNION ALL
     WITH t.vector AS v, t.min_similarity AS min_sim WHERE v IS NOT NULL
     MATCH (node:Entity {tenant_id: $tenant_id}) WHERE node.embedding IS NOT NULL
     WITH node, vector.similarity.cosine(node.embedding, v) AS score WHERE score >= min_sim
     WITH node, score ORDER BY score DESC LIMIT $fetch
-    RETURN 'vector' AS retriever, node AS n, score
+    WITH collect({node: node, score: score}) AS found
+    UNWIND found AS x
+    RETURN 'vector' AS retriever, x.node AS n, x.score AS score, size(found) AS fetched
     UNION ALL
     UNWIND $seed_ids AS seed_id
     MATCH (s:Entity {id: seed_id})<-[:SUBJECT|OBJECT]-(f:Fact)-[:SUBJECT|OBJECT]->(n:Entity)
@@ -98,10 +105,11 @@ CALL (t) {
       AND f.valid_from <= t.as_of AND (f.valid_to IS NULL OR f.valid_to > t.as_of OR f.closed_at > t.known_at
              OR (f.reclosed_at > t.known_at AND f.prior_valid_to > t.as_of))
       AND (f.retain_until IS NULL OR f.retain_until > t.now)
-    RETURN 'graph' AS retriever, n, 1.0 AS score
+    RETURN 'graph' AS retriever, n, 1.0 AS score, 0 AS fetched
   }
-  WITH t, retriever, n, sum(score) AS score
-  WHERE n.tenant_id = $tenant_id AND n.created_at <= t.known_at AND (t.entity_kinds IS NULL OR n.kind IN t.entity_kinds)
+  WITH t, retriever, n, sum(score) AS score, max(fetched) AS fetched
+  WITH retriever, n, score, fetched,
+       n.tenant_id = $tenant_id AND n.created_at <= t.known_at AND (t.entity_kinds IS NULL OR n.kind IN t.entity_kinds)
     AND (NOT $scoped OR EXISTS {
           MATCH (n)<-[m:MENTIONS]-(e:Episode)
           WHERE e.tenant_id = $tenant_id AND m.recorded_at <= t.known_at
@@ -113,33 +121,43 @@ CALL (t) {
           WHERE e.tenant_id = $tenant_id AND d.recorded_at <= t.known_at AND coalesce(d.role, 'assertion') IN ['assertion', 'confirmation']
             AND (t.session_id IS NULL OR e.session_id = t.session_id) AND (t.user_id IS NULL OR e.user_id = t.user_id)
             AND (t.occurred_after IS NULL OR e.occurred_at >= t.occurred_after)
-            AND (t.occurred_before IS NULL OR e.occurred_at < t.occurred_before) })
-  WITH retriever, n, score ORDER BY score DESC, n.updated_at DESC
-  WITH retriever, collect({n: n, score: score})[..$limit] AS top
-  UNWIND range(0, size(top) - 1) AS i
-  WITH top[i].n AS n, collect({retriever: retriever, rank: i + 1, score: top[i].score}) AS reasons
-  RETURN collect({reasons: reasons, id: n.id,
+            AND (t.occurred_before IS NULL OR e.occurred_at < t.occurred_before) }) AS ok
+  ORDER BY score DESC, n.updated_at DESC
+  WITH retriever, max(fetched) AS fetched, [x IN collect({n: n, score: score, ok: ok}) WHERE x.ok][..$limit] AS top
+  WITH collect(CASE WHEN fetched >= $fetch AND size(top) < $limit THEN retriever END) AS starved,
+       collect({retriever: retriever, top: top}) AS lists
+  CALL (lists) {
+    UNWIND lists AS l
+    UNWIND range(0, size(l.top) - 1) AS i
+    WITH l.top[i].n AS n, collect({retriever: l.retriever, rank: i + 1, score: l.top[i].score}) AS reasons
+    RETURN collect({reasons: reasons, id: n.id,
                   text: n.name + CASE WHEN size(coalesce(n.aliases, [])) = 0 THEN ''
                                       ELSE ' (' + reduce(a = '', x IN n.aliases | a + CASE WHEN a = '' THEN '' ELSE ', ' END + x)
                                            + ')' END}) AS entity_hits
+  }
+  RETURN entity_hits, starved AS entity_starved
 }
 CALL (t) {
   WITH t WHERE 'fact' IN $targets AND NOT coalesce(t.viewer.blind, false)
   CALL (t) {
     WITH t.lucene AS q WHERE q IS NOT NULL
     CALL db.index.fulltext.queryNodes('fact_text', q, {limit: $fetch}) YIELD node, score
-    RETURN 'fulltext' AS retriever, node AS f, score
+    WITH collect({node: node, score: score}) AS found
+    UNWIND found AS x
+    RETURN 'fulltext' AS retriever, x.node AS f, x.score AS score, size(found) AS fetched
     UNION ALL
     WITH t.vector AS v, t.min_similarity AS min_sim WHERE v IS NOT NULL
     MATCH (node:Fact {tenant_id: $tenant_id}) WHERE node.embedding IS NOT NULL
     WITH node, vector.similarity.cosine(node.embedding, v) AS score WHERE score >= min_sim
     WITH node, score ORDER BY score DESC LIMIT $fetch
-    RETURN 'vector' AS retriever, node AS f, score
+    WITH collect({node: node, score: score}) AS found
+    UNWIND found AS x
+    RETURN 'vector' AS retriever, x.node AS f, x.score AS score, size(found) AS fetched
     UNION ALL
     UNWIND $seed_ids AS seed_id
     MATCH (s:Entity {id: seed_id})<-[:SUBJECT|OBJECT]-(f:Fact)
     WHERE s.tenant_id = $tenant_id
-    RETURN 'graph' AS retriever, f, 1.0 AS score
+    RETURN 'graph' AS retriever, f, 1.0 AS score, 0 AS fetched
     UNION ALL
     UNWIND $seed_ids AS seed_id
     MATCH (s:Entity {id: seed_id})<-[:SUBJECT|OBJECT]-(m:Fact)-[:SUBJECT|OBJECT]->(n:Entity)<-[:SUBJECT|OBJECT]-(f:Fact)
@@ -149,10 +167,11 @@ CALL (t) {
       AND m.valid_from <= t.as_of AND (m.valid_to IS NULL OR m.valid_to > t.as_of OR m.closed_at > t.known_at
              OR (m.reclosed_at > t.known_at AND m.prior_valid_to > t.as_of))
       AND (m.retain_until IS NULL OR m.retain_until > t.now)
-    RETURN 'graph' AS retriever, f, 0.5 AS score
+    RETURN 'graph' AS retriever, f, 0.5 AS score, 0 AS fetched
   }
-  WITH t, retriever, f, sum(score) AS score
-  WHERE f.tenant_id = $tenant_id
+  WITH t, retriever, f, sum(score) AS score, max(fetched) AS fetched
+  WITH t, retriever, f, score, fetched,
+    f.tenant_id = $tenant_id
     AND f.status <> 'candidate'
     AND (f.retain_until IS NULL OR f.retain_until > t.now)
     AND (t.predicates IS NULL OR f.predicate IN t.predicates)
@@ -167,10 +186,11 @@ CALL (t) {
           WHERE d.recorded_at <= t.known_at AND coalesce(d.role, 'assertion') IN ['assertion', 'confirmation']
             AND (t.session_id IS NULL OR e.session_id = t.session_id) AND (t.user_id IS NULL OR e.user_id = t.user_id)
             AND (t.occurred_after IS NULL OR e.occurred_at >= t.occurred_after)
-            AND (t.occurred_before IS NULL OR e.occurred_at < t.occurred_before) })
+            AND (t.occurred_before IS NULL OR e.occurred_at < t.occurred_before) }) AS ok
   // the viewer filter (a CASE, so the provenance is read only for facts of a withheld class)
-  WITH retriever, f, score,
-       CASE WHEN t.viewer IS NULL OR NOT f.fact_class IN t.viewer.consent_classes + t.viewer.sensitive_classes
+  WITH retriever, f, score, fetched, ok,
+       CASE WHEN NOT ok THEN false
+            WHEN t.viewer IS NULL OR NOT f.fact_class IN t.viewer.consent_classes + t.viewer.sensitive_classes
             THEN true
             ELSE EXISTS {
               MATCH (f)-[d:DERIVED_FROM]->(e:Episode)
@@ -181,9 +201,10 @@ CALL (t) {
                      OR (f.fact_class IN t.viewer.consent_classes AND t.viewer.shared
                          AND e.user_id = t.viewer.user_id)) } END AS allowed
   ORDER BY score DESC, f.valid_from DESC
-  WITH retriever, collect({f: f, score: score, allowed: allowed}) AS ranked
-  WITH collect({retriever: retriever, top: [x IN ranked WHERE x.allowed][..$limit],
-                held: [x IN ranked[..$k] WHERE NOT x.allowed | x.f]}) AS lists
+  WITH retriever, max(fetched) AS fetched, [x IN collect({f: f, score: score, ok: ok, allowed: allowed}) WHERE x.ok] AS ranked
+  WITH retriever, fetched, ranked, [x IN ranked WHERE x.allowed][..$limit] AS top
+  WITH collect(CASE WHEN fetched >= $fetch AND size(top) < $limit THEN retriever END) AS starved,
+       collect({retriever: retriever, top: top, held: [x IN ranked[..$k] WHERE NOT x.allowed | x.f]}) AS lists
   CALL (lists) {
     UNWIND lists AS l
     UNWIND range(0, size(l.top) - 1) AS i
@@ -191,8 +212,9 @@ CALL (t) {
     RETURN collect({reasons: reasons, id: f.id,
                     text: f.statement}) AS fact_hits
   }
-  WITH fact_hits, reduce(acc = [], l IN lists | acc + [h IN l.held WHERE NOT h IN acc]) AS held
-  RETURN fact_hits, size([h IN held WHERE h.fact_class IN $viewer.consent_classes]) AS withheld_consent,
+  WITH fact_hits, starved, reduce(acc = [], l IN lists | acc + [h IN l.held WHERE NOT h IN acc]) AS held
+  RETURN fact_hits, starved AS fact_starved,
+         size([h IN held WHERE h.fact_class IN $viewer.consent_classes]) AS withheld_consent,
          size([h IN held WHERE h.fact_class IN $viewer.sensitive_classes]) AS withheld_sensitive
 }
 CALL (t) {
@@ -200,28 +222,33 @@ CALL (t) {
   CALL (t) {
     WITH t.lucene AS q WHERE q IS NOT NULL
     CALL db.index.fulltext.queryNodes('episode_text', q, {limit: $fetch}) YIELD node, score
-    RETURN 'fulltext' AS retriever, node AS e, score
+    WITH collect({node: node, score: score}) AS found
+    UNWIND found AS x
+    RETURN 'fulltext' AS retriever, x.node AS e, x.score AS score, size(found) AS fetched
     UNION ALL
     WITH t.vector AS v, t.min_similarity AS min_sim WHERE v IS NOT NULL
     MATCH (node:Episode {tenant_id: $tenant_id}) WHERE node.embedding IS NOT NULL AND node.searchable IS NULL
     WITH node, vector.similarity.cosine(node.embedding, v) AS score WHERE score >= min_sim
     WITH node, score ORDER BY score DESC LIMIT $fetch
-    RETURN 'vector' AS retriever, node AS e, score
+    WITH collect({node: node, score: score}) AS found
+    UNWIND found AS x
+    RETURN 'vector' AS retriever, x.node AS e, x.score AS score, size(found) AS fetched
     UNION ALL
     UNWIND $seed_ids AS seed_id
     MATCH (s:Entity {id: seed_id})<-[m:MENTIONS]-(e:Episode)
     WHERE s.tenant_id = $tenant_id AND m.recorded_at <= t.known_at
-    RETURN 'graph' AS retriever, e, 1.0 AS score
+    RETURN 'graph' AS retriever, e, 1.0 AS score, 0 AS fetched
     UNION ALL
     UNWIND $seed_ids AS seed_id
     MATCH (s:Entity {id: seed_id})<-[:SUBJECT|OBJECT]-(f:Fact)-[d:DERIVED_FROM]->(e:Episode)
     WHERE s.tenant_id = $tenant_id AND f.tenant_id = $tenant_id AND f.status <> 'candidate'
       AND d.recorded_at <= t.known_at AND (f.retain_until IS NULL OR f.retain_until > t.now)
     WITH DISTINCT e
-    RETURN 'graph' AS retriever, e, 0.5 AS score
+    RETURN 'graph' AS retriever, e, 0.5 AS score, 0 AS fetched
   }
-  WITH t, retriever, e, sum(score) AS score
-  WHERE e.tenant_id = $tenant_id AND e.searchable IS NULL
+  WITH t, retriever, e, sum(score) AS score, max(fetched) AS fetched
+  WITH t, retriever, e, score, fetched,
+    e.tenant_id = $tenant_id AND e.searchable IS NULL
     AND (e.retain_until IS NULL OR e.retain_until > t.now)
     AND e.ingested_at <= t.known_at
     AND (t.episodes_until IS NULL OR e.occurred_at <= t.episodes_until)
@@ -232,30 +259,36 @@ CALL (t) {
     AND (t.entity_kinds IS NULL OR EXISTS { MATCH (e)-[m:MENTIONS]->(x:Entity)
                                            WHERE x.kind IN t.entity_kinds AND m.recorded_at <= t.known_at })
     AND (t.viewer IS NULL OR e.session_id = t.viewer.session_id                                   // visible
-         OR (e.session_id IS NULL AND (e.user_id IS NULL OR e.user_id = t.viewer.user_id)))
-  WITH t, retriever, e, score ORDER BY score DESC, e.occurred_at DESC
-  WITH t, retriever, collect({e: e, score: score})[..$limit] AS top
-  UNWIND range(0, size(top) - 1) AS i
-  WITH t, top[i].e AS e, collect({retriever: retriever, rank: i + 1, score: top[i].score}) AS reasons
-  WITH e, reasons, [(e)-[:NEXT]->(r:Episode)
-                    WHERE e.content CONTAINS '?' AND coalesce(r.speaker, '') <> coalesce(e.speaker, '')
-                      AND r.tenant_id = $tenant_id
-                      AND (r.retain_until IS NULL OR r.retain_until > t.now)
-                      AND r.ingested_at <= t.known_at
-                      AND (t.episodes_until IS NULL OR r.occurred_at <= t.episodes_until)
-                      AND (t.session_id IS NULL OR r.session_id = t.session_id)
-                      AND (t.user_id IS NULL OR r.user_id = t.user_id)
-                      AND (t.occurred_after IS NULL OR r.occurred_at >= t.occurred_after)
-                      AND (t.occurred_before IS NULL OR r.occurred_at < t.occurred_before)
-                      AND (t.entity_kinds IS NULL
-                           OR EXISTS { MATCH (r)-[m:MENTIONS]->(x:Entity)
-                                       WHERE x.kind IN t.entity_kinds AND m.recorded_at <= t.known_at })
-                      AND (t.viewer IS NULL OR r.session_id = t.viewer.session_id                 // visible
-                           OR (r.session_id IS NULL AND (r.user_id IS NULL OR r.user_id = t.viewer.user_id)))
-                    | {id: r.id, text: CASE WHEN r.speaker IS NULL THEN r.content ELSE r.speaker + ': ' + r.content END}
-                   ][0] AS reply
-  RETURN collect({reasons: reasons, id: e.id, reply: reply,
-                  text: CASE WHEN e.speaker IS NULL THEN e.content ELSE e.speaker + ': ' + e.content END}) AS episode_hits
+         OR (e.session_id IS NULL AND (e.user_id IS NULL OR e.user_id = t.viewer.user_id))) AS ok
+  ORDER BY score DESC, e.occurred_at DESC
+  WITH t, retriever, max(fetched) AS fetched, [x IN collect({e: e, score: score, ok: ok}) WHERE x.ok][..$limit] AS top
+  WITH head(collect(t)) AS te, collect(CASE WHEN fetched >= $fetch AND size(top) < $limit THEN retriever END) AS starved,
+       collect({retriever: retriever, top: top}) AS lists
+  CALL (te, lists) {
+    UNWIND lists AS l
+    UNWIND range(0, size(l.top) - 1) AS i
+    WITH te, l.top[i].e AS e, collect({retriever: l.retriever, rank: i + 1, score: l.top[i].score}) AS reasons
+    WITH e, reasons, [(e)-[:NEXT]->(r:Episode)
+                      WHERE e.content CONTAINS '?' AND coalesce(r.speaker, '') <> coalesce(e.speaker, '')
+                        AND r.tenant_id = $tenant_id
+                        AND (r.retain_until IS NULL OR r.retain_until > te.now)
+                        AND r.ingested_at <= te.known_at
+                        AND (te.episodes_until IS NULL OR r.occurred_at <= te.episodes_until)
+                        AND (te.session_id IS NULL OR r.session_id = te.session_id)
+                        AND (te.user_id IS NULL OR r.user_id = te.user_id)
+                        AND (te.occurred_after IS NULL OR r.occurred_at >= te.occurred_after)
+                        AND (te.occurred_before IS NULL OR r.occurred_at < te.occurred_before)
+                        AND (te.entity_kinds IS NULL
+                             OR EXISTS { MATCH (r)-[m:MENTIONS]->(x:Entity)
+                                         WHERE x.kind IN te.entity_kinds AND m.recorded_at <= te.known_at })
+                        AND (te.viewer IS NULL OR r.session_id = te.viewer.session_id                 // visible
+                             OR (r.session_id IS NULL AND (r.user_id IS NULL OR r.user_id = te.viewer.user_id)))
+                      | {id: r.id, text: CASE WHEN r.speaker IS NULL THEN r.content ELSE r.speaker + ': ' + r.content END}
+                     ][0] AS reply
+    RETURN collect({reasons: reasons, id: e.id, reply: reply,
+                    text: CASE WHEN e.speaker IS NULL THEN e.content ELSE e.speaker + ': ' + e.content END}) AS episode_hits
+  }
+  RETURN episode_hits, starved AS episode_starved
 }
 // Prefetch: the $prefetch best candidates by a preliminary RRF over the same lists (graphmem.recall.fusion.rrf's
 // formula: the sum over lists of $weights['<kind>/<retriever>'] (default 1.0) / ($rrf_k + rank); no reply bonus),
@@ -263,6 +296,7 @@ CALL (t) {
 // the winners of the exact fusion (in Python) are nearly always here and a search is one round trip. With $targets
 // empty no retriever runs and the query only reads those ids (the rare second read for a winner not prefetched).
 WITH t, entity_hits, fact_hits, episode_hits, withheld_consent, withheld_sensitive,
+     entity_starved + fact_starved + episode_starved AS starved,
      [h IN entity_hits | {kind: 'entity', id: h.id, reply: null, score: reduce(s = 0.0, r IN h.reasons |
                            s + coalesce($weights['entity/' + r.retriever], 1.0) / ($rrf_k + r.rank))}] +
      [h IN fact_hits | {kind: 'fact', id: h.id, reply: null, score: reduce(s = 0.0, r IN h.reasons |
@@ -322,4 +356,4 @@ CALL (top) {
   RETURN collect(n {.id, .tenant_id, .kind, .name, .name_key, .aliases, .email, .domain, .external_ids, .summary,
                     created_at: toString(n.created_at), updated_at: toString(n.updated_at)}) AS entities
 }
-RETURN entity_hits, fact_hits, episode_hits, facts, episodes, entities, withheld_consent, withheld_sensitive
+RETURN entity_hits, fact_hits, episode_hits, facts, episodes, entities, withheld_consent, withheld_sensitive, starved

@@ -77,9 +77,11 @@ class Candidate(NamedTuple):
 class SearchTuning:
     """Knobs of the hybrid search. `weights` are RRF list weights keyed "<kind>/<retriever>" (default 1.0);
     `per_retriever` = how many hits each retriever contributes (at least k); `fetch_factor` = index over-fetch
-    relative to that (other tenants' nodes are filtered out after the index call); `replies` = rank the reply to
-    a question episode right after it (`HybridSearch._with_replies`); `prefetch_factor` x k candidates (by the
-    preliminary RRF) are read in full with the lists."""
+    relative to that (the filters run on what the index call returns); `max_fetch` = how deep a second read goes
+    when the filters starved a list (search/rank's `starved`: a retriever read `fetch` candidates and fewer than
+    its `limit` passed); `replies` = rank the reply to a question episode right after it
+    (`HybridSearch._with_replies`); `prefetch_factor` x k candidates (by the preliminary RRF) are read in full with
+    the lists."""
 
     weights: dict[str, float] = field(default_factory=dict)
     per_retriever: int = 50
@@ -144,6 +146,12 @@ class HybridSearch:
                 raise NotFound(f"{at}: no entity {req.seed_entity_ids[missing[0]]!r}", field=at)
         params = self._rank_params(tenant_id, req, now, lucene, vector, seeds, viewer)
         row = self.db.read_one("search/rank", **params)
+        if row["starved"] and params["fetch"] < self.tuning.max_fetch:
+            # a retriever read `fetch` candidates and the filters left fewer than `limit`: more may match further
+            # down its index, so read again as deep as max_fetch allows (one more round trip, for filtered
+            # searches and windows whose filters take out most of the best matches)
+            params["fetch"] = self.tuning.max_fetch
+            row = self.db.read_one("search/rank", **params)
         ranked = self._fuse(row["entity_hits"], row["fact_hits"], row["episode_hits"])
         if self.tuning.replies:
             ranked = self._with_replies(ranked, row["episode_hits"])
