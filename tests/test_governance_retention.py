@@ -149,11 +149,18 @@ def test_legal_hold_blocks_expiry_until_released(gov, graph, db, tenant):
     assert [h.id for h in gov.holds.list(tenant)] == [hold.id]
     late = episode(graph, tenant, "Dana is working on the audit, part two", user="held", session="s3")
     assert graph.get_episode(tenant, late).legal_hold and _until(db, late) is None   # held as it is written
+    # another user's episode confirming the held fact does not give it a TTL again (helper-found: it did until
+    # the next sweep's stamp)
+    again = episode(graph, tenant, "Dana is still on the audit", user="free", session="s4")
+    assert fact(graph, tenant, person("Dana"), "WORKING_ON", again, value="the audit").action == "duplicate"
+    assert _until(db, held_fact) is None
+    assert fact(graph, tenant, person("Dana"), "WORKING_ON", again, value="payroll").action == "duplicate"
+    assert _until(db, free_fact) is not None                                        # not held: the TTL moves on
     gov.retention.update(tenant, RetentionSettings(episode_retention_days=5))    # and stays held when recomputed
     assert _until(db, late) is None
 
     counts = gov.sweep(tenant, utcnow() + timedelta(days=100)).tenants[tenant].counts
-    assert counts["episodes"] == 1 and counts["facts"] == 1
+    assert counts["episodes"] == 2 and counts["facts"] == 1                     # the free user's two episodes
     assert fact_node(db, held_fact) is not None and graph.get_episode(tenant, e).id == e
     assert fact_node(db, free_fact) is None
 

@@ -147,6 +147,34 @@ def test_single_valued_new_object_supersedes(graph, tenant):
     assert hist[0].id == a.fact_id
 
 
+def test_an_episode_that_asserted_a_fact_and_retracts_it_keeps_both_records(graph, tenant):
+    """Provenance is one edge per (fact, episode) for support and one per other role: an episode's retraction of a
+    fact it asserted is recorded beside the assertion, and an episode that retracted a fact and then states it
+    again supports it (helper-found: the first edge's role stayed, so erasing the other asserting episode took
+    the fact although this one had asserted it)."""
+    e1 = ep(graph, tenant, d(2023), "Dana prefers email")
+    pref = graph.assert_fact(tenant, FactIn(subject=DANA, predicate="PREFERS_CHANNEL", value="email",
+                                            episode_id=e1, valid_from=d(2023)))
+    dana = graph.get_fact(tenant, pref.fact_id).subject_id
+    assert graph.retract(tenant, dana, "PREFERS_CHANNEL", e1, value="email", at=d(2023, 6)) == [pref.fact_id]
+    assert [(p.episode_id, p.role) for p in graph.fact_provenance(tenant, pref.fact_id)] == \
+        [(e1, "assertion"), (e1, "retraction")]
+
+    e4, e5 = ep(graph, tenant, d(2024), "Dana: use sms"), ep(graph, tenant, d(2024, 2), "no, sms after all")
+    sms = graph.assert_fact(tenant, FactIn(subject=DANA, predicate="PREFERS_CHANNEL", value="sms",
+                                           episode_id=e4, valid_from=d(2024)))
+    assert graph.retract(tenant, dana, "PREFERS_CHANNEL", e5, value="sms", at=d(2024, 6)) == [sms.fact_id]
+    again = graph.assert_fact(tenant, FactIn(subject=DANA, predicate="PREFERS_CHANNEL", value="sms",
+                                             episode_id=e5, valid_from=d(2024, 2)))
+    assert again.action == "duplicate" and again.fact_id == sms.fact_id
+    assert [(p.episode_id, p.role) for p in graph.fact_provenance(tenant, sms.fact_id)] == \
+        [(e4, "assertion"), (e5, "retraction"), (e5, "confirmation")]
+    # said again by the same episode: nothing new
+    graph.assert_fact(tenant, FactIn(subject=DANA, predicate="PREFERS_CHANNEL", value="sms", episode_id=e5,
+                                     valid_from=d(2024, 2)))
+    assert len(graph.fact_provenance(tenant, sms.fact_id)) == 3
+
+
 def test_out_of_order_is_history_and_current_stays(graph, tenant):
     cur = works_at(graph, tenant, "Globex", d(2022))
     old = works_at(graph, tenant, "Initech", d(2015))
