@@ -70,6 +70,17 @@ def blank(text: str) -> bool:
                                                           or "\U000e0100" <= c <= "\U000e01ef")) for c in text)
 
 
+def trim_blank(text: str) -> str:
+    """`text` without the characters `blank` finds blank at either end ("\u200b hi \u3164" -> "hi"); "" when it
+    is blank. What `str.strip` would be if it knew every invisible character."""
+    start, end = 0, len(text)
+    while start < end and blank(text[start]):
+        start += 1
+    while end > start and blank(text[end - 1]):
+        end -= 1
+    return text[start:end]
+
+
 def error_message(error: dict) -> str:
     """The message of one pydantic error (an item of `ValidationError.errors()`), in words where pydantic's would
     quote a pattern (a `VISIBLE` mismatch is "must not be blank: ..."), and a validator's own words without

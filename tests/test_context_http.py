@@ -241,6 +241,30 @@ def test_other_users_matches_do_not_push_a_users_own_memory_out(client_for, tena
     assert sum("says other" in h["text"] for h in plain.json()["hits"]) >= 7
 
 
+def test_a_window_finds_the_users_memory_below_many_better_matches_and_ignores_invisible_query_text(
+        client_for, tenant):
+    """More other users' matches than the window's search reads at first (60 against 2 x depth 20): the search
+    reads deeper and still finds the user's own episode (helper-found: the window came back empty). A query of
+    invisible characters is no query (no search, nothing degraded; it was a failed search quoting pydantic), and
+    invisible characters before a query do not use up the 2,000 characters searched."""
+    c = client_for(tenant)
+    others = [{"content": f"Refund kettle {i}", "occurred_at": "2024-05-01T09:00:00Z", "user_id": f"other{i}"}
+              for i in range(60)]
+    assert c.post("/v1/episodes/batch", json={"episodes": others}).status_code == 201
+    mine = {"content": "I asked for a refund on the kettle I bought downtown last week",
+            "occurred_at": "2024-05-02T10:00:00Z", "user_id": "wu1"}
+    assert c.post("/v1/episodes", json=mine).status_code == 201
+    assert c.post("/v1/sessions", json={"id": "w1", "user_id": "wu1"}).status_code == 201
+    for query in ("refund kettle", "\u200b" * 2500 + " refund kettle \u3164"):
+        w = window(c, "w1", query)
+        retrieved = [p["text"] for p in w["pieces"] if p["tier"] == "retrieved"]
+        assert len(retrieved) == 1 and mine["content"] in retrieved[0], w["pieces"]
+        assert [d["source"] for d in w["degraded"]] == ["search.vector"], w["degraded"]   # no embedder here
+    for query in ("\u200b", "\u3164 \ufe0f", "\u200b" * 3000):
+        w = window(c, "w1", query)
+        assert not [p for p in w["pieces"] if p["tier"] == "retrieved"] and w["degraded"] == [], (query, w)
+
+
 def test_sensitive_facts_stay_with_the_sessions_that_said_them(client_for, tenant):
     """A health, finance or legal fact enters a window only through a provenance episode that session may see
     (never through another user's, never through consent), and a window's fact citations list only the episodes

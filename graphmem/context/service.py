@@ -34,7 +34,7 @@ from graphmem.context.pins import (PinStore, check_definition, check_key, delete
 from graphmem.context.sessions import SessionInfo, SessionStore, _info, check_session_id
 from graphmem.context.summarizer import build_summarizer
 from graphmem.errors import Conflict, GraphmemError, InvalidInput, NotFound, Unavailable
-from graphmem.models import EpisodeIn, new_id
+from graphmem.models import EpisodeIn, new_id, trim_blank
 from graphmem.ontology import SENSITIVE_CLASSES
 from graphmem.store import live, require_tenant
 from graphmem.store.db import Tx
@@ -84,7 +84,7 @@ class ContextService:
         started = time.monotonic()
         counter = TokenCounter.for_model(req.model)
         search = None
-        if req.query.strip() and self.settings.context_retrieval_k > 0:
+        if trim_blank(req.query) and self.settings.context_retrieval_k > 0:
             search = self._search_pool.submit(self._search, tenant_id, session_id, req)
         state = self._state(tenant_id, session_id)
         notes: list[str] = []
@@ -155,7 +155,7 @@ class ContextService:
         from graphmem.recall.models import SearchRequest, Viewer
 
         return self.services.recall.search(tenant_id, SearchRequest(
-            query=req.query.strip()[:2000], k=self.settings.context_retrieval_k, targets=["fact", "episode"],
+            query=trim_blank(req.query)[:2000], k=self.settings.context_retrieval_k, targets=["fact", "episode"],
             as_of=req.as_of, depth=self.settings.context_search_depth),
             Viewer(session_id=session_id, user_id=req.user_id))
 
