@@ -26,11 +26,14 @@ ServicesDep = Annotated[Services, Depends(get_services)]
 
 
 def _secret(authorization: str | None, x_api_key: str | None) -> str | None:
-    if x_api_key:
-        return x_api_key.strip()
-    if authorization and authorization.lower().startswith("bearer "):
-        return authorization[7:].strip()
-    return None
+    """The API key a request sends, from `X-API-Key` or `Authorization: Bearer`. Two different keys, one in each
+    header, are a 401: which tenant the caller means is then a guess, and a valid key beside a bad one would
+    hide the bad one."""
+    bearer = authorization[7:].strip() if authorization and authorization.lower().startswith("bearer ") else None
+    key = x_api_key.strip() if x_api_key else None
+    if key and bearer and key != bearer:
+        raise HTTPException(401, "two different API keys were sent (Authorization and X-API-Key); send one")
+    return key or bearer or None
 
 
 def principal(services: ServicesDep,

@@ -73,6 +73,20 @@ def test_no_bad_or_revoked_key_gets_in(api_url, routes, services, tenant):
 
 
 
+def test_two_different_keys_are_refused_not_one_picked(api_url, make_key, tenant):
+    """A key in each header that differ: 401, whichever is valid (helper-found: X-API-Key silently won, so a
+    request meant for one tenant answered as another, and a bad bearer key beside a good one went unnoticed). The
+    same key in both headers is fine."""
+    a, b = make_key(tenant), make_key(f"{tenant}-b")
+    url = api_url + "/v1/sessions"
+    for headers in ({"Authorization": f"Bearer {a}", "X-API-Key": b},
+                    {"Authorization": "Bearer gm_not-a-key", "X-API-Key": a}):
+        r = httpx.get(url, headers=headers)
+        assert r.status_code == 401 and r.headers["content-type"] == PROBLEM, r.text
+        assert "two different API keys" in r.json()["detail"], r.text
+    assert httpx.get(url, headers={"Authorization": f"Bearer {a}", "X-API-Key": a}).status_code == 200
+
+
 def test_a_tenant_id_that_cannot_be_a_path_segment_gets_no_key(services):
     """Admin routes name the tenant in the path (/v1/admin/tenants/{tenant}/keys): a tenant id with "/", a control
     character, or "." / ".." could be given keys and then never be addressed there."""
