@@ -121,6 +121,12 @@ def test_retract_closes_with_provenance(client_for, tenant):
     # nothing left to retract
     again = c.post("/v1/facts/retract", json={"subject_id": dana_id, "predicate": "PREFERS_CHANNEL"})
     assert again.status_code == 404 and again.headers["content-type"] == "application/problem+json"
+    assert again.json()["field"] == "predicate", again.text
+    # a value that matches no fact names the value, not the predicate (helper-found)
+    _assert(c, {"subject": DANA, "predicate": "HAS_TITLE", "value": "CFO"})
+    nope = c.post("/v1/facts/retract", json={"subject_id": dana_id, "predicate": "HAS_TITLE", "value": "Nope"})
+    assert nope.status_code == 404 and nope.json()["field"] == "value", nope.text
+    assert "no HAS_TITLE fact with this value" in nope.json()["detail"], nope.text
     for predicate in ("prefers channel", "NOPE_X"):   # cannot exist / not in the ontology: a 422, not "nothing found"
         bad = c.post("/v1/facts/retract", json={"subject_id": dana_id, "predicate": predicate})
         assert bad.status_code == 422 and bad.json()["field"] == "predicate", bad.text
@@ -145,6 +151,12 @@ def test_idempotency_key_makes_a_retry_harmless(client_for, tenant):
     r = c.post("/v1/facts", json={"facts": [{**fact, "object": {"kind": "Organization", "name": "Initech"}}]},
                headers={"Idempotency-Key": key})
     assert r.status_code == 422 and r.json()["field"] == "Idempotency-Key", r.text
+    # a key sent empty, blank or too long is refused as the body's idempotency_key is, named as the header is
+    # (helper-found: an empty one was ignored and the call ran without a key; a long one named "idempotency-key")
+    for bad in ("", "k" * 201):
+        r = c.post("/v1/facts", json={"facts": [{**fact, "object": {"kind": "Organization", "name": "Initech"}}]},
+                   headers={"Idempotency-Key": bad})
+        assert r.status_code == 422 and r.json()["field"] == "Idempotency-Key", (bad, r.text)
     dana = c.get(f"/v1/facts/{one['outcomes'][0]['fact_id']}").json()["subject_id"]
     assert [f["statement"] for f in c.get("/v1/facts", params={"entity_id": dana}).json()["items"]] == \
         ["Dana Reyes works at Globex"]
@@ -369,7 +381,7 @@ def test_a_long_idempotency_key_is_accepted(client_for, tenant):
     two = _assert(c, fact, **{"Idempotency-Key": "k" * 200})
     assert one["episode_id"] == two["episode_id"]
     r = c.post("/v1/facts", json={"facts": [fact]}, headers={"Idempotency-Key": "k" * 201})
-    assert r.status_code == 422 and r.json()["field"] == "idempotency-key"
+    assert r.status_code == 422 and r.json()["field"] == "Idempotency-Key"
 
 
 def test_unknown_fields_in_a_write_are_refused_and_nothing_is_stored(client_for, tenant, db):

@@ -262,7 +262,7 @@ def retract(tx: Tx, tenant_id: str, subject_id: str, predicate: str, at: datetim
     provenance (role `retraction`). Nothing is deleted. For a `symmetric` predicate (KNOWS) the pair's facts stored
     the other way round are closed too ("Dana no longer knows Frank" closes "Frank knows Dana"); for their subject
     that is a retraction of one value, not of the whole predicate. Returns the closed fact ids; `NotFound` if none
-    was valid."""
+    was valid (field `value` or `object_id` when `object_key` was given, else `predicate`)."""
     targets: list[tuple[str, str | None]] = [(subject_id, object_key)]
     if symmetric and object_key is None:
         targets += sorted({(f.subject_id, f"e:{subject_id}")
@@ -276,6 +276,10 @@ def retract(tx: Tx, tenant_id: str, subject_id: str, predicate: str, at: datetim
     hit = [(r["id"], r["subject_id"] != subject_id or object_key is not None) for r in rows
            if any(r["subject_id"] == s and (k is None or r["object_key"] == k) for s, k in targets)
            and from_us(r["valid_from_us"]) <= at and (r["valid_to_us"] is None or from_us(r["valid_to_us"]) > at)]
+    if not hit and object_key is not None:   # the fact may be there with another value: name what did not match
+        field, what = ("value", "value") if object_key.startswith("v:") else ("object_id", "object")
+        raise NotFound(f"{field}: no {predicate} fact with this {what} valid at {at.isoformat()} to retract",
+                       field=field)
     if not hit:
         raise NotFound(f"no {predicate} fact valid at {at.isoformat()} to retract", field="predicate")
     now = utcnow()
