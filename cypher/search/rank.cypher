@@ -131,9 +131,9 @@ CALL (t) {
     UNWIND range(0, size(l.top) - 1) AS i
     WITH l.top[i].n AS n, collect({retriever: l.retriever, rank: i + 1, score: l.top[i].score}) AS reasons
     RETURN collect({reasons: reasons, id: n.id,
-                  text: n.name + CASE WHEN size(coalesce(n.aliases, [])) = 0 THEN ''
-                                      ELSE ' (' + reduce(a = '', x IN n.aliases | a + CASE WHEN a = '' THEN '' ELSE ', ' END + x)
-                                           + ')' END}) AS entity_hits
+                    text: n.name + CASE WHEN size(coalesce(n.aliases, [])) = 0 THEN ''
+                                        ELSE ' (' + reduce(a = '', x IN n.aliases | a + CASE WHEN a = '' THEN '' ELSE ', ' END + x)
+                                             + ')' END}) AS entity_hits
   }
   RETURN entity_hits, starved AS entity_starved
 }
