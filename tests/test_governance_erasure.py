@@ -477,3 +477,40 @@ def test_two_erasures_of_one_timeline_at_once_repair_it_as_one_after_the_other(g
         assert errors == [], errors
         g = fact_node(db, eng)
         assert (g["status"], g.get("valid_to")) == ("current", None), (run, g)
+
+
+def test_counts_of_other_and_expired_sources_count_episodes_not_edges(gov, graph, db, tenant):
+    """An episode that confirmed a fact and later retracted it has two provenance edges (one per role); a user's
+    memory counts it once among the other users' supporting episodes, not at all once it only retracted, and
+    once when retention removes it (helper-found: both counted edges)."""
+    mine = episode(graph, tenant, "I like golf", user="u1")
+    theirs = episode(graph, tenant, "she likes golf, and later: not any more", user="u2", session="s2")
+    golf = fact(graph, tenant, person("Dana"), "INTERESTED_IN", mine, value="golf").fact_id
+    assert fact(graph, tenant, person("Dana"), "INTERESTED_IN", theirs, value="golf").action == "duplicate"
+    [m] = gov.memories.list(tenant, "u1").items
+    assert m.other_sources == 1
+    dana = graph.get_fact(tenant, golf).subject_id
+    assert graph.retract(tenant, dana, "INTERESTED_IN", theirs, value="golf",
+                         at=T0 + timedelta(days=30)) == [golf]
+    assert [p.role for p in graph.fact_provenance(tenant, golf)] == ["assertion", "confirmation", "retraction"]
+    [m] = gov.memories.list(tenant, "u1").items
+    assert m.other_sources == 1                              # one episode, two edges
+    raw(db, "MATCH (e:Episode {id: $id}) SET e.retain_until = datetime() - duration('P1D')", id=theirs)
+    receipt = gov.sweep(tenant)
+    assert receipt.tenants[tenant].counts["episodes"] == 1
+    [m] = gov.memories.list(tenant, "u1").items
+    assert m.expired_sources == 1 and m.other_sources == 0
+
+
+def test_a_retried_correction_to_a_value_already_stated_replays(graph, tenant):
+    """Correcting "golf" to "tennis" when "tennis" is already a fact makes the correcting episode confirm it; a
+    retried call finds that correction (helper-found: only an assertion edge was looked for, so the retry was a
+    422 "already corrected")."""
+    said = episode(graph, tenant, "Dana likes golf and tennis")
+    golf = fact(graph, tenant, person("Dana"), "INTERESTED_IN", said, value="golf").fact_id
+    tennis = fact(graph, tenant, person("Dana"), "INTERESTED_IN", said, value="tennis").fact_id
+    fix = episode(graph, tenant, "User corrected: not golf, tennis", minutes=5)
+    out = graph.correct(tenant, golf, fix, value="tennis")
+    assert out.action == "corrected" and out.fact_id == tennis
+    replay = graph.corrected_by(tenant, golf, fix)
+    assert replay is not None and (replay.fact_id, replay.closed_fact_id) == (tennis, golf)

@@ -30,9 +30,9 @@ CALL (f) {
                         episode_kind: ep.kind}) WHERE x.episode_id IS NOT NULL] AS provenance
 }
 CALL (f) {
-  OPTIONAL MATCH (f)-[:DERIVED_FROM]->(ep:Episode)
-  WHERE NOT ep.id IN $episode_ids
-  RETURN count(ep) AS other_sources
+  OPTIONAL MATCH (f)-[d:DERIVED_FROM]->(ep:Episode)
+  WHERE NOT ep.id IN $episode_ids AND coalesce(d.role, 'assertion') IN ['assertion', 'confirmation']
+  RETURN count(DISTINCT ep) AS other_sources
 }
 RETURN size(matched) AS total, f {.*, embedding: null, search_terms: null, subject_id: s.id, object_id: o.id} AS fact,
        s.name AS subject_name, o.name AS object_name, provenance, other_sources
