@@ -348,6 +348,10 @@ def test_variation_selectors_and_symbol_only_text_in_keys(db, settings, graph, t
         assert "has no letters or digits" in str(err.value) and err.value.field == "facts[0].object", err.value
     [fund] = graph.find_entities(tenant, "❤️ Fund", "Organization")
     assert fund.name == "❤️ Fund" and graph.find_entities(tenant, "❤️", "Organization") == []
+    # with an id (or an email, domain or external id) naming the entity, a keyless name is dropped, not refused
+    [by_id] = graph.assert_facts(tenant, [FactIn(subject=ada, predicate="WORKS_AT", episode_id=ep.id,
+                                                 object=EntityRef(id=fund.id, kind="Organization", name="❤️"))])
+    assert by_id.action == "duplicate" and graph.get_entity(tenant, fund.id).aliases == []
 
     def keys():
         with db.driver.session(database=db.database) as s:

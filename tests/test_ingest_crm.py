@@ -154,6 +154,26 @@ def test_a_partial_update_names_its_record_by_id_alone(make_services, tenant):
     assert every == {"Analyst", "CFO", "Lisbon"}                 # the failed changes wrote nothing to Mo
 
 
+def test_a_record_whose_name_has_no_letters_still_updates_its_entity(make_services, tenant):
+    """A record's name field of symbols alone ("...", "❤️") cannot resolve anything, but the record's id does: the
+    name is dropped and the change lands on the entity stored under that id (helper-found: the record was refused
+    as invalid_name). Without an id or identifier such a name still refuses its facts."""
+    s = make_services()
+    eps = changes(s, tenant, [
+        {"object": "contact", "id": "c-1", "name": "Dana Reyes", "title": "CEO", "changed_at": "2023-01-01"},
+        {"object": "contact", "id": "c-1", "name": "...", "title": "CFO", "changed_at": "2023-05-01"},
+        {"object": "account", "id": "a-1", "name": "\u2764\ufe0f", "domain": "heart.org",
+         "changed_at": "2023-05-01"},
+    ])
+    jobs_ = [s.ingest.job_status(tenant, e.id) for e in eps]
+    assert [j.status for j in jobs_[:2]] == ["done", "done"], [j.reason for j in jobs_]
+    [dana] = s.graph.find_entities(tenant, "Dana Reyes", "Person")
+    assert [f.value for f in s.graph.facts_about(tenant, dana.id, predicates=["HAS_TITLE"])] == ["CFO"]
+    assert dana.name == "Dana Reyes" and "..." not in dana.aliases
+    # a new account named by symbols alone fails its job as a record without a name does (c-404 above)
+    assert jobs_[2].status == "failed" and "a new entity needs a kind and a name" in jobs_[2].reason, jobs_[2]
+
+
 # ---- a field set to null is a retraction -------------------------------------------------------------
 def at(ts: str) -> datetime:
     return datetime.fromisoformat(ts)

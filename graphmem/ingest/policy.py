@@ -103,14 +103,16 @@ def check_fact(f: FactIn, field: str, settings: Settings, ontology: Ontology | N
 def oversized_name(ref: EntityRef, field: str, settings: Settings, episode_id: str | None,
                    predicate: str | None = None) -> PolicyRefusal | None:
     """A refusal when the entity's name or an alias is longer than `settings.max_name_chars` (reason oversized)
-    or has no letter or digit to match it by (reason invalid_name), else None. For
-    extracted items, which are refused one by one; a caller's own facts get a 422 for it instead
+    or has no letter or digit to match it by (reason invalid_name; a name, not an alias, is let through when an id
+    or a strong identifier names the entity: `graphmem.store.entities.keyless_name_dropped` drops it), else None.
+    For extracted items, which are refused one by one; a caller's own facts get a 422 for it instead
     (`graphmem.store.entities`)."""
+    identified = bool(ref.id or ref.email or ref.domain or ref.external_ids)   # then a keyless name is dropped
     for name, text in [("name", ref.name), *(("aliases", a) for a in ref.aliases)]:
         if text is not None and len(text) > settings.max_name_chars:
             return PolicyRefusal("oversized", f"{field}.{name}", f"an entity {name} is {len(text)} characters; the "
                                  f"limit is {settings.max_name_chars}", episode_id, predicate)
-        if text is not None and not name_key(text):
+        if text is not None and not name_key(text) and not (name == "name" and identified):
             return PolicyRefusal("invalid_name", f"{field}.{name}", f"an entity {name} {text!r} has no letters or "
                                  "digits", episode_id, predicate)
     return None

@@ -49,6 +49,15 @@ def alias_key(kind: str, key: str) -> str:
     return f"{kind}:{key}"
 
 
+def keyless_name_dropped(ref: EntityRef) -> EntityRef:
+    """`ref` without its name when the name has no letter or digit to resolve it by (`name_key` is "": "❤️",
+    "...") and an id or a strong identifier names the entity anyway (a CRM record whose name field holds "..."
+    still updates its contact); otherwise `ref` itself, whose keyless name `_check_ref` then refuses."""
+    if ref.name is not None and not name_key(ref.name) and (ref.id or _identifier_keys(ref)):
+        return ref.model_copy(update={"name": None})
+    return ref
+
+
 def _check_ref(ref: EntityRef, field: str, settings: Settings) -> None:
     for n in [ref.name or "", *ref.aliases]:
         if len(n) > settings.max_name_chars:
@@ -144,7 +153,8 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
 
     `fields` names each ref's place in the request (for error messages). A reference by strong identifiers alone
     may name an entity another reference of the batch creates. Raises `NotFound` for an unknown id or identifiers
-    that name no entity (stored or created by the batch), `InvalidInput` for over-long or empty names or a kind
+    that name no entity (stored or created by the batch), `InvalidInput` for over-long names, names with no letter
+    or digit (unless an id or identifier names the entity: `keyless_name_dropped`) or a kind
     other than the kind of the entity an identifier names, or identifiers that name different entities. A
     reference by name alone (no identifier) that several stored entities answer to (namesakes told apart by email
     or domain) is, with `namesakes` "refuse" (a caller's write), `InvalidInput` naming `<field>.name` and listing
@@ -153,6 +163,7 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
     number of queries (at most four) whatever its size.
     """
     fields = list(fields or [f"entities[{i}]" for i in range(len(refs))])
+    refs = [keyless_name_dropped(r) for r in refs]
     for ref, f in zip(refs, fields):
         _check_ref(ref, f, settings)
     first: dict[tuple, int] = {}
