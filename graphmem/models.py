@@ -171,12 +171,14 @@ MARKS = _mark_ranges()
 """Every combining mark of the BMP, as a character-class body (`_mark_ranges`); `name_key` and
 `graphmem.store.fulltext.WORD` keep them inside words."""
 _NOT_NAME = re.compile(rf"[^\w\s@.{MARKS}-]")
-SELECTORS = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]")
-"""The variation selectors (Unicode 15.1, chapter 23.4: VS1-16 and the supplement's VS17-256): they choose how a
-character looks ("❤" or "❤️"), not which it is, so `name_key` drops them."""
-FILLERS = re.compile("[\u3164\uffa0]")
-"""The Hangul compatibility fillers (U+3164, halfwidth U+FFA0): blank, so `name_key` reads them as spaces (NFKC would
-make them the conjoining filler U+1160, a letter, and "Dana\u3164Scully" another name than "Dana Scully")."""
+SELECTORS = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef\u180b-\u180d\u180f]")
+"""The variation selectors (Unicode 15.1, chapter 23.4: VS1-16, the supplement's VS17-256 and the Mongolian free
+variation selectors): they choose how a character looks ("❤" or "❤️"), not which it is, so `name_key` drops
+them."""
+FILLERS = re.compile("[\u115f\u1160\u3164\uffa0]")
+"""The Hangul fillers (choseong and jungseong fillers U+115F, U+1160; compatibility U+3164 and halfwidth U+FFA0,
+which NFKC makes U+1160): letters to Unicode but blank on screen, so `name_key` reads them as spaces
+("Dana\u3164Scully" is "Dana Scully")."""
 
 
 def name_key(name: str) -> str:
@@ -189,7 +191,7 @@ def name_key(name: str) -> str:
 
     "  Dana  O'Neil " -> "dana oneil"; "ACME, Inc." -> "acme inc."; "❤️ Fund" -> "fund" (as "❤ Fund").
     """
-    s = SELECTORS.sub("", unicodedata.normalize("NFKC", FILLERS.sub(" ", name)).casefold())
+    s = SELECTORS.sub("", FILLERS.sub(" ", unicodedata.normalize("NFKC", name)).casefold())
     s = re.sub(r"\s+", " ", _NOT_NAME.sub("", s)).strip()
     return s if any(c.isalnum() for c in s) else ""
 

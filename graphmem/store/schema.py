@@ -61,7 +61,8 @@ change of `words`' folding can change."""
 MARKED = "(?s).*\\p{M}.*"
 """A Java regular expression (Cypher's =~) matching text with a combining mark: the names and values whose keys
 `name_key` made otherwise before schema 12."""
-UNKEYED = "(?s)(.*[\\x{FE00}-\\x{FE0F}\\x{E0100}-\\x{E01EF}\\x{3164}\\x{FFA0}].*|[^\\p{L}\\p{N}]*)"
+UNKEYED = ("(?s)(.*[\\x{FE00}-\\x{FE0F}\\x{E0100}-\\x{E01EF}\\x{180B}-\\x{180D}\\x{180F}"
+           "\\x{115F}\\x{1160}\\x{3164}\\x{FFA0}].*|[^\\p{L}\\p{N}]*)")
 """A Java regular expression (Cypher's =~) matching text with a variation selector, a Hangul filler, or without any
 letter or digit: the names and values whose keys `name_key` / `value_key` made otherwise before schema 14."""
 
