@@ -390,6 +390,32 @@ def test_variation_selectors_and_symbol_only_text_in_keys(db, settings, graph, t
     assert keys() == expected
 
 
+def test_the_schema_14_migration_reports_entities_that_now_share_a_key(db, settings, graph, tenant, caplog):
+    """Before schema 14 "❤ Fund" and "❤️ Fund" keyed apart, so a graph may hold both as two entities. The
+    migration gives them one key: they become namesakes (a name alone is ambiguous, an id names each), and it
+    logs a warning naming both (helper-found: nothing said so)."""
+    import logging
+
+    ep, _ = graph.append_episode(tenant, msg("two funds"))
+    graph.assert_facts(tenant, [FactIn(subject=EntityRef(kind="Person", name="Ada Ng"), predicate="KNOWS",
+                                       object=EntityRef(kind="Person", name=n), episode_id=ep.id)
+                                for n in ("Fund Alpha", "Fund Beta")])
+    a, b = (graph.find_entities(tenant, n, "Person")[0] for n in ("Fund Alpha", "Fund Beta"))
+    with db.driver.session(database=db.database) as s:   # what a schema-13 graph could hold
+        s.run("MATCH (al:Alias {tenant_id: $t}) WHERE al.key IN ['Person:fund alpha', 'Person:fund beta'] "
+              "DETACH DELETE al", t=tenant).consume()
+        for e, name, key in ((a, "\u2764 Fund", "fund"), (b, "\u2764\ufe0f Fund", "\ufe0f fund")):
+            s.run("MATCH (e:Entity {id: $id}) SET e.name = $name, e.name_key = $k "
+                  "MERGE (al:Alias {tenant_id: $t, key: 'Person:' + $k}) ON CREATE SET al.entity_id = e.id, "
+                  "al.name_key = $k MERGE (al)-[:ALIAS_OF]->(e)", id=e.id, name=name, k=key, t=tenant).consume()
+    db.execute("meta/set_schema", version=13, embedding_dimension=settings.embedding_dimension)
+    with caplog.at_level(logging.WARNING, logger="graphmem.store.schema"):
+        apply_schema(db, settings.embedding_dimension)
+    [warning] = [r.getMessage() for r in caplog.records if tenant in r.getMessage()]
+    assert f"{b.id} with {a.id}" in warning and "namesakes" in warning, warning
+    assert sorted(e.id for e in graph.find_entities(tenant, "Fund", "Person")) == sorted([a.id, b.id])
+
+
 def test_schema_9_graph_gets_the_mentions_of_its_episodes(db, settings, graph, tenant):
     """Before schema 10 no write linked an episode to the entities it mentions; start-up links every episode to the
     subject and object of each fact derived from it, once per pair, tenant by tenant in batches."""

@@ -39,6 +39,7 @@ text holds a selector or a filler, or no letter or digit, get their keys again (
 """
 from __future__ import annotations
 
+import logging
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
@@ -50,6 +51,7 @@ from graphmem.store.db import Database, tenant_token
 from graphmem.store.entities import alias_key
 from graphmem.store.fulltext import search_terms
 
+log = logging.getLogger(__name__)
 SCHEMA_VERSION = 14
 BACKFILL_BATCH = 10_000
 FULLTEXT_INDEXES = ("entity_text", "fact_text", "episode_text")
@@ -211,7 +213,9 @@ def rekey_marked_names(db: Database, batch: int = BACKFILL_BATCH, *, pattern: st
     resolved to one person. Schema 12/13 -> 14 (`UNKEYED`, `_name_key_before_14`): variation selectors, and text
     with no letter or digit. Each tenant's such entities, then facts, read in one pass (`Database.stream`), written
     `batch` per transaction; safe to re-run. Entities already merged that way stay one entity (what was said of the
-    second name is on the first). Returns the number of entities and facts updated."""
+    second name is on the first); two entities whose names now key alike ("❤ Fund" and "❤️ Fund", made twice
+    before schema 14) are namesakes, which is logged (a warning naming both ids): a name alone then gets the
+    ambiguity answer, an id still names each. Returns the number of entities and facts updated."""
     done = 0
     for row in db.rows("meta/marked_tenants", pattern=pattern):
         tenant = row["tenant_id"]
@@ -224,7 +228,13 @@ def rekey_marked_names(db: Database, batch: int = BACKFILL_BATCH, *, pattern: st
                 rows.append({"id": e["id"], "name_key": name_key(e["name"]),
                              "add": [{"key": k, "name_key": v} for k, v in keys.items() if k not in old],
                              "drop": sorted(old - keys.keys())})
-            done += db.execute("meta/set_entity_keys", tenant_id=tenant, rows=rows)[0]["updated"]
+            out = db.execute("meta/set_entity_keys", tenant_id=tenant, rows=rows)[0]
+            done += out["updated"]
+            if out["namesakes"]:
+                log.warning("schema migration: in tenant %r, %d entities now share a name key with another entity "
+                            "of their kind (namesakes; their name alone is now ambiguous, their ids are not): %s",
+                            tenant, len(out["namesakes"]),
+                            ", ".join(f"{n['id']} with {n['owner']}" for n in out["namesakes"][:20]))
         for facts in _batches(db.stream("meta/marked_values", tenant_id=tenant, pattern=pattern), batch):
             done += db.execute("meta/set_object_keys", tenant_id=tenant, rows=[
                 {"id": f["id"], "object_key": f"v:{value_key(f['value'])}"} for f in facts])[0]["updated"]
