@@ -169,6 +169,9 @@ def test_forget_hold_retention_sweep_and_audit_routes(services, client_for, tena
     assert admin.get(f"/v1/admin/tenants/{tenant}/retention").json() == got         # a good id still reads
 
     assert admin.post("/v1/admin/sweep", json={}).json()["field"] == "tenant_id"
+    for bad_tenant in (f" {tenant}", f"{tenant} ", "\u200b"):        # as the /tenants/{id} routes (helper-found)
+        r = admin.post("/v1/admin/sweep", json={"tenant_id": bad_tenant})
+        assert r.status_code == 422 and r.json()["field"] == "tenant_id", r.text
     swept = admin.post("/v1/admin/sweep", json={"tenant_id": tenant})
     assert swept.status_code == 200 and set(swept.json()["tenants"]) <= {tenant}
     assert agent.post("/v1/admin/sweep", json={"tenant_id": tenant}).status_code == 403

@@ -149,6 +149,8 @@ def test_legal_hold_blocks_expiry_until_released(gov, graph, db, tenant):
     assert [h.id for h in gov.holds.list(tenant)] == [hold.id]
     late = episode(graph, tenant, "Dana is working on the audit, part two", user="held", session="s3")
     assert graph.get_episode(tenant, late).legal_hold and _until(db, late) is None   # held as it is written
+    new_fact = fact(graph, tenant, person("Dana"), "WORKING_ON", late, value="the audit, part two").fact_id
+    assert _until(db, new_fact) is None                  # and so is a fact it says (helper-found: it had a TTL)
     # another user's episode confirming the held fact does not give it a TTL again (helper-found: it did until
     # the next sweep's stamp)
     again = episode(graph, tenant, "Dana is still on the audit", user="free", session="s4")
@@ -167,7 +169,7 @@ def test_legal_hold_blocks_expiry_until_released(gov, graph, db, tenant):
     gov.holds.release(tenant, hold.id)
     assert _until(db, e) is not None and not graph.get_episode(tenant, e).legal_hold
     counts = gov.sweep(tenant, utcnow() + timedelta(days=100)).tenants[tenant].counts
-    assert counts["episodes"] == 2 and counts["facts"] == 1
+    assert counts["episodes"] == 2 and counts["facts"] == 2                     # the held user's, released
 
 
 def test_sweeping_never_touches_another_tenant(gov, graph, db, tenant):

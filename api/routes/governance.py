@@ -14,6 +14,7 @@ from graphmem.errors import InvalidInput, NotFound
 from graphmem.governance.models import (ERASURE_KINDS, SWEEP_KINDS, AuditRecord, Hold, Receipt, RetentionSettings,
                                         RetentionView, SweepReceipt, every_kind)
 from graphmem.models import Input
+from graphmem.store import require_named_tenant
 
 router = APIRouter(tags=["governance"])
 
@@ -119,6 +120,8 @@ class SweepRequest(Input):
     def _one(self) -> "SweepRequest":
         if (self.tenant_id is None) == (not self.all_tenants):
             raise InvalidInput("give tenant_id, or all_tenants: true (not both)", field="tenant_id")
+        if self.tenant_id is not None:
+            require_named_tenant(self.tenant_id)   # one no key can have: a 422, as the /tenants/{id} routes say
         return self
 
 

@@ -11,6 +11,8 @@
 // retain_until (ISO 8601 strings or null; stored as DATETIME), confidence, source, fact_class, status}].
 // Times travel as strings because the driver packs a Python datetime far slower than a string; `recorded_at`,
 // `last_confirmed_at` and `closed_at` (when valid_to is set) are $now. Returns nothing but a count.
+// A fact said by an episode under legal hold gets no retain_until (the hold keeps it, as
+// governance/stamp_fact_retention stamps it).
 // The tenant guard: s and ep are matched within $tenant_id, so a row of another tenant creates nothing.
 UNWIND $rows AS r
 MATCH (s:Entity {id: r.subject_id}) WHERE s.tenant_id = $tenant_id
@@ -21,7 +23,8 @@ CREATE (f:Fact {id: r.id, tenant_id: $tenant_id, tenant_token: $tenant_token, pr
                 stated_valid_to: datetime(r.stated_valid_to),
                 recorded_at: $now, closed_at: CASE WHEN r.valid_to IS NULL THEN null ELSE $now END,
                 last_confirmed_at: $now, confidence: r.confidence, source: r.source, fact_class: r.fact_class,
-                status: r.status, retain_until: datetime(r.retain_until)})
+                status: r.status,
+                retain_until: CASE WHEN ep.legal_hold THEN null ELSE datetime(r.retain_until) END})
 CREATE (f)-[:SUBJECT]->(s)
 CREATE (f)-[:DERIVED_FROM {recorded_at: $now, confidence: r.confidence, source: r.source, role: 'assertion'}]->(ep)
 FOREACH (_ IN CASE WHEN ep.searchable IS NULL THEN [1] ELSE [] END |
