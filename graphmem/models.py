@@ -182,12 +182,12 @@ which NFKC makes U+1160): letters to Unicode but blank on screen, so `name_key` 
 
 
 def name_key(name: str) -> str:
-    """Normalise a name for resolution: Hangul fillers as spaces (`FILLERS`), NFKC, case-folded, variation selectors
+    """Normalise a name for resolution: NFKC, Hangul fillers as spaces (`FILLERS`), case-folded, variation selectors
     dropped (`SELECTORS`), punctuation dropped except `@`, `.` and `-` (an email, a domain, "Jean-Luc" keep theirs),
     whitespace collapsed. Combining marks stay: in Devanagari or Tamil they are the vowels ("मोहन" and "मोहिनी"
     are two names; with the marks dropped both were "महन", and the second person resolved to the first). A name
-    with no letter or digit left has no key (""): callers refuse it ("has no letters or digits"), so "❤️", "★" or
-    "..." never name an entity.
+    with no letter or digit left has no key (""): callers refuse it ("has no letters or digits"), or drop it where
+    an identifier names the entity, so "❤️", "★" or "..." never name an entity.
 
     "  Dana  O'Neil " -> "dana oneil"; "ACME, Inc." -> "acme inc."; "❤️ Fund" -> "fund" (as "❤ Fund").
     """
@@ -201,8 +201,9 @@ def value_key(value: str) -> str:
     ("★", "+", "-") its NFKC, case-folded text without variation selectors, whitespace collapsed, so that "★" and
     "☆" stay two values (both were "" before schema 14, and the second said again the first). The two kinds of key
     cannot meet: a `name_key` always holds a letter or digit."""
-    folded = SELECTORS.sub("", unicodedata.normalize("NFKC", value).casefold())
-    return name_key(value) or re.sub(r"\s+", " ", folded).strip()
+    if key := name_key(value):
+        return key
+    return re.sub(r"\s+", " ", SELECTORS.sub("", unicodedata.normalize("NFKC", value).casefold())).strip()
 
 
 class _Record(BaseModel):
