@@ -171,6 +171,7 @@ MARKS = _mark_ranges()
 """Every combining mark of the BMP, as a character-class body (`_mark_ranges`); `name_key` and
 `graphmem.store.fulltext.WORD` keep them inside words."""
 _NOT_NAME = re.compile(rf"[^\w\s@.{MARKS}-]")
+_NOT_VALUE = re.compile(rf"[^\w\s@.+#{MARKS}-]")
 SELECTORS = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef\u180b-\u180d\u180f]")
 """The variation selectors (Unicode 15.1, chapter 23.4: VS1-16, the supplement's VS17-256 and the Mongolian free
 variation selectors): they choose how a character looks ("❤" or "❤️"), not which it is, so `name_key` drops
@@ -191,17 +192,23 @@ def name_key(name: str) -> str:
 
     "  Dana  O'Neil " -> "dana oneil"; "ACME, Inc." -> "acme inc."; "❤️ Fund" -> "fund" (as "❤ Fund").
     """
-    s = SELECTORS.sub("", FILLERS.sub(" ", unicodedata.normalize("NFKC", name)).casefold())
-    s = re.sub(r"\s+", " ", _NOT_NAME.sub("", s)).strip()
+    return _key(name, _NOT_NAME)
+
+
+def _key(text: str, dropped: re.Pattern) -> str:
+    """`name_key`'s normalisation, dropping what `dropped` matches."""
+    s = SELECTORS.sub("", FILLERS.sub(" ", unicodedata.normalize("NFKC", text)).casefold())
+    s = re.sub(r"\s+", " ", dropped.sub("", s)).strip()
     return s if any(c.isalnum() for c in s) else ""
 
 
 def value_key(value: str) -> str:
-    """Normalise a literal fact value for duplicate detection: `name_key`, or for a value with no letter or digit
-    ("★", "+", "-") its NFKC, case-folded text without variation selectors, whitespace collapsed, so that "★" and
-    "☆" stay two values (both were "" before schema 14, and the second said again the first). The two kinds of key
-    cannot meet: a `name_key` always holds a letter or digit."""
-    if key := name_key(value):
+    """Normalise a literal fact value for duplicate detection: as `name_key`, but keeping `+` and `#`, which tell
+    values apart ("C++", "C#" and "C"; "A+" and "A" were one value before schema 14); or for a value with no letter
+    or digit ("★", "+", "-") its NFKC, case-folded text without variation selectors, whitespace collapsed, so that
+    "★" and "☆" stay two values (both were ""). The two kinds of key cannot meet: the first always holds a letter or
+    digit."""
+    if key := _key(value, _NOT_VALUE):
         return key
     return re.sub(r"\s+", " ", SELECTORS.sub("", unicodedata.normalize("NFKC", value).casefold())).strip()
 

@@ -346,6 +346,10 @@ def test_variation_selectors_and_symbol_only_text_in_keys(db, settings, graph, t
         with pytest.raises(InvalidInput) as err:
             works(name)
         assert "has no letters or digits" in str(err.value) and err.value.field == "facts[0].object", err.value
+    # a value keeps its + and #: "C#" is not "C++" said again (helper-found), "c++" is
+    assert [o.action for o in graph.assert_facts(tenant, [
+        FactIn(subject=ada, predicate="INTERESTED_IN", value=v, episode_id=ep.id) for v in ("C++", "C#", "c++")])] \
+        == ["created", "created", "duplicate"]
     [fund] = graph.find_entities(tenant, "❤️ Fund", "Organization")
     assert fund.name == "❤️ Fund" and graph.find_entities(tenant, "❤️", "Organization") == []
     # with an id (or an email, domain or external id) naming the entity, a keyless name is dropped, not refused
@@ -375,7 +379,7 @@ def test_variation_selectors_and_symbol_only_text_in_keys(db, settings, graph, t
 
     expected = keys()
     assert ["❤️ Fund", "fund"] in expected["entities"] and ["Organization:fund", "❤️ Fund"] in expected["aliases"]
-    assert sorted(k for _, k in expected["values"]) == ["v:★", "v:☆"]
+    assert sorted(k for _, k in expected["values"]) == ["v:c#", "v:c++", "v:★", "v:☆"]
     assert name_key("❤️ Fund") == name_key("❤ Fund") == "fund" and value_key("★️") == "★"
     for filler in "\u3164\uffa0\u1160\u115f":                 # a Hangul filler reads as the space it shows
         assert name_key(f"Ada{filler}Ng") == name_key("Ada Ng"), repr(filler)

@@ -34,8 +34,9 @@ Version 12 keeps combining marks in the keys names and literal values resolve by
 entities whose name or an alias holds one, and facts whose value does, get their keys again (`rekey_marked_names`).
 Version 14 drops variation selectors from those keys ("❤️ Fund" is "❤ Fund"), reads Hangul fillers as spaces,
 and gives a name with no letter or digit no key ("❤️" had the key "\ufe0f" and named an entity); a literal value
-with no letter or digit is keyed by its own folded text ("★" and "☆" had one key, ""): entities and facts whose
-text holds a selector or a filler, or no letter or digit, get their keys again (`rekey_marked_names`, `UNKEYED`).
+with no letter or digit is keyed by its own folded text ("★" and "☆" had one key, ""), and value keys keep `+`
+and `#` ("C++" and "C#" had one): entities and facts whose text holds a selector, a filler, `+` or `#`, or no
+letter or digit, get their keys again (`rekey_marked_names`, `UNKEYED`).
 """
 from __future__ import annotations
 
@@ -64,9 +65,10 @@ MARKED = "(?s).*\\p{M}.*"
 """A Java regular expression (Cypher's =~) matching text with a combining mark: the names and values whose keys
 `name_key` made otherwise before schema 12."""
 UNKEYED = ("(?s)(.*[\\x{FE00}-\\x{FE0F}\\x{E0100}-\\x{E01EF}\\x{180B}-\\x{180D}\\x{180F}"
-           "\\x{115F}\\x{1160}\\x{3164}\\x{FFA0}].*|[^\\p{L}\\p{N}]*)")
-"""A Java regular expression (Cypher's =~) matching text with a variation selector, a Hangul filler, or without any
-letter or digit: the names and values whose keys `name_key` / `value_key` made otherwise before schema 14."""
+           "\\x{115F}\\x{1160}\\x{3164}\\x{FFA0}+#].*|[^\\p{L}\\p{N}]*)")
+"""A Java regular expression (Cypher's =~) matching text with a variation selector, a Hangul filler, `+` or `#`
+(which value keys keep now), or without any letter or digit: the names and values whose keys `name_key` /
+`value_key` made otherwise before schema 14."""
 
 
 def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict:
