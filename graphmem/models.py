@@ -46,8 +46,14 @@ converted to UTC is a validation error (ValueError), not an OverflowError."""
 
 KIND_RE = re.compile(r"^[A-Z][A-Za-z0-9]{0,63}$")
 PREDICATE_RE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
-_INVISIBLE = ("\x00-\x1f\x7f-\xa0\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
-              "\u202a-\u202e\u2060-\u2064\u2066-\u206f\u2800\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb")
+_SELECTOR_CHARS = "\u180b-\u180d\u180f\ufe00-\ufe0f"
+"""The variation selectors of the BMP (Mongolian free variation selectors, VS1-16), as a character-class body."""
+_ASTRAL_SELECTOR_CHARS = "\U000e0100-\U000e01ef"
+"""The variation selectors supplement (VS17-256), as a character-class body."""
+_FILLER_CHARS = "\u115f\u1160\u3164\uffa0"
+"""The Hangul fillers (choseong and jungseong fillers, compatibility and halfwidth fillers), a character-class body."""
+_INVISIBLE = ("\x00-\x1f\x7f-\xa0\u00ad\u034f\u061c\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
+              "\u2066-\u206f\u2800\ufeff\ufff9-\ufffb" + _SELECTOR_CHARS + _FILLER_CHARS)
 VISIBLE = "[^\\s" + _INVISIBLE + "]"
 """Field pattern of text that must not be blank: at least one character that is neither whitespace nor one that
 renders as nothing in the Basic Multilingual Plane: control characters (C0, DEL, C1), the invisible format
@@ -60,6 +66,7 @@ format controls) are not listed: an ECMA regex without the `u` flag reads them a
 those too. A validation error for it is worded by `error_message`; code checks text with `blank`."""
 _UNSEEN = re.compile("[\\s" + _INVISIBLE + "]")
 _UNSEEN_ASTRAL = ("Cc", "Cf")
+_ASTRAL_SELECTOR = re.compile(f"[{_ASTRAL_SELECTOR_CHARS}]")
 
 
 def blank(text: str) -> bool:
@@ -67,7 +74,7 @@ def blank(text: str) -> bool:
     format characters, variation selectors, blank fillers), or such characters outside the BMP (Unicode categories
     Cc and Cf, variation selectors supplement U+E0100-U+E01EF), or nothing."""
     return all(_UNSEEN.fullmatch(c) or (c > "\uffff" and (unicodedata.category(c) in _UNSEEN_ASTRAL
-                                                          or "\U000e0100" <= c <= "\U000e01ef")) for c in text)
+                                                          or _ASTRAL_SELECTOR.fullmatch(c))) for c in text)
 
 
 def trim_blank(text: str) -> str:
@@ -172,11 +179,11 @@ MARKS = _mark_ranges()
 `graphmem.store.fulltext.WORD` keep them inside words."""
 _NOT_NAME = re.compile(rf"[^\w\s@.{MARKS}-]")
 _NOT_VALUE = re.compile(rf"[^\w\s@.+#{MARKS}-]")
-SELECTORS = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef\u180b-\u180d\u180f]")
+SELECTORS = re.compile(f"[{_SELECTOR_CHARS}{_ASTRAL_SELECTOR_CHARS}]")
 """The variation selectors (Unicode 15.1, chapter 23.4: VS1-16, the supplement's VS17-256 and the Mongolian free
 variation selectors): they choose how a character looks ("❤" or "❤️"), not which it is, so `name_key` drops
 them."""
-FILLERS = re.compile("[\u115f\u1160\u3164\uffa0]")
+FILLERS = re.compile(f"[{_FILLER_CHARS}]")
 """The Hangul fillers (choseong and jungseong fillers U+115F, U+1160; compatibility U+3164 and halfwidth U+FFA0,
 which NFKC makes U+1160): letters to Unicode but blank on screen, so `name_key` reads them as spaces
 ("Dana\u3164Scully" is "Dana Scully")."""

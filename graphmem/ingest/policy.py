@@ -19,6 +19,7 @@ from graphmem.ingest.secrets import contains_secret, redact
 from graphmem.models import EntityRef, EpisodeIn, FactIn, name_key
 from graphmem.ontology import Ontology
 from graphmem.settings import Settings
+from graphmem.store.entities import keyless_name_dropped
 
 # Short acknowledgements and greetings that carry no facts. A message is chatter when every word is in this list
 # and it has at most CHATTER_MAX_WORDS words.
@@ -107,12 +108,12 @@ def oversized_name(ref: EntityRef, field: str, settings: Settings, episode_id: s
     or a strong identifier names the entity: `graphmem.store.entities.keyless_name_dropped` drops it), else None.
     For extracted items, which are refused one by one; a caller's own facts get a 422 for it instead
     (`graphmem.store.entities`)."""
-    identified = bool(ref.id or ref.email or ref.domain or ref.external_ids)   # then a keyless name is dropped
+    ref = keyless_name_dropped(ref)   # a keyless name is no refusal when an identifier names the entity
     for name, text in [("name", ref.name), *(("aliases", a) for a in ref.aliases)]:
         if text is not None and len(text) > settings.max_name_chars:
             return PolicyRefusal("oversized", f"{field}.{name}", f"an entity {name} is {len(text)} characters; the "
                                  f"limit is {settings.max_name_chars}", episode_id, predicate)
-        if text is not None and not name_key(text) and not (name == "name" and identified):
+        if text is not None and not name_key(text):
             return PolicyRefusal("invalid_name", f"{field}.{name}", f"an entity {name} {text!r} has no letters or "
                                  "digits", episode_id, predicate)
     return None
