@@ -2,7 +2,9 @@
 statistics it was made from have changed enough and 10 s have passed, and the query that finds it stale waits for
 the new plan (1.2-1.4 s for the search). Found by helpers' hands-on tests: a context window right after a burst of
 writes came back without its retrieved tier (search timed out after 0.30 s). On a private Neo4j, whose statistics
-this test controls: it starts nearly empty and then holds 40x more facts."""
+this test controls: it starts nearly empty and then holds 40x more facts. Whether a window's search waited for a plan
+is read from Neo4j's query collector (`tests.plan_stats`), not from a timeout, so a slow or busy machine neither
+fails the test nor hides a replan: the search's timeout here is generous."""
 from __future__ import annotations
 
 import time
@@ -10,15 +12,17 @@ import time
 import httpx
 
 from graphmem.models import EntityRef, EpisodeIn, FactIn
+from graphmem.ops import WARM_UP_TENANT
 from graphmem.services import Services
+from tests.context_fixture import PATIENT_SEARCH
 from tests.http_fixture import serve
 from tests.neo4j_fixture import private_neo4j
+from tests.plan_stats import collecting
 
 
-def test_a_window_after_writes_that_stale_the_plans_keeps_its_retrieved_tier(tmp_path):
+def test_a_window_after_writes_that_stale_the_plans_does_not_wait_for_a_replan(tmp_path):
     with private_neo4j(tmp_path / "home") as (_, settings):
-        services = Services.from_settings(settings.model_copy(update={"keep_warm_interval_s": 1.0}))
-        assert services.settings.context_search_timeout_s == 0.3
+        services = Services.from_settings(settings.model_copy(update={"keep_warm_interval_s": 1.0, **PATIENT_SEARCH}))
         tenant = "keep-warm"
         _, key = services.keys.create(tenant, "agent", "test")
         services.ingest.append_episodes(tenant, [EpisodeIn(
@@ -27,14 +31,18 @@ def test_a_window_after_writes_that_stale_the_plans_keeps_its_retrieved_tier(tmp
         body = {"query": "what is my locker code?", "budget_tokens": 2000, "user_id": "u1",
                 "system_policy": "You are Acme's support agent."}
         try:
-            with serve(services) as url, httpx.Client(base_url=url, timeout=60,
-                                                      headers={"Authorization": f"Bearer {key}"}) as c:
-                def window() -> dict:
+            with collecting(services.db) as stats, serve(services) as url, \
+                    httpx.Client(base_url=url, timeout=60, headers={"Authorization": f"Bearer {key}"}) as c:
+                def window() -> None:
                     r = c.post("/v1/sessions/s1/context", json=body)
                     assert r.status_code == 200, r.text
-                    return r.json()
+                    w = r.json()
+                    assert [d for d in w["degraded"] if d["source"] == "search"] == [], w["degraded"]
+                    assert any("4471" in p["text"] for p in w["pieces"] if p["tier"] == "retrieved"), w["text"]
 
-                assert any("4471" in p["text"] for p in window()["pieces"] if p["tier"] == "retrieved")
+                window()
+                planning_s = max(stats.compile_s("search/rank", WARM_UP_TENANT))   # the start's warm-up planned it
+                stats.restart()               # the collector keeps 100 calls per query: keep-warm's would fill it
                 other = "keep-warm-bulk"      # 2,000 facts: the fact and entity counts grow 40x and more
                 ep, _ = services.graph.append_episode(other, EpisodeIn(content="import",
                                                                        occurred_at="2024-01-01T00:00:00Z"))
@@ -44,9 +52,13 @@ def test_a_window_after_writes_that_stale_the_plans_keeps_its_retrieved_tier(tmp
                         object=EntityRef(kind="Organization", name=f"Org {i % 40}"), episode_id=ep.id)
                         for i in range(start, start + 1000)])
                 time.sleep(12)                # past dbms.cypher.min_replan_interval (10 s): the plans are stale
+                stats.restart()
                 for _ in range(3):
-                    w = window()
-                    assert [d for d in w["degraded"] if d["source"] == "search"] == [], w["degraded"]
-                    assert any("4471" in p["text"] for p in w["pieces"] if p["tier"] == "retrieved"), w["text"]
+                    window()
+                searches = stats.compile_s("search/rank", tenant)
+                assert len(searches) >= 3, searches
+                # Waiting for the replan would cost about what planning cost at the start (1.2-1.4 s against
+                # 1.3-2.5 s); a cached plan costs a few milliseconds.
+                assert max(searches) < planning_s / 10, (searches, planning_s)
         finally:
             services.close()

@@ -1,0 +1,51 @@
+"""Which calls of a named query Neo4j planned, read from its query collector (`db.stats.collect('QUERIES')`, a
+Community procedure): each invocation records its parameters and `elapsedCompileTimeInUs`. A plan found in the
+cache costs a few milliseconds of compile time (1-20 ms for a one-line query on a 2-core machine); planning
+search/rank costs 1.2-2.5 s, replanning a stale plan 1.2-1.4 s (docs/benchmarks/recall.md, "Cold plans").
+Tests compare the two within one run, so they do not depend on how fast the machine is: a window that had to plan
+shows a compile time near the cold plan's, one that used a cached plan a small fraction of it. The collector keeps
+up to 100 invocations per query, so a collection should span a few seconds of traffic, not minutes."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import cypher
+
+
+class QueryStats:
+    """A running collection of the server's queries (`collecting()`); `compile_s` reads it so far."""
+
+    def __init__(self, db):
+        self._db = db
+
+    def restart(self) -> None:
+        """Forget what was collected and collect again from now."""
+        self._run("CALL db.stats.stop('QUERIES')")
+        self._run("CALL db.stats.clear('QUERIES')")
+        self._run("CALL db.stats.collect('QUERIES')")
+
+    def _run(self, statement: str) -> list[dict]:
+        with self._db.driver.session(database=self._db.database) as s:
+            return s.run(statement).data()
+
+    def compile_s(self, name: str, tenant_id: str) -> list[float]:
+        """Compile times (seconds) of the calls of cypher/`name` made for `tenant_id`, oldest first."""
+        text = cypher.query(name)    # the collector keeps the first 10,000 characters of a query's text
+        calls = [call for row in self._run("CALL db.stats.retrieve('QUERIES')")
+                 if row["data"]["query"] == text[:len(row["data"]["query"])] == text[:10_000]
+                 for call in row["data"]["invocations"]
+                 if call.get("params", {}).get("tenant_id") == tenant_id]
+        return [call["elapsedCompileTimeInUs"] / 1e6 for call in sorted(calls, key=lambda c: c["startTimestampMillis"])]
+
+
+@contextmanager
+def collecting(db) -> Iterator[QueryStats]:
+    """Collect every query the server runs from now until the block ends (cleared before and after)."""
+    stats = QueryStats(db)
+    stats.restart()
+    try:
+        yield stats
+    finally:
+        stats._run("CALL db.stats.stop('QUERIES')")
+        stats._run("CALL db.stats.clear('QUERIES')")
