@@ -88,12 +88,24 @@ def trim_blank(text: str) -> str:
     return text[start:end]
 
 
+PRINTABLE_ASCII = "^[!-~](?:[ -~]*[!-~])?$"
+"""Field pattern of a token sent in an HTTP header: printable ASCII (U+0021-U+007E, spaces inside), as the IETF
+draft "The Idempotency-Key HTTP Header Field" (draft-ietf-httpapi-idempotency-key-header) types the key, an
+sf-string (RFC 8941, section 3.3.3). Servers read header bytes as latin-1, so anything else arrives as other text
+than the client sent."""
+
+_PATTERN_WORDS = {
+    VISIBLE: "must not be blank: needs a character other than whitespace, control or invisible characters",
+    PRINTABLE_ASCII: "must be printable ASCII (letters, digits, punctuation; spaces only inside)",
+}
+
+
 def error_message(error: dict) -> str:
     """The message of one pydantic error (an item of `ValidationError.errors()`), in words where pydantic's would
-    quote a pattern (a `VISIBLE` mismatch is "must not be blank: ..."), and a validator's own words without
-    pydantic's "Value error, " before them."""
-    if error.get("type") == "string_pattern_mismatch" and (error.get("ctx") or {}).get("pattern") == VISIBLE:
-        return "must not be blank: needs a character other than whitespace, control or invisible characters"
+    quote one of ours (a `VISIBLE` mismatch is "must not be blank: ...", a `PRINTABLE_ASCII` one "must be printable
+    ASCII ..."), and a validator's own words without pydantic's "Value error, " before them."""
+    if error.get("type") == "string_pattern_mismatch" and (error.get("ctx") or {}).get("pattern") in _PATTERN_WORDS:
+        return _PATTERN_WORDS[error["ctx"]["pattern"]]
     msg = error.get("msg", "")
     return msg.removeprefix("Value error, ") if error.get("type") == "value_error" else msg
 

@@ -17,7 +17,7 @@ from api.deps import PageDep, Reader, ServicesDep, Writer
 from api.idempotency import recorded_call
 from api.pages import ItemPage
 from graphmem.errors import InvalidInput, NotFound
-from graphmem.models import (VISIBLE, AssertOutcome, EntityRef, Fact, FactIn, Input, PredicateName, Provenance,
+from graphmem.models import (PRINTABLE_ASCII, VISIBLE, AssertOutcome, EntityRef, Fact, FactIn, Input, PredicateName, Provenance,
                              UtcDatetime)
 
 router = APIRouter(prefix="/v1/facts", tags=["facts"])
@@ -25,10 +25,10 @@ router = APIRouter(prefix="/v1/facts", tags=["facts"])
 FACT_EXAMPLE = {"subject": {"kind": "Person", "name": "Dana Reyes", "email": "dana@reyes.io"},
                 "predicate": "WORKS_AT", "object": {"kind": "Organization", "name": "Globex", "domain": "globex.com"},
                 "valid_from": "2021-06-14T00:00:00Z", "source": "user_explicit"}
-IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key", min_length=1, max_length=200, pattern=VISIBLE,
-                                             description=(
-    "Makes the call safe to retry: the episode recording it is created once per key (1-200 characters, not blank; "
-    "a header sent empty is a 422, not a call without a key)."))]
+IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key", min_length=1, max_length=200,
+                                             pattern=PRINTABLE_ASCII, description=(
+    "Makes the call safe to retry: the episode recording it is created once per key (1-200 printable ASCII "
+    "characters, as the IETF draft's sf-string; a header sent empty is a 422, not a call without a key)."))]
 
 
 class FactsAssert(Input):
