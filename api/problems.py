@@ -95,7 +95,8 @@ def _loc(loc, kind: str = "", body=None) -> str:
     return out
 
 
-_MESSAGES = {"extra_forbidden": "not a field of this request (misspelt, or read-only?)"}
+_MESSAGES = {"extra_forbidden": "not a field of this request (misspelt, or read-only?)",
+             "model_attributes_type": "must be a JSON object", "dict_type": "must be a JSON object"}
 
 
 def _error(e: dict, body) -> dict:

@@ -531,11 +531,17 @@ def context(tenant_id: str, session_id: str, budget_tokens: int, system_policy: 
 def demo() -> None:
     """Load a small CRM story into tenant "demo" and print current facts, a history and a provenance."""
     from graphmem import demo as demo_mod
-    graph = open_graph()
+    settings = get_settings()
+    graph = open_graph(settings)
     try:
         demo_mod.run(graph)
     finally:
         graph.db.close()
+    if settings.neo4j_uri:
+        click.echo(f"Neo4j: {graph.db.uri} (NEO4J_URI), tenant demo")
+    else:
+        click.echo(f"Neo4j: {graph.db.uri}, the locally managed one, data in {settings.home}, tenant demo; it keeps "
+                   "running (`graphmem neo4j stop` stops it)")
 
 
 if __name__ == "__main__":

@@ -287,6 +287,12 @@ def test_bad_facts_name_the_field_and_write_nothing(client_for, tenant, db):
     for neither_or_both in ({}, {"value": "Globex", "object": GLOBEX}):
         r = c.post(f"/v1/facts/{fact_id}/correct", json=neither_or_both)
         assert r.status_code == 422 and r.json()["field"] == "value", r.text
+    # a value where the predicate takes an entity names the value that was sent (helper-found: it named `object`)
+    r = c.post(f"/v1/facts/{fact_id}/correct", json={"value": "Globex"})
+    assert r.status_code == 422 and r.json()["field"] == "value" and "give object" in r.json()["detail"], r.text
+    r = c.post("/v1/facts", json={"facts": [{"subject": DANA, "predicate": "WORKS_AT", "object": GLOBEX},
+                                            {"subject": DANA, "predicate": "WORKS_AT", "value": "Globex"}]})
+    assert r.status_code == 422 and r.json()["field"] == "facts[1].value", r.text
     assert c.get(f"/v1/facts/{fact_id}").json()["status"] == "retracted"   # as the retraction above left it
     r = c.get("/v1/facts", params={"entity_id": "x", "predicate": "has title"})
     assert r.status_code == 422 and r.json()["field"] == "predicate[0]", r.text

@@ -80,6 +80,15 @@ def test_pin_routes_with_versions(client_for, tenant):
     assert c.get("/v1/sessions/s1/pins/amount").json()["value"]["value"] == "12.00"
     bad = c.put("/v1/sessions/s1/pins/currency", json={"value": {"type": "currency", "value": "XYZ"}})
     assert bad.status_code == 422 and "ISO 4217" in bad.json()["detail"]
+    # a value sent bare, or without its type, says what is missing (helper-found: "a valid dictionary or object to
+    # extract fields from")
+    for value, field, said in (("A-10293", "value", "value: must be a JSON object"),
+                               ({"value": "A-10293"}, "value.type", "value.type: is required")):
+        bad = c.put("/v1/sessions/s1/pins/order_id", json={"value": value})
+        assert bad.status_code == 422 and (bad.json()["field"], bad.json()["detail"]) == (field, said), bad.text
+    bad = c.post("/v1/sessions/s1/turns", json={"idempotency_key": "bare", "user_id": "u1", "episodes": [],
+                                                "pins": [{"key": "order_id", "value": "A-10293"}]})
+    assert bad.status_code == 422 and bad.json()["field"] == "pins[0].value", bad.text
     assert c.delete("/v1/sessions/s1/pins/amount").status_code == 422                 # version required
     assert c.delete("/v1/sessions/s1/pins/amount", headers={"If-Match": '"1"'}).status_code == 409
     assert c.delete("/v1/sessions/s1/pins/amount", params={"version": 2}).status_code == 204

@@ -185,6 +185,8 @@ def test_turn_append_is_idempotent_and_checks_pin_versions(make_context, tenant)
     with pytest.raises(Conflict) as err:
         ctx.append_turn(tenant, "s1", stale)
     assert err.value.field == "pins[0].expected_version"
+    # worded as a pin write's: a turn that sent no version expected a new pin (helper-found: "expected None")
+    assert err.value.detail == "pin 'order_id' is at version 1; this write expected a new pin", err.value.detail
     assert len(ctx.services.graph.session_episodes(tenant, "s1")) == 1          # nothing half-written
     ok = stale.model_copy(update={"pins": [PinUpdate(key="order_id", value={"type": "order_id", "value": "A-8"},
                                                      expected_version=1)]})

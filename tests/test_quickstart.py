@@ -33,6 +33,7 @@ def test_demo_prints_current_facts_history_and_provenance(neo4j_server, db):
     prov = out[out.index("Provenance of:"):]
     assert "Marcus Lee" in prov.splitlines()[0] and "reorg" in prov
     assert "phone" in out[out.index("Channel preferences:"):] and "retracted" in out
+    assert out.splitlines()[-1].startswith(f"Neo4j: {db.uri}")   # which server holds the story
     assert _demo() == out  # re-running is harmless: same story, same answers
     # the story's episodes come with their facts: nothing is left for a worker to extract (or dead-letter); 9 of its
     # own (more when someone tried the docs' examples in tenant demo on this server, as they invite)

@@ -444,6 +444,15 @@ def check_definition(tx: Tx, tenant_id: str, key: str, value: PinValue, field: s
             raise InvalidInput(f"pin key {key!r} is defined by the tenant as {want}", field=field)
 
 
+def version_conflict(key: str, current: int | None, expected: int | None, field: str) -> Conflict:
+    """The 409 of a pin write whose expected version (None or 0: a new pin) is not the pin's `current` one (None:
+    no such pin), naming `field`."""
+    if current is None:
+        return Conflict(f"pin {key!r} does not exist (expected version {expected})", field=field)
+    return Conflict(f"pin {key!r} is at version {current}; this write expected "
+                    f"{expected or 'a new pin'}", field=field)
+
+
 def put_in(tx: Tx, tenant_id: str, session_id: str, key: str, value: PinValue, expected_version: int | None,
            set_by: str | None, field: str = "version", prefix: str = "") -> tuple[Pin, bool]:
     """`PinStore.put` inside a transaction (see there). `field` names the version field in errors, `prefix` goes
@@ -454,7 +463,7 @@ def put_in(tx: Tx, tenant_id: str, session_id: str, key: str, value: PinValue, e
     props = {**_props(value), "status": "active", "set_by": set_by, "written_by": "agent"}
     if current is None:
         if expected_version not in (None, 0):
-            raise Conflict(f"pin {key!r} does not exist (expected version {expected_version})", field=field)
+            raise version_conflict(key, None, expected_version, field)
         try:
             row = tx.one("pins/create", tenant_id=tenant_id, session_id=session_id, key=key, props=props, now=now)
         except neo4j.exceptions.ConstraintError as exc:
@@ -462,8 +471,7 @@ def put_in(tx: Tx, tenant_id: str, session_id: str, key: str, value: PinValue, e
                            field=field) from exc
         return from_row(row["pin"]), True
     if expected_version is None or expected_version != current.version:
-        raise Conflict(f"pin {key!r} is at version {current.version}; this write expected "
-                       f"{'a new pin' if not expected_version else expected_version}", field=field)
+        raise version_conflict(key, current.version, expected_version, field)
     row = tx.one("pins/update", tenant_id=tenant_id, session_id=session_id, key=key, props=props, now=now)
     return from_row(row["pin"]), False
 

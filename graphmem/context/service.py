@@ -30,7 +30,7 @@ from graphmem.context.compaction import Compactor, SummaryStore
 from graphmem.context.models import (CompactionResult, ContextRequest, Degraded, Summary, TurnIn, TurnResult,
                                      Window)
 from graphmem.context.pins import (PinStore, check_definition, check_key, delete_in, from_row, pin_version_check,
-                                   put_in)
+                                   put_in, version_conflict)
 from graphmem.context.sessions import SessionInfo, SessionStore, _info, check_session_id
 from graphmem.context.summarizer import build_summarizer
 from graphmem.errors import Conflict, GraphmemError, InvalidInput, NotFound, Unavailable
@@ -331,8 +331,7 @@ class ContextService:
                 if p.delete and current is None:
                     raise NotFound(f"session {session_id!r} has no pin {p.key!r}", field=f"pins[{i}].key")
                 if current != expected:
-                    raise Conflict(f"pin {p.key!r} is at version {current}, this turn expected {expected}",
-                                   field=f"pins[{i}].expected_version")
+                    raise version_conflict(p.key, current, expected, f"pins[{i}].expected_version")
         self.db.read(work)
 
     @staticmethod

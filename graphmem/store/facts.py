@@ -122,8 +122,10 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
             raise InvalidInput(f"{_at(fld, 'subject')}: {p.name} takes a subject of kind {p.subject_kinds}, not "
                                f"{subj.kind}", field=_at(fld, "subject.kind"))
         if not p.accepts_object(obj.kind if obj else None):
-            got = obj.kind if obj else "a literal value"
-            raise InvalidInput(f"{_at(fld, 'object')}: {p.name} takes {p.object_kinds}, not {got}",
+            if obj is None:   # name what was sent: a value where an entity was due
+                raise InvalidInput(f"{_at(fld, 'value')}: {p.name} takes an entity of kind {p.object_kinds} as its "
+                                   f"object, not a literal value; give object", field=_at(fld, "value"))
+            raise InvalidInput(f"{_at(fld, 'object')}: {p.name} takes {p.object_kinds}, not {obj.kind}",
                                field=_at(fld, "object"))
         if obj is not None and obj.id == subj.id:
             if refuse_self_reference:
