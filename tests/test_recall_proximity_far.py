@@ -46,3 +46,27 @@ def test_a_filtered_search_from_a_hub_finds_a_fact_one_entity_further_among_many
                                               seed_entity_ids=[hub], k=5))
     assert [h.text for h in res.hits] == ["Target Person has the title Chief Widget Officer"]
     assert res.hits[0].reasons == ["graph rank 1 (score 0.5)"]
+
+
+def test_a_seeds_own_facts_rank_above_facts_one_entity_further_however_many_paths_lead_there(recall, graph, tenant):
+    """Found by a helper over HTTP: the 0.5 for a fact one entity further was added once per seed fact leading to
+    its entity, so with three facts from Ann to Ben, Ben's job (1.5) outranked Ann's own title (1.0), and Ann's facts
+    to Ben scored 2.5. Now: 1.0 for a fact touching the seed, else 0.5 once. Episodes the same way: one that mentions
+    the seed 1.0, else 0.5 as provenance of the seed's facts."""
+    t = datetime(2023, 1, 1, tzinfo=UTC)
+    ann, ben = EntityRef(kind="Person", name="Ann Seed"), EntityRef(kind="Person", name="Ben Hub")
+    ep = graph.append_episode(tenant, EpisodeIn(content="org chart", occurred_at=t))[0].id
+    graph.assert_facts(tenant, [FactIn(subject=s, predicate=p, episode_id=ep, valid_from=t, **o) for s, p, o in (
+        (ann, "WORKS_AT", {"object": EntityRef(kind="Organization", name="Seedco")}),
+        (ann, "HAS_TITLE", {"value": "Director"}),
+        (ann, "KNOWS", {"object": ben}), (ann, "REPORTS_TO", {"object": ben}), (ann, "INTRODUCED_BY", {"object": ben}),
+        (ben, "HAS_TITLE", {"value": "Janitor"}),
+        (ben, "WORKS_AT", {"object": EntityRef(kind="Organization", name="Otherco")}))])
+    seed = graph.find_entities(tenant, "Ann Seed")[0].id
+    res = recall.search(tenant, SearchRequest(query="zzzz", targets=["fact"], seed_entity_ids=[seed], k=10))
+    scores = {h.text: h.reasons for h in res.hits}
+    own = [h.text for h in res.hits if h.text.startswith("Ann Seed")]
+    assert len(own) == 5 and [h.text for h in res.hits][:5] == own, scores        # every one of Ann's first
+    assert [h.reasons for h in res.hits[:5]] == [[f"graph rank {i} (score 1)"] for i in range(1, 6)], scores
+    assert sorted(h.text for h in res.hits[5:]) == ["Ben Hub has the title Janitor", "Ben Hub works at Otherco"]
+    assert all(h.reasons[0].endswith("(score 0.5)") for h in res.hits[5:]), scores

@@ -290,7 +290,8 @@ def test_episodes_mention_the_entities_of_their_facts(recall, graph, tenant):
     assert episodes(query="notes", entity_kinds=["Person"]) == {joined, lunch, again}
     assert episodes(query="notes", entity_kinds=["Deal"]) == set()
     res = recall.search(tenant, SearchRequest(query="zzzz", targets=["episode"], seed_entity_ids=[jo]))
-    assert [(h.id, h.reasons) for h in res.hits] == [(lunch, ["graph rank 1 (score 1.5)"])]
+    # it mentions Jo: 1, not also 0.5 as the provenance of a fact about Jo
+    assert [(h.id, h.reasons) for h in res.hits] == [(lunch, ["graph rank 1 (score 1)"])]
     assert episodes(query="zzzz", seed_entity_ids=[hexa]) == {joined, again}
     # a mention learned later (a fact about Hexa extracted from the lunch notes now) is not known before it
     before = datetime.now(UTC)

@@ -5,11 +5,11 @@
 //     tenant's prefixed terms, graphmem.store.fulltext.tenant_query, so it matches this tenant's nodes only),
 //   vector (cosine, exact over the tenant's own nodes: the shared vector index cannot filter by tenant; Neo4j's
 //     similarity is (1 + cos) / 2, and only nodes at or above $opt.min_similarity count),
-//   graph proximity to the seed entities ($seed_ids): facts touching a seed (1.0) or one entity further (0.5),
-//     every one of them, so the filters below choose among all (a cut in no particular order missed the one fact
-//     a filter asked for among a hub's many);
-//     episodes that mention a seed (1.0; a mention graphmem recorded by $known_at) or are provenance of a seed's
-//     facts (0.5; provenance recorded by $known_at), every one of them, so the filters below choose among all;
+//   graph proximity to the seed entities ($seed_ids): facts touching a seed (1.0) or else one entity further (0.5,
+//     once however many facts lead there), summed over the seeds, every one of them, so the filters below choose
+//     among all (a cut in no particular order missed the one fact a filter asked for among a hub's many);
+//     episodes that mention a seed (1.0; a mention graphmem recorded by $known_at) or else are provenance of a
+//     seed's facts (0.5; provenance recorded by $known_at), summed over the seeds, every one of them;
 //     entities one fact away. The walk from a seed to an entity one fact away (entities, and facts one entity
 //     further) takes only facts that paths walk (cypher/recall/around): valid at $as_of as known at $known_at,
 //     never candidates, never past retention, whatever $include_superseded says (it widens which facts are
@@ -167,6 +167,8 @@ CALL (t) {
       AND m.valid_from <= t.as_of AND (m.valid_to IS NULL OR m.valid_to > t.as_of OR m.closed_at > t.known_at
              OR (m.reclosed_at > t.known_at AND m.prior_valid_to > t.as_of))
       AND (m.retain_until IS NULL OR m.retain_until > t.now)
+      AND NOT (f)-[:SUBJECT|OBJECT]->(s)            // it touches the seed: 1.0 above, not also 0.5 per path
+    WITH DISTINCT seed_id, f                         // once per seed, however many facts lead to it
     RETURN 'graph' AS retriever, f, 0.5 AS score, 0 AS fetched
   }
   WITH t, retriever, f, sum(score) AS score, max(fetched) AS fetched
@@ -243,7 +245,8 @@ CALL (t) {
     MATCH (s:Entity {id: seed_id})<-[:SUBJECT|OBJECT]-(f:Fact)-[d:DERIVED_FROM]->(e:Episode)
     WHERE s.tenant_id = $tenant_id AND f.tenant_id = $tenant_id AND f.status <> 'candidate'
       AND d.recorded_at <= t.known_at AND (f.retain_until IS NULL OR f.retain_until > t.now)
-    WITH DISTINCT e
+      AND NOT EXISTS { MATCH (e)-[m:MENTIONS]->(s) WHERE m.recorded_at <= t.known_at }   // 1.0 above
+    WITH DISTINCT seed_id, e
     RETURN 'graph' AS retriever, e, 0.5 AS score, 0 AS fetched
   }
   WITH t, retriever, e, sum(score) AS score, max(fetched) AS fetched
