@@ -172,6 +172,17 @@ def test_search_ranks_the_reply_to_a_matching_question_right_after_it(recall, gr
     assert [h.id for h in both] == [reply2, asked2], [(h.text, h.score, h.reasons) for h in both]
     assert any(r.startswith("reply rank 1") for r in both[0].reasons)
     assert any(r.startswith("fulltext") for r in both[0].reasons)
+    # without speakers, the role tells who speaks (helper-found: an agent's user/assistant turns had no replies)
+    for key, role, text, at in (("q4", "user", "Where is the quokka offsite being held?", 20),
+                                ("a4", "assistant", "Room 5 in the Perth building.", 21),
+                                ("q5", "user", "Where is the quokka dinner?", 30),
+                                ("a5", "user", "Never mind, I found it.", 31)):
+        graph.append_episode(tenant, EpisodeIn(content=text, occurred_at=T0 + timedelta(seconds=at), role=role,
+                                               idempotency_key=key, session_id="s4" if at < 30 else "s5", user_id="u1"))
+    found = [h.text for h in recall.search(tenant, SearchRequest(query="quokka offsite", k=5,
+                                                                 targets=["episode"])).hits]
+    assert found[:2] == ["Where is the quokka offsite being held?", "Room 5 in the Perth building."], found
+    assert "Never mind, I found it." not in found     # the same role again: a follow-up, not a reply
 
 
 

@@ -44,7 +44,8 @@
 // One row: entity_hits, fact_hits, episode_hits, each a list of {reasons [{retriever, rank, score}], id, text (what
 // MMR compares: a fact's statement, an episode's speaker-prefixed content, an entity's name and aliases)}; an
 // episode hit also has `reply` ({id, text} or null): when it asks something (its content has a '?'), the next
-// episode of its session (NEXT) by another speaker, if that passes the same filters. Then facts, episodes and
+// episode of its session (NEXT) by another speaker (its `speaker`, or its `role` when it has none), if that passes
+// the same filters. Then facts, episodes and
 // entities: the records read in full, in no particular order - facts as {fact (the `Fact` model's fields),
 // provenance [{episode_id, occurred_at, session_id, user_id, role}] (its episodes recorded by $known_at as saying,
 // confirming, retracting or correcting it, still inside retention at $now)},
@@ -272,7 +273,7 @@ CALL (t) {
     UNWIND range(0, size(l.top) - 1) AS i
     WITH te, l.top[i].e AS e, collect({retriever: l.retriever, rank: i + 1, score: l.top[i].score}) AS reasons
     WITH e, reasons, [(e)-[:NEXT]->(r:Episode)
-                      WHERE e.content CONTAINS '?' AND coalesce(r.speaker, '') <> coalesce(e.speaker, '')
+                      WHERE e.content CONTAINS '?' AND coalesce(r.speaker, r.role, '') <> coalesce(e.speaker, e.role, '')
                         AND r.tenant_id = $tenant_id
                         AND (r.retain_until IS NULL OR r.retain_until > te.now)
                         AND r.ingested_at <= te.known_at
