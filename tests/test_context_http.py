@@ -274,6 +274,27 @@ def test_a_window_finds_the_users_memory_below_many_better_matches_and_ignores_i
         assert not [p for p in w["pieces"] if p["tier"] == "retrieved"] and w["degraded"] == [], (query, w)
 
 
+def test_a_windows_recent_turns_do_not_take_its_retrieved_places(client_for, tenant):
+    """Found by a helper: the window searched for its 8 hits and then dropped those already among its recent turns,
+    so 8 matching turns and 8 matching facts gave 4 retrieved facts. The search now passes over the window's recent
+    turns (and their replies) before it keeps its k."""
+    c = client_for(tenant)
+    for i in range(8):
+        r = c.post("/v1/sessions/snar/turns", json={"idempotency_key": f"n{i}", "user_id": "nu", "episodes": [
+            {"role": "user", "content": f"Narwhal question number {i}: tell me about narwhal tusks?",
+             "occurred_at": f"2024-05-01T09:{i:02d}:00Z"}]})
+        assert r.status_code == 201, r.text
+    facts = [{"subject": {"kind": "Person", "name": f"Narwhal Keeper{i}"}, "predicate": "HAS_TITLE",
+              "value": f"narwhal specialist {i}"} for i in range(8)]
+    assert c.post("/v1/facts", json={"facts": facts}).status_code == 200
+    w = c.post("/v1/sessions/snar/context", json={"budget_tokens": 8000, "system_policy": "p", "query": "narwhal",
+                                                  "user_id": "nu"}).json()
+    recent = [p for p in w["pieces"] if p["tier"] == "recent"]
+    retrieved = [p["text"] for p in w["pieces"] if p["tier"] == "retrieved"]
+    assert len(recent) == 8 and [d["source"] for d in w["degraded"]] == ["search.vector"]   # no embedder here
+    assert len(retrieved) == 8 and all("narwhal specialist" in t for t in retrieved), w["text"]
+
+
 def test_sensitive_facts_stay_with_the_sessions_that_said_them(client_for, tenant):
     """A health, finance or legal fact enters a window only through a provenance episode that session may see
     (never through another user's, never through consent), and a window's fact citations list only the episodes

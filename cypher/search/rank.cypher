@@ -28,11 +28,11 @@
 //     filters; never the record of an API write (`searchable: false`, graphmem.store.episodes.append);
 //   entities: tenant, entity kinds, created by $known_at, and the scope filters ($scoped: mentioned by an episode
 //     in scope, or the subject or object of a fact derived from one);
-//   and, with a $viewer (a context window: {session_id, user_id, consent_classes, sensitive_classes}, or null for
-//     none; graphmem.recall.models.Viewer), what that session may see. The viewer's user is the session's, else
+//   and, with a $viewer (a context window: {session_id, user_id, consent_classes, sensitive_classes, shown}, or null
+//     for none; graphmem.recall.models.Viewer), what that session may see and does not already show. The viewer's user is the session's, else
 //     $viewer.user_id; `shared` is that user's consent flag, else the tenant's (:Consent). An episode is
 //     VISIBLE when it is of the viewer's session, or of no session and of no user or the viewer's user. Episodes:
-//     visible ones only (replies too). Facts: all, except that one of a consent class needs a provenance episode
+//     visible ones only, and none whose id is in $viewer.shown (the window's recent turns), replies too. Facts: all, except that one of a consent class needs a provenance episode
 //     that is visible or, with `shared`, of the viewer's user, and one of a sensitive class a visible one (never
 //     through consent). When the session's user is not $viewer.user_id nothing is returned (`blind`).
 // With $scoped, a fact's provenance lists only its episodes in scope (another user's are not shown); with a
@@ -60,7 +60,7 @@
 // occurred_after, occurred_before, episodes_until; they are copied into `t`. Neo4j plans once per parameter types and a null is a
 // type of its own, while a map is a map whatever it holds: as separate parameters each new mix of filters was
 // planned anew (1.5-1.7 s).
-// The viewer is resolved here, in the same read, so that a window's search runs beside its graph read.
+// The viewer is resolved here, in the same read: one round trip for a window's search.
 WITH {now: datetime($now), as_of: datetime($as_of), known_at: datetime($known_at),
       occurred_after: datetime($opt.occurred_after), occurred_before: datetime($opt.occurred_before),
       episodes_until: datetime($opt.episodes_until),
@@ -78,7 +78,8 @@ OPTIONAL CALL () {
           blind: s.user_id IS NOT NULL AND v.user_id IS NOT NULL AND s.user_id <> v.user_id,
           shared: user_id IS NOT NULL AND coalesce([c IN consents WHERE c.subject <> '*' | c.share_preferences][0],
                                                    [c IN consents WHERE c.subject = '*' | c.share_preferences][0], false),
-          consent_classes: v.consent_classes, sensitive_classes: v.sensitive_classes} AS viewer
+          consent_classes: v.consent_classes, sensitive_classes: v.sensitive_classes,
+          shown: coalesce(v.shown, [])} AS viewer
 }
 WITH t {.*, viewer: viewer} AS t
 CALL (t) {
@@ -262,8 +263,9 @@ CALL (t) {
     AND (t.occurred_before IS NULL OR e.occurred_at < t.occurred_before)
     AND (t.entity_kinds IS NULL OR EXISTS { MATCH (e)-[m:MENTIONS]->(x:Entity)
                                            WHERE x.kind IN t.entity_kinds AND m.recorded_at <= t.known_at })
-    AND (t.viewer IS NULL OR e.session_id = t.viewer.session_id                                   // visible
-         OR (e.session_id IS NULL AND (e.user_id IS NULL OR e.user_id = t.viewer.user_id))) AS ok
+    AND (t.viewer IS NULL OR ((e.session_id = t.viewer.session_id                                 // visible
+         OR (e.session_id IS NULL AND (e.user_id IS NULL OR e.user_id = t.viewer.user_id)))
+         AND NOT e.id IN t.viewer.shown)) AS ok                                  // not already in the window
   ORDER BY score DESC, e.occurred_at DESC
   WITH t, retriever, max(fetched) AS fetched, [x IN collect({e: e, score: score, ok: ok}) WHERE x.ok][..$limit] AS top
   WITH head(collect(t)) AS te, collect(CASE WHEN fetched >= $fetch AND size(top) < $limit THEN retriever END) AS starved,
@@ -285,8 +287,9 @@ CALL (t) {
                         AND (te.entity_kinds IS NULL
                              OR EXISTS { MATCH (r)-[m:MENTIONS]->(x:Entity)
                                          WHERE x.kind IN te.entity_kinds AND m.recorded_at <= te.known_at })
-                        AND (te.viewer IS NULL OR r.session_id = te.viewer.session_id                 // visible
+                        AND (te.viewer IS NULL OR ((r.session_id = te.viewer.session_id               // visible
                              OR (r.session_id IS NULL AND (r.user_id IS NULL OR r.user_id = te.viewer.user_id)))
+                             AND NOT r.id IN te.viewer.shown))
                       | {id: r.id, text: CASE WHEN r.speaker IS NULL THEN r.content ELSE r.speaker + ': ' + r.content END}
                      ][0] AS reply
     RETURN collect({reasons: reasons, id: e.id, reply: reply,

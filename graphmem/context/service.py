@@ -83,9 +83,6 @@ class ContextService:
         check_session_id(session_id)
         started = time.monotonic()
         counter = TokenCounter.for_model(req.model)
-        search = None
-        if trim_blank(req.query) and self.settings.context_retrieval_k > 0:
-            search = self._search_pool.submit(self._search, tenant_id, session_id, req)
         state = self._state(tenant_id, session_id)
         notes: list[str] = []
         expired = state["session"] is not None and self.sessions.is_expired(state["session"])
@@ -101,8 +98,6 @@ class ContextService:
                              f"starts afresh; earlier turns are stored but not loaded")
         info: SessionInfo | None = state["session"]
         if info is not None and info.user_id and req.user_id and info.user_id != req.user_id:
-            if search is not None:
-                search.cancel()
             raise InvalidInput(f"session {session_id!r} belongs to another user", field="user_id")
         reset_at = info.window_reset_at if info else None
         if reset_at is not None and not notes:
@@ -115,9 +110,10 @@ class ContextService:
             notes.append(f"{state['tail_total'] - len(tail)} older raw turn(s) not loaded (a window reads the newest "
                          f"{self.settings.context_tail_max_episodes}); compaction folds them into the summary")
         degraded: list[Degraded] = []
+        search = None
+        if trim_blank(req.query) and self.settings.context_retrieval_k > 0:
+            search = self._search_pool.submit(self._search, tenant_id, session_id, req, [e.id for e in tail])
         hits = self._collect(search, started, degraded, notes)
-        in_tail = {e.id for e in tail}
-        hits = [h for h in hits if not (h.kind == "episode" and h.id in in_tail)]   # already in the window
         if not counter.exact:
             notes.append(f"no offline encoding for {req.model!r}: counted with {counter.encoding_name} (estimates)")
         cands: dict[str, list[assembly.Candidate]] = {
@@ -149,15 +145,17 @@ class ContextService:
                 "summary": Summary(**row["summaries"][0]) if row["summaries"] else None,
                 "tail": [assembly.TailTurn.from_row(e) for e in row["tail"]], "tail_total": row["tail_total"]}
 
-    def _search(self, tenant_id: str, session_id: str, req: ContextRequest):
-        """Recall search for the window: facts and episodes, ranked among what the session may see only (the
-        `Viewer` filter runs inside the search, before each retriever keeps its top hits)."""
+    def _search(self, tenant_id: str, session_id: str, req: ContextRequest, shown: list[str]):
+        """Recall search for the window: facts and episodes, ranked among what the session may see and does not
+        already show (`shown`: the ids of its recent turns), so that the window's k hits are all new to it (the
+        `Viewer` filter runs inside the search, before each retriever keeps its top hits; a helper found 4 of 8 hits
+        spent on recent turns and dropped after). It starts once those turns are read (~3 ms), not beside that read."""
         from graphmem.recall.models import SearchRequest, Viewer
 
         return self.services.recall.search(tenant_id, SearchRequest(
             query=trim_blank(req.query)[:2000], k=self.settings.context_retrieval_k, targets=["fact", "episode"],
             as_of=req.as_of, depth=self.settings.context_search_depth),
-            Viewer(session_id=session_id, user_id=req.user_id))
+            Viewer(session_id=session_id, user_id=req.user_id, shown=shown))
 
     def _collect(self, search: cf.Future | None, started: float, degraded: list[Degraded],
                  notes: list[str]) -> list[Any]:

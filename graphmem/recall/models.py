@@ -75,15 +75,18 @@ class Viewer(BaseModel):
     visible provenance episode (never through consent). A fact hit cites only those provenance episodes. The user is
     the session's (or `user_id` when the session has none, or does not exist yet); consent is the user's flag, else
     the tenant's (`:Consent`, graphmem.context.sessions). When the session's user is not `user_id` the search
-    answers nothing (the window is refused for it anyway). Entities are not filtered (a window retrieves none)."""
+    answers nothing (the window is refused for it anyway). Entities are not filtered (a window retrieves none).
+    `shown`: ids of episodes the window already holds (its recent turns), which the search passes over, as a hit
+    and as a reply, so that they do not take the places of other hits."""
 
     session_id: str
     user_id: str | None = None
+    shown: list[str] = []
 
     def params(self) -> dict:
         """The `$viewer` map of search/rank."""
         return {"session_id": self.session_id, "user_id": self.user_id, "consent_classes": list(CONSENT_CLASSES),
-                "sensitive_classes": list(SENSITIVE_CLASSES)}
+                "sensitive_classes": list(SENSITIVE_CLASSES), "shown": list(self.shown)}
 
 
 class Provenance(BaseModel):
