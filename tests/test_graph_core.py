@@ -574,6 +574,22 @@ def test_identities_within_one_batch_are_checked_as_across_calls(graph, tenant):
     assert EntityRef(kind="Person", name="Eve", external_ids=[" crm:contact:e1 "]).external_ids == ["crm:contact:e1"]
 
 
+def test_a_name_given_as_an_alias_in_the_same_batch_names_that_entity(graph, tenant):
+    """Found by a helper: "Theodora Quill" (alias "Teddy") and a fact about "Teddy" in one batch made two people, and
+    Theodora lost her alias to the new "Teddy"; sent in two calls, "Teddy" was Theodora. Now a batch resolves as
+    calls do, in either order."""
+    teddy = EntityRef(kind="Person", name="Theodora Quill", aliases=["Teddy"])
+    for n, (first, second) in enumerate(((teddy, EntityRef(kind="Person", name="Teddy")),
+                                         (EntityRef(kind="Person", name="Teddy"), teddy))):
+        t = f"{tenant}-{n}"
+        e, _ = graph.append_episode(t, msg("aliases in one batch"))
+        graph.assert_facts(t, [FactIn(subject=first, predicate="LOCATED_IN", value="Oslo", episode_id=e.id),
+                               FactIn(subject=second, predicate="HAS_TITLE", value="CEO", episode_id=e.id)])
+        [who] = graph.find_entities(t, "Teddy")
+        assert (who.name, who.aliases) == ("Theodora Quill", ["Teddy"])
+        assert sorted(f.predicate for f in graph.facts_about(t, who.id)) == ["HAS_TITLE", "LOCATED_IN"]
+
+
 def test_namesakes_written_at_once_stay_apart(graph, tenant):
     """Six writers each adding a "Kai Moe" with their own email at the same moment: six people, each with their own
     title (a writer that lost the name's alias to another became that person and closed their title)."""

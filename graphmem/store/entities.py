@@ -87,6 +87,21 @@ def _identifier_keys(ref: EntityRef) -> list[tuple[str, str]]:
         [("external", k) for k in ref.external_ids]
 
 
+def _declared_aliases(refs: Sequence[EntityRef], indexes: Sequence[int]) -> dict[str, int]:
+    """Alias key -> the index of the one reference among `indexes` that gives that name as an alias (kind-scoped,
+    as stored aliases are); a name that references of different names give as an alias is nobody's here."""
+    out: dict[str, int | None] = {}
+    for i in indexes:
+        for a in refs[i].aliases:
+            key = alias_key(refs[i].kind, name_key(a))
+            if name_key(a) and key in out and out[key] is not None and \
+                    name_key(refs[out[key]].name or "") != name_key(refs[i].name or ""):
+                out[key] = None
+            elif name_key(a) and key not in out:
+                out[key] = i
+    return {k: i for k, i in out.items() if i is not None}
+
+
 def _identifiers(ref: EntityRef) -> str:
     """The strong identifiers of `ref` as a phrase for messages: "email 'a@b.c', external id 'crm:7'"."""
     return ", ".join(f"{'external id' if kind == 'external' else kind} {value!r}"
@@ -194,6 +209,8 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
         to_create: dict[str, dict] = {}   # dedupe new entities within the batch by identifier / alias key
         pending: dict[int, str] = {}      # ref index -> its to_create key, then the new entity's id
         unnamed: list[int] = []           # refs by identifiers alone that match no stored entity
+        declared = _declared_aliases(refs, by_ref)
+        alias_of: dict[int, int] = {}     # a bare name another reference of the batch gives as its alias -> that ref
         for row in rows:
             i, ref, named, match = row["idx"], refs[row["idx"]], row["named"], row["match"]
             _check_resolution(ref, row, fields[i], namesakes)
@@ -204,6 +221,10 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
                 continue
             if ref.name is None:   # identifiers alone: an entity this batch creates, or none (below)
                 unnamed.append(i)
+                continue
+            j = declared.get(alias_key(ref.kind, name_key(ref.name)))
+            if j is not None and j != i and not ref.aliases and not _identifier_keys(ref):
+                alias_of[i] = j    # as it would resolve had the other reference come in an earlier call
                 continue
             key = alias_key(ref.kind, name_key(ref.name))
             dedupe = ref.email or ref.domain or (f"external:{ref.external_ids[0]}" if ref.external_ids else key)
@@ -232,6 +253,11 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
                                        "this batch creates; they must name one", field=fields[i])
                 _check_identified_kind(refs[i], to_create[found[0]], fields[i])
                 pending[i] = found[0]
+        for i, j in alias_of.items():
+            if j in resolved:
+                resolved[i] = resolved[j]
+            else:
+                pending[i] = pending[j]
         if namesakes == "refuse":   # a name alone, where this batch creates namesakes told apart by identifiers
             for i, d in pending.items():
                 same = [r for r in to_create.values() if r["alias_key"] == to_create[d]["alias_key"]
