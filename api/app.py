@@ -118,8 +118,12 @@ def keep_warm(services: Services, interval_s: float) -> Callable[[], None]:
     `dbms.cypher.min_replan_interval` (10 s) has passed, and the query that finds it stale waits for the new plan:
     1.2-1.4 s for the search, so a context window that met it lost its retrieved tier to the 0.3 s timeout
     (docs/benchmarks/recall.md, "Replans after writes"). Run every few seconds, the warm-up is nearly always the
-    query that finds the plan stale. A failed round is logged at debug level and the next one tried."""
+    query that finds the plan stale, but not always: a window's search that came first (keep-warm rounds are slow
+    on a loaded machine) spent 5 s replanning in CI. So while this runs, searches use the cached plan however stale
+    (`HybridSearch.skip_replan`, `CYPHER replan=skip`) and only these rounds replan. A failed round is logged at
+    debug level and the next one tried."""
     stop = threading.Event()
+    services.recall.hybrid.skip_replan = True
 
     def run() -> None:
         while not stop.wait(interval_s):
@@ -133,6 +137,7 @@ def keep_warm(services: Services, interval_s: float) -> Callable[[], None]:
     def stop_keep_warm() -> None:
         stop.set()
         thread.join(timeout=30)
+        services.recall.hybrid.skip_replan = False
     return stop_keep_warm
 
 

@@ -150,8 +150,8 @@ class Settings(BaseSettings):
         "How often `graphmem serve` runs the warm-up reads again in the background (seconds; 0 = never). Neo4j "
         "replans a cached plan once the statistics it was made from have changed enough and 10 s have passed, and "
         "the query that finds it stale waits for the new plan (1.2-1.4 s for the search, past "
-        "context_search_timeout_s): run every few seconds, the warm-up is the one that waits (a few milliseconds a "
-        "round otherwise)."))
+        "context_search_timeout_s): while it runs, searches use the cached plan however stale (CYPHER replan=skip) "
+        "and the warm-up is the one that waits (a few milliseconds a round otherwise). 0 also lets searches replan."))
     context_retrieval_k: int = Field(default=8, ge=0, le=100, description="Facts/episodes asked of recall per turn.")
     context_search_depth: int = Field(default=20, ge=1, le=500, description=(
         "Hits each recall retriever contributes to fusion for the window's search (SearchRequest.depth; at least "

@@ -104,6 +104,10 @@ class HybridSearch:
         self.db, self.embedder = db, embedder
         self.tuning = tuning or SearchTuning()
         self.guard = EmbeddingGuard(db, embedder.name if embedder is not None else None)
+        self.skip_replan = False
+        """True while something else replans the search (the API's keep-warm, `api.app.keep_warm`): searches then
+        run on the cached plan however stale (`Database.read_one`), and only `warm_up` replans. Off by default: a
+        process that searches without a keep-warm beside it would otherwise keep a plan made on an empty database."""
 
     # ---- query vector -----------------------------------------------------------------------
     def _vector(self, text: str, degraded: list[str]) -> list[float] | None:
@@ -145,13 +149,13 @@ class HybridSearch:
                 at = f"seed_entity_ids[{missing[0]}]"
                 raise NotFound(f"{at}: no entity {req.seed_entity_ids[missing[0]]!r}", field=at)
         params = self._rank_params(tenant_id, req, now, lucene, vector, seeds, viewer)
-        row = self.db.read_one("search/rank", **params)
+        row = self.db.read_one("search/rank", skip_replan=self.skip_replan, **params)
         if row["starved"] and params["fetch"] < self.tuning.max_fetch:
             # a retriever read `fetch` candidates and the filters left fewer than `limit`: more may match further
             # down its index, so read again as deep as max_fetch allows (one more round trip, for filtered
             # searches and windows whose filters take out most of the best matches)
             params["fetch"] = self.tuning.max_fetch
-            row = self.db.read_one("search/rank", **params)
+            row = self.db.read_one("search/rank", skip_replan=self.skip_replan, **params)
         ranked = self._fuse(row["entity_hits"], row["fact_hits"], row["episode_hits"])
         if self.tuning.replies:
             ranked = self._with_replies(ranked, row["episode_hits"])
@@ -163,7 +167,8 @@ class HybridSearch:
         if unread:
             ids = {f"{kind}_ids": _ids([c.id for c in unread if c.kind == kind])
                    for kind in ("fact", "episode", "entity")}
-            records.update(self._records(self.db.read_one("search/rank", **{**params, "targets": [], **ids})))
+            records.update(self._records(self.db.read_one("search/rank", skip_replan=self.skip_replan,
+                                                          **{**params, "targets": [], **ids})))
         hits = [self._hit(c, records[(c.kind, c.id)], req.known_at) for c in ranked if (c.kind, c.id) in records]
         if viewer is None:
             return SearchResponse(hits=hits, degraded=degraded)
@@ -175,16 +180,18 @@ class HybridSearch:
         as a context window sends it (with a `Viewer`; its search has a timeout) and as `POST /v1/search` does, each
         as a first read and as the second read of winners not prefetched (no targets). Neo4j plans one plan per
         query text and parameter types (`NO_ID`), 1.3-2.5 s each when cold (docs/benchmarks/recall.md, "Cold
-        plans"); `tenant_id` should hold nothing. With an embedder the query is embedded, as a request's is.
-        Raises what the search raises."""
+        plans"); `tenant_id` should hold nothing. With an embedder the query is embedded, as a request's is. Each
+        shape runs plainly, which replans a plan Neo4j deems stale, and as `CYPHER replan=skip`, whose text Neo4j
+        parses apart (0.5 s cold) though it runs the same plan (`skip_replan`). Raises what the search raises."""
         query, now = "warm up the search plans", utcnow()
         vector, lucene = self._vector(query, []), build_query(query, tenant_id)
         for req, viewer in ((SearchRequest(query=query, k=8, targets=["fact", "episode"], depth=20),
                              Viewer(session_id="warm-up", user_id="warm-up")),
                             (SearchRequest(query=query, k=10), None)):
             params = self._rank_params(tenant_id, req, now, lucene, vector, [], viewer)
-            self.db.read_one("search/rank", **params)
-            self.db.read_one("search/rank", **{**params, "targets": []})
+            for shape in (params, {**params, "targets": []}):
+                self.db.read_one("search/rank", **shape)                     # replans a stale plan
+                self.db.read_one("search/rank", skip_replan=True, **shape)   # parses the text searches send
 
     def _rank_params(self, tenant_id: str, req: SearchRequest, now: datetime, lucene: str | None,
                      vector: list[float] | None, seeds: list[str], viewer: Viewer | None = None) -> dict:

@@ -144,6 +144,10 @@ def live(node: dict[str, Any] | None, key: str = "id") -> dict[str, Any] | None:
     return node if node and node.get(key) is not None else None
 
 
+SKIP_REPLAN = "CYPHER replan=skip\n"
+"""The query option that runs a statement on its cached plan however stale (`Database.read_one`)."""
+
+
 def _checked(name: str, params: dict[str, Any]) -> str:
     text = cypher.query(name)
     if "$tenant_id" in text:
@@ -242,13 +246,18 @@ class Database:
         """Run one named read query; first record or None."""
         return self.read(lambda tx: tx.one(name, **params))
 
-    def read_one(self, name: str, /, **params: Any) -> dict[str, Any] | None:
+    def read_one(self, name: str, /, *, skip_replan: bool = False, **params: Any) -> dict[str, Any] | None:
         """One named single-statement read as an auto-commit transaction: RUN and PULL in one round trip, where a
         managed read (`one`) adds BEGIN and COMMIT round trips (measured 3.1 vs 4.1 ms median for the context
         window read on a loaded 2-core machine). Retried once on a transient error or a lost connection (a read has
         nothing to undo), but not when the query ran out of transaction memory. First record as a dict, or None.
-        Same tenant guard as every query."""
+        Same tenant guard as every query. `skip_replan` runs it as `CYPHER replan=skip` (Cypher manual, "Query
+        options"): a cached plan is used even when Neo4j's statistics say it is stale, so the call never waits for a
+        replan; the plan cache is keyed past the options, so the plain query's replans reach it (measured: the
+        option's first call parsed in 0.47 s and reused the plan the plain query had made in 3.0 s)."""
         text = _checked(name, params)
+        if skip_replan:
+            text = SKIP_REPLAN + text
         with _unavailable():
             for attempt in (0, 1):
                 try:
