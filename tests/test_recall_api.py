@@ -141,6 +141,7 @@ def test_errors_name_the_request_field(client_for, crm_api):
     sam = ids["Sam Me"]
     for body, status, field in (({"entity": {"id": "nope"}}, 404, "entity.id"),
                                 ({"entity": {"query": "zzqqxx"}}, 404, "entity.query"),
+                                ({"entity": {"query": "%%%"}}, 422, "entity.query"),   # as a name of no letters
                                 ({"entity": {"id": sam}, "other": {"name": "Nobody Here"}}, 404, "other.name"),
                                 ({"entity": {"id": sam}, "other": {"id": sam}}, 422, "other"),
                                 # too many terms for full-text (Han script counts each character): said, not a 404
@@ -172,7 +173,8 @@ def test_errors_name_the_request_field(client_for, crm_api):
             ("/v1/recall/introductions", {"from": sam, "to": sam}, 422, "to"),
             ("/v1/recall/who-at", {"org": "Nowhere Inc"}, 404, "org"),
             (f"/v1/entities/{sam}/paths/nope", {}, 404, "other_id"),
-            (f"/v1/entities/{sam}/paths/{sam}", {}, 422, "other_id")):
+            (f"/v1/entities/{sam}/paths/{sam}", {}, 422, "other_id"),
+            ("/v1/entities/nope/paths/nope", {}, 404, "entity_id")):    # unknown before the same (helper-found)
         r = c.get(route, params=params)
         assert (r.status_code, r.json()["field"]) == (status, field), (route, params, r.text)
         assert r.json()["detail"].startswith(f"{field}: "), r.text

@@ -13,7 +13,7 @@ from datetime import datetime
 from graphmem.errors import InvalidInput, NotFound
 from graphmem.models import Entity, Fact, blank, value_key
 from graphmem.ontology import ANY_KIND, LITERAL, Ontology
-from graphmem.recall.lucene import build_query, fuzzy_query
+from graphmem.recall.lucene import build_query, fuzzy_query, terms
 from graphmem.recall.models import SearchRequest, SearchResponse, Viewer
 from graphmem.recall.paths import AROUND_MAX_HOPS, MAX_HOPS, Member, Neighbour, Path, to_path, to_paths
 from graphmem.recall.search import TOO_MANY_TERMS, HybridSearch, SearchTuning
@@ -143,6 +143,8 @@ class RecallService:
             hint = f" (closest by text: {', '.join(map(repr, near))}{tip})" if near else ""
             raise NotFound(f"{field}.name: no entity named {name!r}{hint}", field=f"{field}.name")
         if query:
+            if not terms(query):   # as a name with no letters or digits: nothing to match, not "no match"
+                raise InvalidInput(f"{field}.query: the query has no letters or digits", field=f"{field}.query")
             res = self.search(tenant_id, SearchRequest(query=query, k=5, targets=["entity"],
                                                        entity_kinds=[kind] if kind else None))
             for hit in res.hits:   # the best fused hit that shares a word with the query
@@ -222,12 +224,12 @@ class RecallService:
         are one entity and `NotFound` for an unknown one name `fields`, the request fields that carried the ids;
         a predicate the tenant does not have is an `InvalidInput` naming `predicate_field`."""
         require_tenant(tenant_id)
-        if from_id == to_id:
-            raise InvalidInput(f"{fields[1]}: the same entity as {fields[0]}", field=fields[1])
         if not 1 <= k <= 5:
             raise InvalidInput("k must be between 1 and 5", field="k")
         for eid, fld in zip((from_id, to_id), fields):
-            self.entity(tenant_id, eid, field=fld)
+            self.entity(tenant_id, eid, field=fld)    # an unknown id is a 404 before the two are compared
+        if from_id == to_id:
+            raise InvalidInput(f"{fields[1]}: the same entity as {fields[0]}", field=fields[1])
         rows = self._between(tenant_id, from_id, to_id, self._hops(max_hops), k, self._times(as_of, known_at),
                              self.graph.known_predicates(tenant_id, predicates, predicate_field, walkable=True))
         return [to_path(r) for r in rows]
