@@ -209,14 +209,23 @@ def name_key(name: str) -> str:
     with no letter or digit left has no key (""): callers refuse it ("has no letters or digits"), or drop it where
     an identifier names the entity, so "❤️", "★" or "..." never name an entity.
 
-    "  Dana  O'Neil " -> "dana oneil"; "ACME, Inc." -> "acme inc."; "❤️ Fund" -> "fund" (as "❤ Fund").
+    "  Dana  O'Neil " -> "dana oneil"; "ACME, Inc." -> "acme inc."; "❤️ Fund" -> "fund" (as "❤ Fund");
+    "İLKAY IŞIK" -> "ilkay işik" (as "İlkay Işık": the Turkish i's fold together, `turkish_i`).
     """
     return _key(name, _NOT_NAME)
 
 
+def turkish_i(text: str) -> str:
+    """Case-folded `text` with the four Turkish i's as one: dotless "ı" and "i" + combining dot above (what
+    `str.casefold` makes of "İ") are "i". Unicode's default folding pairs "I" with "i", Turkish pairs it with "ı"
+    and "İ" with "i" (Unicode CaseFolding.txt, status T), so without this "İLKAY IŞIK" and "İlkay Işık" keyed apart,
+    and "ilkay işık" typed in lower case missed both."""
+    return text.replace("i\u0307", "i").replace("\u0131", "i")
+
+
 def _key(text: str, dropped: re.Pattern) -> str:
     """`name_key`'s normalisation, dropping what `dropped` matches."""
-    s = SELECTORS.sub("", FILLERS.sub(" ", unicodedata.normalize("NFKC", text)).casefold())
+    s = turkish_i(SELECTORS.sub("", FILLERS.sub(" ", unicodedata.normalize("NFKC", text)).casefold()))
     s = re.sub(r"\s+", " ", dropped.sub("", s)).strip()
     return s if any(c.isalnum() for c in s) else ""
 

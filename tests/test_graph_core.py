@@ -394,6 +394,53 @@ def test_variation_selectors_and_symbol_only_text_in_keys(db, settings, graph, t
     assert keys() == expected
 
 
+def test_turkish_names_resolve_in_either_case(db, settings, graph, tenant):
+    """Found by a helper: "İlkay Işık" was not found as "ilkay işık" or "İLKAY IŞIK" (Unicode's default case
+    folding pairs "I" with "i" and makes "İ" an "i" with a combining dot; Turkish pairs "I" with "ı"). The Turkish
+    i's now key as one (`turkish_i`), values too; a schema-14 graph gets its keys again at start-up."""
+    from graphmem.store.schema import TURKISH_I, _name_key_before_15, rekey_marked_names
+
+    ep, _ = graph.append_episode(tenant, msg("Ilkay's title"))
+    [first] = graph.assert_facts(tenant, [FactIn(subject=EntityRef(kind="Person", name="İlkay Işık"),
+                                                 predicate="HAS_TITLE", value="Işık Mühendisi", episode_id=ep.id)])
+    ilkay = graph.get_fact(tenant, first.fact_id).subject_id
+    for name in ("ilkay işık", "İLKAY IŞIK", "ILKAY IŞIK", "İlkay Işık"):
+        assert [e.id for e in graph.find_entities(tenant, name, "Person")] == [ilkay], name
+    assert graph.find_entities(tenant, "Ilkay Isik", "Person") == []     # "ş" is not "s", as "é" is not "e"
+    [again] = graph.assert_facts(tenant, [FactIn(subject=EntityRef(kind="Person", name="İLKAY IŞIK"),
+                                                 predicate="HAS_TITLE", value="IŞIK MÜHENDISI", episode_id=ep.id)])
+    assert again.action == "duplicate" and again.fact_id == first.fact_id
+
+    def keys():
+        with db.driver.session(database=db.database) as s:
+            return (s.run("MATCH (e:Entity {id: $id}) RETURN e.name_key", id=ilkay).single()[0],
+                    sorted(s.run("MATCH (a:Alias {tenant_id: $t})-[:ALIAS_OF]->(:Entity {id: $id}) RETURN a.key",
+                                 t=tenant, id=ilkay).value()),
+                    s.run("MATCH (f:Fact {id: $id}) RETURN f.object_key", id=first.fact_id).single()[0])
+
+    def age():   # what a schema-14 graph holds: the name's key with a combining dot and a dotless i
+        old = _name_key_before_15("İlkay Işık")
+        with db.driver.session(database=db.database) as s:
+            s.run("MATCH (a:Alias {tenant_id: $t})-[:ALIAS_OF]->(:Entity {id: $id}) DETACH DELETE a",
+                  t=tenant, id=ilkay).consume()
+            s.run("MATCH (e:Entity {id: $id}) SET e.name_key = $k "
+                  "MERGE (a:Alias {tenant_id: $t, key: 'Person:' + $k}) "
+                  "ON CREATE SET a.entity_id = e.id, a.name_key = $k MERGE (a)-[:ALIAS_OF]->(e)",
+                  id=ilkay, k=old, t=tenant).consume()
+            s.run("MATCH (f:Fact {id: $id}) SET f.object_key = 'v:ışık mühendisi'", id=first.fact_id).consume()
+
+    expected = keys()
+    assert expected == ("ilkay işik", ["Person:ilkay işik"], "v:işik mühendisi")
+    age()
+    assert keys() != expected and graph.find_entities(tenant, "ilkay işık", "Person") == []
+    db.execute("meta/set_schema", version=14, embedding_dimension=settings.embedding_dimension)
+    assert apply_schema(db, settings.embedding_dimension)["migrated"] is True
+    assert keys() == expected
+    age()
+    assert rekey_marked_names(db, batch=1, pattern=TURKISH_I, old_key=_name_key_before_15) >= 2
+    assert keys() == expected
+
+
 def test_the_schema_14_migration_reports_entities_that_now_share_a_key(db, settings, graph, tenant, caplog):
     """Before schema 14 "❤ Fund" and "❤️ Fund" keyed apart, so a graph may hold both as two entities. The
     migration gives them one key: they become namesakes (a name alone is ambiguous, an id names each), and it

@@ -37,6 +37,9 @@ and gives a name with no letter or digit no key ("❤️" had the key "\ufe0f" a
 with no letter or digit is keyed by its own folded text ("★" and "☆" had one key, ""), and value keys keep `+`
 and `#` ("C++" and "C#" had one): entities and facts whose text holds a selector, a filler, `+` or `#`, or no
 letter or digit, get their keys again (`rekey_marked_names`, `UNKEYED`).
+Version 15 folds the Turkish i's together in those keys (`graphmem.models.turkish_i`: "İLKAY IŞIK" is "İlkay
+Işık"): entities and facts whose text holds "İ", "ı" or a combining dot above get their keys again
+(`rekey_marked_names`, `TURKISH_I`).
 """
 from __future__ import annotations
 
@@ -47,13 +50,13 @@ from collections.abc import Callable, Iterable, Iterator
 
 import cypher
 from graphmem.errors import SchemaMismatch
-from graphmem.models import MARKS, name_key, value_key
+from graphmem.models import FILLERS, MARKS, SELECTORS, name_key, value_key
 from graphmem.store.db import Database, tenant_token
 from graphmem.store.entities import alias_key
 from graphmem.store.fulltext import search_terms
 
 log = logging.getLogger(__name__)
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 15
 BACKFILL_BATCH = 10_000
 FULLTEXT_INDEXES = ("entity_text", "fact_text", "episode_text")
 VECTOR_INDEXES = ("entity_embedding", "fact_embedding", "episode_embedding")
@@ -69,6 +72,9 @@ UNKEYED = ("(?s)(.*[\\x{FE00}-\\x{FE0F}\\x{E0100}-\\x{E01EF}\\x{180B}-\\x{180D}\
 """A Java regular expression (Cypher's =~) matching text with a variation selector, a Hangul filler, `+` or `#`
 (which value keys keep now), or without any letter or digit: the names and values whose keys `name_key` /
 `value_key` made otherwise before schema 14."""
+TURKISH_I = "(?s).*[\\x{0130}\\x{0131}\\x{0307}].*"
+"""A Java regular expression (Cypher's =~) matching text with "İ", "ı" or a combining dot above: the names and
+values whose keys `name_key` / `value_key` made otherwise before schema 15 (`graphmem.models.turkish_i`)."""
 
 
 def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict:
@@ -146,6 +152,9 @@ def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict
     if recorded and (recorded["version"] or 1) < 14:  # keys drop variation selectors; symbol-only names have none
         rekey_marked_names(db, pattern=UNKEYED, old_key=_name_key_before_14)
         migrated = True
+    if recorded and (recorded["version"] or 1) < 15:  # keys fold the Turkish i's together
+        rekey_marked_names(db, pattern=TURKISH_I, old_key=_name_key_before_15)
+        migrated = True
     db.execute("meta/set_schema", version=SCHEMA_VERSION, embedding_dimension=dimension)
     return {"version": SCHEMA_VERSION, "embedding_dimension": dimension, "migrated": migrated}
 
@@ -207,13 +216,22 @@ def _name_key_before_14(name: str) -> str:
     return re.sub(r"\s+", " ", re.sub(rf"[^\w\s@.{MARKS}-]", "", s)).strip()
 
 
+def _name_key_before_15(name: str) -> str:
+    """`graphmem.models.name_key` as it was in schema 14, which kept the Turkish i's apart ("İ" as "i" + a combining
+    dot above, "ı" as itself): the keys such a graph holds, which `rekey_marked_names` replaces."""
+    s = SELECTORS.sub("", FILLERS.sub(" ", unicodedata.normalize("NFKC", name)).casefold())
+    s = re.sub(r"\s+", " ", re.sub(rf"[^\w\s@.{MARKS}-]", "", s)).strip()
+    return s if any(c.isalnum() for c in s) else ""
+
+
 def rekey_marked_names(db: Database, batch: int = BACKFILL_BATCH, *, pattern: str = MARKED,
                        old_key: Callable[[str], str] = _name_key_before_12) -> int:
     """Give entities whose name or an alias matches `pattern`, and facts whose literal value does, the keys
     `name_key` / `value_key` make now, in place of those `old_key` made. Schema 11 -> 12 (`MARKED`, the default):
     combining marks, vowels in Devanagari or Tamil, used to be dropped, so "मोहन" and "मोहिनी" had one key and
     resolved to one person. Schema 12/13 -> 14 (`UNKEYED`, `_name_key_before_14`): variation selectors, and text
-    with no letter or digit. Each tenant's such entities, then facts, read in one pass (`Database.stream`), written
+    with no letter or digit. Schema 14 -> 15 (`TURKISH_I`, `_name_key_before_15`): the Turkish i's. Each tenant's
+    such entities, then facts, read in one pass (`Database.stream`), written
     `batch` per transaction; safe to re-run. Entities already merged that way stay one entity (what was said of the
     second name is on the first); two entities whose names now key alike ("❤ Fund" and "❤️ Fund", made twice
     before schema 14) are namesakes, which is logged (a warning naming both ids): a name alone then gets the
