@@ -121,7 +121,9 @@ def list_facts(who: Reader, services: ServicesDep, page: PageDep,
                                                 "(as subject or object).")],
                as_of: Annotated[UtcDatetime | None, Query(description="Valid time (UTC); default now.")] = None,
                known_at: Annotated[UtcDatetime | None, Query(description="Transaction time (UTC); default now.")] = None,
-               include_superseded: Annotated[bool, Query(description="Every version, not only the valid one.")] = False,
+               include_superseded: Annotated[bool, Query(description=(
+                   "Also facts not valid at as_of: ended, superseded, retracted or not yet started. A corrected fact "
+                   "was never true: it shows with a known_at before the correction, and in the fact's history."))] = False,
                predicate: Annotated[list[PredicateName] | None,
                                     Query(description="Only these predicates (repeatable).")] = None,
                ) -> FactPage:
