@@ -110,6 +110,9 @@ def _error(e: dict, body) -> dict:
         return {"field": field, "message": message}
     message = _MESSAGES.get(kind) or error_message(e)
     loc, got = e.get("loc", ()), e.get("input")
+    if kind == "json_invalid" and ctx.get("error"):   # the decoder's words: what and where (a repeated name too)
+        at = loc[1] if len(loc) > 1 and isinstance(loc[1], int) and loc[1] > 0 else None
+        message = f"not valid JSON: {ctx['error']}" + (f" (at character {at})" if at is not None else "")
     if loc and loc[0] == "query" and kind.startswith("datetime") and isinstance(got, str) and " " in got:
         message += "; in a query string a '+' reads as a space: send an offset's '+' as %2B, or use Z"
     return {"field": field, "message": message}

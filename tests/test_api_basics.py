@@ -179,6 +179,17 @@ def test_a_request_is_refused_for_what_the_route_does_not_take(api_url, client_f
         assert httpx.post(f"{api_url}/v1/episodes", content=b"{bad", headers=headers).status_code == 401
     r = c.post("/v1/episodes", content=b"{bad", headers=json_type)
     assert r.status_code == 422 and r.json()["field"] == "body", r.text
+    assert r.json()["detail"] == "body: not valid JSON: Expecting property name enclosed in double quotes " \
+        "(at character 1)", r.text
+    # a name said twice in one object: which value counts would be a guess, so nothing is stored (Python's decoder
+    # kept the last one silently)
+    for body in (b'{"content": "a", "content": "b", "session_id": "dup", "occurred_at": "2024-01-01T00:00:00Z"}',
+                 b'{"episodes": [{"content": "a", "session_id": "dup", "occurred_at": "2024-01-01T00:00:00Z",'
+                 b' "occurred_at": "2025-01-01T00:00:00Z"}]}'):
+        r = c.post("/v1/episodes" + ("/batch" if b"episodes" in body else ""), content=body, headers=json_type)
+        assert r.status_code == 422 and r.json()["field"] == "body", r.text
+        assert "appears twice in one object" in r.json()["detail"], r.text
+    assert c.get("/v1/sessions/dup/episodes").json().get("items", []) == []
     analyst = client_for(tenant, "analyst")
     assert analyst.post("/v1/facts", params={"dry_run": "1"}, json={"facts": []}).status_code == 403
     assert analyst.post("/v1/episodes", content=b"{bad", headers=json_type).status_code == 403   # the role, too

@@ -9,11 +9,12 @@ from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
 from api.deps import Admin, PageDep, ServicesDep, TenantAdmin, operates
+from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
 from graphmem.keys import ApiKey, TenantKeys
 from graphmem.models import VISIBLE, Input
 
-router = APIRouter(prefix="/v1/admin", tags=["admin"])
+router = APIRouter(route_class=UniqueKeysRoute, prefix="/v1/admin", tags=["admin"])
 
 
 class KeyCreate(Input):

@@ -9,12 +9,13 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
 from api.deps import PageDep, Reader, ServicesDep
+from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
 from graphmem.models import KIND_RE, Entity, PredicateName, UtcDatetime
 from graphmem.errors import InvalidInput
 from graphmem.recall.paths import MAX_HOPS, Neighbour, Path
 
-router = APIRouter(prefix="/v1/entities", tags=["entities"])
+router = APIRouter(route_class=UniqueKeysRoute, prefix="/v1/entities", tags=["entities"])
 
 ENTITY_EXAMPLE = {"id": "5f0c...", "tenant_id": "acme", "kind": "Person", "name": "Dana Smith",
                   "name_key": "dana smith", "aliases": [], "created_at": "2024-05-01T09:00:00Z",

@@ -6,10 +6,11 @@ from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field
 
 from api.deps import PageDep, Reader, ServicesDep, Writer
+from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
 from graphmem.models import Episode, EpisodeIn, Input
 
-router = APIRouter(prefix="/v1", tags=["episodes"])
+router = APIRouter(route_class=UniqueKeysRoute, prefix="/v1", tags=["episodes"])
 
 EPISODE_EXAMPLE = {"kind": "message", "role": "user", "speaker": "Dana", "session_id": "s-42", "user_id": "u-7",
                    "content": "I moved to Globex last Tuesday as Head of Procurement.",

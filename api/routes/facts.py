@@ -15,12 +15,13 @@ from pydantic import BaseModel, Field, model_validator
 
 from api.deps import PageDep, Reader, ServicesDep, Writer
 from api.idempotency import recorded_call
+from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
 from graphmem.errors import InvalidInput, NotFound
 from graphmem.models import (PRINTABLE_ASCII, VISIBLE, AssertOutcome, EntityRef, Fact, FactIn, Input, PredicateName, Provenance,
                              UtcDatetime)
 
-router = APIRouter(prefix="/v1/facts", tags=["facts"])
+router = APIRouter(route_class=UniqueKeysRoute, prefix="/v1/facts", tags=["facts"])
 
 FACT_EXAMPLE = {"subject": {"kind": "Person", "name": "Dana Reyes", "email": "dana@reyes.io"},
                 "predicate": "WORKS_AT", "object": {"kind": "Organization", "name": "Globex", "domain": "globex.com"},

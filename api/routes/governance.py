@@ -9,6 +9,7 @@ from fastapi import APIRouter, HTTPException
 from pydantic import Field, model_validator
 
 from api.deps import Admin, PageDep, ServicesDep, TenantAdmin, Writer, operates
+from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
 from graphmem.errors import InvalidInput, NotFound
 from graphmem.governance.models import (ERASURE_KINDS, SWEEP_KINDS, AuditRecord, Hold, Receipt, RetentionSettings,
@@ -16,7 +17,7 @@ from graphmem.governance.models import (ERASURE_KINDS, SWEEP_KINDS, AuditRecord,
 from graphmem.models import Input
 from graphmem.store import require_named_tenant
 
-router = APIRouter(tags=["governance"])
+router = APIRouter(route_class=UniqueKeysRoute, tags=["governance"])
 
 # The examples list every kind a receipt lists (the receipts' own kinds, filled the receipts' way), so they cannot
 # drift from what the routes answer.

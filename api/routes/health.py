@@ -5,11 +5,12 @@ from fastapi import APIRouter, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from api.deps import ServicesDep
+from api.json_body import UniqueKeysRoute
 from api.problems import problem
 from graphmem.errors import Unavailable
 from graphmem.ops import vector_search
 
-router = APIRouter(tags=["operations"])
+router = APIRouter(route_class=UniqueKeysRoute, tags=["operations"])
 
 
 @router.get("/healthz", summary="Liveness: the process answers",

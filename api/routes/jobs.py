@@ -4,10 +4,11 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from api.deps import PageDep, Reader, ServicesDep, Writer
+from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
 from graphmem.ingest.jobs import Job
 
-router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
+router = APIRouter(route_class=UniqueKeysRoute, prefix="/v1/jobs", tags=["jobs"])
 
 
 class JobPage(ItemPage[Job]):

@@ -8,11 +8,12 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 
 from api.deps import PageDep, Reader, ServicesDep, Writer
+from api.json_body import UniqueKeysRoute
 from graphmem.governance.models import MemoryPage, Receipt
 from graphmem.ingest.refusals import Refusal
 from graphmem.models import VISIBLE, AssertOutcome, EntityRef, Input
 
-router = APIRouter(prefix="/v1/memories", tags=["memories"])
+router = APIRouter(route_class=UniqueKeysRoute, prefix="/v1/memories", tags=["memories"])
 
 UserQ = Annotated[str, Query(min_length=1, max_length=200, description="whose memory", examples=["user-42"])]
 MEMORY_EXAMPLE = {"items": [{"fact": {"id": "f1", "predicate": "PREFERS_CHANNEL", "statement": "Dana prefers email",

@@ -5,11 +5,12 @@ from fastapi import APIRouter
 from pydantic import ConfigDict, Field
 
 from api.deps import PageDep, Reader, ServicesDep, Writer
+from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
 from graphmem.errors import InvalidInput
 from graphmem.ontology import SENSITIVE_CLASSES, Predicate
 
-router = APIRouter(prefix="/v1/ontology", tags=["ontology"])
+router = APIRouter(route_class=UniqueKeysRoute, prefix="/v1/ontology", tags=["ontology"])
 
 PREDICATE_EXAMPLE = {"name": "MENTORS", "cardinality": "multi", "subject_kinds": ["Person"],
                      "object_kinds": ["Person"], "fact_class": "relationship", "sensitivity": "none",

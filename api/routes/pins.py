@@ -9,12 +9,13 @@ from fastapi import APIRouter, Header, Query, Response
 from pydantic import ConfigDict, Field
 
 from api.deps import PageDep, Reader, ServicesDep, Writer
+from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
 from graphmem.context.pins import Pin, PinKeyDef, PinValue, check_key
 from graphmem.errors import InvalidInput
 from graphmem.models import Input
 
-router = APIRouter(tags=["pins"])
+router = APIRouter(route_class=UniqueKeysRoute, tags=["pins"])
 
 
 class PinWrite(Input):

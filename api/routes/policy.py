@@ -4,10 +4,11 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from api.deps import PageDep, Reader, ServicesDep
+from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
 from graphmem.ingest.refusals import Refusal
 
-router = APIRouter(prefix="/v1", tags=["policy"])
+router = APIRouter(route_class=UniqueKeysRoute, prefix="/v1", tags=["policy"])
 
 
 class RefusalPage(ItemPage[Refusal]):

@@ -8,13 +8,14 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from api.deps import PageDep, Reader, ServicesDep
+from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
 from graphmem.errors import InvalidInput, NotFound
 from graphmem.models import VISIBLE, Input, KindName, PredicateName, UtcDatetime
 from graphmem.recall.models import SearchRequest, SearchResponse
 from graphmem.recall.paths import MAX_HOPS, Member, Path, PathEntity
 
-router = APIRouter(prefix="/v1", tags=["recall"])
+router = APIRouter(route_class=UniqueKeysRoute, prefix="/v1", tags=["recall"])
 
 
 class EntitySelector(Input):

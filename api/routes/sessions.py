@@ -6,12 +6,13 @@ from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, Field
 
 from api.deps import PageDep, Reader, ServicesDep, Writer
+from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
 from graphmem.context.models import CompactionResult, Summary
 from graphmem.context.sessions import Consent, ConsentIn, SessionInfo
 from graphmem.models import VISIBLE, Input, SessionId
 
-router = APIRouter(tags=["sessions"])
+router = APIRouter(route_class=UniqueKeysRoute, tags=["sessions"])
 
 
 class SessionCreate(Input):

@@ -6,9 +6,10 @@ import time
 from fastapi import APIRouter, Response
 
 from api.deps import Reader, ServicesDep, Writer
+from api.json_body import UniqueKeysRoute
 from graphmem.context.models import ContextRequest, TurnIn, TurnResult, Window
 
-router = APIRouter(tags=["turns"])
+router = APIRouter(route_class=UniqueKeysRoute, tags=["turns"])
 
 
 @router.post("/v1/sessions/{session_id}/context", response_model=Window,
