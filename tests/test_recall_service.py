@@ -172,17 +172,27 @@ def test_search_ranks_the_reply_to_a_matching_question_right_after_it(recall, gr
     assert [h.id for h in both] == [reply2, asked2], [(h.text, h.score, h.reasons) for h in both]
     assert any(r.startswith("reply rank 1") for r in both[0].reasons)
     assert any(r.startswith("fulltext") for r in both[0].reasons)
-    # without speakers, the role tells who speaks (helper-found: an agent's user/assistant turns had no replies)
-    for key, role, text, at in (("q4", "user", "Where is the quokka offsite being held?", 20),
-                                ("a4", "assistant", "Room 5 in the Perth building.", 21),
-                                ("q5", "user", "Where is the quokka dinner?", 30),
-                                ("a5", "user", "Never mind, I found it.", 31)):
-        graph.append_episode(tenant, EpisodeIn(content=text, occurred_at=T0 + timedelta(seconds=at), role=role,
-                                               idempotency_key=key, session_id="s4" if at < 30 else "s5", user_id="u1"))
-    found = [h.text for h in recall.search(tenant, SearchRequest(query="quokka offsite", k=5,
-                                                                 targets=["episode"])).hits]
-    assert found[:2] == ["Where is the quokka offsite being held?", "Room 5 in the Perth building."], found
-    assert "Never mind, I found it." not in found     # the same role again: a follow-up, not a reply
+    # without speakers, the role tells who speaks (helper-found: an agent's user/assistant turns had no replies); a
+    # tool's or the system's turn is passed over, and the same party again (role User or human after user, a
+    # speaker's turn then one of the same role without a speaker) is a follow-up, not a reply (helper-found)
+    def turns(session, *said):
+        for i, (role, speaker, text) in enumerate(said):
+            graph.append_episode(tenant, EpisodeIn(content=text, occurred_at=T0 + timedelta(seconds=20 + i),
+                                                   role=role, speaker=speaker, idempotency_key=f"{session}-{i}",
+                                                   session_id=session, user_id="u1"))
+
+    def replies(query):
+        hits = recall.search(tenant, SearchRequest(query=query, k=5, targets=["episode"])).hits
+        return [h.text for h in hits if any(r.startswith("reply") for r in h.reasons)]
+    turns("s4", ("user", None, "Where is the quokka offsite being held?"), ("assistant", None, "Room 5, Perth."))
+    turns("s5", ("user", None, "What is the wombat door code?"), ("tool", None, "lookup_door(): error: timeout"),
+          ("tool", None, "lookup_door(): 4471"), ("assistant", None, "It is 4471."))
+    turns("s6", ("user", None, "Is the koala lounge open?"), ("User", None, "Never mind."))
+    turns("s7", ("human", None, "Is the emu bar open?"), ("user", None, "Hello?"))
+    turns("s8", ("user", "Alice", "Is the ibis room free?"), ("user", None, "Anyone?"))
+    assert replies("quokka offsite") == ["Room 5, Perth."]
+    assert replies("wombat door code") == ["It is 4471."]
+    assert replies("koala lounge") == replies("emu bar") == replies("ibis room") == []
 
 
 

@@ -44,8 +44,10 @@
 // One row: entity_hits, fact_hits, episode_hits, each a list of {reasons [{retriever, rank, score}], id, text (what
 // MMR compares: a fact's statement, an episode's speaker-prefixed content, an entity's name and aliases)}; an
 // episode hit also has `reply` ({id, text} or null): when it asks something (its content has a '?'), the next
-// episode of its session (NEXT) by another speaker (its `speaker`, or its `role` when it has none), if that passes
-// the same filters. Then facts, episodes and
+// episode of its session (NEXT) that is not a tool's or the system's (source 'system', which an episode takes from
+// its role: graphmem.models.ROLE_SOURCES), past up to three that are, if it is another party's and passes the same
+// filters. Another party: another speaker (case aside) when both name one, else another source by role (a user's
+// turns are user_explicit whether their role says user or human, an assistant's inferred). Then facts, episodes and
 // entities: the records read in full, in no particular order - facts as {fact (the `Fact` model's fields),
 // provenance [{episode_id, occurred_at, session_id, user_id, role}] (its episodes recorded by $known_at as saying,
 // confirming, retracting or correcting it, still inside retention at $now)},
@@ -274,8 +276,12 @@ CALL (t) {
     UNWIND lists AS l
     UNWIND range(0, size(l.top) - 1) AS i
     WITH te, l.top[i].e AS e, collect({retriever: l.retriever, rank: i + 1, score: l.top[i].score}) AS reasons
-    WITH e, reasons, [(e)-[:NEXT]->(r:Episode)
-                      WHERE e.content CONTAINS '?' AND coalesce(r.speaker, r.role, '') <> coalesce(e.speaker, e.role, '')
+    WITH e, reasons, [p = (e)-[:NEXT*1..4]->(r:Episode)
+                      WHERE e.content CONTAINS '?' AND coalesce(r.source, '') <> 'system'
+                        AND all(x IN nodes(p)[1..-1] WHERE x.source = 'system')   // past tool and system turns
+                        AND CASE WHEN e.speaker IS NOT NULL AND r.speaker IS NOT NULL
+                                 THEN toLower(e.speaker) <> toLower(r.speaker)
+                                 ELSE coalesce(e.source, '') <> coalesce(r.source, '') END   // another party
                         AND r.tenant_id = $tenant_id
                         AND (r.retain_until IS NULL OR r.retain_until > te.now)
                         AND r.ingested_at <= te.known_at
