@@ -624,7 +624,8 @@ def test_identities_within_one_batch_are_checked_as_across_calls(graph, tenant):
 def test_a_name_given_as_an_alias_in_the_same_batch_names_that_entity(graph, tenant):
     """Found by a helper: "Theodora Quill" (alias "Teddy") and a fact about "Teddy" in one batch made two people, and
     Theodora lost her alias to the new "Teddy"; sent in two calls, "Teddy" was Theodora. Now a batch resolves as
-    calls do, in either order."""
+    calls in batch order do, in either order: through chains of aliases, references that name each other, the first
+    of two that give one alias, and an alias one of two namesakes gives (it was refused as ambiguous)."""
     teddy = EntityRef(kind="Person", name="Theodora Quill", aliases=["Teddy"])
     for n, (first, second) in enumerate(((teddy, EntityRef(kind="Person", name="Teddy")),
                                          (EntityRef(kind="Person", name="Teddy"), teddy))):
@@ -635,6 +636,30 @@ def test_a_name_given_as_an_alias_in_the_same_batch_names_that_entity(graph, ten
         [who] = graph.find_entities(t, "Teddy")
         assert (who.name, who.aliases) == ("Theodora Quill", ["Teddy"])
         assert sorted(f.predicate for f in graph.facts_about(t, who.id)) == ["HAS_TITLE", "LOCATED_IN"]
+
+    def batch(t, *refs):
+        e, _ = graph.append_episode(t, msg("aliases in one batch"))
+        graph.assert_facts(t, [FactIn(subject=r, predicate="LOCATED_IN", value=f"city {i}", episode_id=e.id)
+                               for i, r in enumerate(refs)])
+
+    def people(t):
+        found = {e.id: (e.name, sorted(e.aliases)) for name in ("Theodora Quill", "Edward Bear", "X Ray", "Yankee",
+                                                                 "Teddy", "T") for e in graph.find_entities(t, name)}
+        return sorted(found.values())
+    # a chain, references that name each other, two that give one alias, and an alias among namesakes (helper-found)
+    batch(f"{tenant}-chain", EntityRef(kind="Person", name="T"), teddy.model_copy(),
+          EntityRef(kind="Person", name="Teddy", aliases=["T"]))
+    assert people(f"{tenant}-chain") == [("Theodora Quill", ["T", "Teddy"])]
+    batch(f"{tenant}-cycle", EntityRef(kind="Person", name="X Ray", aliases=["Yankee"]),
+          EntityRef(kind="Person", name="Yankee", aliases=["X Ray"]))
+    assert people(f"{tenant}-cycle") == [("X Ray", ["Yankee"])]
+    batch(f"{tenant}-two", teddy, EntityRef(kind="Person", name="Edward Bear", aliases=["Teddy"]),
+          EntityRef(kind="Person", name="Teddy"))
+    assert people(f"{tenant}-two") == [("Edward Bear", []), ("Theodora Quill", ["Teddy"])]   # the first claims it
+    batch(f"{tenant}-dana", EntityRef(kind="Person", name="Dana Reyes", email="a@x.io", aliases=["DR"]),
+          EntityRef(kind="Person", name="Dana Reyes", email="b@y.io"), EntityRef(kind="Person", name="DR"))
+    [dr] = graph.find_entities(f"{tenant}-dana", "DR", "Person")
+    assert dr.email == "a@x.io" and len(graph.facts_about(f"{tenant}-dana", dr.id, include_superseded=True)) == 2
 
 
 def test_namesakes_written_at_once_stay_apart(graph, tenant):

@@ -87,19 +87,38 @@ def _identifier_keys(ref: EntityRef) -> list[tuple[str, str]]:
         [("external", k) for k in ref.external_ids]
 
 
-def _declared_aliases(refs: Sequence[EntityRef], indexes: Sequence[int]) -> dict[str, int]:
-    """Alias key -> the index of the one reference among `indexes` that gives that name as an alias (kind-scoped,
-    as stored aliases are); a name that references of different names give as an alias is nobody's here."""
-    out: dict[str, int | None] = {}
-    for i in indexes:
-        for a in refs[i].aliases:
-            key = alias_key(refs[i].kind, name_key(a))
-            if name_key(a) and key in out and out[key] is not None and \
-                    name_key(refs[out[key]].name or "") != name_key(refs[i].name or ""):
-                out[key] = None
-            elif name_key(a) and key not in out:
-                out[key] = i
-    return {k: i for k, i in out.items() if i is not None}
+def _alias_links(refs: Sequence[EntityRef], rows: Sequence[dict]) -> dict[int, int]:
+    """Ref index -> the index of the reference of the batch whose entity it names through an alias the batch gives,
+    as separate calls in batch order would resolve it: a reference by name alone (no identifier) that names no
+    stored entity, whose name another reference gives as an alias, is that reference's entity (the first such
+    reference's, as the first call would have claimed the alias), following chains ("Theodora Quill" aliases
+    "Teddy", "Teddy" aliases "T", "T"); of references that name each other the first is the one that creates.
+    `rows` are entities/resolve_batch's, one per reference by name or identifiers. A reference without a kind
+    declares nothing here (its kind is its entity's, known once resolved)."""
+    declared: dict[str, int] = {}
+    for row in sorted(rows, key=lambda r: r["idx"]):
+        ref = refs[row["idx"]]
+        for a in ref.aliases if ref.kind else []:
+            key = alias_key(ref.kind, name_key(a))
+            if name_key(a) and name_key(a) != name_key(ref.name or ""):
+                declared.setdefault(key, row["idx"])
+    link = {}
+    for row in rows:
+        i, ref = row["idx"], refs[row["idx"]]
+        if ref.name and not row["match"] and not _identifier_keys(ref):
+            j = declared.get(alias_key(ref.kind, name_key(ref.name)))
+            if j is not None and j != i:
+                link[i] = j
+    out = {}
+    for i in link:
+        path, j = [i], link[i]
+        while j in link and j not in path:
+            path.append(j)
+            j = link[j]
+        root = min(path[path.index(j):]) if j in path else j      # a cycle: its first reference creates
+        if root != i:
+            out[i] = root
+    return out
 
 
 def _identifiers(ref: EntityRef) -> str:
@@ -209,8 +228,7 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
         to_create: dict[str, dict] = {}   # dedupe new entities within the batch by identifier / alias key
         pending: dict[int, str] = {}      # ref index -> its to_create key, then the new entity's id
         unnamed: list[int] = []           # refs by identifiers alone that match no stored entity
-        declared = _declared_aliases(refs, by_ref)
-        alias_of: dict[int, int] = {}     # a bare name another reference of the batch gives as its alias -> that ref
+        alias_of = _alias_links(refs, rows)   # a name another reference of the batch gives as an alias -> that ref
         for row in rows:
             i, ref, named, match = row["idx"], refs[row["idx"]], row["named"], row["match"]
             _check_resolution(ref, row, fields[i], namesakes)
@@ -222,9 +240,7 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
             if ref.name is None:   # identifiers alone: an entity this batch creates, or none (below)
                 unnamed.append(i)
                 continue
-            j = declared.get(alias_key(ref.kind, name_key(ref.name)))
-            if j is not None and j != i and not ref.aliases and not _identifier_keys(ref):
-                alias_of[i] = j    # as it would resolve had the other reference come in an earlier call
+            if i in alias_of:   # as it would resolve had the other reference come in an earlier call
                 continue
             key = alias_key(ref.kind, name_key(ref.name))
             dedupe = ref.email or ref.domain or (f"external:{ref.external_ids[0]}" if ref.external_ids else key)
@@ -260,6 +276,8 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
                 pending[i] = pending[j]
         if namesakes == "refuse":   # a name alone, where this batch creates namesakes told apart by identifiers
             for i, d in pending.items():
+                if i in alias_of:   # it named one of them by the alias that one gave
+                    continue
                 same = [r for r in to_create.values() if r["alias_key"] == to_create[d]["alias_key"]
                         and (r["email"] or r["domain"] or r["external_keys"])]
                 if refs[i].name and not _identifier_keys(refs[i]) and len(same) > 1:
