@@ -219,8 +219,11 @@ def turkish_i(text: str) -> str:
     """Case-folded `text` with the four Turkish i's as one: dotless "ı" and "i" + combining dot above (what
     `str.casefold` makes of "İ") are "i". Unicode's default folding pairs "I" with "i", Turkish pairs it with "ı"
     and "İ" with "i" (Unicode CaseFolding.txt, status T), so without this "İLKAY IŞIK" and "İlkay Işık" keyed apart,
-    and "ilkay işık" typed in lower case missed both."""
-    return text.replace("i\u0307", "i").replace("\u0131", "i")
+    and "ilkay işık" typed in lower case missed both. Text that held either comes back NFC, so that a mark after
+    the dot composes again (Lithuanian "i̇̃" is "ĩ"); other text is returned as it is."""
+    if "\u0131" not in text and "\u0307" not in text:
+        return text
+    return unicodedata.normalize("NFC", text.replace("\u0131", "i").replace("i\u0307", "i"))
 
 
 def _key(text: str, dropped: re.Pattern) -> str:

@@ -146,12 +146,14 @@ class Settings(BaseSettings):
         "just started, 2-core machine), past context_search_timeout_s, and each path query 0.2-1 s, so without it the first context windows "
         "after a start come back without their retrieved tier. A few milliseconds when another process has "
         "already warmed the same Neo4j; past the limit the warm-up goes on in the background."))
-    keep_warm_interval_s: float = Field(default=2.0, ge=0, description=(
-        "How often `graphmem serve` runs the warm-up reads again in the background (seconds; 0 = never). Neo4j "
+    keep_warm_interval_s: float = Field(default=2.0, ge=0, le=60, description=(
+        "How often `graphmem serve` runs the warm-up reads again in the background (seconds, at most 60; 0 = never). "
+        "Neo4j "
         "replans a cached plan once the statistics it was made from have changed enough and 10 s have passed, and "
         "the query that finds it stale waits for the new plan (1.2-1.4 s for the search, past "
         "context_search_timeout_s): while it runs, searches use the cached plan however stale (CYPHER replan=skip) "
-        "and the warm-up is the one that waits (a few milliseconds a round otherwise). 0 also lets searches replan."))
+        "and the warm-up is the one that waits (a few milliseconds a round otherwise), so a plan stale after a bulk "
+        "write serves searches until the next round. 0 also lets searches replan."))
     context_retrieval_k: int = Field(default=8, ge=0, le=100, description="Facts/episodes asked of recall per turn.")
     context_search_depth: int = Field(default=20, ge=1, le=500, description=(
         "Hits each recall retriever contributes to fusion for the window's search (SearchRequest.depth; at least "

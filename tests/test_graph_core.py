@@ -398,6 +398,7 @@ def test_turkish_names_resolve_in_either_case(db, settings, graph, tenant):
     """Found by a helper: "İlkay Işık" was not found as "ilkay işık" or "İLKAY IŞIK" (Unicode's default case
     folding pairs "I" with "i" and makes "İ" an "i" with a combining dot; Turkish pairs "I" with "ı"). The Turkish
     i's now key as one (`turkish_i`), values too; a schema-14 graph gets its keys again at start-up."""
+    from graphmem.models import name_key
     from graphmem.store.schema import TURKISH_I, _name_key_before_15, rekey_marked_names
 
     ep, _ = graph.append_episode(tenant, msg("Ilkay's title"))
@@ -407,6 +408,9 @@ def test_turkish_names_resolve_in_either_case(db, settings, graph, tenant):
     for name in ("ilkay işık", "İLKAY IŞIK", "ILKAY IŞIK", "İlkay Işık"):
         assert [e.id for e in graph.find_entities(tenant, name, "Person")] == [ilkay], name
     assert graph.find_entities(tenant, "Ilkay Isik", "Person") == []     # "ş" is not "s", as "é" is not "e"
+    # a mark after the dot composes again, and a key is its own key (helper-found)
+    assert name_key("i\u0307\u0303") == name_key("\u0129") == "\u0129" and name_key("\u0131\u0307") == "i"
+    assert all(name_key(name_key(n)) == name_key(n) for n in ("İlkay Işık", "i\u0307\u0303", "\U0001D6A4lkay"))
     [again] = graph.assert_facts(tenant, [FactIn(subject=EntityRef(kind="Person", name="İLKAY IŞIK"),
                                                  predicate="HAS_TITLE", value="IŞIK MÜHENDISI", episode_id=ep.id)])
     assert again.action == "duplicate" and again.fact_id == first.fact_id
