@@ -57,11 +57,11 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
         if owned:
             ops.ensure_bootstrap_admin(app.state.services.db, settings.bootstrap_admin_key)
         warm_up(app.state.services, settings.warm_up_timeout_s)
-        if settings.keep_warm_interval_s > 0:
-            app.state.on_shutdown = [*getattr(app.state, "on_shutdown", []),
-                                     keep_warm(app.state.services, settings.keep_warm_interval_s)]
         if with_worker:
             app.state.on_shutdown = [*getattr(app.state, "on_shutdown", []), *start_worker(app.state.services)]
+        if settings.keep_warm_interval_s > 0:   # last: nothing after it can fail the start and leave it running
+            app.state.on_shutdown = [*getattr(app.state, "on_shutdown", []),
+                                     keep_warm(app.state.services, settings.keep_warm_interval_s)]
         # What exists now (modules, settings, the driver) lives as long as the process: gc.freeze (Python docs, module
         # gc) moves it out of the cyclic collector's generations, so full collections scan only what requests made.
         # With 8 concurrent 3-hop recalls the p95 fell from ~58 to ~49 ms (bench probe, docs/benchmarks/recall.md).

@@ -664,6 +664,10 @@ def test_a_name_given_as_an_alias_in_the_same_batch_names_that_entity(graph, ten
           EntityRef(kind="Person", name="Dana Reyes", email="b@y.io"), EntityRef(kind="Person", name="DR"))
     [dr] = graph.find_entities(f"{tenant}-dana", "DR", "Person")
     assert dr.email == "a@x.io" and len(graph.facts_about(f"{tenant}-dana", dr.id, include_superseded=True)) == 2
+    # a reference by id brings its aliases too (helper-found: they were dropped), not its identifiers
+    batch(f"{tenant}-dana", EntityRef(id=dr.id, aliases=["Dee"], email="c@z.io"))
+    assert graph.get_entity(f"{tenant}-dana", dr.id).aliases == ["DR", "Dee"]
+    assert graph.get_entity(f"{tenant}-dana", dr.id).email == "a@x.io"
 
 
 def test_namesakes_written_at_once_stay_apart(graph, tenant):

@@ -303,27 +303,27 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
             for i, rid in pending.items():
                 resolved[i] = owners.get(rid, rid)
 
-        enrich: dict[str, dict] = {}
-        for i in by_ref:
-            ref, ent = refs[i], known[resolved[i]]
-            have = {name_key(a) for a in [ent["name"], *ent["aliases"]]}
-            aliases = [a for a in [ref.name, *ref.aliases] if a and name_key(a) and name_key(a) not in have]
-            ext = [k for k in ref.external_ids if k not in ent["external_ids"]]
-            new_email = ref.email and not ent.get("email")
-            new_domain = ref.domain and not ent.get("domain")
-            new_summary = ref.summary and ref.summary != ent.get("summary")
-            if aliases or ext or new_email or new_domain or new_summary:
-                row = enrich.setdefault(resolved[i], {"id": resolved[i], "email": None, "domain": None,
-                                                      "summary": None, "external_keys": [], "aliases": []})
-                row["email"] = row["email"] or (ref.email if new_email else None)
-                row["domain"] = row["domain"] or (ref.domain if new_domain else None)
-                row["summary"] = ref.summary if new_summary else row["summary"]
-                row["external_keys"] += [k for k in ext if k not in row["external_keys"]]
-                row["aliases"] += [{"name": a, "key": alias_key(ent["kind"], name_key(a)), "name_key": name_key(a),
-                                     "terms": search_terms(tenant_id, a)}
-                                   for a in aliases if a not in [x["name"] for x in row["aliases"]]]
-        if enrich:
-            tx.rows("entities/enrich_batch", tenant_id=tenant_id, now=now, rows=list(enrich.values()))
+    enrich: dict[str, dict] = {}
+    for i in unique:   # what a reference brings: its names as aliases; identifiers only where it was not by id
+        ref, ent, by_name = refs[i], known[resolved[i]], not refs[i].id
+        have = {name_key(a) for a in [ent["name"], *ent["aliases"]]}
+        aliases = [a for a in [ref.name, *ref.aliases] if a and name_key(a) and name_key(a) not in have]
+        ext = [k for k in ref.external_ids if k not in ent["external_ids"]] if by_name else []
+        new_email = by_name and ref.email and not ent.get("email")
+        new_domain = by_name and ref.domain and not ent.get("domain")
+        new_summary = ref.summary and ref.summary != ent.get("summary")
+        if aliases or ext or new_email or new_domain or new_summary:
+            row = enrich.setdefault(resolved[i], {"id": resolved[i], "email": None, "domain": None,
+                                                  "summary": None, "external_keys": [], "aliases": []})
+            row["email"] = row["email"] or (ref.email if new_email else None)
+            row["domain"] = row["domain"] or (ref.domain if new_domain else None)
+            row["summary"] = ref.summary if new_summary else row["summary"]
+            row["external_keys"] += [k for k in ext if k not in row["external_keys"]]
+            row["aliases"] += [{"name": a, "key": alias_key(ent["kind"], name_key(a)), "name_key": name_key(a),
+                                 "terms": search_terms(tenant_id, a)}
+                               for a in aliases if a not in [x["name"] for x in row["aliases"]]]
+    if enrich:
+        tx.rows("entities/enrich_batch", tenant_id=tenant_id, now=now, rows=list(enrich.values()))
     briefs = {i: EntityBrief(known[resolved[i]]["id"], known[resolved[i]]["kind"], known[resolved[i]]["name"],
                              resolved[i] in created)
               for i in unique}
