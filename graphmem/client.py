@@ -17,6 +17,7 @@ Each route method is written once (`_Routes`) and returns a `_Call` description;
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -44,7 +45,7 @@ from graphmem.context.sessions import Consent, ConsentIn, SessionInfo
 from graphmem.governance.models import Hold, MemoryPage, Receipt, RetentionSettings, RetentionView, SweepReceipt
 from graphmem.ingest.jobs import Job
 from graphmem.keys import ApiKey
-from graphmem.models import AssertOutcome, Entity, EntityRef, Episode, EpisodeIn, Fact, FactIn
+from graphmem.models import PRINTABLE_ASCII, AssertOutcome, Entity, EntityRef, Episode, EpisodeIn, Fact, FactIn
 from graphmem.ontology import Predicate
 from graphmem.recall.models import SearchRequest, SearchResponse
 
@@ -127,7 +128,7 @@ class _Routes:
     # ---- facts ------------------------------------------------------------------------------------------------
     def assert_facts(self, facts: list[FactIn | dict], *, idempotency_key: str | None = None) -> FactsAsserted:
         """POST /v1/facts: assert explicit facts (1..1000) under the write policy and the temporal rules."""
-        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
+        headers = _idempotency(idempotency_key)
         return self._call(_Call("POST", "/v1/facts", FactsAsserted, json={"facts": _body(facts)}, headers=headers))
 
     def get_fact(self, fact_id: str) -> Fact:
@@ -157,7 +158,7 @@ class _Routes:
     def correct_fact(self, fact_id: str, *, value: str | None = None, object: EntityRef | dict | None = None,
                      episode_id: str | None = None, idempotency_key: str | None = None) -> AssertOutcome:
         """POST /v1/facts/{id}/correct: expire a wrong fact and supersede it with the right value or object."""
-        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
+        headers = _idempotency(idempotency_key)
         return self._call(_Call("POST", f"/v1/facts/{_p(fact_id)}/correct", AssertOutcome, headers=headers,
                                 json=_body({"value": value, "object": object, "episode_id": episode_id})))
 
@@ -165,7 +166,7 @@ class _Routes:
                       value: str | None = None, at: datetime | None = None, episode_id: str | None = None,
                       idempotency_key: str | None = None) -> Retracted:
         """POST /v1/facts/retract: close (never delete) the subject's `predicate` facts valid at `at`."""
-        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
+        headers = _idempotency(idempotency_key)
         return self._call(_Call("POST", "/v1/facts/retract", Retracted, headers=headers, json=_body({
             "subject_id": subject_id, "predicate": predicate, "object_id": object_id, "value": value, "at": at,
             "episode_id": episode_id})))
@@ -475,10 +476,24 @@ class _Routes:
 
 
 def _headers(api_key: str | None, headers: Mapping[str, str] | None) -> dict[str, str]:
+    """The client's default headers. `ValueError` for an empty or non-ASCII `api_key` (None sends no key), rather
+    than a call that goes out without it or httpx's UnicodeEncodeError."""
     out = dict(headers or {})
-    if api_key:
+    if api_key is not None:
+        if not re.match(PRINTABLE_ASCII, api_key):
+            raise ValueError("api_key: an API key is printable ASCII (gm_...); pass None for no key")
         out["Authorization"] = f"Bearer {api_key}"
     return out
+
+
+def _idempotency(key: str | None) -> dict[str, str]:
+    """The `Idempotency-Key` header for `key` (None: no header). `ValueError` for one the server would refuse
+    (empty, or not printable ASCII: `graphmem.models.PRINTABLE_ASCII`) instead of a call sent without a key."""
+    if key is None:
+        return {}
+    if not re.match(PRINTABLE_ASCII, key) or len(key) > 200:
+        raise ValueError("idempotency_key: 1-200 printable ASCII characters (the Idempotency-Key header)")
+    return {"Idempotency-Key": key}
 
 
 class Client(_Routes):

@@ -57,6 +57,16 @@ def test_errors_raise_with_the_problem(api_url, make_key, tenant):
     with Client(api_url, "gm_wrong") as gm, pytest.raises(ApiError) as err:
         gm.get_fact(missing)
     assert err.value.status == 401 and err.value.title == "Unauthorized"
+    # keys the server would refuse, or that httpx cannot send, are named before any call (helper-found: an empty
+    # key or idempotency key went out as none, a non-ASCII one failed inside httpx with UnicodeEncodeError)
+    for bad in ("", "gm_caf\u00e9"):
+        with pytest.raises(ValueError, match="api_key"):
+            Client(api_url, bad)
+    with Client(api_url, make_key(tenant)) as gm:
+        for bad in ("", " ", "k\u00e9y", "k" * 201):
+            with pytest.raises(ValueError, match="idempotency_key"):
+                gm.assert_facts([{"subject": DANA.model_dump(), "predicate": "HAS_TITLE", "value": "x"}],
+                                idempotency_key=bad)
 
 
 def test_admin_key_management_through_the_client(api_url, make_key, tenant):
