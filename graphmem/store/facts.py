@@ -64,6 +64,12 @@ SELF_REFERENCE = "self_reference: subject and object resolve to the same entity"
 `refuse_self_reference`)."""
 
 
+def _kinds(kinds: list[str]) -> str:
+    """Entity kinds as a message names them: "Organization", "Person or Organization", "a literal value"."""
+    words = ["a literal value" if k == "literal" else k for k in kinds]
+    return " or ".join([", ".join(words[:-1]), words[-1]] if len(words) > 1 else words)
+
+
 def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Ontology, settings: Settings,
                  field_prefix: str = "facts", refuse_self_reference: bool = False,
                  fields: Sequence[str] | None = None, stated_ends: bool = True) -> list[AssertOutcome]:
@@ -119,13 +125,13 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
         subj = resolved[slots[i]]
         obj = resolved[slots[i] + 1] if f.object is not None else None
         if not p.accepts_subject(subj.kind):
-            raise InvalidInput(f"{_at(fld, 'subject')}: {p.name} takes a subject of kind {p.subject_kinds}, not "
-                               f"{subj.kind}", field=_at(fld, "subject.kind"))
+            raise InvalidInput(f"{_at(fld, 'subject')}: {p.name} takes a subject of kind {_kinds(p.subject_kinds)}, "
+                               f"not {subj.kind}", field=_at(fld, "subject.kind"))
         if not p.accepts_object(obj.kind if obj else None):
             if obj is None:   # name what was sent: a value where an entity was due
-                raise InvalidInput(f"{_at(fld, 'value')}: {p.name} takes an entity of kind {p.object_kinds} as its "
-                                   f"object, not a literal value; give object", field=_at(fld, "value"))
-            raise InvalidInput(f"{_at(fld, 'object')}: {p.name} takes {p.object_kinds}, not {obj.kind}",
+                raise InvalidInput(f"{_at(fld, 'value')}: {p.name} takes an entity of kind {_kinds(p.object_kinds)} "
+                                   f"as its object, not a literal value; give object", field=_at(fld, "value"))
+            raise InvalidInput(f"{_at(fld, 'object')}: {p.name} takes {_kinds(p.object_kinds)}, not {obj.kind}",
                                field=_at(fld, "object"))
         if obj is not None and obj.id == subj.id:
             if refuse_self_reference:
