@@ -56,8 +56,8 @@ def test_min_similarity_is_a_floor_for_vector_hits_only(db, settings):
 def test_free_text_names_an_entity_only_when_a_word_matches(db, settings):
     """With an embedder the nearest entity by meaning always exists: free text that shares no word with any
     entity is a 404 (it named Globex for "Zorblax Secretcorp"), as without an embedder; text that does share a
-    word resolves, and the 404 names the closest entity by meaning as a hint."""
-    from graphmem.errors import NotFound
+    word resolves, and the 404 names the closest entity by meaning as a hint. Text with no word at all is a 422."""
+    from graphmem.errors import InvalidInput, NotFound
     services = Services(db, settings.model_copy(update={"embedder": "local", "embed_on_write": True}))
     tenant = f"t-{uuid.uuid4().hex[:12]}"
     ep, _ = services.ingest.append_episodes(tenant, [EpisodeIn(content="Sam met Globex", session_id="s1",
@@ -65,12 +65,16 @@ def test_free_text_names_an_entity_only_when_a_word_matches(db, settings):
     services.graph.assert_fact(tenant, FactIn(subject=EntityRef(kind="Person", name="Sam Carter"), predicate="WORKS_AT",
                                               object=EntityRef(kind="Organization", name="Globex"), episode_id=ep.id))
     assert services.recall.resolve_entity(tenant, query="the Globex company").name == "Globex"
-    for text in ("Zorblax Secretcorp", "***"):
-        try:
-            services.recall.resolve_entity(tenant, query=text)
-            raise AssertionError(f"{text!r} resolved")
-        except NotFound as exc:
-            assert exc.field == "entity.query" and "closest by meaning" in exc.detail, exc.detail
+    try:
+        services.recall.resolve_entity(tenant, query="Zorblax Secretcorp")
+        raise AssertionError("'Zorblax Secretcorp' resolved")
+    except NotFound as exc:
+        assert exc.field == "entity.query" and "closest by meaning" in exc.detail, exc.detail
+    try:   # no word at all: refused as a name of no letters or digits is, not a search that finds nothing
+        services.recall.resolve_entity(tenant, query="***")
+        raise AssertionError("'***' resolved")
+    except InvalidInput as exc:
+        assert exc.field == "entity.query" and "no letters or digits" in exc.detail, exc.detail
 
 def test_turning_the_embedder_on_embeds_what_is_stored(db, settings):
     """A graph written without an embedder, then a worker started with one: it finds the tenant's nodes that have no
