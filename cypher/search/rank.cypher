@@ -29,12 +29,12 @@
 //   entities: tenant, entity kinds, created by $known_at, and the scope filters ($scoped: mentioned by an episode
 //     in scope, or the subject or object of a fact derived from one);
 //   and, with a $viewer (a context window: {session_id, user_id, consent_classes, sensitive_classes, shown}, or null
-//     for none; graphmem.recall.models.Viewer), what that session may see and does not already show. The viewer's user is the session's, else
-//     $viewer.user_id; `shared` is that user's consent flag, else the tenant's (:Consent). An episode is
-//     VISIBLE when it is of the viewer's session, or of no session and of no user or the viewer's user. Episodes:
-//     visible ones only, and none whose id is in $viewer.shown (the window's recent turns), replies too. Facts: all, except that one of a consent class needs a provenance episode
-//     that is visible or, with `shared`, of the viewer's user, and one of a sensitive class a visible one (never
-//     through consent). When the session's user is not $viewer.user_id nothing is returned (`blind`).
+//     for none; graphmem.recall.models.Viewer), what that session may see and does not already show. The viewer's
+//     user is the session's, else $viewer.user_id; `shared` is that user's consent flag, else the tenant's
+//     (:Consent). An episode is VISIBLE when it is of the viewer's session, or of no session and of no user or the
+//     viewer's user. Episodes: visible ones only, and none whose id is in $viewer.shown (the window's recent turns),
+//     replies too. Facts: all, except that one of a consent class needs a provenance episode that is visible or,
+//     with `shared`, of the viewer's user, and one of a sensitive class a visible one (never through consent). When the session's user is not $viewer.user_id nothing is returned (`blind`).
 // With $scoped, a fact's provenance lists only its episodes in scope (another user's are not shown); with a
 // $viewer only those through which the fact may enter (as above; for any class of fact).
 // `withheld_consent` / `withheld_sensitive`: how many facts the viewer filter took out that ranked within a

@@ -244,8 +244,8 @@ class HybridSearch:
         """Episode candidates that ask a question lend their fused score to their reply (the next episode of the
         session that is not a tool's or the system's, past up to three that are, by another party: another speaker,
         or another source by role when either names no speaker; it passes the same filters; search/rank returns it
-        with each episode hit), which then ranks right after its question. A reply that is a hit of its own adds the two scores and so ranks
-        above its question: it both matches and answers a matching question. Lifting it only to its question's
+        with each episode hit), which then ranks right after its question. A reply that is a hit of its own adds
+        the two scores and so ranks above its question: it both matches and answers a matching question. Lifting it only to its question's
         score (right after it) cost evidence recall@5 on LoCoMo 3.0 points without an embedder (62.2 -> 59.2, all
         but 5; docs/benchmarks/locomo_search.md).
         In a conversation the answer often shares no word with the question that asked for it ("Anything you're
