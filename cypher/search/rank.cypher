@@ -34,7 +34,8 @@
 //     (:Consent). An episode is VISIBLE when it is of the viewer's session, or of no session and of no user or the
 //     viewer's user. Episodes: visible ones only, and none whose id is in $viewer.shown (the window's recent turns),
 //     replies too. Facts: all, except that one of a consent class needs a provenance episode that is visible or,
-//     with `shared`, of the viewer's user, and one of a sensitive class a visible one (never through consent). When the session's user is not $viewer.user_id nothing is returned (`blind`).
+//     with `shared`, of the viewer's user, and one of a sensitive class a visible one (never through consent).
+//     When the session's user is not $viewer.user_id nothing is returned (`blind`).
 // With $scoped, a fact's provenance lists only its episodes in scope (another user's are not shown); with a
 // $viewer only those through which the fact may enter (as above; for any class of fact).
 // `withheld_consent` / `withheld_sensitive`: how many facts the viewer filter took out that ranked within a
