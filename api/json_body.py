@@ -15,12 +15,13 @@ from fastapi.routing import APIRoute
 
 
 def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        seen: set[str] = set()
-        name = next(k for k, _ in pairs if k in seen or seen.add(k))
-        raise json.JSONDecodeError(f"the name {name!r} appears twice in one object (RFC 8259, section 4: names "
-                                   "should be unique; which value counts would be a guess)", "", 0)
+    """One JSON object as a dict (`json.loads`' object_pairs_hook); `json.JSONDecodeError` naming a repeated name."""
+    out: dict[str, Any] = {}
+    for name, value in pairs:
+        if name in out:
+            raise json.JSONDecodeError(f"the name {name!r} appears twice in one object (RFC 8259, section 4: names "
+                                       "should be unique; which value counts would be a guess)", "", 0)
+        out[name] = value
     return out
 
 

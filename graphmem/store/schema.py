@@ -74,7 +74,8 @@ UNKEYED = ("(?s)(.*[\\x{FE00}-\\x{FE0F}\\x{E0100}-\\x{E01EF}\\x{180B}-\\x{180D}\
 `value_key` made otherwise before schema 14."""
 TURKISH_I = "(?s).*[\\x{0130}\\x{0131}\\x{0307}\\x{1D6A4}].*"
 """A Java regular expression (Cypher's =~) matching text with "İ", "ı" (or the mathematical "𝚤", which NFKC makes
-"ı") or a combining dot above: the names and values whose keys `name_key` / `value_key` made otherwise before schema 15 (`graphmem.models.turkish_i`)."""
+"ı") or a combining dot above: the names and values whose keys `name_key` / `value_key` made otherwise before
+schema 15 (`graphmem.models.turkish_i`)."""
 
 
 def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict:
