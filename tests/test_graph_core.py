@@ -591,6 +591,45 @@ def test_namesakes_with_other_emails_in_one_batch_are_two_people(graph, tenant):
     assert graph.get_fact(tenant, extracted[0].fact_id).subject_id == owner
 
 
+def test_a_name_of_namesakes_with_an_unknown_identifier_is_refused_not_merged(graph, tenant):
+    """Two CRM records named Jo Twin are two people; a write naming Jo Twin with an external id or email that names
+    neither cannot tell which one is meant: a caller's write is refused naming the name (it went to the first
+    record, which took the new id and email and lost its title to the other's); extraction and CRM mapping
+    create a third entity beside them."""
+    ep, _ = graph.append_episode(tenant, msg("three records called Jo Twin"))
+    one, two = (graph.assert_facts(tenant, [FactIn(subject=EntityRef(kind="Person", name="Jo Twin",
+                                                                      external_ids=[f"hubspot:{n}"]),
+                                                   predicate="HAS_TITLE", value=title, episode_id=ep.id)])[0]
+                for n, title in ((1, "One"), (2, "Two")))
+    first = graph.get_fact(tenant, one.fact_id).subject_id
+    for ref, said in ((EntityRef(kind="Person", name="Jo Twin", external_ids=["salesforce:9"]),
+                       "external id 'salesforce:9' names none of them"),
+                      (EntityRef(kind="Person", name="jo twin", email="jo@x.test"), "email 'jo@x.test'")):
+        with pytest.raises(InvalidInput) as err:
+            graph.assert_facts(tenant, [FactIn(subject=ref, predicate="HAS_TITLE", value="Three", episode_id=ep.id)])
+        assert err.value.field == "facts[0].subject.name", err.value.detail
+        assert said in err.value.detail and "hubspot:" not in said, err.value.detail
+    kept = graph.get_entity(tenant, first)
+    assert kept.external_ids == ["hubspot:1"] and kept.email is None
+    assert [f.value for f in graph.facts_about(tenant, first, predicates=["HAS_TITLE"])] == ["One"]
+    # an identifier of one of them still names it, with or without the name
+    out = graph.assert_facts(tenant, [FactIn(subject=EntityRef(kind="Person", name="Jo Twin",
+                                                               external_ids=["hubspot:2"]),
+                                             predicate="LOCATED_IN", value="Oslo", episode_id=ep.id)])
+    assert graph.get_fact(tenant, out[0].fact_id).subject_id == graph.get_fact(tenant, two.fact_id).subject_id
+    # extraction (refuse_self_reference, namesakes "owner") makes a third Jo Twin with that id
+    from graphmem.store import facts as fact_store
+    extracted = graph.db.write(lambda tx: fact_store.assert_batch(
+        tx, tenant, [FactIn(subject=EntityRef(kind="Person", name="Jo Twin", external_ids=["salesforce:9"]),
+                            predicate="HAS_TITLE", value="Three", episode_id=ep.id)],
+        graph.ontology(tenant), graph.settings, refuse_self_reference=True))
+    third = graph.get_fact(tenant, extracted[0].fact_id).subject_id
+    assert third not in (first, graph.get_fact(tenant, two.fact_id).subject_id)
+    assert graph.get_entity(tenant, third).external_ids == ["salesforce:9"]
+    assert len(graph.find_entities(tenant, "Jo Twin", "Person")) == 3
+    assert [f.value for f in graph.facts_about(tenant, first, predicates=["HAS_TITLE"])] == ["One"]
+
+
 def test_identities_within_one_batch_are_checked_as_across_calls(graph, tenant):
     """In one batch, as in separate calls: a kind beside an email another reference creates an entity of another
     kind with is refused (it merged); identifiers naming two entities the batch creates are refused (the external

@@ -153,19 +153,21 @@ def _check_identified_kind(ref: EntityRef, entity: dict, field: str) -> None:
 
 def _check_resolution(ref: EntityRef, row: dict, field: str, namesakes: str) -> None:
     """What `entities/resolve_batch` found for `ref` (`row`) must name one entity: identifiers that name different
-    entities are `InvalidInput` naming `field`; with `namesakes` "refuse", a name alone that several entities answer
-    to is `InvalidInput` naming `field.name`, listing up to five of them."""
+    entities are `InvalidInput` naming `field`; with `namesakes` "refuse", a name that several entities answer to,
+    given alone or with identifiers that name none of them (they cannot tell the namesakes apart), is
+    `InvalidInput` naming `field.name`, listing up to five of them."""
     identified = sorted(set(row["identified"]))
     if len(identified) > 1:
         raise InvalidInput(f"{field}: {_identifiers(ref)} name {len(identified)} different entities "
                            f"({', '.join(identified)}); they must name one", field=field)
-    if row["namesakes"] and namesakes == "refuse" and not _identifier_keys(ref):
+    if row["namesakes"] and namesakes == "refuse" and not identified:
         shown = "; ".join(f"{n['kind']} {n['name']!r} (id {n['id']}"
                           + "".join(f", {k} {n[k]}" for k in ("email", "domain") if n.get(k)) + ")"
                           for n in row["namesakes"][:5])
         more = " and more" if len(row["namesakes"]) > 5 else ""
-        raise InvalidInput(f"{field}.name: {ref.name!r} names more than one entity: {shown}{more}; give its id, "
-                           "email or external id", field=f"{field}.name")
+        unknown = f" ({_identifiers(ref)} names none of them)" if _identifier_keys(ref) else ""
+        raise InvalidInput(f"{field}.name: {ref.name!r} names more than one entity{unknown}: {shown}{more}; give "
+                           "its id, or an email or external id it has", field=f"{field}.name")
 
 
 def _check_named(ref: EntityRef, entity: dict, field: str) -> None:
@@ -190,9 +192,11 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
     that name no entity (stored or created by the batch), `InvalidInput` for over-long names, names with no letter
     or digit (unless an id or identifier names the entity: `keyless_name_dropped`) or a kind
     other than the kind of the entity an identifier names, or identifiers that name different entities. A
-    reference by name alone (no identifier) that several stored entities answer to (namesakes told apart by email
-    or domain) is, with `namesakes` "refuse" (a caller's write), `InvalidInput` naming `<field>.name` and listing
-    them, so the caller names one; with "owner" (extraction) it resolves to the entity that owns the name.
+    reference by name that several stored entities answer to (namesakes told apart by email, domain or external
+    id), alone or with identifiers that name none of them, is, with `namesakes` "refuse" (a caller's write),
+    `InvalidInput` naming `<field>.name` and listing them, so the caller names one; with "owner" (extraction,
+    CRM mapping) a name alone resolves to the entity that owns the name, and one with such identifiers is a new
+    entity beside them.
     Runs inside the caller's write transaction; identical refs are resolved once, so a bulk batch costs a fixed
     number of queries (at most four) whatever its size.
     """
@@ -232,6 +236,10 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
         for row in rows:
             i, ref, named, match = row["idx"], refs[row["idx"]], row["named"], row["match"]
             _check_resolution(ref, row, fields[i], namesakes)
+            if row["namesakes"] and not row["identified"] and _identifier_keys(ref):
+                # "owner": identifiers that name none of the namesakes tell them apart from this one, which is
+                # created beside them (linked from the name's alias) rather than given to the alias's owner
+                match = None
             if match:
                 _check_identified_kind(ref, match, fields[i])   # only a strong identifier matches across kinds
                 resolved[i] = match["id"]
