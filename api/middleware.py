@@ -117,7 +117,7 @@ class RequestContext:
 
 async def _too_large(send: Send, rid: str, limit: int, path: str) -> None:
     body = json.dumps({"type": "about:blank", "title": "Request body too large", "status": 413,
-                       "detail": f"request bodies are limited to {limit} bytes", "instance": path,
+                       "detail": f"request bodies are limited to {limit} bytes", "field": "body", "instance": path,
                        "request_id": rid}).encode()
     await send({"type": "http.response.start", "status": 413,
                 "headers": [(b"content-type", b"application/problem+json"), (b"x-request-id", rid.encode()),

@@ -46,6 +46,16 @@ class Problem(BaseModel):
     errors: list[FieldError] | None = None
 
 
+def _http_field(request: Request, status: int) -> str | None:
+    """What a refusal from routing or the key checks names as its `field`: the key's header for 401 and 403 (the
+    one the request sent, `Authorization` when it sent neither), the path for an unknown route, the method for one
+    the route does not take."""
+    if status in (401, 403):
+        return "X-API-Key" if "x-api-key" in request.headers and "authorization" not in request.headers \
+            else "Authorization"
+    return {404: "path", 405: "method"}.get(status)
+
+
 def problem(status: int, title: str, detail: str, *, field: str | None = None, request: Request | None = None,
             **extra) -> JSONResponse:
     """A problem+json response. `type` is about:blank per RFC 9457 §4.2.1 unless a more specific one is known."""
@@ -193,9 +203,9 @@ def install(app: FastAPI) -> None:
         if exc.status_code == 400:   # FastAPI's only 400: a body it could not decode (not UTF-8), so not JSON
             return _invalid(request, [{"type": "json_invalid", "loc": ("body",),
                                        "msg": "not JSON: the body must be UTF-8 (RFC 8259)"}])
-        titles = {401: "Unauthorized", 403: "Forbidden", 404: "Not found", 405: "Method not allowed",
-                  413: "Request body too large", 415: "Unsupported media type"}
-        return problem(exc.status_code, titles.get(exc.status_code, "Error"), str(exc.detail), request=request)
+        titles = {401: "Unauthorized", 403: "Forbidden", 404: "Not found", 405: "Method not allowed"}
+        return problem(exc.status_code, titles.get(exc.status_code, "Error"), str(exc.detail),
+                       field=_http_field(request, exc.status_code), request=request)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception):

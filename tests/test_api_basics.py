@@ -83,9 +83,15 @@ def test_auth_failures_are_problems(api_url, client_for, tenant):
     assert r.status_code == 401 and r.json()["title"] == "Unauthorized"
     r = httpx.get(f"{api_url}/v1/admin/tenants", headers={"X-API-Key": "gm_not-a-key"})
     assert r.status_code == 401
+    assert r.json()["field"] == "X-API-Key", r.text
     agent = client_for(tenant, "agent")
     r = agent.get("/v1/admin/tenants")
     assert r.status_code == 403 and r.headers["content-type"] == "application/problem+json"
+    # routing's refusals name what is at fault too (helper-found: they named nothing)
+    r = agent.get("/v1/no-such-route")
+    assert r.status_code == 404 and r.json()["field"] == "path", r.text
+    r = agent.delete("/v1/search")
+    assert r.status_code == 405 and r.json()["field"] == "method", r.text
 
 
 def test_validation_problem_names_the_field(client_for, tenant):
@@ -149,7 +155,7 @@ def test_body_limit(client_for, tenant, settings):
     admin = client_for("admin", "admin")
     r = admin.post(f"/v1/admin/tenants/{tenant}/keys", content=b"x" * (settings.max_body_bytes + 10),
                    headers={"content-type": "application/json"})
-    assert r.status_code == 413 and r.json()["title"] == "Request body too large"
+    assert r.status_code == 413 and r.json()["title"] == "Request body too large" and r.json()["field"] == "body"
     assert r.json()["instance"] == f"/v1/admin/tenants/{tenant}/keys"
     # a streamed body (no Content-Length) that grows past the limit is a 413 too
     chunks = (b"x" * 65536 for _ in range(settings.max_body_bytes // 65536 + 2))
