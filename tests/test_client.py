@@ -5,6 +5,7 @@ import asyncio
 import uuid
 from datetime import datetime, timedelta, timezone
 
+import httpx
 import pytest
 
 from graphmem.client import ApiError, AsyncClient, Client
@@ -172,6 +173,16 @@ def test_sessions_pin_keys_memories_and_admin_governance_through_the_client(api_
 
         gm.define_pin_key({"key": "tier", "type": "custom", "value_type": "string"})
         assert [d.key for d in gm.pin_keys().items] == ["tier"]
+        # over HTTP the path names the key: the body may leave it out, and one that differs is a 422 naming it
+        # (helper-found: `key` was required in the body too)
+        headers = {"Authorization": f"Bearer {make_key(tenant)}"}
+        r = httpx.put(f"{api_url}/v1/pin-keys/plan", json={"type": "custom", "value_type": "string"}, headers=headers)
+        assert r.status_code == 200 and r.json()["key"] == "plan", r.text
+        r = httpx.put(f"{api_url}/v1/pin-keys/plan", json={"key": "other", "type": "custom"}, headers=headers)
+        assert r.status_code == 422 and r.json()["field"] == "key", r.text
+        r = httpx.put(f"{api_url}/v1/pin-keys/Bad%20Key", json={"type": "custom"}, headers=headers)
+        assert r.status_code == 422 and r.json()["field"] == "key", r.text
+        assert [d.key for d in gm.pin_keys().items] == ["plan", "tier"]
 
         ep = gm.append_episode({"content": "Dana has asthma, I think", "user_id": "u-1", "role": "user",
                                 "occurred_at": now.isoformat()}).episode.id

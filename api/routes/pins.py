@@ -88,16 +88,19 @@ def delete_pin(session_id: str, key: str, who: Writer, services: ServicesDep,
 
 
 class PinKeyDefIn(PinKeyDef):
-    """A pin key definition as sent (unknown fields refused; the stored record carries more)."""
+    """A pin key definition as sent (unknown fields refused; the stored record carries more). `key` may be left
+    out: the path names it."""
 
     model_config = ConfigDict(extra="forbid")
+
+    key: str | None = Field(default=None, examples=["loyalty_tier"])
 
 
 @router.put("/v1/pin-keys/{key}", response_model=PinKeyDef, summary="Define a tenant pin key and its type")
 def define_pin_key(key: str, body: PinKeyDefIn, who: Writer, services: ServicesDep) -> PinKeyDef:
-    if body.key != key:
+    if body.key is not None and body.key != key:
         raise InvalidInput("the body's key differs from the path", field="key")
-    return services.context.pins.define_key(who.tenant_id, body)
+    return services.context.pins.define_key(who.tenant_id, PinKeyDef(**{**body.model_dump(), "key": key}))
 
 
 class PinKeyList(ItemPage[PinKeyDef]):
