@@ -195,6 +195,13 @@ SELECTORS = re.compile(f"[{_SELECTOR_CHARS}{_ASTRAL_SELECTOR_CHARS}]")
 """The variation selectors (Unicode 15.1, chapter 23.4: VS1-16, the supplement's VS17-256 and the Mongolian free
 variation selectors): they choose how a character looks ("❤" or "❤️"), not which it is, so `name_key` drops
 them."""
+ZWSP = re.compile("\u200b")
+"""The zero-width space: it separates words without showing a gap (text copied from web pages holds it), so
+`name_key` reads it as a space; other invisible format characters (joiners, soft hyphens) are dropped with the
+punctuation ("Norm\u200bAl" was "normal")."""
+WORD_END = re.compile(r"\.+(?=\s|$)")
+"""Periods that end a word ("Inc.", a sentence's last word): `name_key` drops them, so "Norm Al." is "Norm Al"
+(it became a second person); a period inside a word ("acme.com", "J.R.R", ".NET") stays."""
 FILLERS = re.compile(f"[{_FILLER_CHARS}]")
 """The Hangul fillers (choseong and jungseong fillers U+115F, U+1160; compatibility U+3164 and halfwidth U+FFA0,
 which NFKC makes U+1160): letters to Unicode but blank on screen, so `name_key` reads them as spaces
@@ -202,14 +209,16 @@ which NFKC makes U+1160): letters to Unicode but blank on screen, so `name_key` 
 
 
 def name_key(name: str) -> str:
-    """Normalise a name for resolution: NFKC, Hangul fillers as spaces (`FILLERS`), case-folded, variation selectors
-    dropped (`SELECTORS`), punctuation dropped except `@`, `.` and `-` (an email, a domain, "Jean-Luc" keep theirs),
+    """Normalise a name for resolution: NFKC, Hangul fillers and the zero-width space as spaces (`FILLERS`, `ZWSP`),
+    case-folded, variation selectors dropped (`SELECTORS`), punctuation dropped except `@`, `-` and a `.` inside a
+    word (an email, a domain, "Jean-Luc", ".NET" keep theirs; "Norm Al." and "Acme Inc." end with a word),
     whitespace collapsed. Combining marks stay: in Devanagari or Tamil they are the vowels ("मोहन" and "मोहिनी"
     are two names; with the marks dropped both were "महन", and the second person resolved to the first). A name
     with no letter or digit left has no key (""): callers refuse it ("has no letters or digits"), or drop it where
     an identifier names the entity, so "❤️", "★" or "..." never name an entity.
 
-    "  Dana  O'Neil " -> "dana oneil"; "ACME, Inc." -> "acme inc."; "❤️ Fund" -> "fund" (as "❤ Fund");
+    "  Dana  O'Neil " -> "dana oneil"; "ACME, Inc." -> "acme inc"; "❤️ Fund" -> "fund" (as "❤ Fund");
+    "Norm\u200bAl" -> "norm al";
     "İLKAY IŞIK" -> "ilkay işik" (as "İlkay Işık": the Turkish i's fold together, `turkish_i`).
     """
     return _key(name, _NOT_NAME)
@@ -227,9 +236,9 @@ def turkish_i(text: str) -> str:
 
 
 def _key(text: str, dropped: re.Pattern) -> str:
-    """`name_key`'s normalisation, dropping what `dropped` matches."""
-    s = turkish_i(SELECTORS.sub("", FILLERS.sub(" ", unicodedata.normalize("NFKC", text)).casefold()))
-    s = re.sub(r"\s+", " ", dropped.sub("", s)).strip()
+    """`name_key`'s normalisation, dropping what `dropped` matches and the periods that end a word (`WORD_END`)."""
+    s = turkish_i(SELECTORS.sub("", FILLERS.sub(" ", ZWSP.sub(" ", unicodedata.normalize("NFKC", text))).casefold()))
+    s = re.sub(r"\s+", " ", WORD_END.sub("", dropped.sub("", s))).strip()
     return s if any(c.isalnum() for c in s) else ""
 
 

@@ -445,6 +445,57 @@ def test_turkish_names_resolve_in_either_case(db, settings, graph, tenant):
     assert keys() == expected
 
 
+def test_a_final_period_or_a_zero_width_space_does_not_make_another_name(db, settings, graph, tenant):
+    """Helper-found: "Norm Al." (a name copied with its sentence's period) became a second person, and "Norm\u200bAl"
+    (a zero-width space) a third, keyed "normal". A word's final period is dropped from keys and the zero-width
+    space is a space; a period inside a word stays ("acme.com", ".NET"); a schema-15 graph gets its keys again."""
+    from graphmem.models import name_key, value_key
+    from graphmem.store.schema import PERIODS, _name_key_before_16, rekey_marked_names
+
+    ep, _ = graph.append_episode(tenant, msg("Norm's title"))
+    [first] = graph.assert_facts(tenant, [FactIn(subject=EntityRef(kind="Person", name="Norm Al."),
+                                                 predicate="HAS_TITLE", value="Head of Sales.", episode_id=ep.id)])
+    norm = graph.get_fact(tenant, first.fact_id).subject_id
+    for name in ("Norm Al", "norm al.", "Norm\u200bAl", "Norm Al..."):
+        assert [e.id for e in graph.find_entities(tenant, name, "Person")] == [norm], name
+    assert graph.find_entities(tenant, "Normal", "Person") == []
+    [again] = graph.assert_facts(tenant, [FactIn(subject=EntityRef(kind="Person", name="Norm\u200bAl"),
+                                                 predicate="HAS_TITLE", value="head of sales", episode_id=ep.id)])
+    assert again.action == "duplicate" and again.fact_id == first.fact_id
+    assert [name_key(n) for n in ("acme.com", ".NET", "J.R.R. Tolkien", "ACME, Inc.")] == \
+        ["acme.com", ".net", "j.r.r tolkien", "acme inc"]
+    assert value_key("v2.") == "v2" and value_key("12.50") == "12.50" and value_key("...") == "..."
+
+    def keys():
+        with db.driver.session(database=db.database) as s:
+            return (s.run("MATCH (e:Entity {id: $id}) RETURN e.name_key", id=norm).single()[0],
+                    sorted(s.run("MATCH (a:Alias {tenant_id: $t})-[:ALIAS_OF]->(:Entity {id: $id}) RETURN a.key",
+                                 t=tenant, id=norm).value()),
+                    s.run("MATCH (f:Fact {id: $id}) RETURN f.object_key", id=first.fact_id).single()[0])
+
+    def age():   # what a schema-15 graph holds: the keys with their final periods
+        old = _name_key_before_16("Norm Al.")
+        with db.driver.session(database=db.database) as s:
+            s.run("MATCH (a:Alias {tenant_id: $t})-[:ALIAS_OF]->(:Entity {id: $id}) DETACH DELETE a",
+                  t=tenant, id=norm).consume()
+            s.run("MATCH (e:Entity {id: $id}) SET e.name_key = $k "
+                  "MERGE (a:Alias {tenant_id: $t, key: 'Person:' + $k}) "
+                  "ON CREATE SET a.entity_id = e.id, a.name_key = $k MERGE (a)-[:ALIAS_OF]->(e)",
+                  id=norm, k=old, t=tenant).consume()
+            s.run("MATCH (f:Fact {id: $id}) SET f.object_key = 'v:head of sales.'", id=first.fact_id).consume()
+
+    expected = keys()
+    assert expected == ("norm al", ["Person:norm al"], "v:head of sales")
+    age()
+    assert keys() != expected and graph.find_entities(tenant, "Norm Al", "Person") == []
+    db.execute("meta/set_schema", version=15, embedding_dimension=settings.embedding_dimension)
+    assert apply_schema(db, settings.embedding_dimension)["migrated"] is True
+    assert keys() == expected
+    age()
+    assert rekey_marked_names(db, batch=1, pattern=PERIODS, old_key=_name_key_before_16) >= 2
+    assert keys() == expected
+
+
 def test_the_schema_14_migration_reports_entities_that_now_share_a_key(db, settings, graph, tenant, caplog):
     """Before schema 14 "❤ Fund" and "❤️ Fund" keyed apart, so a graph may hold both as two entities. The
     migration gives them one key: they become namesakes (a name alone is ambiguous, an id names each), and it

@@ -40,6 +40,9 @@ letter or digit, get their keys again (`rekey_marked_names`, `UNKEYED`).
 Version 15 folds the Turkish i's together in those keys (`graphmem.models.turkish_i`: "İLKAY IŞIK" is "İlkay
 Işık"): entities and facts whose text holds "İ", "ı" or a combining dot above get their keys again
 (`rekey_marked_names`, `TURKISH_I`).
+Version 16 reads the zero-width space as a space and drops the periods that end a word from those keys ("Norm Al."
+is "Norm Al", "Norm\u200bAl" is not "Normal"): entities and facts whose text holds a period (or a character NFKC
+makes one) or a zero-width space get their keys again (`rekey_marked_names`, `PERIODS`).
 """
 from __future__ import annotations
 
@@ -50,13 +53,13 @@ from collections.abc import Callable, Iterable, Iterator
 
 import cypher
 from graphmem.errors import SchemaMismatch
-from graphmem.models import FILLERS, MARKS, SELECTORS, name_key, value_key
+from graphmem.models import FILLERS, MARKS, SELECTORS, name_key, turkish_i, value_key
 from graphmem.store.db import Database, tenant_token
 from graphmem.store.entities import alias_key
 from graphmem.store.fulltext import search_terms
 
 log = logging.getLogger(__name__)
-SCHEMA_VERSION = 15
+SCHEMA_VERSION = 16
 BACKFILL_BATCH = 10_000
 FULLTEXT_INDEXES = ("entity_text", "fact_text", "episode_text")
 VECTOR_INDEXES = ("entity_embedding", "fact_embedding", "episode_embedding")
@@ -76,6 +79,10 @@ TURKISH_I = "(?s).*[\\x{0130}\\x{0131}\\x{0307}\\x{1D6A4}].*"
 """A Java regular expression (Cypher's =~) matching text with "İ", "ı" (or the mathematical "𝚤", which NFKC makes
 "ı") or a combining dot above: the names and values whose keys `name_key` / `value_key` made otherwise before
 schema 15 (`graphmem.models.turkish_i`)."""
+PERIODS = "(?s).*[.\\x{2024}\\x{FE52}\\x{FF0E}\\x{200B}].*"
+"""A Java regular expression (Cypher's =~) matching text with a period (or a one-dot leader, small or fullwidth full
+stop, which NFKC makes one) or a zero-width space: the names and values whose keys `name_key` / `value_key` made
+otherwise before schema 16 (`graphmem.models.WORD_END`, `graphmem.models.ZWSP`)."""
 
 
 def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict:
@@ -156,6 +163,9 @@ def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict
     if recorded and (recorded["version"] or 1) < 15:  # keys fold the Turkish i's together
         rekey_marked_names(db, pattern=TURKISH_I, old_key=_name_key_before_15)
         migrated = True
+    if recorded and (recorded["version"] or 1) < 16:  # keys drop a word's final period; a zero-width space spaces
+        rekey_marked_names(db, pattern=PERIODS, old_key=_name_key_before_16)
+        migrated = True
     db.execute("meta/set_schema", version=SCHEMA_VERSION, embedding_dimension=dimension)
     return {"version": SCHEMA_VERSION, "embedding_dimension": dimension, "migrated": migrated}
 
@@ -225,13 +235,22 @@ def _name_key_before_15(name: str) -> str:
     return s if any(c.isalnum() for c in s) else ""
 
 
+def _name_key_before_16(name: str) -> str:
+    """`graphmem.models.name_key` as it was in schema 15, which kept the periods that end a word and dropped the
+    zero-width space with the punctuation: the keys such a graph holds, which `rekey_marked_names` replaces."""
+    s = turkish_i(SELECTORS.sub("", FILLERS.sub(" ", unicodedata.normalize("NFKC", name)).casefold()))
+    s = re.sub(r"\s+", " ", re.sub(rf"[^\w\s@.{MARKS}-]", "", s)).strip()
+    return s if any(c.isalnum() for c in s) else ""
+
+
 def rekey_marked_names(db: Database, batch: int = BACKFILL_BATCH, *, pattern: str = MARKED,
                        old_key: Callable[[str], str] = _name_key_before_12) -> int:
     """Give entities whose name or an alias matches `pattern`, and facts whose literal value does, the keys
     `name_key` / `value_key` make now, in place of those `old_key` made. Schema 11 -> 12 (`MARKED`, the default):
     combining marks, vowels in Devanagari or Tamil, used to be dropped, so "मोहन" and "मोहिनी" had one key and
     resolved to one person. Schema 12/13 -> 14 (`UNKEYED`, `_name_key_before_14`): variation selectors, and text
-    with no letter or digit. Schema 14 -> 15 (`TURKISH_I`, `_name_key_before_15`): the Turkish i's. Each tenant's
+    with no letter or digit. Schema 14 -> 15 (`TURKISH_I`, `_name_key_before_15`): the Turkish i's. Schema 15 ->
+    16 (`PERIODS`, `_name_key_before_16`): a word's final period, the zero-width space. Each tenant's
     such entities, then facts, read in one pass (`Database.stream`), written
     `batch` per transaction; safe to re-run. Entities already merged that way stay one entity (what was said of the
     second name is on the first); two entities whose names now key alike ("❤ Fund" and "❤️ Fund", made twice
