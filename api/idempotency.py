@@ -85,12 +85,14 @@ def recorded_call(services: Services, who: Principal, what: str, body: BaseModel
     it as a `RecordedCall`: its id is the write's provenance; on a retry under the same `idempotency_key`, `kept`
     holds the first try's answer to replay (waiting for a first try still running, module docstring). The content
     names the call, the key id and, with an idempotency key, a digest of the body, never a secret: the same key
-    with another body is an `InvalidInput` naming Idempotency-Key. If the write raises, an episode this call
+    with another body is an `InvalidInput` naming Idempotency-Key; the same body sent under it with another API key
+    of the tenant replays the first (an idempotency key is the tenant's). If the write raises, an episode this call
     created is deleted again (unless something already cites it; then the call is marked failed, so a retry runs
     it again), so a refused request leaves nothing behind."""
     digest = hashlib.sha256(body.model_dump_json().encode()).hexdigest()[:16] if idempotency_key else None
+    request = f" (request {digest})" if digest else ""
     ep = EpisodeIn(kind="event", source="system", occurred_at=utcnow(), role="system",
-                   content=f"API call {what} by key {who.key_id}" + (f" (request {digest})" if digest else ""),
+                   content=f"API call {what} by key {who.key_id}{request}",
                    idempotency_key=call_key(what, idempotency_key) if idempotency_key else None)
     tenant = who.tenant_id
     deadline = time.monotonic() + services.settings.idempotency_wait_s
@@ -98,10 +100,18 @@ def recorded_call(services: Services, who: Principal, what: str, body: BaseModel
         try:
             episode, created = services.ingest.append_episodes(tenant, [ep], extract=False, searchable=False)[0]
         except InvalidInput as exc:
-            if exc.field and exc.field.endswith("idempotency_key"):
-                raise InvalidInput("Idempotency-Key: this key was used for a different request (another body, or "
-                                   "another API key's call); use a new key", field="Idempotency-Key") from None
-            raise
+            if not (exc.field and exc.field.endswith("idempotency_key")):
+                raise
+            # the key is the tenant's: the same request sent first with another of its API keys (another agent, or
+            # this one before its key was rotated) is this call, replayed; it stays recorded as the first key's
+            stored = services.graph.episode_by_key(tenant, ep.idempotency_key)
+            if stored is None and time.monotonic() <= deadline:   # the first try failed meanwhile: record this one
+                continue
+            if stored is None or not (stored.content.startswith(f"API call {what} by key ")
+                                      and stored.content.endswith(request)):
+                raise InvalidInput("Idempotency-Key: this key was used for a different request (another body); "
+                                   "use a new key", field="Idempotency-Key") from None
+            episode, created = stored, False
         kept = None if created else _first_try(services, tenant, episode.id)
         if kept != GONE:
             break

@@ -131,6 +131,11 @@ class TemporalGraph:
         require_tenant(tenant_id)
         return self.db.one("episodes/call_result_get", tenant_id=tenant_id, id=episode_id)
 
+    def episode_by_key(self, tenant_id: str, idempotency_key: str) -> Episode | None:
+        """The episode stored under `idempotency_key` in this tenant, or None."""
+        require_tenant(tenant_id)
+        return self.db.read(lambda tx: episode_store.by_key(tx, tenant_id, idempotency_key))
+
     def get_episode(self, tenant_id: str, episode_id: str) -> Episode:
         require_tenant(tenant_id)
         return self.db.read(lambda tx: episode_store.get(tx, tenant_id, episode_id))

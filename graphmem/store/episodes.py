@@ -135,6 +135,12 @@ def same_episode(stored: Episode, sent: EpisodeIn) -> bool:
     return identity(stored) == identity(sent)
 
 
+def by_key(tx: Tx, tenant_id: str, idempotency_key: str) -> Episode | None:
+    """The episode stored under `idempotency_key` in this tenant, or None."""
+    row = tx.one("episodes/by_keys", tenant_id=tenant_id, keys=[idempotency_key])
+    return Episode(**row["episode"]) if row else None
+
+
 def get(tx: Tx, tenant_id: str, episode_id: str) -> Episode:
     """The episode `episode_id` of this tenant; `NotFound` otherwise."""
     row = tx.one("episodes/get", tenant_id=tenant_id, id=episode_id, now=utcnow())
