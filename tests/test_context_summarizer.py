@@ -53,3 +53,29 @@ def test_a_withdrawn_constraint_keeps_its_withdrawal_beside_it():
     later = summarizer.summarize("t", first, [ep(20, "user", "Update: you can call my landline again.")] + [
         ep(20 + i, "tool", f"Sku {2000 + i} qty {i}. Bin {i}.", kind="tool_result") for i in range(1, 10)], 80).text
     assert "landline again" in later and "Never call me on my landline" in later, later
+
+
+def test_a_late_request_gets_into_a_full_summary_and_later_turns_are_covered():
+    """Helper-found: with no LLM, 90 turns about refunds filled the 600-token summary, and the user's later "Please
+    cancel order 7777 ..." never got in (lines of earlier revisions score +2), nor did anything after it, though
+    each revision said it covered those turns. A user's request scores as a constraint does, and the turns a
+    revision newly covers get up to a third of its room before the best of everything fills the rest."""
+    summarizer = ExtractiveSummarizer(TokenCounter.for_model("gpt-4"))
+    refund = "Order {n} needs a refund because item {n} arrived damaged; the customer wants it approved before Friday."
+    text, n = None, 0
+    for rev in range(3):     # the summary fills with refund lines
+        turns = [ep(n + i, "user" if i % 2 == 0 else "assistant", refund.format(n=1000 + n + i)) for i in range(30)]
+        text, n = summarizer.summarize("t", text, turns, max_tokens=600).text, n + 30
+    assert "Order 1000 " in text and "Order 1089" not in text
+    turns = [ep(n + i, "user" if i % 2 == 0 else "assistant", refund.format(n=1000 + n + i)) for i in range(10)]
+    turns += [ep(200, "user", "Please cancel order 7777 and ship the replacement to 12 Elm Street.")]
+    text = summarizer.summarize("t", text, turns, max_tokens=600).text
+    assert "cancel order 7777" in text, text
+    ship = "Checking order {n}: the warehouse confirmed item {n} will ship from the depot on Monday as requested."
+    for rev in range(4):     # many later turns of the same weight: the request stays, and each revision shows them
+        turns = [ep(300 + 30 * rev + i, "user" if i % 2 else "assistant", ship.format(n=2000 + 30 * rev + i))
+                 for i in range(30)]
+        text = summarizer.summarize("t", text, turns, max_tokens=600).text
+        assert "cancel order 7777" in text, (rev, text)
+        assert f"Checking order {2000 + 30 * rev + 1}:" in text, (rev, text)
+        assert TokenCounter.for_model("gpt-4").count(text) <= 600

@@ -221,6 +221,13 @@ def test_compaction_candidates_keep_a_decimal_amount_in_the_obligation():
     assert found["obligation"].value == "I paid 12.50 EUR for order A-5 and I want to cancel my subscription"
     assert found["amount"].render() == "12.50" and found["currency"].value == "EUR"
     assert found["order_id"].value == "A-5"
+    # a user's own request to cancel is one too (helper-found: "Please cancel order 7777 ..." proposed no pin)
+    for text in ("Please cancel order 7777 and ship the replacement to 12 Elm Street.", "Could you please cancel it?",
+                 "I'd like to cancel the renewal.", "We need to cancel order B-2."):
+        found = {key: value for key, value, _ in extract_candidates([SimpleNamespace(id="e2", content=text)])}
+        assert found["obligation"].value == text.rstrip(".?"), (text, found)
+    assert "obligation" not in {k for k, _, _ in extract_candidates([SimpleNamespace(
+        id="e3", content="The cancel button is greyed out for order 12.")])}
 
 
 def test_a_redefinition_and_a_pin_write_at_once_never_leave_a_pin_breaking_its_key(ctx, tenant):

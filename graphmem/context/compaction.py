@@ -53,8 +53,8 @@ _MONEY = re.compile(r"(?P<sym>[€£$¥])\s?(?P<a1>\d{1,3}(?:,\d{3})*(?:\.\d+)?|
 _DECIMAL_COMMA = re.compile(r",(\d{1,2})\b")
 """The decimals of an amount written the continental way ("1.299,00"), right after the amount the _MONEY match read."""
 _CLAUSE = r"(?:[^.!?\n]|(?<=\d)\.(?=\d))*"   # up to a sentence end; a point between digits (12.50) is none
-_CANCEL = re.compile(_CLAUSE + r"\b(?:asked|asks|wants?|requested|requests)\s+(?:us\s+)?to\s+cancel\b" + _CLAUSE,
-                     re.I)
+_CANCEL = re.compile(_CLAUSE + r"\b(?:(?:asked|asks|wants?|requested|requests|needs?|like)\s+(?:us\s+)?to|please|"
+                     r"(?:can|could|would)\s+you(?:\s+please)?)\s+cancel\b" + _CLAUSE, re.I)
 
 
 def _has_digit(s: str) -> bool:
@@ -66,7 +66,8 @@ def extract_candidates(episodes: list[Episode]) -> list[tuple[str, PinValue, str
 
     Recognised: `order_id` ("order A-10293", "order #10293"), `amount` + `currency` ("€129.99", "129.99 EUR",
     "EUR 129.99"; ISO 4217 codes checked with pycountry; "$" read as USD), `approval_id` ("approval APR-7781"),
-    `idempotency_key`, and `obligation` for cancel requests ("the user asked to cancel ...").
+    `idempotency_key`, and `obligation` for cancel requests ("the user asked to cancel ...", "Please cancel order
+    7777", "could you cancel it", "I'd like to cancel").
     Ids must contain a digit (so "order status" is not an id)."""
     out: dict[str, tuple[str, PinValue, str]] = {}
 

@@ -34,6 +34,14 @@ _KEEP = re.compile(r"\b(approv\w*|reject\w*|declin\w*|cancel\w*|refund\w*|escala
 _CONSTRAINT = re.compile(r"\b(never|always|don['’`]?t|do not|must not|mustn['’`]?t|can['’`]?t|cannot|only|avoid\w*|"
                          r"prefer\w*|instead|allerg\w*|no longer|stop|under no circumstances|please no|no \w+ at all|"
                          r"you (?:can|may) [^.!?]*\bagain|any ?more|changed my mind|from now on)\b", re.I)
+# Words that make a user's sentence a request the agent has yet to act on ("Please cancel order 7777", "can you ship
+# it to my office"): an open obligation (seed 000), kept as a constraint is.
+_REQUEST = re.compile(r"\b(please|can you|could you|would you|i(?:['’`]d| would) like|i want|i need|make sure)\b",
+                      re.I)
+NEW_SHARE = 3
+"""A summary keeps up to 1/`NEW_SHARE` of its tokens for the best lines of the turns it newly covers, before the
+best of everything fills the rest: without it, lines of earlier revisions (+2 each) filled every later summary,
+and a summary said to cover the last hour held only its first minutes."""
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
@@ -52,10 +60,12 @@ class Summarizer(Protocol):
 
 class ExtractiveSummarizer:
     """Deterministic extractive summary: scores sentences (numbers +3, decision/obligation words +3, a user's
-    constraint or preference +5 (`_CONSTRAINT`: it outranks a tool dump's numbers), user turns +1, lines of the
-    previous summary +2, scored again as the user's when they were: a constraint survives every revision), drops
-    chatter (under 4 words without digits or a user's constraint: "Email only, please." stays) and exact repeats
-    (repeated tool dumps), keeps the best lines that fit in `max_tokens` and renders them in their original order."""
+    constraint, preference or request +5 (`_CONSTRAINT`, `_REQUEST`: it outranks a tool dump's numbers), user turns
+    +1, lines of the previous summary +2, scored again as the user's when they were: a constraint survives every
+    revision), drops chatter (under 4 words without digits or a user's constraint or request: "Email only, please." stays) and
+    exact repeats (repeated tool dumps). It keeps the best lines of the new turns in up to 1/`NEW_SHARE` of
+    `max_tokens`, then the best of all lines in what is left, and renders them in their original order; equal
+    scores go to the earlier line."""
 
     model = EXTRACTIVE_MODEL
 
@@ -73,6 +83,7 @@ class ExtractiveSummarizer:
                 items.append((self._score(said or line, who == "user") + 2, pos, line))
                 seen.add(self._norm(line))
                 pos += 1
+        first_new = len(items)
         for e in turns:
             who = e.role or e.kind
             for sentence in _SENTENCE.split(e.content.strip()):
@@ -82,23 +93,27 @@ class ExtractiveSummarizer:
                 line = f"{who}: {sentence}"
                 norm = self._norm(sentence)
                 if norm in seen or (len(sentence.split()) < 4 and not re.search(r"\d", sentence)
-                                    and not (who == "user" and _CONSTRAINT.search(sentence))):
+                                    and not (who == "user" and (_CONSTRAINT.search(sentence)
+                                                                or _REQUEST.search(sentence)))):
                     continue
                 seen.add(norm)
                 items.append((self._score(sentence, who == "user"), pos, line))
                 pos += 1
-        chosen: list[tuple[int, str]] = []
+        chosen: dict[int, str] = {}   # position -> rendered line
         used = 0
-        for score, position, line in sorted(items, key=lambda i: (-i[0], i[1])):
-            text = f"- {line}\n"
-            tokens = self.counter.count(text)
-            if tokens > MAX_LINE_TOKENS:
-                text = self.counter.truncate(text.rstrip("\n"), MAX_LINE_TOKENS - 3).rstrip() + " ...\n"
+        for share, pool in ((max_tokens // NEW_SHARE, items[first_new:]), (max_tokens, items)):
+            for score, position, line in sorted(pool, key=lambda i: (-i[0], i[1])):
+                if position in chosen:
+                    continue
+                text = f"- {line}\n"
                 tokens = self.counter.count(text)
-            if used + tokens <= max_tokens:
-                chosen.append((position, text))
-                used += tokens
-        return SummaryDraft("".join(t for _, t in sorted(chosen)).rstrip("\n"), self.model)
+                if tokens > MAX_LINE_TOKENS:
+                    text = self.counter.truncate(text.rstrip("\n"), MAX_LINE_TOKENS - 3).rstrip() + " ...\n"
+                    tokens = self.counter.count(text)
+                if used + tokens <= share:
+                    chosen[position] = text
+                    used += tokens
+        return SummaryDraft("".join(chosen[p] for p in sorted(chosen)).rstrip("\n"), self.model)
 
     @staticmethod
     def _norm(text: str) -> str:
@@ -107,7 +122,7 @@ class ExtractiveSummarizer:
     @staticmethod
     def _score(sentence: str, from_user: bool) -> int:
         return (3 * bool(re.search(r"\d", sentence)) + 3 * bool(_KEEP.search(sentence)) + int(from_user)
-                + 5 * (from_user and bool(_CONSTRAINT.search(sentence))))
+                + 5 * (from_user and bool(_CONSTRAINT.search(sentence) or _REQUEST.search(sentence))))
 
 
 class LLMSummarizer:
