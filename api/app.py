@@ -56,7 +56,7 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
         app.state.services.embedder
         if owned:
             ops.ensure_bootstrap_admin(app.state.services.db, settings.bootstrap_admin_key)
-        warm_up(app.state.services, settings.warm_up_timeout_s)
+        app.state.warm_up = warm_up(app.state.services, settings.warm_up_timeout_s)
         if with_worker:
             app.state.on_shutdown = [*getattr(app.state, "on_shutdown", []), *start_worker(app.state.services)]
         if settings.keep_warm_interval_s > 0:   # last: nothing after it can fail the start and leave it running
@@ -87,28 +87,48 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
     return app
 
 
-def warm_up(services: Services, timeout_s: float) -> None:
+class WarmUp:
+    """The start's warm-up as `GET /readyz` reports it: `state` is "off" (`GRAPHMEM_WARM_UP_TIMEOUT_S` = 0),
+    "running", "done" or "failed: <error>"."""
+
+    def __init__(self, state: str = "off"):
+        self.state = state
+
+
+def warm_up(services: Services, timeout_s: float) -> WarmUp:
     """Let Neo4j plan the hot reads before the first request (`graphmem.ops.warm_up`), waiting at most
     `timeout_s` seconds: a Neo4j that is slow or down at start delays the start by no more than that (the warm-up
-    then finishes, or fails with a warning, in the background; readiness is `GET /readyz`'s to report)."""
+    then finishes, or fails with a warning, in the background, and logs when it does). Returns its `WarmUp`,
+    whose state `GET /readyz` reports: until it is "done", the first context windows may lose their retrieved
+    tier to the search timeout."""
+    status = WarmUp()
     if timeout_s <= 0:
-        return
+        return status
+    started = time.monotonic()
+    waited = threading.Event()   # set once the start stopped waiting: later news is logged as background news
 
     def run() -> None:
         try:
             ops.warm_up(services)
+            status.state = "done"
+            if waited.is_set():
+                log.info("warm-up done in the background, %.1f s after the start", time.monotonic() - started)
         except Exception as exc:   # never fatal: the first windows are merely slower
+            status.state = f"failed: {type(exc).__name__}: {exc}"
             log.warning("warm-up failed: %s: %s", type(exc).__name__, exc)
     log.info("planning the hot reads before serving (up to %g s; GRAPHMEM_WARM_UP_TIMEOUT_S)", timeout_s)
-    started = time.monotonic()
+    status.state = "running"
     thread = threading.Thread(target=run, name="graphmem-warm-up", daemon=True)
     thread.start()
     thread.join(timeout_s)
+    waited.set()
     took = time.monotonic() - started
     if thread.is_alive():
-        log.warning("warm-up still running after %.1f s; serving now, it finishes in the background", took)
-    else:
+        log.warning("warm-up still running after %.1f s; serving now, it finishes in the background (GET /readyz "
+                    "reports it)", took)
+    elif status.state == "done":
         log.info("warm-up done in %.1f s", took)
+    return status
 
 
 def keep_warm(services: Services, interval_s: float) -> Callable[[], None]:

@@ -32,6 +32,7 @@ def test_readiness_and_metrics_while_neo4j_is_down(tmp_path) -> None:
                 assert ready.status_code == 503
                 assert ready.headers["content-type"] == "application/problem+json"
                 assert "not reachable" in ready.json()["detail"]
+                assert ready.json()["instance"] == "/readyz" and ready.json()["request_id"], ready.text
                 metrics = httpx.get(f"{url}/metrics", timeout=30)
                 assert metrics.status_code == 200 and "graphmem_http_request_duration_seconds" in metrics.text
                 assert time.monotonic() - t0 < 10  # was ~130 s: the scrape waited out the driver's retries

@@ -5,6 +5,8 @@ plan is read from Neo4j's query collector (`tests.plan_stats`), not from a timeo
 neither fails the test nor hides a cold plan: the window's timeouts here are generous."""
 from __future__ import annotations
 
+import time
+
 import httpx
 
 from graphmem.models import EpisodeIn
@@ -31,6 +33,11 @@ def test_the_first_window_after_a_start_holds_what_search_finds(db, settings, te
     try:
         with collecting(db) as stats, serve(services) as url, \
                 httpx.Client(base_url=url, timeout=60, headers={"Authorization": f"Bearer {key}"}) as c:
+            # /readyz says when the warm-up is over (helper-found: after a slow start nothing did)
+            deadline = time.monotonic() + 120
+            while (state := c.get("/readyz").json()["warm_up"]) == "running" and time.monotonic() < deadline:
+                time.sleep(0.5)
+            assert state == "done", state
             for query in ("what is my locker code?",            # the plans do not depend on the query's length
                           "which locker code did I get at the office in Oslo, the one I told you about in May?"):
                 r = c.post("/v1/sessions/s1/context", json={"query": query, "budget_tokens": 2000,
