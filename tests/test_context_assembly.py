@@ -110,6 +110,8 @@ def test_a_piece_that_does_not_fit_is_skipped_and_the_walk_goes_on():
     out = fit(cands, 60, COUNTER)
     assert [p.id for p in out.pieces] == ["system", "small", "d"]
     assert out.dropped[0].id == "big" and "does not fit" in out.dropped[0].reason
+    # its size is the one its reason gives, tier heading included (helper-found: 33 tokens, "needs 42 tokens")
+    assert f"needs {out.dropped[0].tokens} tokens" in out.dropped[0].reason, out.dropped[0]
 
 
 def test_tail_is_kept_newest_first_and_rendered_oldest_first():
@@ -151,6 +153,10 @@ def test_documents_are_cited_snippets_not_dumps():
     assert doc.citations[0].kind == "document" and doc.citations[0].id == "kb-1"
     assert doc.text.startswith("- [doc kb-1] Refund policy (https://kb.example/refunds): Refunds above")
     assert doc.tokens <= 40 + 30
+    assert doc.truncated and doc.text.rstrip().endswith("[...]")   # a snippet is a cut (helper-found: it said false)
+    short = [SimpleNamespace(id="kb-2", title=None, source=None, text="Short.")]
+    whole = fit({**cands, "documents": assembly.document_candidates(short, COUNTER, 40)}, 100, COUNTER)
+    assert not whole.pieces[-1].truncated and whole.pieces[-1].id == "document:kb-2"
     small = fit(cands, 45, COUNTER)                                   # cut further to fit what is left
     assert small.pieces[-1].truncated and COUNTER.count(small.text) <= 45
 

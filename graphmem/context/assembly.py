@@ -74,7 +74,8 @@ class Citation(BaseModel):
 
 
 class WindowPiece(BaseModel):
-    """One placed piece. `tokens` includes the tier heading for the first piece placed in a tier."""
+    """One placed piece. `tokens` includes the tier heading for the first piece placed in a tier; `truncated`: its
+    text is cut (a document snippet shorter than the document, ending in "[...]") or a marker stands in for it."""
 
     tier: Tier
     id: str
@@ -85,7 +86,8 @@ class WindowPiece(BaseModel):
 
 
 class Dropped(BaseModel):
-    """A candidate left out, with its size in tokens (None if never counted) and why."""
+    """A candidate left out, with its size in tokens (None if never counted; with the tier heading when it would
+    have been the tier's first piece, as `WindowPiece.tokens` and the reason's "needs N tokens" count it) and why."""
 
     tier: Tier
     id: str
@@ -110,6 +112,7 @@ class Candidate:
     min_tokens: int = 0
     note: str = ""
     stand_in: str = ""
+    truncated: bool = False   # the text is already a cut (a document's snippet): its piece says so
 
 
 @dataclass
@@ -160,7 +163,7 @@ def fit(candidates: dict[str, Sequence[Candidate]], budget: int, counter: Counte
             tokens = counter.count(text)
             extra = 0 if placed[tier] else header
             room = budget - used - extra
-            truncated = False
+            truncated = cand.truncated
             if tokens > room and cand.min_tokens and room >= cand.min_tokens:
                 text = counter.truncate(text.rstrip("\n"), room - counter.count(ELLIPSIS)).rstrip() + ELLIPSIS
                 tokens, truncated = counter.count(text), True
@@ -173,7 +176,7 @@ def fit(candidates: dict[str, Sequence[Candidate]], budget: int, counter: Counte
             if tokens > room:
                 reason = "budget exhausted" if budget - used <= extra else f"does not fit: needs {tokens + extra} " \
                          f"tokens, {max(budget - used, 0)} left"
-                dropped.append(Dropped(tier=tier, id=cand.id, tokens=tokens, reason=reason + cand.note))
+                dropped.append(Dropped(tier=tier, id=cand.id, tokens=tokens + extra, reason=reason + cand.note))
                 cut = bool(cand.stand_in)   # never an older turn after a newer one left out unmarked
                 continue
             used += tokens + extra
@@ -377,5 +380,5 @@ def document_candidates(documents: Sequence[Any], counter: Counter, snippet_toke
         head = f"- [doc {d.id}]{title}{src}: "
         cite = Citation(kind="document", id=d.id, source=d.source)
         out.append(Candidate("documents", f"document:{d.id}", head + snippet, (cite,), order=(i,),
-                             min_tokens=counter.count(head) + 8))
+                             min_tokens=counter.count(head) + 8, truncated=snippet != body))
     return out
