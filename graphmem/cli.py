@@ -8,6 +8,7 @@ import importlib
 import json
 import re
 import sys
+from datetime import datetime, timezone
 from typing import Any
 
 import click
@@ -225,6 +226,11 @@ def _table(title: str, columns: list[str], rows: list[list[Any]], whole: tuple[s
     Console().print(t)
 
 
+def _shown_time(t: datetime | None) -> str | None:
+    """A time as a table shows it: UTC to the second, "2026-12-03 21:40:59Z" (20 characters, kept whole)."""
+    return t.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ") if t else None
+
+
 def _said(field: str | None, detail: str, options: dict[str, str]) -> str:
     """An error about request field `field` as this command's user would read it: the field named by its option
     (`options`: "max_hops" -> "--max-hops", "entity" -> "ENTITY"; a field not listed, such as "predicates[1]" or
@@ -365,8 +371,9 @@ def keys_list(tenant_id: str, fmt: str, offset: int, limit: int) -> None:
     items = _run(lambda s: s.keys.list(tenant_id, offset, limit))
     if fmt == "table":
         _table(f"API keys of {tenant_id}", ["id", "prefix", "role", "name", "created", "revoked"],
-               [[k.id, k.prefix, k.role, k.name, k.created_at.isoformat(), k.revoked_at] for k in items],
-               whole=("id", "prefix"))
+               [[k.id, k.prefix, k.role, k.name, _shown_time(k.created_at), _shown_time(k.revoked_at)]
+                for k in items],
+               whole=("id", "prefix", "created", "revoked"))
     else:
         _emit(items)
 

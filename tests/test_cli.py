@@ -54,6 +54,8 @@ def test_keys_lifecycle(cli, tenant, services):
     assert [k["id"] for k in listed] == [created["key"]["id"]] and created["secret"] not in out
     code, out, _ = cli("keys", "list", "--tenant", tenant, "--format", "table")   # 80 columns: the id stays whole
     assert code == 0 and created["key"]["prefix"] in out and created["key"]["id"] in out, out
+    # the time stays whole too, headers unsplit (helper-found: the ISO time wrapped over six lines)
+    assert created["key"]["created_at"][:10] in out and "created" in out and max(map(len, out.splitlines())) <= 80
     code, out, _ = cli("keys", "rotate", "--tenant", tenant, created["key"]["id"])
     rotated = json.loads(out)
     assert services.keys.authenticate(created["secret"]) is None
