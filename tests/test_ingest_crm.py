@@ -516,6 +516,27 @@ def test_a_namesake_manager_with_another_email_is_not_a_self_reference(make_serv
     assert boss.object_id == pats["pat.senior@acme.com"].id
 
 
+def test_a_new_contact_named_as_two_namesakes_is_a_third_person(make_services, tenant):
+    """Helper-found: with two people named Jo Twin (HubSpot records 1 and 2), the CRM record of a new contact c-3
+    named Jo Twin was merged into the first, and its dated title stored as that one's history. Its id names
+    neither of them: it is a third person."""
+    from graphmem.models import EntityRef, FactIn
+
+    s = make_services()
+    ep, _ = s.graph.append_episode(tenant, EpisodeIn(content="two Jo Twins", occurred_at="2024-01-01T00:00:00Z"))
+    for n, title in ((1, "One"), (2, "Two")):
+        s.graph.assert_facts(tenant, [FactIn(subject=EntityRef(kind="Person", name="Jo Twin",
+                                                               external_ids=[f"hubspot:{n}"]),
+                                             predicate="HAS_TITLE", value=title, episode_id=ep.id)])
+    [rec] = changes(s, tenant, [{"object": "contact", "id": "c-3", "name": "Jo Twin", "title": "Three",
+                                 "changed_at": "2024-01-03"}])
+    assert s.ingest.job_status(tenant, rec.id).status == "done"
+    jos = s.graph.find_entities(tenant, "Jo Twin", "Person")
+    titles = {tuple(j.external_ids): [f.value for f in s.graph.facts_about(tenant, j.id, include_superseded=True)
+                                      if f.predicate == "HAS_TITLE"] for j in jos}
+    assert titles == {("hubspot:1",): ["One"], ("hubspot:2",): ["Two"], ("crm:contact:c-3",): ["Three"]}, titles
+
+
 def test_the_change_mentions_its_record_entity_even_without_a_fact(make_services, tenant):
     """A contact record with nothing but its name makes no fact, yet its episode mentions the contact: a search
     seeded with the contact finds that change (graph proximity), as it finds the change that gave her a title."""
