@@ -681,6 +681,42 @@ def test_a_name_of_namesakes_with_an_unknown_identifier_is_refused_not_merged(gr
     assert [f.value for f in graph.facts_about(tenant, first, predicates=["HAS_TITLE"])] == ["One"]
 
 
+def test_a_name_of_namesakes_told_apart_by_emails_or_ids_of_one_system(graph, tenant):
+    """Beside namesakes told apart by email (or by ids of one CRM), the name with a third email (or a third id of
+    that CRM) is a third person, as a second email made a second; the name with an identifier that sets it apart
+    from not every one of them (an id of another system; an email beside a namesake with none) is refused naming
+    the name, as subject or object, and writes nothing (helper-found: the refusal was skipped when the name's
+    owner had another email)."""
+    ep, _ = graph.append_episode(tenant, msg("Sam Lee and Sam Lee, Kim Ode and Kim Ode, Ada Roe and Ada Roe"))
+    for name, ident in (("Sam Lee", {"email": "a@x.test"}), ("Sam Lee", {"email": "b@x.test"}),
+                        ("Kim Ode", {"external_ids": ["crm:contact:c10"]}),
+                        ("Kim Ode", {"external_ids": ["crm:contact:c11"]}),
+                        ("Ada Roe", {"email": "a@x.test", "external_ids": ["hubspot:1"]}),
+                        ("Ada Roe", {"external_ids": ["hubspot:2"]})):
+        graph.assert_facts(tenant, [FactIn(subject=EntityRef(kind="Person", name=name, **ident),
+                                           predicate="LOCATED_IN", value="Oslo", episode_id=ep.id)])
+    for name, ident, said in (("sam lee", {"external_ids": ["salesforce:9"]}, "'salesforce:9' names none of them"),
+                              ("kim ode", {"external_ids": ["salesforce:9"]}, "'salesforce:9' names none of them"),
+                              ("ada roe", {"email": "c@x.test"}, "'c@x.test' names none of them")):
+        ref = EntityRef(kind="Person", name=name, **ident)
+        for fact, field in ((FactIn(subject=ref, predicate="LOCATED_IN", value="Rome", episode_id=ep.id),
+                             "facts[0].subject.name"),
+                            (FactIn(subject=EntityRef(kind="Person", name="Ari Moss"), predicate="KNOWS", object=ref,
+                                    episode_id=ep.id), "facts[0].object.name")):
+            with pytest.raises(InvalidInput) as err:
+                graph.assert_facts(tenant, [fact])
+            assert err.value.field == field and said in err.value.detail, err.value.detail
+        assert len(graph.find_entities(tenant, name, "Person")) == 2
+    assert graph.find_entities(tenant, "Ari Moss", "Person") == []   # nothing of a refused write is stored
+    for ref in (EntityRef(kind="Person", name="Sam Lee", email="c@x.test"),
+                EntityRef(kind="Person", name="Kim Ode", external_ids=["crm:contact:c12"])):
+        out = graph.assert_facts(tenant, [FactIn(subject=EntityRef(kind="Person", name="Ari Moss"),
+                                                 predicate="KNOWS", object=ref, episode_id=ep.id)])
+        third = graph.get_entity(tenant, graph.get_fact(tenant, out[0].fact_id).object_id)
+        assert (third.email, third.external_ids) == (ref.email, ref.external_ids), third
+        assert len(graph.find_entities(tenant, ref.name, "Person")) == 3
+
+
 def test_identities_within_one_batch_are_checked_as_across_calls(graph, tenant):
     """In one batch, as in separate calls: a kind beside an email another reference creates an entity of another
     kind with is refused (it merged); identifiers naming two entities the batch creates are refused (the external

@@ -5,8 +5,10 @@
 // $refs: [{idx, email, domain, external_keys: [..], systems: [..], alias_key}]. One record: rows = [{idx, named, match, namesakes}]
 // in $refs order, where `match` is the chosen entity as a brief map (id, kind, name and what enrichment compares:
 // email, domain, aliases, external_ids, summary) or null, and `named` says whether the name alias is taken (by
-// anybody). A name several entities answer to (namesakes told apart by email or domain) resolves to the alias's
-// owner, and then `namesakes` lists up to 6 of them (id, kind, name, email, domain); else it is null.
+// anybody). A name several entities answer to (namesakes told apart by email, domain or external id) resolves to
+// the alias's owner, unless that one is somebody else as above; `namesakes` then lists up to 6 of them (id, kind,
+// name, email, domain, external_ids) whether or not the name matched, so the caller can tell whether the
+// reference's identifiers set it apart from every one of them; else it is null.
 // `identified`: the ids of the entities the reference's strong identifiers name (more than one distinct id: the
 // identifiers disagree).
 // A single record with a list: the driver decodes it far faster than one record per reference.
@@ -28,7 +30,7 @@ CALL (r) {
 CALL (r) {
   OPTIONAL MATCH (a:Alias {tenant_id: $tenant_id, key: r.alias_key})-[:ALIAS_OF]->(e:Entity)
   WITH a, e ORDER BY CASE WHEN e.id = a.entity_id THEN 0 ELSE 1 END, e.created_at, e.id
-  RETURN collect(e)[0] AS by_name, collect(e {.id, .kind, .name, .email, .domain})[..6] AS namesakes
+  RETURN collect(e)[0] AS by_name, collect(e {.id, .kind, .name, .email, .domain, .external_ids})[..6] AS namesakes
 }
 WITH r, by_name, namesakes, [x IN [by_email.id, by_domain.id] + external_ids WHERE x IS NOT NULL] AS identified,
      coalesce(by_email, by_external, by_domain,
@@ -39,5 +41,5 @@ WITH r, by_name, namesakes, [x IN [by_email.id, by_domain.id] + external_ids WHE
           THEN by_name END) AS m
 RETURN collect({idx: r.idx, named: by_name IS NOT NULL,
                 match: m {.id, .kind, .name, .email, .domain, .aliases, .external_ids, .summary},
-                namesakes: CASE WHEN m IS NOT NULL AND m = by_name AND size(namesakes) > 1 THEN namesakes END,
+                namesakes: CASE WHEN size(namesakes) > 1 THEN namesakes END,
                 identified: identified}) AS rows

@@ -151,16 +151,24 @@ def _check_identified_kind(ref: EntityRef, entity: dict, field: str) -> None:
                            f"not {ref.kind}", field=f"{field}.kind")
 
 
+def _kept_apart(ref: EntityRef, namesake: dict) -> bool:
+    """True when `ref`'s identifiers set it apart from `namesake` (a `namesakes` map of `entities/resolve_batch`):
+    `_other_person` on the namesake's email, domain and external ids."""
+    return _other_person(ref, {**namesake, "external_keys": namesake.get("external_ids")})
+
+
 def _check_resolution(ref: EntityRef, row: dict, field: str, namesakes: str) -> None:
     """What `entities/resolve_batch` found for `ref` (`row`) must name one entity: identifiers that name different
     entities are `InvalidInput` naming `field`; with `namesakes` "refuse", a name that several entities answer to,
-    given alone or with identifiers that name none of them (they cannot tell the namesakes apart), is
-    `InvalidInput` naming `field.name`, listing up to five of them."""
+    given alone or with identifiers that name none of them yet do not set it apart from each of them (another
+    email than theirs, another id of an external system they have ids of: it is then somebody else, as beside one
+    entity of the name), cannot tell them apart: `InvalidInput` naming `field.name`, listing up to five of them."""
     identified = sorted(set(row["identified"]))
     if len(identified) > 1:
         raise InvalidInput(f"{field}: {_identifiers(ref)} name {len(identified)} different entities "
                            f"({', '.join(identified)}); they must name one", field=field)
-    if row["namesakes"] and namesakes == "refuse" and not identified:
+    could_be = [n for n in row["namesakes"] or [] if not _kept_apart(ref, n)]
+    if could_be and namesakes == "refuse" and not identified:
         shown = "; ".join(f"{n['kind']} {n['name']!r} (id {n['id']}"
                           + "".join(f", {k} {n[k]}" for k in ("email", "domain") if n.get(k)) + ")"
                           for n in row["namesakes"][:5])
