@@ -211,14 +211,16 @@ def _emit(data: Any) -> None:
 
 def _table(title: str, columns: list[str], rows: list[list[Any]], whole: tuple[str, ...] = ("id",)) -> None:
     """Print `rows` as a rich table. The `whole` columns (ids, which a user copies into the next command) are never
-    cut or wrapped, however narrow the terminal; the others wrap where they must, never cut short with "…"."""
+    cut or wrapped, however narrow the terminal; the others wrap where they must, never cut short with "…". A cell
+    may hold several lines ("\n"), each kept whole in a `whole` column."""
     from rich.console import Console
     from rich.table import Table
     cells = [["" if v is None else str(v) for v in r] for r in rows]
-    t = Table(title=title)
+    t = Table(title=title, show_lines=any("\n" in c for r in cells for c in r))   # rule between multi-line rows
     for i, c in enumerate(columns):
         if c in whole:
-            t.add_column(c, no_wrap=True, min_width=max([len(c), *(len(r[i]) for r in cells)]))
+            t.add_column(c, no_wrap=True,
+                         min_width=max([len(c), *(len(line) for r in cells for line in r[i].splitlines())]))
         else:
             t.add_column(c, overflow="fold")
     for r in cells:
@@ -370,10 +372,12 @@ def keys_list(tenant_id: str, fmt: str, offset: int, limit: int) -> None:
     """List the tenant's keys (prefixes only; secrets are never shown)."""
     items = _run(lambda s: s.keys.list(tenant_id, offset, limit))
     if fmt == "table":
-        _table(f"API keys of {tenant_id}", ["id", "prefix", "role", "name", "created", "revoked"],
-               [[k.id, k.prefix, k.role, k.name, _shown_time(k.created_at), _shown_time(k.revoked_at)]
-                for k in items],
-               whole=("id", "prefix", "created", "revoked"))
+        # two lines a cell, so that a 32-character id and two 20-character times fit 80 columns with room
+        # for the role and name (six columns side by side squeezed those to nothing)
+        _table(f"API keys of {tenant_id}", ["id / prefix", "role / name", "created / revoked"],
+               [[f"{k.id}\n{k.prefix}", f"{k.role}\n{k.name or ''}",
+                 f"{_shown_time(k.created_at)}\n{_shown_time(k.revoked_at) or 'active'}"] for k in items],
+               whole=("id / prefix", "created / revoked"))
     else:
         _emit(items)
 

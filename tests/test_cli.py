@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import httpx
@@ -54,14 +55,19 @@ def test_keys_lifecycle(cli, tenant, services):
     assert [k["id"] for k in listed] == [created["key"]["id"]] and created["secret"] not in out
     code, out, _ = cli("keys", "list", "--tenant", tenant, "--format", "table")   # 80 columns: the id stays whole
     assert code == 0 and created["key"]["prefix"] in out and created["key"]["id"] in out, out
-    # the time stays whole too, headers unsplit (helper-found: the ISO time wrapped over six lines)
+    # the time stays whole too, headers unsplit (helper-found: the ISO time wrapped over six lines), and the role
+    # and name still show (helper-found: two whole times beside the id squeezed them to nothing)
     assert created["key"]["created_at"][:10] in out and "created" in out and max(map(len, out.splitlines())) <= 80
+    assert " analyst " in out and " bi " in out and " active " in out, out
     code, out, _ = cli("keys", "rotate", "--tenant", tenant, created["key"]["id"])
     rotated = json.loads(out)
     assert services.keys.authenticate(created["secret"]) is None
     assert services.keys.authenticate(rotated["secret"]).role == "analyst"
     code, out, _ = cli("keys", "revoke", "--tenant", tenant, rotated["key"]["id"])
     assert code == 0 and json.loads(out)["revoked_at"]
+    revoked_at = datetime.fromisoformat(json.loads(out)["revoked_at"]).astimezone(timezone.utc)
+    code, out, _ = cli("keys", "list", "--tenant", tenant, "--format", "table")   # the revocation time, to the second
+    assert revoked_at.strftime("%Y-%m-%d %H:%M:%SZ") in out and max(map(len, out.splitlines())) <= 80, out
     assert services.keys.authenticate(rotated["secret"]) is None
 
 
