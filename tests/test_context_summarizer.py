@@ -79,3 +79,18 @@ def test_a_late_request_gets_into_a_full_summary_and_later_turns_are_covered():
         assert "cancel order 7777" in text, (rev, text)
         assert f"Checking order {2000 + 30 * rev + 1}:" in text, (rev, text)
         assert TokenCounter.for_model("gpt-4").count(text) <= 600
+
+
+def test_numbered_requests_do_not_push_out_a_standing_constraint():
+    """Helper-found: a user's numbered requests ("Could you look up shipment 1012?", numbers +3 on top of a request)
+    outscored "Never call me on my landline" and, revision after revision, filled the summary until the constraint
+    was gone. Standing constraints get the first third of the room; the turns newly folded get the next."""
+    summarizer = ExtractiveSummarizer(TokenCounter.for_model("gpt-4"))
+    text = summarizer.summarize("t", None, [ep(0, "user", "Never call me on my landline.")], max_tokens=120).text
+    for rev in range(4):
+        turns = [ep(10 + 22 * rev + i, "user", f"Could you look up shipment {1000 + 22 * rev + i} for me?")
+                 for i in range(22)]
+        text = summarizer.summarize("t", text, turns, max_tokens=120).text
+        assert "Never call me on my landline" in text, (rev, text)
+        assert f"shipment {1000 + 22 * rev}" in text or f"shipment {1021 + 22 * rev}" in text, (rev, text)
+        assert TokenCounter.for_model("gpt-4").count(text) <= 120

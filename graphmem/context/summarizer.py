@@ -63,9 +63,10 @@ class ExtractiveSummarizer:
     constraint, preference or request +5 (`_CONSTRAINT`, `_REQUEST`: it outranks a tool dump's numbers), user turns
     +1, lines of the previous summary +2, scored again as the user's when they were: a constraint survives every
     revision), drops chatter (under 4 words without digits or a user's constraint or request: "Email only, please." stays) and
-    exact repeats (repeated tool dumps). It keeps the best lines of the new turns in up to 1/`NEW_SHARE` of
-    `max_tokens`, then the best of all lines in what is left, and renders them in their original order; equal
-    scores go to the earlier line."""
+    exact repeats (repeated tool dumps). It keeps a user's standing constraints (old and new) first, in up to
+    1/`NEW_SHARE` of `max_tokens` (numbered requests outscore them, and filled every revision until the constraint
+    was gone), then the best lines of the new turns in up to another 1/`NEW_SHARE`, then the best of all lines in
+    what is left, and renders them in their original order; equal scores go to the earlier line."""
 
     model = EXTRACTIVE_MODEL
 
@@ -74,12 +75,15 @@ class ExtractiveSummarizer:
 
     def summarize(self, tenant_id: str, previous: str | None, turns: list[Any], max_tokens: int) -> SummaryDraft:
         items: list[tuple[int, int, str]] = []  # (score, position, line)
+        standing: list[int] = []   # indexes into items of a user's standing constraints
         seen: set[str] = set()
         pos = 0
         for line in (previous or "").splitlines():
             line = line.strip().removeprefix("- ").strip()
             if line:   # "user: ..." lines keep what a user's words score (a constraint stays a constraint)
                 who, _, said = line.partition(": ")
+                if who == "user" and _CONSTRAINT.search(said):
+                    standing.append(len(items))
                 items.append((self._score(said or line, who == "user") + 2, pos, line))
                 seen.add(self._norm(line))
                 pos += 1
@@ -97,23 +101,32 @@ class ExtractiveSummarizer:
                                                                 or _REQUEST.search(sentence)))):
                     continue
                 seen.add(norm)
+                if who == "user" and _CONSTRAINT.search(sentence):
+                    standing.append(len(items))
                 items.append((self._score(sentence, who == "user"), pos, line))
                 pos += 1
         chosen: dict[int, str] = {}   # position -> rendered line
-        used = 0
-        for share, pool in ((max_tokens // NEW_SHARE, items[first_new:]), (max_tokens, items)):
-            for score, position, line in sorted(pool, key=lambda i: (-i[0], i[1])):
-                if position in chosen:
-                    continue
-                text = f"- {line}\n"
-                tokens = self.counter.count(text)
-                if tokens > MAX_LINE_TOKENS:
-                    text = self.counter.truncate(text.rstrip("\n"), MAX_LINE_TOKENS - 3).rstrip() + " ...\n"
-                    tokens = self.counter.count(text)
-                if used + tokens <= share:
-                    chosen[position] = text
-                    used += tokens
+        third = max_tokens // NEW_SHARE
+        used = self._fill(chosen, [items[i] for i in standing], 0, third)   # standing constraints: a third
+        used = self._fill(chosen, items[first_new:], used, used + third)    # the newly folded turns: a third more
+        self._fill(chosen, items, used, max_tokens)                         # the best of all: the rest
         return SummaryDraft("".join(chosen[p] for p in sorted(chosen)).rstrip("\n"), self.model)
+
+    def _fill(self, chosen: dict[int, str], pool: list[tuple[int, int, str]], used: int, cap: int) -> int:
+        """Add `pool`'s lines not yet `chosen`, best score first (earlier line on ties), while the summary stays
+        within `cap` tokens; a line over `MAX_LINE_TOKENS` is cut to it. Returns the tokens now used."""
+        for score, position, line in sorted(pool, key=lambda i: (-i[0], i[1])):
+            if position in chosen:
+                continue
+            text = f"- {line}\n"
+            tokens = self.counter.count(text)
+            if tokens > MAX_LINE_TOKENS:
+                text = self.counter.truncate(text.rstrip("\n"), MAX_LINE_TOKENS - 3).rstrip() + " ...\n"
+                tokens = self.counter.count(text)
+            if used + tokens <= cap:
+                chosen[position] = text
+                used += tokens
+        return used
 
     @staticmethod
     def _norm(text: str) -> str:
