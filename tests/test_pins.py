@@ -228,6 +228,20 @@ def test_compaction_candidates_keep_a_decimal_amount_in_the_obligation():
         assert found["obligation"].value == text.rstrip(".?"), (text, found)
     assert "obligation" not in {k for k, _, _ in extract_candidates([SimpleNamespace(
         id="e3", content="The cancel button is greyed out for order 12.")])}
+    # helper-found: a negated cancel, or the assistant offering one, proposed a cancel obligation
+    for role, text in (("user", "No need to cancel order 7777, the parcel arrived."),
+                       ("user", "I don't need to cancel anything after all."),
+                       ("assistant", "You don't need to cancel, the refund is automatic."),
+                       ("assistant", "Would you like to cancel order 7777?"),
+                       ("user", "Please do not cancel order 7777.")):
+        found = {k for k, _, _ in extract_candidates([SimpleNamespace(id="e4", role=role, content=text)])}
+        assert "obligation" not in found, (role, text)
+    # ... while the assistant reporting a request, and a request beside a negation elsewhere, still are
+    for role, text in (("assistant", "Noted: the customer asked to cancel order 7777"),
+                       ("user", "Not the blue one: please cancel order 7777"),
+                       ("user", "No rush, but could you cancel the renewal")):
+        found = {k: v for k, v, _ in extract_candidates([SimpleNamespace(id="e5", role=role, content=text)])}
+        assert found["obligation"].value == text, (role, text, found)
 
 
 def test_a_redefinition_and_a_pin_write_at_once_never_leave_a_pin_breaking_its_key(ctx, tenant):

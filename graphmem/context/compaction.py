@@ -53,8 +53,15 @@ _MONEY = re.compile(r"(?P<sym>[€£$¥])\s?(?P<a1>\d{1,3}(?:,\d{3})*(?:\.\d+)?|
 _DECIMAL_COMMA = re.compile(r",(\d{1,2})\b")
 """The decimals of an amount written the continental way ("1.299,00"), right after the amount the _MONEY match read."""
 _CLAUSE = r"(?:[^.!?\n]|(?<=\d)\.(?=\d))*"   # up to a sentence end; a point between digits (12.50) is none
-_CANCEL = re.compile(_CLAUSE + r"\b(?:(?:asked|asks|wants?|requested|requests|needs?|like)\s+(?:us\s+)?to|please|"
-                     r"(?:can|could|would)\s+you(?:\s+please)?)\s+cancel\b" + _CLAUSE, re.I)
+_CANCEL_SAID = re.compile(_CLAUSE + r"\b(?:asked|asks|wants?|requested|requests|needs?)\s+(?:us\s+)?to\s+cancel\b"
+                          + _CLAUSE, re.I)
+"""A cancel request in anyone's words: "the user asked to cancel ...", "I want to cancel", "we need to cancel"."""
+_CANCEL_ASKED = re.compile(_CLAUSE + r"\b(?:like\s+(?:us\s+)?to|please|(?:can|could|would)\s+you(?:\s+please)?)"
+                           r"\s+cancel\b" + _CLAUSE, re.I)
+"""A cancel request put to the agent ("Please cancel order 7777", "could you cancel it", "I'd like to cancel"):
+the requester's words, so not from the assistant ("Would you like to cancel the order?" is an offer)."""
+_NOT_CANCEL = re.compile(r"(?:\b(?:no|not|never)|n['’`]t)\s+(?:\w+\s+){0,3}cancel\b", re.I)
+"""A negated cancel ("no need to cancel", "you don't need to cancel", "I do not want you to cancel"): no request."""
 
 
 def _has_digit(s: str) -> bool:
@@ -67,7 +74,8 @@ def extract_candidates(episodes: list[Episode]) -> list[tuple[str, PinValue, str
     Recognised: `order_id` ("order A-10293", "order #10293"), `amount` + `currency` ("€129.99", "129.99 EUR",
     "EUR 129.99"; ISO 4217 codes checked with pycountry; "$" read as USD), `approval_id` ("approval APR-7781"),
     `idempotency_key`, and `obligation` for cancel requests ("the user asked to cancel ...", "Please cancel order
-    7777", "could you cancel it", "I'd like to cancel").
+    7777", "could you cancel it", "I'd like to cancel"; not a negated one, "no need to cancel", nor the assistant's
+    offer, "Would you like to cancel it?").
     Ids must contain a digit (so "order status" is not an id)."""
     out: dict[str, tuple[str, PinValue, str]] = {}
 
@@ -98,9 +106,11 @@ def extract_candidates(episodes: list[Episode]) -> list[tuple[str, PinValue, str
                 add("amount", AmountValue(value=Decimal(amount.replace(",", ""))), e.id)
                 add("currency", CurrencyValue(value=code), e.id)
                 break
-        m = _CANCEL.search(text)
-        if m:
-            add("obligation", ObligationValue(value=" ".join(m.group(0).split())), e.id)
+        forms = (_CANCEL_SAID,) if getattr(e, "role", None) == "assistant" else (_CANCEL_SAID, _CANCEL_ASKED)
+        said = sorted((m for form in forms for m in form.finditer(text) if not _NOT_CANCEL.search(m.group(0))),
+                      key=lambda m: m.start())
+        if said:
+            add("obligation", ObligationValue(value=" ".join(said[0].group(0).split())), e.id)
     return list(out.values())
 
 
