@@ -819,6 +819,37 @@ def test_namesakes_written_at_once_stay_apart(graph, tenant):
         assert [f.value for f in graph.facts_about(tenant, p.id)] == [f"T{p.email[3]}"]
 
 
+def test_one_new_namesake_written_by_many_at_once_is_one_person(graph, tenant):
+    """Helper-found: with "Sam Lee" <a@> and <b@> stored, eight writers adding Sam Lee <r@> at the same moment got
+    Neo4j's email uniqueness error (HTTP 500), as a name set apart from its namesakes took no lock; the same with a
+    new id of the CRM that two "Ana Ruiz" have ids of made several Ana Ruiz, all but one without the id. Each now
+    resolves to the one new person."""
+    ep, _ = graph.append_episode(tenant, msg("namesakes"))
+    for i in (1, 2):
+        for ref in (EntityRef(kind="Person", name="Sam Lee", email=f"s{i}@x.io"),
+                    EntityRef(kind="Person", name="Ana Ruiz", external_ids=[f"hubspot:{i}"])):
+            graph.assert_facts(tenant, [FactIn(subject=ref, predicate="HAS_TITLE", value="Old", episode_id=ep.id)])
+    errors = []
+
+    def work(ref):
+        try:
+            graph.assert_facts(tenant, [FactIn(subject=ref, predicate="PREFERS_CHANNEL", value="email",
+                                               episode_id=ep.id)])
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+    for rnd in range(3, 5):
+        for ref in (EntityRef(kind="Person", name="Sam Lee", email=f"s{rnd}@x.io"),
+                    EntityRef(kind="Person", name="Ana Ruiz", external_ids=[f"hubspot:{rnd}"])):
+            threads = [threading.Thread(target=work, args=(ref,)) for _ in range(8)]
+            [t.start() for t in threads]
+            [t.join() for t in threads]
+            assert not errors, (ref, errors)
+    assert sorted(p.email for p in graph.find_entities(tenant, "Sam Lee", "Person")) == \
+        ["s1@x.io", "s2@x.io", "s3@x.io", "s4@x.io"]
+    assert sorted(p.external_ids for p in graph.find_entities(tenant, "Ana Ruiz", "Person")) == \
+        [["hubspot:1"], ["hubspot:2"], ["hubspot:3"], ["hubspot:4"]]
+
+
 def test_concurrent_creation_of_one_new_entity_gives_one_entity(graph, tenant):
     ids, errors = [], []
 

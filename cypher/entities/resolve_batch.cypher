@@ -30,10 +30,15 @@ CALL (r) {
 CALL (r) {
   OPTIONAL MATCH (a:Alias {tenant_id: $tenant_id, key: r.alias_key})-[:ALIAS_OF]->(e:Entity)
   WITH a, e ORDER BY CASE WHEN e.id = a.entity_id THEN 0 ELSE 1 END, e.created_at, e.id
-  RETURN collect(e)[0] AS by_name, collect(e {.id, .kind, .name, .email, .domain, .external_ids})[..6] AS namesakes
+  RETURN collect(e)[0] AS by_name, collect(e {.id, .kind, .name, .email, .domain, .external_ids})[..6] AS namesakes,
+         collect(CASE WHEN e.email = r.email OR e.domain = r.domain
+                           OR any(k IN r.external_keys WHERE k IN e.external_ids) THEN e END)[0] AS named_identified
 }
-WITH r, by_name, namesakes, [x IN [by_email.id, by_domain.id] + external_ids WHERE x IS NOT NULL] AS identified,
-     coalesce(by_email, by_external, by_domain,
+// named_identified: an entity of the name that has one of the reference's identifiers, which the lookups above
+// missed when a concurrent writer committed it between them (each subquery reads what is committed when it runs)
+WITH r, by_name, namesakes,
+     [x IN [by_email.id, by_domain.id, named_identified.id] + external_ids WHERE x IS NOT NULL] AS identified,
+     coalesce(by_email, by_external, by_domain, named_identified,
      CASE WHEN by_name IS NOT NULL AND NOT coalesce(r.email <> by_name.email, false)
                AND NOT coalesce(r.domain <> by_name.domain, false)
                AND NOT any(x IN by_name.external_ids WHERE x CONTAINS ':'

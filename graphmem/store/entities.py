@@ -9,7 +9,9 @@ made in `entities/resolve_batch` itself, so only the chosen entity travels back)
 3. the normalised name or an alias within the kind (an `Alias` node per tenant and key), unless the named
    entity carries a different email or domain than the reference (then it is somebody else);
 4. otherwise a new entity. New entities claim their name alias with MERGE on a unique key, so two writers
-   resolving the same new name at once end up with one entity.
+   resolving the same new name at once end up with one entity; one created beside a namesake (told apart by its
+   identifiers) locks the name's alias and looks for its identifiers again, so two writers of one new namesake
+   end up with one entity too.
 """
 from __future__ import annotations
 
@@ -318,6 +320,8 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
                     created.add(row["id"])
             for i, rid in pending.items():
                 resolved[i] = owners.get(rid, rid)
+                if rid in owners:   # another writer's entity, found by the name's alias or an identifier
+                    _check_identified_kind(refs[i], known[resolved[i]], fields[i])
 
     enrich: dict[str, dict] = {}
     for i in unique:   # what a reference brings: its names as aliases; identifiers only where it was not by id
