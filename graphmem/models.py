@@ -293,6 +293,15 @@ said was generated (OpenAI's and Gemini's names for it: assistant, model), a too
 is a system of record. Any other role, or none, is the user's."""
 
 
+def role_source(role: str | None, kind: str | None = None) -> Source:
+    """The source a turn of `role` (any case, blanks around) and episode `kind` takes when it names none
+    (`ROLE_SOURCES`): "user_explicit" for a user ("user", "Human", no role), "inferred" for the assistant
+    ("assistant", "model", "ai", "agent"), "system" for a tool, the system or the developer, or a `tool_result`
+    without a role."""
+    role = (role or "").strip().lower()
+    return ROLE_SOURCES.get(role, "system" if not role and kind == "tool_result" else "user_explicit")
+
+
 class Spoken(Input):
     """Base of an episode as a caller sends it: `source`, when not given, follows `role` (`ROLE_SOURCES`; a
     `tool_result` without a role is `system`), so that an assistant's own words are never cited as the user's.
@@ -308,9 +317,7 @@ class Spoken(Input):
     @model_validator(mode="after")
     def _source_by_role(self):
         if "source" not in self.model_fields_set:
-            role = (self.role or "").strip().lower()
-            self.source = ROLE_SOURCES.get(role, "system" if not role and self.kind == "tool_result"
-                                           else "user_explicit")
+            self.source = role_source(self.role, self.kind)
             self._source_given = False
         return self
 

@@ -236,12 +236,30 @@ def test_compaction_candidates_keep_a_decimal_amount_in_the_obligation():
                        ("user", "Please do not cancel order 7777.")):
         found = {k for k, _, _ in extract_candidates([SimpleNamespace(id="e4", role=role, content=text)])}
         assert "obligation" not in found, (role, text)
-    # ... while the assistant reporting a request, and a request beside a negation elsewhere, still are
+    # nor its offers in other words or under the assistant's other role names, nor a user's question or doubt
+    for role, text in (("assistant", "Do you want to cancel order 7777?"), ("model", "Would you like to cancel it?"),
+                       ("AI", "If you want to cancel, just let me know."), ("agent", "Please cancel it in the app."),
+                       ("user", "What happens if I want to cancel later?"),
+                       ("user", "I'm not sure I want to cancel yet."),
+                       ("user", "I dont want to cancel order 7777, just change the address.")):
+        found = {k for k, _, _ in extract_candidates([SimpleNamespace(id="e4", role=role, content=text)])}
+        assert "obligation" not in found, (role, text)
+    # ... while the assistant reporting a request, a request beside a negation elsewhere (a second-round helper
+    # found the first negation check dropped these), and other common phrasings still are
     for role, text in (("assistant", "Noted: the customer asked to cancel order 7777"),
                        ("user", "Not the blue one: please cancel order 7777"),
-                       ("user", "No rush, but could you cancel the renewal")):
+                       ("user", "No rush, but could you cancel the renewal"),
+                       ("user", "The parcel never arrived so please cancel order 7777"),
+                       ("Human", "I can't use it please cancel order 7777"),
+                       (None, "Please cancel order 7777 but don't cancel order 8888"),
+                       ("user", "I'd like you to cancel order 7777"), ("user", "Cancel order 7777 please"),
+                       ("user", "Can we cancel order 7777"), ("user", "I want my order 7777 cancelled")):
         found = {k: v for k, v, _ in extract_candidates([SimpleNamespace(id="e5", role=role, content=text)])}
         assert found["obligation"].value == text, (role, text, found)
+    found = {k: v for k, v, _ in extract_candidates([    # a declined offer does not hide the request that follows
+        SimpleNamespace(id="e6", role="assistant", content="Do you want to cancel order 7777 or keep it?"),
+        SimpleNamespace(id="e7", role="user", content="Keep 7777. Please cancel order 8888 instead.")])}
+    assert found["obligation"].value == "Please cancel order 8888 instead", found
 
 
 def test_a_redefinition_and_a_pin_write_at_once_never_leave_a_pin_breaking_its_key(ctx, tenant):

@@ -32,7 +32,7 @@ from graphmem.context.pins import (AmountValue, ApprovalIdValue, CurrencyValue, 
                                    OrderIdValue, PinStore, PinValue, value_keys)
 from graphmem.context.summarizer import PROMPT_VERSION, Summarizer
 from graphmem.errors import Conflict, NotFound
-from graphmem.models import Episode, new_id
+from graphmem.models import Episode, new_id, role_source
 from graphmem.settings import Settings
 from graphmem.store import Database, require_tenant
 from graphmem.store.db import Tx
@@ -53,15 +53,34 @@ _MONEY = re.compile(r"(?P<sym>[€£$¥])\s?(?P<a1>\d{1,3}(?:,\d{3})*(?:\.\d+)?|
 _DECIMAL_COMMA = re.compile(r",(\d{1,2})\b")
 """The decimals of an amount written the continental way ("1.299,00"), right after the amount the _MONEY match read."""
 _CLAUSE = r"(?:[^.!?\n]|(?<=\d)\.(?=\d))*"   # up to a sentence end; a point between digits (12.50) is none
-_CANCEL_SAID = re.compile(_CLAUSE + r"\b(?:asked|asks|wants?|requested|requests|needs?)\s+(?:us\s+)?to\s+cancel\b"
-                          + _CLAUSE, re.I)
-"""A cancel request in anyone's words: "the user asked to cancel ...", "I want to cancel", "we need to cancel"."""
-_CANCEL_ASKED = re.compile(_CLAUSE + r"\b(?:like\s+(?:us\s+)?to|please|(?:can|could|would)\s+you(?:\s+please)?)"
-                           r"\s+cancel\b" + _CLAUSE, re.I)
-"""A cancel request put to the agent ("Please cancel order 7777", "could you cancel it", "I'd like to cancel"):
-the requester's words, so not from the assistant ("Would you like to cancel the order?" is an offer)."""
-_NOT_CANCEL = re.compile(r"(?:\b(?:no|not|never)|n['’`]t)\s+(?:\w+\s+){0,3}cancel\b", re.I)
-"""A negated cancel ("no need to cancel", "you don't need to cancel", "I do not want you to cancel"): no request."""
+_CANCEL_FORMS = [(re.compile(_CLAUSE + p + _CLAUSE, re.I), anyone, verb) for p, anyone, verb in (
+    (r"\b(?P<t>(?:asked|asks|wants?|requested|requests|needs?)\s+(?:(?:us|you|me|them)\s+)?to\s+cancel)\b", True, True),
+    (r"\b(?P<t>wants?\s+(?:my|our|the|this|that|it)\b[^.!?\n]{0,40}?\bcancell?ed)\b", True, True),
+    (r"\b(?P<t>like\s+(?:(?:you|us)\s+)?to\s+cancel)\b", False, True),
+    (r"\b(?P<t>(?:please(?:\s+go\s+ahead\s+and)?|(?:can|could|would)\s+(?:you|we)(?:\s+please)?)\s+cancel)\b",
+     False, False),
+    (r"(?:^|(?<=[.!?\n]))\s*(?P<t>cancel\s+(?:my|our|the|this|that|it|order|subscription|renewal|everything)\b)",
+     False, False))]
+"""Cancel requests: (sentence pattern, said by anyone, a verb a negation or condition can govern). In anyone's
+words (the assistant reporting one included): "the user asked to cancel ...", "I want to cancel", "we need to
+cancel", "I want my order 7777 cancelled". Put to the agent, so the user's words only (the assistant's "Would
+you like to cancel the order?" is an offer): "I'd like (you) to cancel", "Please cancel order 7777", "could you
+cancel it", "Can we cancel ...", "Cancel my order ..."."""
+_NOT_REQUESTED = re.compile(r"(?:\b(?:no|not|never|if|whether)|\b(?:don|doesn|didn|won|wouldn|can|couldn|isn|aren|"
+                            r"shouldn)['’`]?t)(?:\s+[\w'’`]+){0,2}\s*$|\byou\s*$", re.I)
+"""What makes the verb of a cancel request after it no request: a negation or a condition up to two words before it
+("no need to cancel", "I don't want to cancel", "not sure I want to cancel", "if I need to cancel"), or "you"
+right before it ("Do you want to cancel ...?": an offer)."""
+
+
+def _cancel_request(text: str, role: str | None, kind: str | None) -> str | None:
+    """The first sentence of `text` that asks for a cancellation (`_CANCEL_FORMS`; those put to the agent only when
+    a user speaks, `graphmem.models.role_source`), whitespace collapsed, or None. A verb negated or made a condition
+    (`_NOT_REQUESTED`) asks for none; a request beside a negation elsewhere still does ("No, please cancel it")."""
+    user = role_source(role, kind) == "user_explicit"
+    found = [m for form, anyone, verb in _CANCEL_FORMS if anyone or user for m in form.finditer(text)
+             if not (verb and _NOT_REQUESTED.search(text, m.start(), m.start("t")))]
+    return " ".join(min(found, key=lambda m: m.start()).group(0).split()) if found else None
 
 
 def _has_digit(s: str) -> bool:
@@ -73,9 +92,9 @@ def extract_candidates(episodes: list[Episode]) -> list[tuple[str, PinValue, str
 
     Recognised: `order_id` ("order A-10293", "order #10293"), `amount` + `currency` ("€129.99", "129.99 EUR",
     "EUR 129.99"; ISO 4217 codes checked with pycountry; "$" read as USD), `approval_id` ("approval APR-7781"),
-    `idempotency_key`, and `obligation` for cancel requests ("the user asked to cancel ...", "Please cancel order
-    7777", "could you cancel it", "I'd like to cancel"; not a negated one, "no need to cancel", nor the assistant's
-    offer, "Would you like to cancel it?").
+    `idempotency_key`, and `obligation` for cancel requests (`_cancel_request`: "the user asked to cancel ...",
+    "Please cancel order 7777", "could you cancel it", "I'd like to cancel"; not a negated or conditional one, "no
+    need to cancel", "if I want to cancel", nor the assistant's offer, "Would you like to cancel it?").
     Ids must contain a digit (so "order status" is not an id)."""
     out: dict[str, tuple[str, PinValue, str]] = {}
 
@@ -106,11 +125,9 @@ def extract_candidates(episodes: list[Episode]) -> list[tuple[str, PinValue, str
                 add("amount", AmountValue(value=Decimal(amount.replace(",", ""))), e.id)
                 add("currency", CurrencyValue(value=code), e.id)
                 break
-        forms = (_CANCEL_SAID,) if getattr(e, "role", None) == "assistant" else (_CANCEL_SAID, _CANCEL_ASKED)
-        said = sorted((m for form in forms for m in form.finditer(text) if not _NOT_CANCEL.search(m.group(0))),
-                      key=lambda m: m.start())
-        if said:
-            add("obligation", ObligationValue(value=" ".join(said[0].group(0).split())), e.id)
+        request = _cancel_request(text, getattr(e, "role", None), getattr(e, "kind", None))
+        if request:
+            add("obligation", ObligationValue(value=request), e.id)
     return list(out.values())
 
 
