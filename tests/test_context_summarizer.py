@@ -94,3 +94,56 @@ def test_numbered_requests_do_not_push_out_a_standing_constraint():
         assert "Never call me on my landline" in text, (rev, text)
         assert f"shipment {1000 + 22 * rev}" in text or f"shipment {1021 + 22 * rev}" in text, (rev, text)
         assert TokenCounter.for_model("gpt-4").count(text) <= 120
+
+
+def test_a_support_chat_keeps_the_constraint_and_the_decisions_of_every_stretch():
+    """Helper-found: "I don't know the tracking number for order 5001", "I can't see the refund ...", "I only
+    received 2 of the 3 items ..." counted as standing constraints and, with their numbers, pushed "Never call me on
+    my landline" out of a 600-token summary by the third revision, and every refund approval and escalation of
+    the turns each revision newly covered went too."""
+    counter = TokenCounter.for_model("gpt-4")
+    summarizer = ExtractiveSummarizer(counter)
+    user = ["I don't know the tracking number for order {o}.", "I only received 2 of the 3 items in order {o}.",
+            "I can't see the refund for order {o} in my bank yet.", "I don't have the invoice for order {o}."]
+    assistant = ["Refund of €{a}.00 for order {o} approved under approval APR-{o}.",
+                 "I escalated order {o} to the warehouse manager."]
+    text = summarizer.summarize("t", None, [ep(0, "user", "Hi. Never call me on my landline, I only use email.")],
+                                600).text
+    n = 1
+    for rev in range(5):
+        turns, decided = [], []
+        for _ in range(12):
+            o, n = 5000 + n, n + 2
+            turns += [ep(n - 1, "user", user[n % 4].format(o=o)),
+                      ep(n, "assistant", assistant[n % 4 // 2].format(o=o, a=10 + n))]
+            decided.append(str(o))
+        text = summarizer.summarize("t", text, turns, 600).text
+        assert "Never call me on my landline" in text and counter.count(text) <= 600, (rev, text)
+        kept = [line for line in text.splitlines() if line.startswith("- assistant:")]
+        assert any(o in line for line in kept for o in decided), (rev, text)
+
+
+def test_the_users_words_under_any_role_name_are_the_users():
+    """Helper-found: only the role "user" counted as the user's, so with "human" (LangChain), "User" or no role
+    the numbered requests pushed the constraint out at once."""
+    summarizer = ExtractiveSummarizer(TokenCounter.for_model("gpt-4"))
+    for role in ("human", "User", None):
+        text = summarizer.summarize("t", None, [ep(0, role, "Never call me on my landline.")], 120).text
+        for rev in range(3):
+            turns = [ep(10 + 22 * rev + i, role, f"Could you look up shipment {1000 + 22 * rev + i} for me?")
+                     for i in range(22)]
+            text = summarizer.summarize("t", text, turns, 120).text
+            assert "Never call me on my landline" in text, (role, rev, text)
+
+
+def test_a_sentence_repeated_in_a_later_compaction_is_kept_once():
+    """Helper-found: a sentence said again after a revision was compared without the "user: " its summary line
+    starts with, so the summary held it twice from then on."""
+    summarizer = ExtractiveSummarizer(TokenCounter.for_model("gpt-4"))
+    turns = [ep(0, "user", "Never call me on my landline."),
+             ep(1, "tool", "status: parcel 1001 at hub 3, eta 2 days", kind="tool_result")]
+    first = summarizer.summarize("t", None, turns, 600).text
+    second = summarizer.summarize("t", first, [ep(2, "user", "Never call me on my landline."),
+                                               ep(3, "tool", "status: parcel 1001 at hub 3, eta 2 days",
+                                                  kind="tool_result")], 600).text
+    assert second.count("Never call me on my landline") == 1 and second.count("parcel 1001") == 1, second

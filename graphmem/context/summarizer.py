@@ -11,10 +11,11 @@ import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, get_args
 
 from graphmem.context.assembly import episode_line
 from graphmem.metrics import LLM_CALLS, LLM_TOKENS
+from graphmem.models import EpisodeKind, role_source
 from graphmem.settings import Settings
 from graphmem.tokens import TokenCounter
 
@@ -28,16 +29,24 @@ MAX_LINE_TOKENS = 60
 _KEEP = re.compile(r"\b(approv\w*|reject\w*|declin\w*|cancel\w*|refund\w*|escalat\w*|promis\w*|agree\w*|confirm\w*|"
                    r"deadline|must|need\w*|want\w*|goal|order|amount|paid|charge\w*|deliver\w*|will|won't|"
                    r"asked|request\w*|policy|manager|obligation)\b", re.I)
-# Words that state a standing constraint or preference of the user ("never call me on my landline", "email only"),
-# or its withdrawal ("you can call my landline again"): what the agent must keep honouring long after the turn that
-# said it (seed 000: keep constraints and goals).
-_CONSTRAINT = re.compile(r"\b(never|always|don['’`]?t|do not|must not|mustn['’`]?t|can['’`]?t|cannot|only|avoid\w*|"
-                         r"prefer\w*|instead|allerg\w*|no longer|stop|under no circumstances|please no|no \w+ at all|"
-                         r"you (?:can|may) [^.!?]*\bagain|any ?more|changed my mind|from now on)\b", re.I)
+# A standing constraint or preference of the user ("never call me on my landline", "email only", "don't text me",
+# "I'd rather you emailed"), or its withdrawal ("you can call my landline again"): what the agent must keep honouring
+# long after the turn that said it (seed 000: keep constraints and goals). A "don't" or "only" of a plain statement
+# ("I don't know the tracking number", "I only received 2 of 3 items") is none: with a number it outscored the real
+# constraint and, in a support chat, pushed it out of the summary by the third revision.
+_CONSTRAINT = re.compile(r"\b(never|always|must not|mustn['’`]?t|avoid\w*|prefer\w*|instead|allerg\w*|no longer|"
+                         r"stop|under no circumstances|please no|no \w+ at all|any ?more|changed my mind|"
+                         r"from now on|i(?:['’`]d| would) rather|i (?:don['’`]?t|do not) want|"
+                         r"you (?:can|may) [^.!?]*\bagain|only (?:by|via|through|on|after|before|between|in the)|"
+                         r"\w+ only(?=\s*(?:[,.!;]|please|$)))\b"
+                         r"|(?:^|[,;:]\s*|\bplease\s+)(?:don['’`]?t|do not)\b", re.I)
 # Words that make a user's sentence a request the agent has yet to act on ("Please cancel order 7777", "can you ship
 # it to my office"): an open obligation (seed 000), kept as a constraint is.
 _REQUEST = re.compile(r"\b(please|can you|could you|would you|i(?:['’`]d| would) like|i want|i need|make sure)\b",
                       re.I)
+# A decision taken ("Refund of €40 approved", "I escalated order 5003"): above a report that merely names an order.
+_DECIDED = re.compile(r"\b(approved|rejected|declined|cancell?ed|refunded|escalated|promised|agreed|confirmed|"
+                      r"authori[sz]ed|granted|waived)\b", re.I)
 NEW_SHARE = 3
 """A summary keeps up to 1/`NEW_SHARE` of its tokens for the best lines of the turns it newly covers, before the
 best of everything fills the rest: without it, lines of earlier revisions (+2 each) filled every later summary,
@@ -58,12 +67,21 @@ class Summarizer(Protocol):
     def summarize(self, tenant_id: str, previous: str | None, turns: list[Any], max_tokens: int) -> SummaryDraft: ...
 
 
+def _user(label: str) -> bool:
+    """Whether a summary line's label ("user: ...", "Human: ...", "message: ..." for a turn without a role,
+    "tool_result: ...") is a user's: `graphmem.models.role_source` of the label as a role, or as an episode kind."""
+    return role_source(None, label) == "user_explicit" if label in get_args(EpisodeKind) \
+        else role_source(label) == "user_explicit"
+
+
 class ExtractiveSummarizer:
-    """Deterministic extractive summary: scores sentences (numbers +3, decision/obligation words +3, a user's
-    constraint, preference or request +5 (`_CONSTRAINT`, `_REQUEST`: it outranks a tool dump's numbers), user turns
-    +1, lines of the previous summary +2, scored again as the user's when they were: a constraint survives every
-    revision), drops chatter (under 4 words without digits or a user's constraint or request: "Email only, please." stays) and
-    exact repeats (repeated tool dumps). It keeps a user's standing constraints (old and new) first, in up to
+    """Deterministic extractive summary: scores sentences (numbers +3, decision/obligation words +3, a decision
+    taken +2 (`_DECIDED`), a user's constraint, preference or request +5 (`_CONSTRAINT`, `_REQUEST`: it outranks a
+    tool dump's numbers), user turns +1 (the user is whoever `graphmem.models.role_source` says: "user", "human",
+    any case, or no role), lines of the previous summary +2, scored again as the user's when they were: a
+    constraint survives every revision), drops chatter (under 4 words without digits or a user's constraint or
+    request: "Email only, please." stays) and exact repeats (repeated tool dumps, and sentences the previous
+    summary holds). It keeps a user's standing constraints (old and new) first, in up to
     1/`NEW_SHARE` of `max_tokens` (numbered requests outscore them, and filled every revision until the constraint
     was gone), then the best lines of the new turns in up to another 1/`NEW_SHARE`, then the best of all lines in
     what is left, and renders them in their original order; equal scores go to the earlier line."""
@@ -82,14 +100,16 @@ class ExtractiveSummarizer:
             line = line.strip().removeprefix("- ").strip()
             if line:   # "user: ..." lines keep what a user's words score (a constraint stays a constraint)
                 who, _, said = line.partition(": ")
-                if who == "user" and _CONSTRAINT.search(said):
+                said = said or line
+                user = _user(who)
+                if user and _CONSTRAINT.search(said):
                     standing.append(len(items))
-                items.append((self._score(said or line, who == "user") + 2, pos, line))
-                seen.add(self._norm(line))
+                items.append((self._score(said, user) + 2, pos, line))
+                seen.add(self._norm(said))   # a sentence repeated in later turns is kept once
                 pos += 1
         first_new = len(items)
         for e in turns:
-            who = e.role or e.kind
+            who, user = e.role or e.kind, role_source(e.role, e.kind) == "user_explicit"
             for sentence in _SENTENCE.split(e.content.strip()):
                 sentence = " ".join(sentence.split())
                 if not sentence:
@@ -97,13 +117,12 @@ class ExtractiveSummarizer:
                 line = f"{who}: {sentence}"
                 norm = self._norm(sentence)
                 if norm in seen or (len(sentence.split()) < 4 and not re.search(r"\d", sentence)
-                                    and not (who == "user" and (_CONSTRAINT.search(sentence)
-                                                                or _REQUEST.search(sentence)))):
+                                    and not (user and (_CONSTRAINT.search(sentence) or _REQUEST.search(sentence)))):
                     continue
                 seen.add(norm)
-                if who == "user" and _CONSTRAINT.search(sentence):
+                if user and _CONSTRAINT.search(sentence):
                     standing.append(len(items))
-                items.append((self._score(sentence, who == "user"), pos, line))
+                items.append((self._score(sentence, user), pos, line))
                 pos += 1
         chosen: dict[int, str] = {}   # position -> rendered line
         third = max_tokens // NEW_SHARE
@@ -134,7 +153,8 @@ class ExtractiveSummarizer:
 
     @staticmethod
     def _score(sentence: str, from_user: bool) -> int:
-        return (3 * bool(re.search(r"\d", sentence)) + 3 * bool(_KEEP.search(sentence)) + int(from_user)
+        return (3 * bool(re.search(r"\d", sentence)) + 3 * bool(_KEEP.search(sentence))
+                + 2 * bool(_DECIDED.search(sentence)) + int(from_user)
                 + 5 * (from_user and bool(_CONSTRAINT.search(sentence) or _REQUEST.search(sentence))))
 
 
