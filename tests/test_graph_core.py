@@ -819,6 +819,35 @@ def test_namesakes_written_at_once_stay_apart(graph, tenant):
         assert [f.value for f in graph.facts_about(tenant, p.id)] == [f"T{p.email[3]}"]
 
 
+def test_a_batch_that_creates_a_namesake_counts_it_as_separate_calls_would(graph, tenant):
+    """Helper-found: with Kim Ode <a@> stored, a batch whose first fact adds Kim Ode <b@> and whose second names
+    "Kim Ode" (alone, or with an id of another system) gave the second to <a@>, where the same two calls refuse
+    it; and the seventh Sam Lee, one without an email, was never compared (only six namesakes were), so a new
+    email beside it made an eighth instead of a refusal."""
+    ep, _ = graph.append_episode(tenant, msg("namesakes"))
+
+    def fact(ref, value="Oslo"):
+        return FactIn(subject=ref, predicate="LOCATED_IN", value=value, episode_id=ep.id)
+    graph.assert_facts(tenant, [fact(EntityRef(kind="Person", name="Kim Ode", email="a@x.io"))])
+    for second in ({}, {"external_ids": ["hubspot:1"]}):
+        with pytest.raises(InvalidInput) as err:
+            graph.assert_facts(tenant, [fact(EntityRef(kind="Person", name="Kim Ode", email="b@x.io"), "Rome"),
+                                        fact(EntityRef(kind="Person", name="Kim Ode", **second), "Rome")])
+        assert err.value.field == "facts[1].subject.name" and "a@x.io" not in str(err.value), err.value
+    # nothing was written, and the name mentioned before the batch creates its namesake is the stored one
+    assert [p.email for p in graph.find_entities(tenant, "Kim Ode", "Person")] == ["a@x.io"]
+    graph.assert_facts(tenant, [fact(EntityRef(kind="Person", name="Kim Ode"), "Rome"),
+                                fact(EntityRef(kind="Person", name="Kim Ode", email="b@x.io"), "Rome")])
+    assert sorted(p.email for p in graph.find_entities(tenant, "Kim Ode", "Person")) == ["a@x.io", "b@x.io"]
+    for i in range(6):
+        graph.assert_facts(tenant, [fact(EntityRef(kind="Person", name="Sam Lee", email=f"s{i}@x.io",
+                                                   external_ids=[f"hubspot:{i}"]))])
+    graph.assert_facts(tenant, [fact(EntityRef(kind="Person", name="Sam Lee", external_ids=["hubspot:6"]))])
+    with pytest.raises(InvalidInput) as err:
+        graph.assert_facts(tenant, [fact(EntityRef(kind="Person", name="Sam Lee", email="new@x.io"))])
+    assert err.value.field == "facts[0].subject.name" and "and more" in str(err.value)
+
+
 def test_one_new_namesake_written_by_many_at_once_is_one_person(graph, tenant):
     """Helper-found: with "Sam Lee" <a@> and <b@> stored, eight writers adding Sam Lee <r@> at the same moment got
     Neo4j's email uniqueness error (HTTP 500), as a name set apart from its namesakes took no lock; the same with a

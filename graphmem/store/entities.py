@@ -153,24 +153,18 @@ def _check_identified_kind(ref: EntityRef, entity: dict, field: str) -> None:
                            f"not {ref.kind}", field=f"{field}.kind")
 
 
-def _kept_apart(ref: EntityRef, namesake: dict) -> bool:
-    """True when `ref`'s identifiers set it apart from `namesake` (a `namesakes` map of `entities/resolve_batch`):
-    `_other_person` on the namesake's email, domain and external ids."""
-    return _other_person(ref, {**namesake, "external_keys": namesake.get("external_ids")})
-
-
 def _check_resolution(ref: EntityRef, row: dict, field: str, namesakes: str) -> None:
     """What `entities/resolve_batch` found for `ref` (`row`) must name one entity: identifiers that name different
     entities are `InvalidInput` naming `field`; with `namesakes` "refuse", a name that several entities answer to,
     given alone or with identifiers that name none of them yet do not set it apart from each of them (another
     email than theirs, another id of an external system they have ids of: it is then somebody else, as beside one
-    entity of the name), cannot tell them apart: `InvalidInput` naming `field.name`, listing up to five of them."""
+    entity of the name; `row["could_be"]`, over all of them), cannot tell them apart: `InvalidInput` naming
+    `field.name`, listing up to five of them."""
     identified = sorted(set(row["identified"]))
     if len(identified) > 1:
         raise InvalidInput(f"{field}: {_identifiers(ref)} name {len(identified)} different entities "
                            f"({', '.join(identified)}); they must name one", field=field)
-    could_be = [n for n in row["namesakes"] or [] if not _kept_apart(ref, n)]
-    if could_be and namesakes == "refuse" and not identified:
+    if row["could_be"] and namesakes == "refuse" and not identified:
         shown = "; ".join(f"{n['kind']} {n['name']!r} (id {n['id']}"
                           + "".join(f", {k} {n[k]}" for k in ("email", "domain") if n.get(k)) + ")"
                           for n in row["namesakes"][:5])
@@ -240,9 +234,11 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
              "alias_key": alias_key(refs[i].kind, name_key(refs[i].name)) if refs[i].name else None}
             for i in by_ref])["rows"]
         to_create: dict[str, dict] = {}   # dedupe new entities within the batch by identifier / alias key
+        created_by: dict[str, int] = {}   # to_create key -> index of the first reference that creates it
         pending: dict[int, str] = {}      # ref index -> its to_create key, then the new entity's id
         unnamed: list[int] = []           # refs by identifiers alone that match no stored entity
         alias_of = _alias_links(refs, rows)   # a name another reference of the batch gives as an alias -> that ref
+        by_name: list[int] = []               # refs that took a stored entity by its name, not an identifier
         for row in rows:
             i, ref, named, match = row["idx"], refs[row["idx"]], row["named"], row["match"]
             _check_resolution(ref, row, fields[i], namesakes)
@@ -254,6 +250,8 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
                 _check_identified_kind(ref, match, fields[i])   # only a strong identifier matches across kinds
                 resolved[i] = match["id"]
                 known[match["id"]] = match
+                if not row["identified"]:
+                    by_name.append(i)
                 continue
             if ref.name is None:   # identifiers alone: an entity this batch creates, or none (below)
                 unnamed.append(i)
@@ -269,6 +267,7 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
                 # is somebody else, as a stored one is (resolve_batch): this one is linked from the name's alias
                 claimed = named or any(row["alias_key"] == key and row["claim_alias"] and _other_person(ref, row)
                                        for row in to_create.values())
+                created_by[dedupe] = i
                 to_create[dedupe] = {"id": None, "kind": ref.kind, "name": ref.name, "name_key": name_key(ref.name),
                                      "alias_key": key, "claim_alias": not claimed, "email": ref.email,
                                      "domain": ref.domain, "summary": ref.summary, "search_text": ref.name,
@@ -292,7 +291,21 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
                 resolved[i] = resolved[j]
             else:
                 pending[i] = pending[j]
-        if namesakes == "refuse":   # a name alone, where this batch creates namesakes told apart by identifiers
+        if namesakes == "refuse":   # a stored entity's name, where an earlier reference of the batch creates a
+            last = {k: j for j, k in enumerate(slot)}   # a repeated reference: its last place in the batch
+            for i in by_name:       # namesake it could be (as in two calls in batch order)
+                key = alias_key(refs[i].kind, name_key(refs[i].name))
+                new = [r for d, r in to_create.items() if r["alias_key"] == key and created_by[d] < last[i]
+                       and not _other_person(refs[i], r)]
+                if new:
+                    stored = known[resolved[i]]
+                    shown = "; ".join([f"{stored['name']!r} (id {stored['id']})"] + [
+                        f"{r['name']!r} ({r['email'] or r['domain'] or ', '.join(r['external_keys'])}, new)"
+                        for r in new[:4]])
+                    raise InvalidInput(f"{fields[i]}.name: {refs[i].name!r} names more than one entity, one this "
+                                       f"batch creates: {shown}; give its id, email or external id",
+                                       field=f"{fields[i]}.name")
+            # a name alone, where this batch creates namesakes told apart by identifiers
             for i, d in pending.items():
                 if i in alias_of:   # it named one of them by the alias that one gave
                     continue
