@@ -228,6 +228,30 @@ def _table(title: str, columns: list[str], rows: list[list[Any]], whole: tuple[s
     Console().print(t)
 
 
+KEYS_TABLE_MIN_COLUMNS = 72
+"""Below this terminal width `keys list --format table` prints one block a key: the table's whole id (32) and time
+(20) columns and its borders leave the role and name less than 10 columns."""
+
+
+def _records(title: str, records: list[tuple[str, dict[str, Any]]]) -> None:
+    """Print each (id, fields) record as a block for a narrow terminal: the id on a line of its own (kept whole),
+    then "  field  value" lines, a long value wrapping under itself."""
+    from rich.console import Console
+    from rich.table import Table
+    console = Console()
+    console.print(title)
+    console.print()
+    for rid, fields in records:
+        console.print(rid, overflow="ignore", crop=False, soft_wrap=True)
+        t = Table.grid(padding=(0, 2))
+        t.add_column(no_wrap=True)
+        t.add_column(overflow="fold")
+        for name, value in fields.items():
+            t.add_row(f"  {name}", "" if value is None else str(value))
+        console.print(t)
+        console.print()
+
+
 def _shown_time(t: datetime | None) -> str | None:
     """A time as a table shows it: UTC to the second, "2026-12-03 21:40:59Z" (20 characters, kept whole)."""
     return t.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ") if t else None
@@ -372,12 +396,21 @@ def keys_list(tenant_id: str, fmt: str, offset: int, limit: int) -> None:
     """List the tenant's keys (prefixes only; secrets are never shown)."""
     items = _run(lambda s: s.keys.list(tenant_id, offset, limit))
     if fmt == "table":
-        # two lines a cell, so that a 32-character id and two 20-character times fit 80 columns with room
-        # for the role and name (six columns side by side squeezed those to nothing)
-        _table(f"API keys of {tenant_id}", ["id / prefix", "role / name", "created / revoked"],
-               [[f"{k.id}\n{k.prefix}", f"{k.role}\n{k.name or ''}",
-                 f"{_shown_time(k.created_at)}\n{_shown_time(k.revoked_at) or 'active'}"] for k in items],
-               whole=("id / prefix", "created / revoked"))
+        from rich.console import Console
+        title = f"API keys of {tenant_id}"
+        if Console().width >= KEYS_TABLE_MIN_COLUMNS:
+            # two lines a cell, so that a 32-character id and two 20-character times fit 80 columns with room
+            # for the role and name (six columns side by side squeezed those to nothing)
+            _table(title, ["id / prefix", "role / name", "created / revoked"],
+                   [[f"{k.id}\n{k.prefix}", f"{k.role}\n{k.name or ''}",
+                     f"{_shown_time(k.created_at)}\n{_shown_time(k.revoked_at) or 'active'}"] for k in items],
+                   whole=("id / prefix", "created / revoked"))
+        else:   # narrower: one block a key, the id on a line of its own
+            _records(title, [(k.id, {"prefix": k.prefix, "role": k.role, "name": k.name,
+                                     "created": _shown_time(k.created_at),
+                                     "revoked": _shown_time(k.revoked_at) or "active"}) for k in items])
+        if len(items) == limit:
+            click.echo(f"{limit} keys shown; there may be more: --offset {offset + limit}", err=True)
     else:
         _emit(items)
 

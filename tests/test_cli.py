@@ -27,8 +27,8 @@ def cli(neo4j_server):
     """Invoke the CLI in-process against the test Neo4j; returns (exit code, stdout, stderr)."""
     runner = CliRunner()
 
-    def run(*args: str):
-        r = runner.invoke(main, list(args), catch_exceptions=False)
+    def run(*args: str, columns: int = 80):
+        r = runner.invoke(main, list(args), catch_exceptions=False, env={"COLUMNS": str(columns)})
         return r.exit_code, r.stdout, r.stderr
     return run
 
@@ -68,6 +68,14 @@ def test_keys_lifecycle(cli, tenant, services):
     revoked_at = datetime.fromisoformat(json.loads(out)["revoked_at"]).astimezone(timezone.utc)
     code, out, _ = cli("keys", "list", "--tenant", tenant, "--format", "table")   # the revocation time, to the second
     assert revoked_at.strftime("%Y-%m-%d %H:%M:%SZ") in out and max(map(len, out.splitlines())) <= 80, out
+    # narrower than a table fits (helper-found: at 60 columns the role and name were squeezed out again, at 40
+    # "active" read "ac"): one block a key, the id whole on a line of its own
+    code, out, _ = cli("keys", "list", "--tenant", tenant, "--format", "table", columns=40)
+    assert code == 0 and max(map(len, out.splitlines())) <= 40, out
+    assert f"\n{rotated['key']['id']}\n" in out and " analyst " in out and " bi " in out, out
+    assert revoked_at.strftime("%Y-%m-%d %H:%M:%SZ") in out, out
+    code, out, err = cli("keys", "list", "--tenant", tenant, "--format", "table", "--limit", "1")
+    assert code == 0 and "there may be more: --offset 1" in err, err   # a full page says so
     assert services.keys.authenticate(rotated["secret"]) is None
 
 
