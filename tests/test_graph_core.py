@@ -496,6 +496,40 @@ def test_a_final_period_or_a_zero_width_space_does_not_make_another_name(db, set
     assert keys() == expected
 
 
+def test_a_schema_16_graph_counts_its_attributes_as_declared_by_every_episode_that_could_have(db, settings, graph,
+                                                                                             tenant):
+    """Schema 17 records which episodes declared each entity attribute. A schema-16 graph has no such record: at
+    start-up each attribute counts as declared by every episode that mentions its entity or that a fact about it
+    came from."""
+    from graphmem.store.schema import backfill_declarations
+
+    crm, _ = graph.append_episode(tenant, EpisodeIn(content="CRM: Dana Reyes", occurred_at=T0, user_id="crm",
+                                                    session_id="crm"))
+    chat, _ = graph.append_episode(tenant, EpisodeIn(content="Dana, aka DR", occurred_at=T0, user_id="ub",
+                                                     session_id="sb"))
+    graph.assert_facts(tenant, [
+        FactIn(subject=EntityRef(kind="Person", name="Dana Reyes", external_ids=["crm:c1"]), predicate="WORKS_AT",
+               object=EntityRef(kind="Organization", name="Acme"), episode_id=crm.id),
+        FactIn(subject=EntityRef(kind="Person", name="Dana Reyes", aliases=["DR"]), predicate="HAS_TITLE",
+               value="CFO", episode_id=chat.id)])
+    [dana] = graph.find_entities(tenant, "Dana Reyes", "Person")
+
+    def declarers():
+        with db.driver.session(database=db.database) as s:
+            return sorted((r["what"], r["ep"]) for r in s.run(
+                "MATCH (ep:Episode)-[d:DECLARED]->(x) WHERE x.tenant_id = $t "
+                "RETURN coalesce(d.attr, x.key) AS what, ep.id AS ep", t=tenant))
+
+    assert declarers() == [("Person:dr", chat.id), ("crm:c1", crm.id)]
+    with db.driver.session(database=db.database) as s:   # what a schema-16 graph holds: no record
+        s.run("MATCH (x {tenant_id: $t})<-[d:DECLARED]-(:Episode) DELETE d", t=tenant).consume()
+    db.execute("meta/set_schema", version=16, embedding_dimension=settings.embedding_dimension)
+    assert apply_schema(db, settings.embedding_dimension)["migrated"] is True
+    assert declarers() == sorted([("Person:dr", chat.id), ("Person:dr", crm.id), ("crm:c1", chat.id),
+                                  ("crm:c1", crm.id)])
+    assert backfill_declarations(db) == 0                       # again: nothing to record
+
+
 def test_the_schema_14_migration_reports_entities_that_now_share_a_key(db, settings, graph, tenant, caplog):
     """Before schema 14 "❤ Fund" and "❤️ Fund" keyed apart, so a graph may hold both as two entities. The
     migration gives them one key: they become namesakes (a name alone is ambiguous, an id names each), and it

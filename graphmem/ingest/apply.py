@@ -145,7 +145,7 @@ def _write(tx: Tx, claim: Claim, x: Extracted, screened: Screened, settings: Set
     if screened.entities:
         briefs = entity_store.resolve(tx, tenant, screened.entities, settings,
                                       [f"extraction.entities[{i}]" for i in range(len(screened.entities))],
-                                      namesakes="owner")
+                                      namesakes="owner", episodes=[claim.episode.id] * len(screened.entities))
         tx.run("episodes/mention", tenant_id=tenant, episode_id=claim.episode.id,
                entity_ids=list(dict.fromkeys(b.id for b in briefs)), now=utcnow())
     plain = [(k, i, r) for k, (_, i, r) in enumerate(gone) if not r.exclusive]
@@ -153,7 +153,7 @@ def _write(tx: Tx, claim: Claim, x: Extracted, screened: Screened, settings: Set
     if plain:
         briefs = entity_store.resolve(tx, tenant, [r.subject or r.object for _, _, r in plain],
                                       settings, [f"extraction.retractions[{i}]" for _, i, _ in plain],
-                                      namesakes="owner")
+                                      namesakes="owner", episodes=[r.episode_id for _, _, r in plain])
         targets = {k: b.id for (k, _, _), b in zip(plain, briefs)}
     todo = list(screened.facts)      # a copy: `_exclusive` names an exclusive fact's entities by id
     outcomes: list[AssertOutcome] = []
@@ -269,7 +269,7 @@ def _exclusive(tx: Tx, tenant: str, r: Retraction, fact: FactIn, index: int,
     stays current. Raises `InvalidInput`/`NotFound` from entity resolution (as the assertion would)."""
     owner, target = entity_store.resolve(tx, tenant, [fact.subject, fact.object], settings,
                                          [f"extraction.facts[{index}].subject", f"extraction.facts[{index}].object"],
-                                         namesakes="owner")
+                                         namesakes="owner", episodes=[fact.episode_id, fact.episode_id])
     tx.rows("facts/lock_subjects", tenant_id=tenant, ids=[target.id])
     on_target = [f for f in fact_store.about(tx, tenant, target.id, include_superseded=True,
                                              predicates=[r.predicate]) if f.object_id == target.id]

@@ -188,7 +188,8 @@ def _check_named(ref: EntityRef, entity: dict, field: str) -> None:
 
 def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Settings,
             fields: Sequence[str] | None = None, *,
-            namesakes: Literal["refuse", "owner"] = "refuse") -> list[EntityBrief]:
+            namesakes: Literal["refuse", "owner"] = "refuse",
+            episodes: Sequence[str | None] | None = None) -> list[EntityBrief]:
     """Resolve (and create or enrich) entities for `refs`; returns one `EntityBrief` per ref, in order.
 
     `fields` names each ref's place in the request (for error messages). A reference by strong identifiers alone
@@ -201,8 +202,13 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
     `InvalidInput` naming `<field>.name` and listing them, so the caller names one; with "owner" (extraction,
     CRM mapping) a name alone resolves to the entity that owns the name, and one with such identifiers is a new
     entity beside them.
+    `episodes`, when given, names the episode each reference comes from (None: none, as for an entity written
+    directly): the episode is recorded as declaring the attributes the reference gives the entity (its aliases,
+    external ids, email, domain and summary, where they are the entity's: `entities/declare_batch`), so that
+    erasing every episode that declared one strips it (docs/governance.md, "Erasure: forget", step 8).
     Runs inside the caller's write transaction; identical refs are resolved once, so a bulk batch costs a fixed
-    number of queries (at most four) whatever its size.
+    number of queries (at most four, plus `entities/declare_batch` when a reference from an episode declares
+    something) whatever its size.
     """
     fields = list(fields or [f"entities[{i}]" for i in range(len(refs))])
     refs = [keyless_name_dropped(r) for r in refs]
@@ -357,10 +363,50 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
                                for a in aliases if a not in [x["name"] for x in row["aliases"]]]
     if enrich:
         tx.rows("entities/enrich_batch", tenant_id=tenant_id, now=now, rows=list(enrich.values()))
+    if episodes is not None:
+        sources: dict[int, set[str]] = {}
+        for i, ep in zip(slot, episodes):
+            if ep:
+                sources.setdefault(i, set()).add(ep)
+        _declare(tx, tenant_id, refs, resolved, known, enrich, sources)
     briefs = {i: EntityBrief(known[resolved[i]]["id"], known[resolved[i]]["kind"], known[resolved[i]]["name"],
                              resolved[i] in created)
               for i in unique}
     return [briefs[slot[i]] for i in range(len(refs))]
+
+
+def _declare(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], resolved: dict[int, str], known: dict[str, dict],
+             enrich: dict[str, dict], sources: dict[int, set[str]]) -> None:
+    """Record which episodes declared which attributes of the entities `resolve` just resolved: for reference `i`
+    (resolved to entity `resolved[i]`, whose brief map before enrichment is in `known`, the enrichment written in
+    `enrich`) from the episodes `sources[i]`, the aliases it gives other than the entity's name, and, when it was
+    not by id, its external ids, email and domain; and its summary. `entities/declare_batch` links only what the
+    entity has (an alias another entity owns, another email than the entity's, is not declared for it). A summary
+    this write replaced loses the declarations of the old text. One query, none when nothing is declared."""
+    rows: dict[tuple[str, str], dict] = {}
+    for i, eps in sources.items():
+        ref, eid = refs[i], resolved[i]
+        ent = known[eid]
+        own = name_key(ent["name"])
+        keys = [alias_key(ent["kind"], name_key(a)) for a in [ref.name, *ref.aliases]
+                if a and name_key(a) and name_key(a) != own]
+        by_name = not ref.id
+        ext = list(ref.external_ids) if by_name else []
+        email, domain = (ref.email, ref.domain) if by_name else (None, None)
+        if not (keys or ext or email or domain or ref.summary):
+            continue
+        for ep in sorted(eps):
+            row = rows.setdefault((eid, ep), {"entity_id": eid, "episode_id": ep, "alias_keys": [],
+                                              "external_keys": [], "email": None, "domain": None, "summary": None})
+            row["alias_keys"] += [k for k in keys if k not in row["alias_keys"]]
+            row["external_keys"] += [k for k in ext if k not in row["external_keys"]]
+            row["email"] = row["email"] or email
+            row["domain"] = row["domain"] or domain
+            row["summary"] = ref.summary or row["summary"]
+    reset = sorted(eid for eid, r in enrich.items() if r["summary"] is not None and known[eid].get("summary"))
+    if rows or reset:
+        tx.run("entities/declare_batch", tenant_id=tenant_id, reset_summary=reset,   # entity order: as locks go
+               rows=[rows[k] for k in sorted(rows)])
 
 
 def get(tx: Tx, tenant_id: str, entity_id: str) -> Entity:

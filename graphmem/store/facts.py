@@ -112,13 +112,14 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
         if f.episode_id not in episode_times:
             raise NotFound(f"{_at(fld, 'episode_id')}: no episode {f.episode_id!r}", field=_at(fld, "episode_id"))
 
-    refs, ref_fields, slots = [], [], []
+    refs, ref_fields, slots, sources = [], [], [], []
     for f, fld in zip(facts, fields):
         slots.append(len(refs)); refs.append(f.subject); ref_fields.append(_at(fld, "subject"))
+        sources.append(f.episode_id)
         if f.object is not None:
-            refs.append(f.object); ref_fields.append(_at(fld, "object"))
+            refs.append(f.object); ref_fields.append(_at(fld, "object")); sources.append(f.episode_id)
     resolved = entities.resolve(tx, tenant_id, refs, settings, ref_fields,
-                                namesakes="owner" if refuse_self_reference else "refuse")
+                                namesakes="owner" if refuse_self_reference else "refuse", episodes=sources)
 
     rows: list[tuple | None] = []     # None: a self-reference refused (refuse_self_reference)
     for i, (f, p, fld) in enumerate(zip(facts, preds, fields)):

@@ -43,6 +43,10 @@ Işık"): entities and facts whose text holds "İ", "ı" or a combining dot abov
 Version 16 reads the zero-width space as a space and drops the periods that end a word from those keys ("Norm Al."
 is "Norm Al", "Norm\u200bAl" is not "Normal"): entities and facts whose text holds a period (or a character NFKC
 makes one) or a zero-width space get their keys again (`rekey_marked_names`, `PERIODS`).
+Version 17 records which episodes declared each entity attribute (`(Episode)-[:DECLARED]->(Alias|ExternalId)`, and
+`(Episode)-[:DECLARED {attr}]->(Entity)` for its email, domain and summary; graphmem.store.entities.resolve), so that
+erasure strips what only erased episodes declared: an older graph's attributes count as declared by every episode
+that mentions their entity or that a fact about it came from (`backfill_declarations`).
 """
 from __future__ import annotations
 
@@ -59,7 +63,10 @@ from graphmem.store.entities import alias_key
 from graphmem.store.fulltext import search_terms
 
 log = logging.getLogger(__name__)
-SCHEMA_VERSION = 16
+SCHEMA_VERSION = 17
+LEGACY_DECLARERS_CAP = 1000
+"""Schema 17's migration records legacy attributes as declared by every episode that mentions their entity (or is
+the provenance of a fact about it), for entities with at most this many such episodes (`backfill_declarations`)."""
 BACKFILL_BATCH = 10_000
 FULLTEXT_INDEXES = ("entity_text", "fact_text", "episode_text")
 VECTOR_INDEXES = ("entity_embedding", "fact_embedding", "episode_embedding")
@@ -165,6 +172,9 @@ def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict
         migrated = True
     if recorded and (recorded["version"] or 1) < 16:  # keys drop a word's final period; a zero-width space spaces
         rekey_marked_names(db, pattern=PERIODS, old_key=_name_key_before_16)
+        migrated = True
+    if recorded and (recorded["version"] or 1) < 17:  # who declared each entity attribute (erasure strips them)
+        backfill_declarations(db)
         migrated = True
     db.execute("meta/set_schema", version=SCHEMA_VERSION, embedding_dimension=dimension)
     return {"version": SCHEMA_VERSION, "embedding_dimension": dimension, "migrated": migrated}
@@ -302,6 +312,24 @@ def backfill_mentions(db: Database, batch: int = BACKFILL_BATCH) -> int:
         for eps in _batches(db.stream("meta/mention_episodes", tenant_id=tenant), batch):
             done += db.execute("meta/backfill_mentions", tenant_id=tenant,
                                ids=[e["id"] for e in eps])[0]["created"]
+    return done
+
+
+def backfill_declarations(db: Database, batch: int = 200, cap: int = LEGACY_DECLARERS_CAP) -> int:
+    """Record who declared the attributes stored before schema 17 (16 -> 17): an alias (other than the name), an
+    external id, an email, a domain or a summary of an entity, without any DECLARED edge, counts as declared by each
+    episode that mentions the entity or that a fact about it was derived from (every episode that could have
+    declared it), so that erasing all of them strips it and erasing some keeps it (docs/architecture.md). An entity
+    with more than `cap` such episodes, or none, gets no record: its attributes stay whatever is erased. Each
+    tenant's entities with attributes are read in one pass (`meta/declaring_entities`, `Database.stream`), recorded
+    `batch` per transaction; safe to re-run (an attribute with a record is not touched). Returns the number of
+    DECLARED edges created."""
+    done = 0
+    for row in db.rows("meta/declaration_tenants"):
+        tenant = row["tenant_id"]
+        for ents in _batches(db.stream("meta/declaring_entities", tenant_id=tenant), batch):
+            done += db.execute("meta/backfill_declarations", tenant_id=tenant, cap=cap,
+                               ids=[e["id"] for e in ents])[0]["created"]
     return done
 
 
