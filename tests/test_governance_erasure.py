@@ -514,3 +514,139 @@ def test_a_retried_correction_to_a_value_already_stated_replays(graph, tenant):
     assert out.action == "corrected" and out.fact_id == tennis
     replay = graph.corrected_by(tenant, golf, fix)
     assert replay is not None and (replay.fact_id, replay.closed_fact_id) == (tennis, golf)
+
+
+# ---- attributes only erased episodes declared ------------------------------------------------------------------
+def _dana(graph, tenant, mark):
+    """The CRM story: episode A (the CRM's sync) creates contact Dana Reyes with external id email:dana@corp.com, alias
+    "D. Reyes" and a summary, and says she works at Acme; chat episode B, another user's, calls her DR, gives her
+    personal mail (as her email and a chat id) and another summary, and says she is CFO. Returns (A, B, Dana's id,
+    the two fact ids)."""
+    a = episode(graph, tenant, "CRM: contact Dana Reyes, Acme", user="crm", session="crm-sync")
+    b = episode(graph, tenant, f"Dana, aka DR, her personal mail is dana.home.{mark}@gmail.com", user="ub",
+                session="sb", minutes=1)
+    works = fact(graph, tenant, person("Dana Reyes", external_ids=["email:dana@corp.com"], aliases=["D. Reyes"],
+                                       summary="Contact at Acme"), "WORKS_AT", a, obj=org("Acme")).fact_id
+    title = fact(graph, tenant, person("Dana Reyes", aliases=["DR"], email=f"dana.home.{mark}@gmail.com",
+                                       external_ids=[f"chat:dana.home.{mark}"],
+                                       summary=f"Goes by DR; personal mail dana.home.{mark}@gmail.com"),
+                 "HAS_TITLE", b, value="CFO").fact_id
+    [dana] = graph.find_entities(tenant, "Dana Reyes", "Person")
+    return a, b, dana.id, works, title
+
+
+def _search_text(db, entity_id):
+    return raw(db, "MATCH (e:Entity {id: $id}) RETURN e.search_text AS t", id=entity_id)[0]["t"]
+
+
+def _search(db, graph, tenant, query, targets=("fact", "episode", "entity")):
+    """The search service's hits for `query`."""
+    from graphmem.recall.models import SearchRequest
+    from graphmem.recall.service import RecallService
+    return RecallService(db, graph).search(tenant, SearchRequest(query=query, targets=list(targets))).hits
+
+
+def _entity_hits(db, graph, tenant, query):
+    return [h.entity.name for h in _search(db, graph, tenant, query, ["entity"])]
+
+
+def test_forgetting_a_user_strips_what_only_their_episodes_said_of_a_kept_entity(gov, graph, db, tenant):
+    mark = uniq("m")
+    a, b, dana, works, title = _dana(graph, tenant, mark)
+    before = graph.get_entity(tenant, dana)
+    assert sorted(before.aliases) == ["D. Reyes", "DR"] and before.email == f"dana.home.{mark}@gmail.com"
+    assert sorted(before.external_ids) == sorted(["email:dana@corp.com", f"chat:dana.home.{mark}"])
+    assert _entity_hits(db, graph, tenant, "DR") == ["Dana Reyes"]
+    assert "dana.home" in str(_search(db, graph, tenant, f"dana.home.{mark}"))
+
+    receipt = gov.forget(tenant, user_id="ub")
+
+    assert receipt.counts["facts"] == 1 and receipt.counts["entities"] == 0     # Dana stays: A still uses her
+    assert receipt.counts["aliases"] == 1 and receipt.counts["external_ids"] == 1
+    after = graph.get_entity(tenant, dana)
+    assert after.aliases == ["D. Reyes"] and after.external_ids == ["email:dana@corp.com"]
+    assert after.email is None and after.summary is None   # B's summary had replaced A's: neither is left
+    assert _search_text(db, dana) == "Dana Reyes | D. Reyes"
+    assert graph.find_entities(tenant, "DR") == [] and [e.id for e in graph.find_entities(tenant, "D. Reyes")] == [dana]
+    assert _entity_hits(db, graph, tenant, "DR") == []
+    assert _entity_hits(db, graph, tenant, "Reyes") == ["Dana Reyes"]
+    assert _search(db, graph, tenant, mark) == []
+    # "dana.home" still finds Dana by her name ("dana"), but nothing found carries the erased mail
+    hits = _search(db, graph, tenant, f"dana.home.{mark}")
+    assert "Dana Reyes" in [h.entity.name for h in hits if h.entity] and "dana.home" not in str(hits)
+    assert raw(db, SCAN_NODES, needles=[f"dana.home.{mark}", b, title]) == []
+    assert raw(db, SCAN_RELS, needles=[f"dana.home.{mark}", b, title]) == []
+    # the CRM's fact and identifiers are intact, and still resolve to her
+    assert [f.id for f in graph.facts_about(tenant, dana)] == [works]
+    assert [e.id for e in graph.find_entities(tenant, "Dana Reyes")] == [dana]
+    again = fact(graph, tenant, person("Dana Reyes", external_ids=["email:dana@corp.com"]), "WORKS_AT", a,
+                 obj=org("Acme"))
+    assert again.action == "duplicate" and again.fact_id == works
+
+
+def test_an_attribute_a_kept_episode_also_declared_stays(gov, graph, db, tenant):
+    mark = uniq("m")
+    a, b, dana, works, title = _dana(graph, tenant, mark)
+    c = episode(graph, tenant, "DR is in Lisbon", user="uc", session="sc")
+    fact(graph, tenant, person("Dana Reyes", aliases=["DR"]), "LOCATED_IN", c, value="Lisbon")
+
+    receipt = gov.forget(tenant, user_id="ub")
+
+    assert receipt.counts["aliases"] == 0 and receipt.counts["external_ids"] == 1
+    after = graph.get_entity(tenant, dana)
+    assert sorted(after.aliases) == ["D. Reyes", "DR"] and after.external_ids == ["email:dana@corp.com"]
+    assert _entity_hits(db, graph, tenant, "DR") == ["Dana Reyes"]
+    # forgetting the CRM's episode strips what only it said; what B said went with B
+    receipt = gov.forget(tenant, episode_id=a)
+    assert receipt.counts["entities"] == 1                        # Acme, with its name's alias
+    assert receipt.counts["aliases"] == 2 and receipt.counts["external_ids"] == 1   # and Dana's "D. Reyes"
+    after = graph.get_entity(tenant, dana)
+    assert after.aliases == ["DR"] and after.external_ids == [] and _search_text(db, dana) == "Dana Reyes | DR"
+
+
+def test_a_stripped_alias_stays_with_the_namesake_it_also_names(gov, graph, db, tenant):
+    mark = uniq("m")
+    a, b, dana, works, title = _dana(graph, tenant, mark)
+    c = episode(graph, tenant, "Dr Rao is another DR", user="uc", session="sc")
+    other = fact(graph, tenant, person("DR", email="dr@other.example"), "HAS_TITLE", c, value="Surgeon")
+    [dr] = [e for e in graph.find_entities(tenant, "DR") if e.id != dana]
+
+    gov.forget(tenant, user_id="ub")
+
+    assert [e.id for e in graph.find_entities(tenant, "DR")] == [dr.id]
+    assert raw(db, "MATCH (a:Alias {tenant_id: $t, key: 'Person:dr'}) RETURN a.entity_id AS owner", t=tenant) \
+        == [{"owner": dr.id}]
+    assert graph.get_entity(tenant, dana).aliases == ["D. Reyes"]
+    assert graph.get_fact(tenant, other.fact_id).subject_id == dr.id
+
+
+def test_a_stripped_entity_is_embedded_again_without_what_was_erased(embedded, db, tenant):
+    graph, gov = embedded
+    mark = uniq("m")
+    a, b, dana, works, title = _dana(graph, tenant, mark)
+    vector = lambda: raw(db, "MATCH (e:Entity {id: $id}) RETURN e.embedding AS v", id=dana)[0]["v"]  # noqa: E731
+    assert vector() is not None
+
+    gov.forget(tenant, user_id="ub")
+
+    assert vector() is None                      # stale: the worker's backfill embeds the text left
+    assert graph.indexer.backfill(tenant) >= 1
+    [expected] = graph.indexer.embedder.embed(["Dana Reyes | D. Reyes"])
+    assert vector() == pytest.approx(list(expected), abs=1e-6)
+
+
+def test_expiry_strips_nothing(gov, graph, db, tenant):
+    from graphmem.governance.models import RetentionSettings
+    from graphmem.timeutil import utcnow
+    mark = uniq("m")
+    a, b, dana, works, title = _dana(graph, tenant, mark)
+    before = graph.get_entity(tenant, dana)
+    gov.retention.update(tenant, RetentionSettings(episode_retention_days=30))
+
+    receipt = gov.sweep(tenant, utcnow() + timedelta(days=31))
+
+    assert receipt.tenants[tenant].counts["episodes"] == 2 and receipt.tenants[tenant].counts["aliases"] == 0
+    after = graph.get_entity(tenant, dana)      # the facts live on, and so does what the episodes said of Dana
+    assert (sorted(after.aliases), sorted(after.external_ids), after.email, after.summary) == \
+        (sorted(before.aliases), sorted(before.external_ids), before.email, before.summary)
+    assert _entity_hits(db, graph, tenant, "DR") == ["Dana Reyes"]

@@ -198,3 +198,43 @@ def test_receipts_and_their_openapi_examples_list_every_kind(services, client_fo
     assert list(example("/v1/forget")["counts"]) == list(forgot["counts"])
     sweep = example("/v1/admin/sweep")
     assert list(sweep["totals"]) == list(sweep["tenants"]["acme"]["counts"]) == sorted(SWEEP_KINDS)
+
+
+def test_forget_strips_what_only_the_erased_user_said_of_a_kept_contact(client_for, tenant):
+    """A CRM episode creates contact Dana Reyes (external id email:dana@corp.com); another user's chat calls her DR
+    and gives her personal mail. Forgetting that user keeps Dana (the CRM's fact still uses her) but strips the alias
+    and the identifiers only the chat gave: her entity no longer has them and a search no longer finds her by them."""
+    agent = client_for(tenant, "agent")
+
+    def episode(text, user, session):
+        r = agent.post("/v1/episodes", json={"content": text, "occurred_at": T0.isoformat(), "user_id": user,
+                                             "session_id": session, "role": "user"})
+        assert r.status_code == 201, r.text
+        return r.json()["episode"]["id"]
+
+    def assert_fact(subject, ep, predicate, **kw):
+        r = agent.post("/v1/facts", json={"facts": [{"subject": subject, "predicate": predicate, "episode_id": ep,
+                                                      **kw}]})
+        assert r.status_code == 200, r.text
+        return r.json()["outcomes"][0]["fact_id"]
+
+    crm = episode("CRM: contact Dana Reyes, Acme", "crm", "crm-sync")
+    chat = episode("Dana, aka DR, her personal mail is dana.home@gmail.com", "u5", "s5")
+    works = assert_fact({"kind": "Person", "name": "Dana Reyes", "external_ids": ["email:dana@corp.com"]}, crm,
+                        "WORKS_AT", object={"kind": "Organization", "name": "Acme"})
+    assert_fact({"kind": "Person", "name": "Dana Reyes", "aliases": ["DR"], "email": "dana.home@gmail.com",
+                 "external_ids": ["personal:dana.home@gmail.com"]}, chat, "HAS_TITLE", value="CFO")
+    dana = agent.get(f"/v1/facts/{works}").json()["subject_id"]
+    found = lambda q: [h["id"] for h in agent.post("/v1/search", json={"query": q, "targets": ["entity"]}).json()["hits"]]  # noqa: E731
+    assert found("DR") == [dana]
+
+    done = agent.post("/v1/forget", json={"user_id": "u5"})
+
+    assert done.status_code == 200, done.text
+    counts = done.json()["counts"]
+    assert (counts["facts"], counts["entities"], counts["aliases"], counts["external_ids"]) == (1, 0, 1, 1)
+    entity = agent.get(f"/v1/entities/{dana}").json()
+    assert (entity["aliases"], entity["external_ids"], entity["email"]) == ([], ["email:dana@corp.com"], None)
+    assert found("DR") == [] and found("Dana Reyes") == [dana]
+    assert "dana.home" not in agent.post("/v1/search", json={"query": "dana.home"}).text
+    assert [f["id"] for f in agent.get("/v1/facts", params={"entity_id": dana}).json()["items"]] == [works]

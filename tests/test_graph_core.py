@@ -498,9 +498,12 @@ def test_a_final_period_or_a_zero_width_space_does_not_make_another_name(db, set
 
 def test_a_schema_16_graph_counts_its_attributes_as_declared_by_every_episode_that_could_have(db, settings, graph,
                                                                                              tenant):
-    """Schema 17 records which episodes declared each entity attribute. A schema-16 graph has no such record: at
-    start-up each attribute counts as declared by every episode that mentions its entity or that a fact about it
-    came from."""
+    """Schema 17 records which episodes declared each entity attribute, so that erasure strips what only erased
+    episodes said (docs/governance.md, step 8). A schema-16 graph has no such record: at start-up each attribute
+    counts as declared by every episode that mentions its entity or that a fact about it came from. Erasing one of
+    those keeps it (any of them may have said it); once all are erased it goes, though a later episode keeps the
+    entity."""
+    from graphmem.governance.service import Governance
     from graphmem.store.schema import backfill_declarations
 
     crm, _ = graph.append_episode(tenant, EpisodeIn(content="CRM: Dana Reyes", occurred_at=T0, user_id="crm",
@@ -528,6 +531,17 @@ def test_a_schema_16_graph_counts_its_attributes_as_declared_by_every_episode_th
     assert declarers() == sorted([("Person:dr", chat.id), ("Person:dr", crm.id), ("crm:c1", chat.id),
                                   ("crm:c1", crm.id)])
     assert backfill_declarations(db) == 0                       # again: nothing to record
+    later, _ = graph.append_episode(tenant, EpisodeIn(content="Dana is in Lisbon", occurred_at=T0, user_id="uc",
+                                                      session_id="sc"))
+    graph.assert_facts(tenant, [FactIn(subject=EntityRef(kind="Person", name="Dana Reyes"), predicate="LOCATED_IN",
+                                       value="Lisbon", episode_id=later.id)])
+    gov = Governance(db, settings, graph)
+
+    assert gov.forget(tenant, user_id="ub").counts["aliases"] == 0
+    assert graph.get_entity(tenant, dana.id).aliases == ["DR"]      # the CRM's episode may have said it
+    assert gov.forget(tenant, user_id="crm").counts["external_ids"] == 1
+    kept = graph.get_entity(tenant, dana.id)                        # the later episode keeps her, without them
+    assert (kept.aliases, kept.external_ids) == ([], [])
 
 
 def test_the_schema_14_migration_reports_entities_that_now_share_a_key(db, settings, graph, tenant, caplog):

@@ -7,7 +7,9 @@ One forget call is one transaction (all or nothing). For the episodes it erases:
 - summaries covering erased episodes, and every later revision of them, are deleted (not recomputed);
 - pins of erased sessions and pins set by erased episodes, Refusal records of erased episodes, turn receipts
   of erased sessions (or naming an erased episode), and the Session nodes of erased sessions are deleted; NEXT chains of surviving sessions are relinked;
-- entities left with no facts and no mentions are deleted with their Alias and ExternalId nodes.
+- entities left with no facts and no mentions are deleted with their Alias and ExternalId nodes; an entity that
+  stays loses the attributes (aliases, external ids, email, domain, summary) that only erased episodes declared
+  (DECLARED edges, `graphmem.store.entities.resolve`), and its search text and embedding are rebuilt without them.
 Forgetting a user also deletes the user's own entity (external id "user:<user_id>") and every fact about it,
 and the user's Consent record.
 
@@ -29,6 +31,8 @@ from graphmem.governance.models import ERASURE_KINDS, Receipt, TargetKind, every
 from graphmem.graph import TemporalGraph
 from graphmem.store import Database, require_tenant
 from graphmem.store.db import Tx
+from graphmem.store.entities import name_key
+from graphmem.store.fulltext import search_terms
 from graphmem.temporal import SOURCE_RANK
 from graphmem.timeutil import to_utc, utcnow
 
@@ -279,6 +283,9 @@ class Eraser:
         if links:
             tx.run("facts/link_supersedes", **t, now=now, rows=[{"newer": n, "older": o} for n, o in sorted(links)])
             counts["links_repaired"] = len(links)
+        declared = []   # what only the erased episodes declared: read while their DECLARED edges exist
+        if mode == "erase" and episodes:
+            declared = tx.rows("governance/declared_only_by", **t, episode_ids=episodes)
         if episodes:
             counts["episodes"] = tx.one("governance/delete_episodes", **t, ids=episodes)["deleted"]
             kept = sorted({r["id"] for r in derived} - delete)
@@ -293,4 +300,42 @@ class Eraser:
                 r = tx.one("governance/delete_entities", **t, ids=ids, force=force)
                 for k in ("entities", "aliases", "external_ids"):
                     counts[k] += r[k]
+        if declared:
+            stripped = _strip(tx, tenant_id, declared, now)
+            counts["aliases"] += stripped["aliases"]
+            counts["external_ids"] += stripped["external_ids"]
         return Counter({k: v for k, v in counts.items() if v})
+
+
+def _strip(tx: Tx, tenant_id: str, declared: list[dict], now: datetime) -> Counter:
+    """Strip from the surviving entities the attributes that only erased episodes declared (`declared`: rows of
+    governance/declared_only_by, read before the episodes went; an entity the cascade deleted is skipped): aliases,
+    external ids, email, domain, summary. An entity that lost an alias gets its display names, search text and
+    full-text terms rebuilt from its name and the aliases left, and loses its embedding (of the old text), which the
+    worker's backfill computes again. Returns the counts `aliases` and `external_ids` (an alias counts once per
+    entity it was stripped from)."""
+    rows: dict[str, dict] = {}
+    for d in declared:
+        row = rows.setdefault(d["entity_id"], {"id": d["entity_id"], "alias_keys": [], "external_keys": [],
+                                                "email": False, "domain": False, "summary": False})
+        if d["what"] == "alias":
+            row["alias_keys"].append(d["key"])
+        elif d["what"] == "external_id":
+            row["external_keys"].append(d["key"])
+        elif d["what"] in ("email", "domain", "summary"):
+            row[d["what"]] = True
+    counts: Counter = Counter()
+    reindex = []
+    for r in tx.rows("governance/strip_attributes", tenant_id=tenant_id, rows=sorted(rows.values(),
+                                                                                   key=lambda x: x["id"])):
+        counts["aliases"] += r["aliases_stripped"]
+        counts["external_ids"] += r["external_ids_stripped"]
+        if r["aliases_stripped"]:
+            gone = set(r["stripped_name_keys"])
+            aliases = [a for a in r["aliases"] or [] if name_key(a) not in gone]
+            names = [r["name"], *aliases]
+            reindex.append({"id": r["id"], "aliases": aliases, "search_text": " | ".join(names),
+                            "search_terms": " ".join(x for x in (search_terms(tenant_id, n) for n in names) if x)})
+    if reindex:
+        tx.run("governance/reindex_entities", tenant_id=tenant_id, now=now, rows=reindex)
+    return counts
