@@ -2,16 +2,17 @@
 // the aliases $rows.alias_keys (its ALIAS_OF link; the Alias node goes unless it is another entity's name too, a
 // namesake's, which then owns it), the external ids $rows.external_keys (ExternalId nodes and `external_ids`), and
 // its email, domain or summary where the row says so. Entities that no longer exist (the cascade deleted them) are
-// skipped. Returns per entity: id, kind, name, aliases (its display names, before they are rebuilt by
-// governance/reindex_entities), stripped_name_keys (name keys of the aliases it lost), aliases_stripped,
-// external_ids_stripped.
+// skipped. Each is checked again once the erased episodes are gone: an attribute some episode still DECLARED (one
+// written since governance/declared_only_by read) stays. Returns per entity: id, kind, name, aliases (its display
+// names, before governance/reindex_entities rebuilds them), stripped_name_keys (name keys of the aliases it lost),
+// aliases_stripped, external_ids_stripped.
 // $rows: [{id, alias_keys: [..], external_keys: [..], email: bool, domain: bool, summary: bool}]
 UNWIND $rows AS r
 MATCH (e:Entity {tenant_id: $tenant_id, id: r.id})
 CALL (r, e) {
   UNWIND r.alias_keys AS k
   MATCH (a:Alias {tenant_id: $tenant_id, key: k})-[l:ALIAS_OF]->(e)
-  WHERE a.entity_id = e.id
+  WHERE a.entity_id = e.id AND NOT EXISTS { (:Episode)-[:DECLARED]->(a) }
   DELETE l
   WITH a, a.name_key AS nk
   CALL (a) {
@@ -27,13 +28,16 @@ CALL (r, e) {
 CALL (r, e) {
   UNWIND r.external_keys AS k
   MATCH (x:ExternalId {tenant_id: $tenant_id, key: k})-[:IDENTIFIES]->(e)
-  WHERE x.entity_id = e.id
+  WHERE x.entity_id = e.id AND NOT EXISTS { (:Episode)-[:DECLARED]->(x) }
   DETACH DELETE x
   RETURN collect(k) AS ext
 }
+WITH r, e, stripped_name_keys, ext,
+     [a IN ['email', 'domain', 'summary'] WHERE r[a] AND NOT EXISTS { MATCH (:Episode)-[d:DECLARED]->(e)
+                                                                        WHERE d.attr = a }] AS cleared
 SET e.external_ids = [k IN e.external_ids WHERE NOT k IN ext],
-    e.email = CASE WHEN r.email THEN null ELSE e.email END,
-    e.domain = CASE WHEN r.domain THEN null ELSE e.domain END,
-    e.summary = CASE WHEN r.summary THEN null ELSE e.summary END
+    e.email = CASE WHEN 'email' IN cleared THEN null ELSE e.email END,
+    e.domain = CASE WHEN 'domain' IN cleared THEN null ELSE e.domain END,
+    e.summary = CASE WHEN 'summary' IN cleared THEN null ELSE e.summary END
 RETURN e.id AS id, e.kind AS kind, e.name AS name, e.aliases AS aliases, stripped_name_keys,
        size(stripped_name_keys) AS aliases_stripped, size(ext) AS external_ids_stripped
