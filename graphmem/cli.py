@@ -212,11 +212,13 @@ def _emit(data: Any) -> None:
 def _table(title: str, columns: list[str], rows: list[list[Any]], whole: tuple[str, ...] = ("id",)) -> None:
     """Print `rows` as a rich table. The `whole` columns (ids, which a user copies into the next command) are never
     cut or wrapped, however narrow the terminal; the others wrap where they must, never cut short with "…". A cell
-    may hold several lines ("\n"), each kept whole in a `whole` column."""
+    may hold several lines ("\n"), each kept whole in a `whole` column. Text shows as given, never read as rich
+    markup (a key named "bot[/]" broke the table; "[bold]ADMIN[/bold]" rendered as markup)."""
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
     cells = [["" if v is None else str(v) for v in r] for r in rows]
-    t = Table(title=title, show_lines=any("\n" in c for r in cells for c in r))   # rule between multi-line rows
+    t = Table(title=Text(title), show_lines=any("\n" in c for r in cells for c in r))   # rule between multi-line rows
     for i, c in enumerate(columns):
         if c in whole:
             t.add_column(c, no_wrap=True,
@@ -224,7 +226,7 @@ def _table(title: str, columns: list[str], rows: list[list[Any]], whole: tuple[s
         else:
             t.add_column(c, overflow="fold")
     for r in cells:
-        t.add_row(*r)
+        t.add_row(*map(Text, r))
     Console().print(t)
 
 
@@ -235,19 +237,20 @@ KEYS_TABLE_MIN_COLUMNS = 72
 
 def _records(title: str, records: list[tuple[str, dict[str, Any]]]) -> None:
     """Print each (id, fields) record as a block for a narrow terminal: the id on a line of its own (kept whole),
-    then "  field  value" lines, a long value wrapping under itself."""
+    then "  field  value" lines, a long value wrapping under itself; text as given, never read as markup."""
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
     console = Console()
-    console.print(title)
+    console.print(Text(title))
     console.print()
     for rid, fields in records:
-        console.print(rid, overflow="ignore", crop=False, soft_wrap=True)
+        console.print(Text(rid), overflow="ignore", crop=False, soft_wrap=True)
         t = Table.grid(padding=(0, 2))
         t.add_column(no_wrap=True)
         t.add_column(overflow="fold")
         for name, value in fields.items():
-            t.add_row(f"  {name}", "" if value is None else str(value))
+            t.add_row(Text(f"  {name}"), Text("" if value is None else str(value)))
         console.print(t)
         console.print()
 

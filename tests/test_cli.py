@@ -45,6 +45,11 @@ def test_help_on_every_command(cli):
 
 
 def test_keys_lifecycle(cli, tenant, services):
+    code, out, _ = cli("keys", "create", "--tenant", f"{tenant}-m", "--role", "agent", "--name", "[bold]ADMIN[/] [/]")
+    assert code == 0
+    for columns in (80, 40):   # a name shows as typed, never read as rich markup (helper-found: "[/]" crashed)
+        code, out, _ = cli("keys", "list", "--tenant", f"{tenant}-m", "--format", "table", columns=columns)
+        assert code == 0 and "[bold]ADMIN[/] [/]" in out, out
     code, out, _ = cli("keys", "create", "--tenant", tenant, "--role", "analyst", "--name", "bi")
     assert code == 0
     created = json.loads(out)
