@@ -650,3 +650,28 @@ def test_expiry_strips_nothing(gov, graph, db, tenant):
     assert (sorted(after.aliases), sorted(after.external_ids), after.email, after.summary) == \
         (sorted(before.aliases), sorted(before.external_ids), before.email, before.summary)
     assert _entity_hits(db, graph, tenant, "DR") == ["Dana Reyes"]
+
+
+def test_the_summary_an_entity_ends_up_with_is_the_one_declared(gov, graph, db, tenant):
+    """Helper-found: one episode of B's gave Dana a new summary and, in a second fact of the batch, repeated her old
+    one; the entity took B's text but B was recorded as declaring the old one, so forgetting B kept B's text. And a
+    summary replaced by a write with no episode kept B's declaration, so forgetting B stripped the new text."""
+    from graphmem.models import FactIn
+    a = episode(graph, tenant, "CRM: contact Dana Reyes", user="crm", session="crm")
+    fact(graph, tenant, person("Dana Reyes", summary="Contact at Acme"), "WORKS_AT", a, obj=org("Acme"))
+    b = episode(graph, tenant, "Dana is in rehab", user="ub", session="sb", minutes=1)
+    graph.assert_facts(tenant, [
+        FactIn(subject=person("Dana Reyes", summary="Dana is in rehab"), predicate="LOCATED_IN", value="Clinic",
+               episode_id=b, valid_from=T0),
+        FactIn(subject=person("Dana Reyes", summary="Contact at Acme"), predicate="HAS_TITLE", value="CFO",
+               episode_id=b, valid_from=T0)])
+    [dana] = graph.find_entities(tenant, "Dana Reyes")
+    assert dana.summary == "Dana is in rehab"
+    gov.forget(tenant, user_id="ub")
+    assert graph.get_entity(tenant, dana.id).summary is None
+
+    c = episode(graph, tenant, "Dana, personal", user="uc", session="sc", minutes=2)
+    fact(graph, tenant, person("Dana Reyes", summary="C's private note"), "HAS_TITLE", c, value="CFO")
+    graph.upsert_entity(tenant, person("Dana Reyes", summary="Official bio"))
+    gov.forget(tenant, user_id="uc")
+    assert graph.get_entity(tenant, dana.id).summary == "Official bio"

@@ -363,12 +363,11 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
                                for a in aliases if a not in [x["name"] for x in row["aliases"]]]
     if enrich:
         tx.rows("entities/enrich_batch", tenant_id=tenant_id, now=now, rows=list(enrich.values()))
-    if episodes is not None:
-        sources: dict[int, set[str]] = {}
-        for i, ep in zip(slot, episodes):
-            if ep:
-                sources.setdefault(i, set()).add(ep)
-        _declare(tx, tenant_id, refs, resolved, known, enrich, sources)
+    sources: dict[int, set[str]] = {}
+    for i, ep in zip(slot, episodes or []):
+        if ep:
+            sources.setdefault(i, set()).add(ep)
+    _declare(tx, tenant_id, refs, resolved, known, enrich, sources)   # without episodes: a summary's reset only
     briefs = {i: EntityBrief(known[resolved[i]]["id"], known[resolved[i]]["kind"], known[resolved[i]]["name"],
                              resolved[i] in created)
               for i in unique}
@@ -382,7 +381,10 @@ def _declare(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], resolved: dict[i
     `enrich`) from the episodes `sources[i]`, the aliases it gives other than the entity's name, and, when it was
     not by id, its external ids, email and domain; and its summary. `entities/declare_batch` links only what the
     entity has (an alias another entity owns, another email than the entity's, is not declared for it). A summary
-    this write replaced loses the declarations of the old text. One query, none when nothing is declared."""
+    this write replaced loses the declarations of the old text (also when the write has no episode), and only the
+    text the entity ends up with is declared (two references of one batch may give two). One query, none when
+    nothing is declared or reset."""
+    final = {eid: r["summary"] for eid, r in enrich.items() if r["summary"] is not None}
     rows: dict[tuple[str, str], dict] = {}
     for i, eps in sources.items():
         ref, eid = refs[i], resolved[i]
@@ -402,7 +404,8 @@ def _declare(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], resolved: dict[i
             row["external_keys"] += [k for k in ext if k not in row["external_keys"]]
             row["email"] = row["email"] or email
             row["domain"] = row["domain"] or domain
-            row["summary"] = ref.summary or row["summary"]
+            if ref.summary and ref.summary == final.get(eid, ent.get("summary")):
+                row["summary"] = ref.summary
     reset = sorted(eid for eid, r in enrich.items() if r["summary"] is not None and known[eid].get("summary"))
     if rows or reset:
         tx.run("entities/declare_batch", tenant_id=tenant_id, reset_summary=reset,   # entity order: as locks go
