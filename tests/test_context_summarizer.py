@@ -147,3 +147,18 @@ def test_a_sentence_repeated_in_a_later_compaction_is_kept_once():
                                                ep(3, "tool", "status: parcel 1001 at hub 3, eta 2 days",
                                                   kind="tool_result")], 600).text
     assert second.count("Never call me on my landline") == 1 and second.count("parcel 1001") == 1, second
+
+
+def test_the_withdrawal_of_a_constraint_outlives_the_constraint_in_a_small_summary():
+    """Helper-found: at 45 tokens, "I changed my mind, you can call my landline again" was dropped while the
+    "Never call me on my landline" it withdrew stayed (ties among constraints went to the earlier line, and lines of
+    the previous summary score +2). Constraints are kept newest first."""
+    summarizer = ExtractiveSummarizer(TokenCounter.for_model("gpt-4o-mini"))
+    text = summarizer.summarize("t", None, [ep(0, "user", "Never call me on my landline, email only."),
+                                            ep(1, "assistant", "Noted, I will only email you about order 5001.")],
+                                45).text
+    text = summarizer.summarize("t", text, [
+        ep(2, "user", "I changed my mind, you can call my landline again."),
+        ep(3, "tool", "Order 5002 refund of 40 EUR approved, ticket 8812 escalated to manager 77.",
+           kind="tool_result")], 45).text
+    assert "call my landline again" in text, text

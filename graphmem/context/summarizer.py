@@ -81,10 +81,11 @@ class ExtractiveSummarizer:
     any case, or no role), lines of the previous summary +2, scored again as the user's when they were: a
     constraint survives every revision), drops chatter (under 4 words without digits or a user's constraint or
     request: "Email only, please." stays) and exact repeats (repeated tool dumps, and sentences the previous
-    summary holds). It keeps a user's standing constraints (old and new) first, in up to
-    1/`NEW_SHARE` of `max_tokens` (numbered requests outscore them, and filled every revision until the constraint
-    was gone), then the best lines of the new turns in up to another 1/`NEW_SHARE`, then the best of all lines in
-    what is left, and renders them in their original order; equal scores go to the earlier line."""
+    summary holds). It keeps the user's latest standing constraint (its withdrawal outlives the constraint it
+    withdraws), then the others (old and new, the newest first) in up to 1/`NEW_SHARE` of `max_tokens` (numbered
+    requests outscore them, and filled every revision until the constraint was gone), then the best lines of the
+    new turns in up to another 1/`NEW_SHARE`, then the best of all lines in what is left, and renders them in their
+    original order; equal scores go to the earlier line."""
 
     model = EXTRACTIVE_MODEL
 
@@ -126,15 +127,20 @@ class ExtractiveSummarizer:
                 pos += 1
         chosen: dict[int, str] = {}   # position -> rendered line
         third = max_tokens // NEW_SHARE
-        used = self._fill(chosen, [items[i] for i in standing], 0, third)   # standing constraints: a third
+        used = self._fill(chosen, [items[i] for i in standing[-1:]], 0, max_tokens)   # the latest constraint, always
+        used = self._fill(chosen, [items[i] for i in standing], used, max(third, used), newest_first=True)  # a third
         used = self._fill(chosen, items[first_new:], used, used + third)    # the newly folded turns: a third more
         self._fill(chosen, items, used, max_tokens)                         # the best of all: the rest
         return SummaryDraft("".join(chosen[p] for p in sorted(chosen)).rstrip("\n"), self.model)
 
-    def _fill(self, chosen: dict[int, str], pool: list[tuple[int, int, str]], used: int, cap: int) -> int:
-        """Add `pool`'s lines not yet `chosen`, best score first (earlier line on ties), while the summary stays
-        within `cap` tokens; a line over `MAX_LINE_TOKENS` is cut to it. Returns the tokens now used."""
-        for score, position, line in sorted(pool, key=lambda i: (-i[0], i[1])):
+    def _fill(self, chosen: dict[int, str], pool: list[tuple[int, int, str]], used: int, cap: int,
+              newest_first: bool = False) -> int:
+        """Add `pool`'s lines not yet `chosen`, best score first (earlier line on ties), or the newest first (a
+        constraint's latest word: "you can call my landline again" over the "never call me" it withdraws), while
+        the summary stays within `cap` tokens; a line over `MAX_LINE_TOKENS` is cut to it. Returns the tokens now
+        used."""
+        order = (lambda i: -i[1]) if newest_first else (lambda i: (-i[0], i[1]))
+        for score, position, line in sorted(pool, key=order):
             if position in chosen:
                 continue
             text = f"- {line}\n"
