@@ -53,33 +53,42 @@ _MONEY = re.compile(r"(?P<sym>[€£$¥])\s?(?P<a1>\d{1,3}(?:,\d{3})*(?:\.\d+)?|
 _DECIMAL_COMMA = re.compile(r",(\d{1,2})\b")
 """The decimals of an amount written the continental way ("1.299,00"), right after the amount the _MONEY match read."""
 _CLAUSE = r"(?:[^.!?\n]|(?<=\d)\.(?=\d))*"   # up to a sentence end; a point between digits (12.50) is none
-_CANCEL_FORMS = [(re.compile(_CLAUSE + p + _CLAUSE, re.I), anyone, verb) for p, anyone, verb in (
-    (r"\b(?P<t>(?:asked|asks|wants?|requested|requests|needs?)\s+(?:(?:us|you|me|them)\s+)?to\s+cancel)\b", True, True),
-    (r"\b(?P<t>wants?\s+(?:my|our|the|this|that|it)\b[^.!?\n]{0,40}?\bcancell?ed)\b", True, True),
-    (r"\b(?P<t>like\s+(?:(?:you|us)\s+)?to\s+cancel)\b", False, True),
-    (r"\b(?P<t>(?:please(?:\s+go\s+ahead\s+and)?|(?:can|could|would)\s+(?:you|we)(?:\s+please)?)\s+cancel)\b",
-     False, False),
+_NOT_REQUESTED = re.compile(r"(?:\b(?:no|not|never|nobody|no one|if|whether|who|why)|\b(?:don|doesn|didn|won|wouldn|"
+                            r"can|couldn|isn|aren|shouldn)['’`]?t)(?:\s+[\w'’`]+){0,2}\s*$"
+                            r"|\byou\s*$|\b(?:do|does|did|should|must)\s+(?:i|we)\s*$", re.I)
+"""What makes the verb of a cancel request after it no request: a negation, a condition or a question word up to two
+words before it ("no need to cancel", "I don't want to cancel", "not sure I want to cancel", "if I need to
+cancel", "Who asked you to cancel my order?", "Nobody wants to cancel"), "you" right before it ("Do you want to
+cancel ...?": an offer), or a question of whether to ("Do I need to cancel it first?")."""
+_QUESTIONED = re.compile(r"\b(?:why|who|how come)(?:\s+[\w'’`]+){0,2}\s*$", re.I)
+"""What makes a request put to the agent a complaint: "Why would you cancel my order?!"."""
+_CANCEL_FORMS = [(re.compile(_CLAUSE + p + _CLAUSE, re.I), anyone, unless) for p, anyone, unless in (
+    (r"\b(?P<t>(?:asked|asks|wants?|requested|requests|needs?)\s+(?:(?:us|you|me|them)\s+)?to\s+cancel)\b", True,
+     _NOT_REQUESTED),
+    (r"\b(?P<t>wants?\s+(?:my|our|the|this|that|it)\b[^.!?\n]{0,40}?\bcancell?ed)\b", True, _NOT_REQUESTED),
+    (r"\b(?P<t>like\s+(?:(?:you|us)\s+)?to\s+cancel)\b", False, _NOT_REQUESTED),
+    (r"\b(?P<t>(?:please(?:\s+go\s+ahead\s+and)?|(?:can|could|would|can['’`]?t)\s+(?:you|we)(?:\s+please)?"
+     r"|you\s+(?:can|may)(?:\s+go\s+ahead\s+and)?)\s+cancel)\b", False, _QUESTIONED),
     (r"(?:^|(?<=[.!?\n]))\s*(?P<t>cancel\s+(?:my|our|the|this|that|it|order|subscription|renewal|everything)\b)",
-     False, False))]
-"""Cancel requests: (sentence pattern, said by anyone, a verb a negation or condition can govern). In anyone's
-words (the assistant reporting one included): "the user asked to cancel ...", "I want to cancel", "we need to
-cancel", "I want my order 7777 cancelled". Put to the agent, so the user's words only (the assistant's "Would
-you like to cancel the order?" is an offer): "I'd like (you) to cancel", "Please cancel order 7777", "could you
-cancel it", "Can we cancel ...", "Cancel my order ..."."""
-_NOT_REQUESTED = re.compile(r"(?:\b(?:no|not|never|if|whether)|\b(?:don|doesn|didn|won|wouldn|can|couldn|isn|aren|"
-                            r"shouldn)['’`]?t)(?:\s+[\w'’`]+){0,2}\s*$|\byou\s*$", re.I)
-"""What makes the verb of a cancel request after it no request: a negation or a condition up to two words before it
-("no need to cancel", "I don't want to cancel", "not sure I want to cancel", "if I need to cancel"), or "you"
-right before it ("Do you want to cancel ...?": an offer)."""
+     False, None))]
+"""Cancel requests: (sentence pattern, said by anyone, what before its verb makes it none). In anyone's words (the
+assistant reporting one included): "the user asked to cancel ...", "I want to cancel", "we need to cancel", "I want
+my order 7777 cancelled". Put to the agent, so the user's words only (the assistant's "Would you like to cancel the
+order?" is an offer): "I'd like (you) to cancel", "Please cancel order 7777", "could you cancel it", "Can't you
+cancel it?", "You can cancel my order", "Can we cancel ...", "Cancel my order ..."."""
+_WITHDRAWN = re.compile(r"\b(?:never ?mind|changed my mind|scratch that|forget (?:it|that|about it))\b", re.I)
+"""A request taken back later in the same turn: "Please cancel my order. Actually never mind, don't cancel it."."""
 
 
 def _cancel_request(text: str, role: str | None, kind: str | None) -> str | None:
     """The first sentence of `text` that asks for a cancellation (`_CANCEL_FORMS`; those put to the agent only when
-    a user speaks, `graphmem.models.role_source`), whitespace collapsed, or None. A verb negated or made a condition
-    (`_NOT_REQUESTED`) asks for none; a request beside a negation elsewhere still does ("No, please cancel it")."""
+    a user speaks, `graphmem.models.role_source`), whitespace collapsed, or None. A verb negated, made a condition
+    or questioned (`_NOT_REQUESTED`, `_QUESTIONED`) asks for none, nor does a request the turn takes back after it
+    (`_WITHDRAWN`); a request beside a negation elsewhere still does ("No, please cancel it")."""
     user = role_source(role, kind) == "user_explicit"
-    found = [m for form, anyone, verb in _CANCEL_FORMS if anyone or user for m in form.finditer(text)
-             if not (verb and _NOT_REQUESTED.search(text, m.start(), m.start("t")))]
+    found = [m for form, anyone, unless in _CANCEL_FORMS if anyone or user for m in form.finditer(text)
+             if not (unless and unless.search(text, m.start(), m.start("t")))
+             and not _WITHDRAWN.search(text, m.end())]
     return " ".join(min(found, key=lambda m: m.start()).group(0).split()) if found else None
 
 
