@@ -675,3 +675,52 @@ def test_the_summary_an_entity_ends_up_with_is_the_one_declared(gov, graph, db, 
     graph.upsert_entity(tenant, person("Dana Reyes", summary="Official bio"))
     gov.forget(tenant, user_id="uc")
     assert graph.get_entity(tenant, dana.id).summary == "Official bio"
+
+
+def test_a_fact_write_racing_the_erasure_of_its_episode_leaves_nothing_of_it(gov, graph, db, tenant, monkeypatch):
+    """Helper-found: a write citing B's episode checked that the episode existed, then an erasure of B committed,
+    then the write went on: it gave Dana B's alias "Dee" and created B's "Secret Lover" with B's private mail, with
+    no record of who declared them and no fact (yet answered "created"). The write now locks its episodes first, so
+    the erasure waits for it and then erases what it wrote."""
+    import threading
+
+    from graphmem.models import FactIn
+    from graphmem.store import entities as entity_store
+    a = episode(graph, tenant, "CRM: contact Dana Reyes", user="crm", session="crm")
+    fact(graph, tenant, person("Dana Reyes"), "WORKS_AT", a, obj=org("Acme"))
+    b = episode(graph, tenant, "Dana aka Dee, mail dee.private@example.com", user="ub", session="sb", minutes=1)
+    go, paused, erased = threading.Event(), threading.Event(), threading.Event()
+    real = entity_store.resolve
+
+    def held_resolve(*args, **kw):   # the write, its episode checked, waits here until the erasure has started
+        paused.set()
+        assert go.wait(30)
+        return real(*args, **kw)
+    monkeypatch.setattr(entity_store, "resolve", held_resolve)
+    out = {}
+
+    def write():
+        try:
+            out["write"] = graph.assert_facts(tenant, [FactIn(
+                subject=person("Dana Reyes", aliases=["Dee"]), predicate="KNOWS", episode_id=b, valid_from=T0,
+                object=person("Secret Lover", email="lover.private@example.com"))])
+        except Exception as exc:   # noqa: BLE001 - reported below
+            out["write_error"] = exc
+
+    def forget():
+        out["receipt"] = gov.forget(tenant, user_id="ub")
+        erased.set()
+    writer = threading.Thread(target=write)
+    writer.start()
+    assert paused.wait(30)
+    eraser = threading.Thread(target=forget)
+    eraser.start()
+    assert not erased.wait(1.5), "the erasure did not wait for the write citing its episode"
+    go.set()
+    writer.join(60)
+    eraser.join(60)
+    assert "write_error" not in out and out["receipt"].counts["facts"] == 1, out
+    [dana] = graph.find_entities(tenant, "Dana Reyes")
+    assert "Dee" not in dana.aliases and graph.find_entities(tenant, "Secret Lover") == []
+    assert raw(db, "MATCH (n {tenant_id: $t}) WHERE n.email = 'lover.private@example.com' OR n.key CONTAINS 'dee' "
+                   "RETURN n", t=tenant) == []

@@ -233,6 +233,8 @@ class Eraser:
                  forced_facts: list[str], forced_entities: list[str], now: datetime, field: str = "") -> Counter:
         counts: Counter = Counter()
         t = {"tenant_id": tenant_id}
+        if episodes:   # before reading what they support: a fact write citing one waits, or finds it gone
+            tx.rows("episodes/lock_many", **t, ids=sorted(episodes))
         derived = tx.rows("governance/facts_of_episodes", **t, episode_ids=episodes) if episodes else []
         delete = set(forced_facts)
         if mode == "erase":
