@@ -13,7 +13,7 @@ from graphmem.governance.erasure import ERASURE_KINDS, End, plan_repairs
 from graphmem.governance.service import Governance
 from graphmem.graph import TemporalGraph
 from graphmem.indexer import Indexer
-from graphmem.models import EpisodeIn
+from graphmem.models import EntityRef, EpisodeIn
 from tests.test_governance_support import (T0, episode, fact, fact_node, gov, org, person, raw,  # noqa: F401
                                            tenant_counts, uniq)
 
@@ -675,6 +675,119 @@ def test_the_summary_an_entity_ends_up_with_is_the_one_declared(gov, graph, db, 
     graph.upsert_entity(tenant, person("Dana Reyes", summary="Official bio"))
     gov.forget(tenant, user_id="uc")
     assert graph.get_entity(tenant, dana.id).summary == "Official bio"
+
+
+def _nickname(graph, tenant):
+    """User B's chat names Dana "Dee Dee Boss" (with her work mail) and says she is CFO, creating her entity; the
+    CRM's episode later sends contact "Dana Reyes" with the same mail (her entity, found by the mail: "Dana Reyes"
+    becomes an alias the CRM declared) and says she works at Acme. Returns (CRM episode, B's episode, Dana's id,
+    the WORKS_AT fact's id)."""
+    b = episode(graph, tenant, "my boss Dee Dee Boss (dana@corp.com) is CFO", user="ub", session="sb")
+    fact(graph, tenant, person("Dee Dee Boss", email="dana@corp.com"), "HAS_TITLE", b, value="CFO")
+    a = episode(graph, tenant, "CRM: contact Dana Reyes", user="crm", session="crm", minutes=1)
+    works = fact(graph, tenant, person("Dana Reyes", email="dana@corp.com"), "WORKS_AT", a, obj=org("Acme"))
+    return a, b, graph.get_fact(tenant, works.fact_id).subject_id, works.fact_id
+
+
+def test_an_entity_named_only_by_erased_episodes_takes_a_name_a_kept_one_gave(gov, graph, db, tenant):
+    a, b, dana, works = _nickname(graph, tenant)
+    before = graph.get_entity(tenant, dana)
+    assert (before.name, before.aliases) == ("Dee Dee Boss", ["Dana Reyes"])
+    assert graph.get_fact(tenant, works).statement == "Dee Dee Boss works at Acme"
+
+    receipt = gov.forget(tenant, user_id="ub")
+
+    assert receipt.counts["entities_renamed"] == 1 and receipt.counts["entities"] == 0
+    after = graph.get_entity(tenant, dana)
+    assert (after.name, after.aliases, after.email) == ("Dana Reyes", [], "dana@corp.com")
+    assert graph.get_fact(tenant, works).statement == "Dana Reyes works at Acme"
+    assert _search_text(db, dana) == "Dana Reyes"
+    assert _entity_hits(db, graph, tenant, "Dee Dee Boss") == []
+    assert "Dee Dee" not in str(_search(db, graph, tenant, "Dee Dee Boss"))
+    assert [h.fact.statement for h in _search(db, graph, tenant, "Dana Reyes Acme", ["fact"])] == \
+        ["Dana Reyes works at Acme"]
+    assert graph.find_entities(tenant, "Dee Dee Boss") == []
+    assert [e.id for e in graph.find_entities(tenant, "Dana Reyes")] == [dana]
+    assert raw(db, "MATCH (n {tenant_id: $t}) WHERE any(k IN ['name', 'name_key', 'search_text', 'search_terms', "
+                   "'statement'] WHERE toLower(toString(n[k])) CONTAINS 'dee dee') OR any(x IN coalesce(n.aliases, "
+                   "[]) WHERE x CONTAINS 'Dee') RETURN labels(n) AS l, n.id AS id", t=tenant) == []
+    assert raw(db, "MATCH (n:Alias {tenant_id: $t}) WHERE n.key CONTAINS 'dee' RETURN n.key AS k", t=tenant) == []
+    # the CRM's reference still finds her, as a duplicate; the name is now the CRM's: forgetting it renames again
+    again = fact(graph, tenant, person("Dana Reyes", email="dana@corp.com"), "WORKS_AT", a, obj=org("Acme"))
+    assert again.action == "duplicate" and again.fact_id == works
+    c = episode(graph, tenant, "Dana is in Lisbon", user="uc", session="sc", minutes=2)
+    fact(graph, tenant, EntityRef(kind="Person", email="dana@corp.com"), "LOCATED_IN", c, value="Lisbon")
+    assert gov.forget(tenant, episode_id=a).counts["entities_renamed"] == 1
+    assert graph.get_entity(tenant, dana).name == "dana@corp.com"   # no name left: the mail C gave
+    assert _entity_hits(db, graph, tenant, "Reyes") == []
+
+
+def test_a_name_a_kept_episode_also_declared_stays(gov, graph, db, tenant):
+    a, b, dana, works = _nickname(graph, tenant)
+    c = episode(graph, tenant, "Dee Dee Boss is in Lisbon", user="uc", session="sc", minutes=2)
+    fact(graph, tenant, person("Dee Dee Boss"), "LOCATED_IN", c, value="Lisbon")
+
+    receipt = gov.forget(tenant, user_id="ub")
+
+    assert receipt.counts["entities_renamed"] == 0
+    after = graph.get_entity(tenant, dana)
+    assert (after.name, after.aliases) == ("Dee Dee Boss", ["Dana Reyes"])
+    assert graph.get_fact(tenant, works).statement == "Dee Dee Boss works at Acme"
+    assert _entity_hits(db, graph, tenant, "Dee Dee Boss") == ["Dee Dee Boss"]
+
+
+def test_a_name_written_without_an_episode_is_not_renamed(gov, graph, db, tenant):
+    """Globex is written without an episode; user B's chat names it, and C's episode refers to it by id: B only
+    repeated a name it did not give, so forgetting B leaves Globex its name."""
+    globex = graph.upsert_entity(tenant, org("Globex"))
+    b = episode(graph, tenant, "I interviewed at Globex", user="ub", session="sb")
+    fact(graph, tenant, person("Bea"), "WORKS_AT", b, obj=org("Globex"))
+    c = episode(graph, tenant, "Cy works at Globex", user="uc", session="sc", minutes=1)
+    works = fact(graph, tenant, person("Cy"), "WORKS_AT", c, obj=EntityRef(id=globex.id)).fact_id
+
+    assert gov.forget(tenant, user_id="ub").counts["entities_renamed"] == 0
+
+    assert graph.get_entity(tenant, globex.id).name == "Globex"
+    assert graph.get_fact(tenant, works).statement == "Cy works at Globex"
+
+
+def test_a_statement_the_caller_gave_is_not_rewritten_by_a_rename(gov, graph, db, tenant):
+    a, b, dana, works = _nickname(graph, tenant)
+    given = fact(graph, tenant, person("Dana Reyes", email="dana@corp.com"), "LOCATED_IN", a, value="Lisbon",
+                 statement="Our contact is based in Lisbon").fact_id
+
+    gov.forget(tenant, user_id="ub")
+
+    assert graph.get_fact(tenant, given).statement == "Our contact is based in Lisbon"
+    assert graph.get_fact(tenant, works).statement == "Dana Reyes works at Acme"
+
+
+def test_a_renamed_entitys_facts_are_embedded_again(embedded, db, tenant):
+    graph, gov = embedded
+    a, b, dana, works = _nickname(graph, tenant)
+    def vector(label, id):
+        return raw(db, f"MATCH (n:{label} {{id: $id}}) RETURN n.embedding AS v", id=id)[0]["v"]
+    assert vector("Entity", dana) is not None and vector("Fact", works) is not None
+
+    gov.forget(tenant, user_id="ub")
+
+    assert vector("Entity", dana) is None and vector("Fact", works) is None
+    assert graph.indexer.backfill(tenant) >= 2
+    [expected] = graph.indexer.embedder.embed(["Dana Reyes works at Acme"])
+    assert vector("Fact", works) == pytest.approx(list(expected), abs=1e-6)
+
+
+def test_expiry_renames_nothing(gov, graph, db, tenant):
+    from graphmem.governance.models import RetentionSettings
+    from graphmem.timeutil import utcnow
+    a, b, dana, works = _nickname(graph, tenant)
+    gov.retention.update(tenant, RetentionSettings(episode_retention_days=30))
+
+    receipt = gov.sweep(tenant, utcnow() + timedelta(days=31))
+
+    assert receipt.tenants[tenant].counts["episodes"] == 2
+    assert graph.get_entity(tenant, dana).name == "Dee Dee Boss"
+    assert graph.get_fact(tenant, works).statement == "Dee Dee Boss works at Acme"
 
 
 def test_a_fact_write_racing_the_erasure_of_its_episode_leaves_nothing_of_it(gov, graph, db, tenant, monkeypatch):

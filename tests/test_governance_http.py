@@ -238,3 +238,39 @@ def test_forget_strips_what_only_the_erased_user_said_of_a_kept_contact(client_f
     assert found("DR") == [] and found("Dana Reyes") == [dana]
     assert "dana.home" not in agent.post("/v1/search", json={"query": "dana.home"}).text
     assert [f["id"] for f in agent.get("/v1/facts", params={"entity_id": dana}).json()["items"]] == [works]
+
+
+def test_forget_renames_a_contact_only_the_erased_user_named(client_for, tenant):
+    """User u6's chat creates Dana as "Dee Dee Boss" (with her work mail); the CRM's episode sends contact "Dana
+    Reyes" with that mail and says she works at Acme. Forgetting u6 renames her "Dana Reyes" (the receipt counts
+    it), rewrites the CRM fact's generated statement, and a search for the nickname finds nothing."""
+    agent = client_for(tenant, "agent")
+
+    def episode(text, user, session):
+        r = agent.post("/v1/episodes", json={"content": text, "occurred_at": T0.isoformat(), "user_id": user,
+                                             "session_id": session, "role": "user"})
+        assert r.status_code == 201, r.text
+        return r.json()["episode"]["id"]
+
+    def assert_fact(subject, ep, predicate, **kw):
+        r = agent.post("/v1/facts", json={"facts": [{"subject": subject, "predicate": predicate, "episode_id": ep,
+                                                      **kw}]})
+        assert r.status_code == 200, r.text
+        return r.json()["outcomes"][0]["fact_id"]
+
+    chat = episode("my boss Dee Dee Boss is CFO", "u6", "s6")
+    assert_fact({"kind": "Person", "name": "Dee Dee Boss", "email": "dana@corp.com"}, chat, "HAS_TITLE", value="CFO")
+    crm = episode("CRM: contact Dana Reyes", "crm", "crm-sync")
+    works = assert_fact({"kind": "Person", "name": "Dana Reyes", "email": "dana@corp.com"}, crm, "WORKS_AT",
+                        object={"kind": "Organization", "name": "Acme"})
+    assert agent.get(f"/v1/facts/{works}").json()["statement"] == "Dee Dee Boss works at Acme"
+
+    done = agent.post("/v1/forget", json={"user_id": "u6"})
+
+    assert done.status_code == 200, done.text
+    assert done.json()["counts"]["entities_renamed"] == 1
+    fact = agent.get(f"/v1/facts/{works}").json()
+    assert fact["statement"] == "Dana Reyes works at Acme"
+    entity = agent.get(f"/v1/entities/{fact['subject_id']}").json()
+    assert (entity["name"], entity["aliases"]) == ("Dana Reyes", [])
+    assert "Dee Dee" not in agent.post("/v1/search", json={"query": "Dee Dee Boss"}).text

@@ -523,13 +523,14 @@ def test_a_schema_16_graph_counts_its_attributes_as_declared_by_every_episode_th
                 "MATCH (ep:Episode)-[d:DECLARED]->(x) WHERE x.tenant_id = $t "
                 "RETURN coalesce(d.attr, x.key) AS what, ep.id AS ep", t=tenant))
 
-    assert declarers() == [("Person:dr", chat.id), ("crm:c1", crm.id)]
+    names = [("name", chat.id), ("name", crm.id), ("name", crm.id)]    # Dana's by both, Acme's by the CRM
+    assert declarers() == sorted([("Person:dr", chat.id), ("crm:c1", crm.id), *names])
     with db.driver.session(database=db.database) as s:   # what a schema-16 graph holds: no record
         s.run("MATCH (x {tenant_id: $t})<-[d:DECLARED]-(:Episode) DELETE d", t=tenant).consume()
     db.execute("meta/set_schema", version=16, embedding_dimension=settings.embedding_dimension)
     assert apply_schema(db, settings.embedding_dimension)["migrated"] is True
     assert declarers() == sorted([("Person:dr", chat.id), ("Person:dr", crm.id), ("crm:c1", chat.id),
-                                  ("crm:c1", crm.id)])
+                                  ("crm:c1", crm.id), *names])
     assert backfill_declarations(db) == 0                       # again: nothing to record
     later, _ = graph.append_episode(tenant, EpisodeIn(content="Dana is in Lisbon", occurred_at=T0, user_id="uc",
                                                       session_id="sc"))
@@ -541,7 +542,7 @@ def test_a_schema_16_graph_counts_its_attributes_as_declared_by_every_episode_th
     assert graph.get_entity(tenant, dana.id).aliases == ["DR"]      # the CRM's episode may have said it
     assert gov.forget(tenant, user_id="crm").counts["external_ids"] == 1
     kept = graph.get_entity(tenant, dana.id)                        # the later episode keeps her, without them
-    assert (kept.aliases, kept.external_ids) == ([], [])
+    assert (kept.name, kept.aliases, kept.external_ids) == ("Dana Reyes", [], [])   # it named her: no rename
 
 
 def test_the_schema_14_migration_reports_entities_that_now_share_a_key(db, settings, graph, tenant, caplog):

@@ -1,10 +1,13 @@
 // Record which episodes declared which attributes of entities (erasure strips an attribute once every episode that
 // declared it is erased: docs/governance.md "Erasure: forget", step 8): (:Episode)-[:DECLARED]->(:Alias) for an
 // alias the entity owns, (:Episode)-[:DECLARED]->(:ExternalId) for an external id of the entity, and
-// (:Episode)-[:DECLARED {attr}]->(:Entity) for its email, domain or summary ('email', 'domain', 'summary') when the
+// (:Episode)-[:DECLARED {attr}]->(:Entity) for its name ('name': the reference named the entity by its own name,
+// $rows.name true, and the entity is new, $rows.created, or its name has a declaration already: a name written
+// without an episode stays undeclared) and for its email, domain or summary ('email', 'domain', 'summary') when the
 // value given is the entity's. One edge per episode and attribute (MERGE; an episode's edges go with it).
 // $reset_summary: ids of entities whose summary this write replaced: the old text's declarations go first.
-// $rows: [{entity_id, episode_id, alias_keys: [..], external_keys: [..], email, domain, summary}]
+// $rows: [{entity_id, episode_id, name (bool), created (bool), alias_keys: [..], external_keys: [..], email, domain,
+//   summary}]
 CALL () {
   UNWIND $reset_summary AS id
   MATCH (e:Entity {tenant_id: $tenant_id, id: id})<-[d:DECLARED {attr: 'summary'}]-(:Episode)
@@ -26,8 +29,11 @@ CALL (r, ep, e) {
   MERGE (ep)-[:DECLARED]->(x)
 }
 CALL (r, ep, e) {
-  UNWIND [a IN [{attr: 'email', own: r.email = e.email}, {attr: 'domain', own: r.domain = e.domain},
-                {attr: 'summary', own: r.summary = e.summary}] WHERE a.own] AS a
+  UNWIND [a IN [{attr: 'name', own: r.name AND (r.created OR EXISTS { MATCH (:Episode)-[n:DECLARED]->(e)
+                                                                       WHERE n.attr = 'name' })},
+                {attr: 'email', own: r.email = e.email},
+                {attr: 'domain', own: r.domain = e.domain}, {attr: 'summary', own: r.summary = e.summary}]
+          WHERE a.own] AS a
   MERGE (ep)-[:DECLARED {attr: a.attr}]->(e)
 }
 RETURN count(*) AS rows

@@ -1,7 +1,8 @@
 // The attributes of entities that episodes $episode_ids declared (entities/declare_batch) and no other episode
 // did: what erasing those episodes strips from the entities that survive (read before the episodes, and with them
 // their DECLARED edges, are deleted). An attribute without DECLARED edges (written without an episode) is not here.
-// Rows: {entity_id, what ('alias', 'external_id', 'email', 'domain' or 'summary'), key (an Alias's or ExternalId's)}.
+// Rows: {entity_id, what ('alias', 'external_id', 'name', 'email', 'domain' or 'summary'), key (an Alias's or
+// ExternalId's)}.
 UNWIND $episode_ids AS eid
 MATCH (ep:Episode {id: eid})-[d:DECLARED]->(x)
 WHERE ep.tenant_id = $tenant_id AND x.tenant_id = $tenant_id

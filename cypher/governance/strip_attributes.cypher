@@ -5,8 +5,11 @@
 // skipped. Each is checked again once the erased episodes are gone: an attribute some episode still DECLARED (one
 // written since governance/declared_only_by read) stays. Returns per entity: id, kind, name, aliases (its display
 // names, before governance/reindex_entities rebuilds them), stripped_name_keys (name keys of the aliases it lost),
-// aliases_stripped, external_ids_stripped.
-// $rows: [{id, alias_keys: [..], external_keys: [..], email: bool, domain: bool, summary: bool}]
+// aliases_stripped, external_ids_stripped, and for an entity whose name only erased episodes declared ($rows.name)
+// `rename` true when no episode declares it now, with what graphmem.governance.erasure renames it from:
+// declared_alias_keys (name keys of the aliases it keeps that an episode declared), external_ids, email, domain
+// (what it keeps).
+// $rows: [{id, name: bool, alias_keys: [..], external_keys: [..], email: bool, domain: bool, summary: bool}]
 UNWIND $rows AS r
 MATCH (e:Entity {tenant_id: $tenant_id, id: r.id})
 CALL (r, e) {
@@ -39,5 +42,13 @@ SET e.external_ids = [k IN e.external_ids WHERE NOT k IN ext],
     e.email = CASE WHEN 'email' IN cleared THEN null ELSE e.email END,
     e.domain = CASE WHEN 'domain' IN cleared THEN null ELSE e.domain END,
     e.summary = CASE WHEN 'summary' IN cleared THEN null ELSE e.summary END
+WITH r, e, stripped_name_keys, ext,
+     coalesce(r.name, false) AND NOT EXISTS { MATCH (:Episode)-[d:DECLARED]->(e) WHERE d.attr = 'name' } AS rename
+CALL (e, rename) {
+  OPTIONAL MATCH (a:Alias)-[:ALIAS_OF]->(e)
+  WHERE rename AND a.tenant_id = $tenant_id AND a.entity_id = e.id AND EXISTS { (:Episode)-[:DECLARED]->(a) }
+  RETURN collect(a.name_key) AS declared_alias_keys
+}
 RETURN e.id AS id, e.kind AS kind, e.name AS name, e.aliases AS aliases, stripped_name_keys,
-       size(stripped_name_keys) AS aliases_stripped, size(ext) AS external_ids_stripped
+       size(stripped_name_keys) AS aliases_stripped, size(ext) AS external_ids_stripped, rename,
+       declared_alias_keys, e.external_ids AS external_ids, e.email AS email, e.domain AS domain

@@ -1,7 +1,7 @@
 // Schema migration 16 -> 17: attributes written before graphmem recorded who declared them (entities/declare_batch)
 // count as declared by every episode that could have: each episode that MENTIONS the entity or that a fact about it
 // (as subject or object) was derived from. For entities $ids, each such attribute without any DECLARED edge (an
-// alias the entity owns other than its name, an external id, its email, domain or summary) gets one from each of
+// alias the entity owns other than its name, an external id, its name, email, domain or summary) gets one from each of
 // those episodes (MERGE: safe to re-run). An entity with more than $cap such episodes, or none, gets none: its
 // attributes stay whatever is erased (docs/architecture.md). Returns how many edges were created.
 UNWIND $ids AS id
@@ -36,7 +36,8 @@ CALL (n, eps) {
   RETURN count(*) AS external_ids
 }
 CALL (n, eps) {
-  UNWIND [p IN [{attr: 'email', v: n.email}, {attr: 'domain', v: n.domain}, {attr: 'summary', v: n.summary}]
+  UNWIND [p IN [{attr: 'name', v: n.name}, {attr: 'email', v: n.email}, {attr: 'domain', v: n.domain},
+                {attr: 'summary', v: n.summary}]
           WHERE p.v IS NOT NULL] AS p
   WITH p WHERE NOT EXISTS { MATCH (:Episode)-[d:DECLARED]->(n) WHERE d.attr = p.attr }
   UNWIND eps AS ep

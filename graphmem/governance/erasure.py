@@ -9,7 +9,9 @@ One forget call is one transaction (all or nothing). For the episodes it erases:
   of erased sessions (or naming an erased episode), and the Session nodes of erased sessions are deleted; NEXT chains of surviving sessions are relinked;
 - entities left with no facts and no mentions are deleted with their Alias and ExternalId nodes; an entity that
   stays loses the attributes (aliases, external ids, email, domain, summary) that only erased episodes declared
-  (DECLARED edges, `graphmem.store.entities.resolve`), and its search text and embedding are rebuilt without them.
+  (DECLARED edges, `graphmem.store.entities.resolve`), and its search text and embedding are rebuilt without them;
+  one whose name only erased episodes declared is renamed (to a kept alias, else an external id, email, domain or
+  a placeholder) and the statements graphmem generated from the old name are written again.
 Forgetting a user also deletes the user's own entity (external id "user:<user_id>") and every fact about it,
 and the user's Consent record.
 
@@ -31,7 +33,7 @@ from graphmem.governance.models import ERASURE_KINDS, Receipt, TargetKind, every
 from graphmem.graph import TemporalGraph
 from graphmem.store import Database, require_tenant
 from graphmem.store.db import Tx
-from graphmem.store.entities import name_key
+from graphmem.store.entities import alias_key, name_key
 from graphmem.store.fulltext import search_terms
 from graphmem.temporal import SOURCE_RANK
 from graphmem.timeutil import to_utc, utcnow
@@ -303,41 +305,101 @@ class Eraser:
                 for k in ("entities", "aliases", "external_ids"):
                     counts[k] += r[k]
         if declared:
-            stripped = _strip(tx, tenant_id, declared, now)
-            counts["aliases"] += stripped["aliases"]
-            counts["external_ids"] += stripped["external_ids"]
+            stripped = _strip(tx, tenant_id, declared, now, self.graph)
+            for k in ("aliases", "external_ids", "entities_renamed"):
+                counts[k] += stripped[k]
         return Counter({k: v for k, v in counts.items() if v})
 
 
-def _strip(tx: Tx, tenant_id: str, declared: list[dict], now: datetime) -> Counter:
+def _strip(tx: Tx, tenant_id: str, declared: list[dict], now: datetime, graph: TemporalGraph) -> Counter:
     """Strip from the surviving entities the attributes that only erased episodes declared (`declared`: rows of
     governance/declared_only_by, read before the episodes went; an entity the cascade deleted is skipped): aliases,
-    external ids, email, domain, summary. An entity that lost an alias gets its display names, search text and
-    full-text terms rebuilt from its name and the aliases left, and loses its embedding (of the old text), which the
-    worker's backfill computes again. Returns the counts `aliases` and `external_ids` (an alias counts once per
-    entity it was stripped from)."""
+    external ids, email, domain, summary, and the name: an entity whose name no episode left declares is renamed
+    (`_new_name`), and the statements of its facts that graphmem made from the old name are written again
+    (`_restate`). An entity that lost an alias or its name gets its display names, search text and full-text terms
+    rebuilt from its name and the aliases left, and loses its embedding (of the old text), which the worker's
+    backfill computes again. Returns the counts `aliases`, `external_ids` (an alias counts once per entity it was
+    stripped from) and `entities_renamed`."""
     rows: dict[str, dict] = {}
     for d in declared:
         row = rows.setdefault(d["entity_id"], {"id": d["entity_id"], "alias_keys": [], "external_keys": [],
-                                                "email": False, "domain": False, "summary": False})
+                                                "name": False, "email": False, "domain": False, "summary": False})
         if d["what"] == "alias":
             row["alias_keys"].append(d["key"])
         elif d["what"] == "external_id":
             row["external_keys"].append(d["key"])
-        elif d["what"] in ("email", "domain", "summary"):
+        elif d["what"] in ("name", "email", "domain", "summary"):
             row[d["what"]] = True
     counts: Counter = Counter()
-    reindex = []
+    reindex, renames, names_were = [], [], {}
     for r in tx.rows("governance/strip_attributes", tenant_id=tenant_id, rows=sorted(rows.values(),
                                                                                    key=lambda x: x["id"])):
         counts["aliases"] += r["aliases_stripped"]
         counts["external_ids"] += r["external_ids_stripped"]
-        if r["aliases_stripped"]:
-            gone = set(r["stripped_name_keys"])
-            aliases = [a for a in r["aliases"] or [] if name_key(a) not in gone]
-            names = [r["name"], *aliases]
-            reindex.append({"id": r["id"], "aliases": aliases, "search_text": " | ".join(names),
-                            "search_terms": " ".join(x for x in (search_terms(tenant_id, n) for n in names) if x)})
+        if not (r["aliases_stripped"] or r["rename"]):
+            continue
+        gone = set(r["stripped_name_keys"])
+        aliases = [a for a in r["aliases"] or [] if name_key(a) not in gone]
+        name = r["name"]
+        if r["rename"]:
+            name, source, source_key = _new_name(r, aliases)
+            aliases = [a for a in aliases if name_key(a) != name_key(name)]
+            renames.append({"id": r["id"], "name": name, "name_key": name_key(name),
+                            "alias_key": alias_key(r["kind"], name_key(name)),
+                            "old_alias_key": alias_key(r["kind"], name_key(r["name"])),
+                            "source": source, "source_key": source_key})
+            names_were[r["id"]] = (r["name"], name)
+        names = [name, *aliases]
+        reindex.append({"id": r["id"], "aliases": aliases, "search_text": " | ".join(names),
+                        "search_terms": " ".join(x for x in (search_terms(tenant_id, n) for n in names) if x)})
+    if renames:
+        tx.run("governance/rename_entities", tenant_id=tenant_id, now=now, rows=renames)
+        counts["entities_renamed"] = len(renames)
     if reindex:
         tx.run("governance/reindex_entities", tenant_id=tenant_id, now=now, rows=reindex)
+    if renames:
+        _restate(tx, tenant_id, names_were, graph)
     return counts
+
+
+def _new_name(r: dict, aliases: list[str]) -> tuple[str, str, str | None]:
+    """The name an entity takes when no episode left declares its own (`r`: a row of governance/strip_attributes,
+    `aliases`: the aliases it keeps, in the order it got them): the first alias a kept episode declared, else the
+    first alias left (written without an episode); with no alias, a name from what it keeps that says nothing the
+    erased episodes said and names nobody by a nickname: its first external id ("crm:contact:c10"), else its
+    email, else its domain, else the neutral placeholder "<kind> <first 8 digits of its id>" ("Person 3f2a9c1b").
+    Returns (name, source: 'alias', 'external_id', 'email', 'domain' or 'placeholder', the source's key)."""
+    declared = set(r["declared_alias_keys"] or [])
+    pick = next((a for a in aliases if name_key(a) in declared), None) or next(iter(aliases), None)
+    if pick:
+        return pick, "alias", alias_key(r["kind"], name_key(pick))
+    for k in r["external_ids"] or []:
+        if name_key(k):
+            return k, "external_id", k
+    for attr in ("email", "domain"):
+        if r[attr] and name_key(r[attr]):
+            return r[attr], attr, None
+    return f"{r['kind']} {r['id'][:8]}", "placeholder", None
+
+
+def _restate(tx: Tx, tenant_id: str, names_were: dict[str, tuple[str, str]], graph: TemporalGraph) -> None:
+    """Write again the statements of the facts about the entities an erasure renamed (`names_were`: entity id ->
+    (old name, new name)) that graphmem generated from the old names: a statement equal to the predicate's sentence
+    of the old subject and object names (or value) becomes the sentence of the new names, with its full-text terms,
+    and loses its embedding (the worker embeds it again). A statement the caller gave (`FactIn.statement`, any
+    other text) is left as it is."""
+    predicates = graph.ontology(tenant_id).predicates
+    rows = []
+    for f in tx.rows("governance/facts_to_restate", tenant_id=tenant_id, ids=sorted(names_were)):
+        p = predicates.get(f["predicate"])
+        if p is None:
+            continue
+        old = {k: names_were.get(f[f"{k}_id"], (f[f"{k}_name"], f[f"{k}_name"])) for k in ("subject", "object")}
+        obj_old = old["object"][0] if f["object_id"] else f["value"]
+        obj_new = old["object"][1] if f["object_id"] else f["value"]
+        if f["statement"] != p.statement(old["subject"][0], obj_old):
+            continue
+        statement = p.statement(old["subject"][1], obj_new)
+        rows.append({"id": f["id"], "statement": statement, "search_terms": search_terms(tenant_id, statement)})
+    if rows:
+        tx.run("governance/restate_facts", tenant_id=tenant_id, rows=rows)

@@ -20,7 +20,7 @@ whole number, is a validation error at its key."""
 EXPIRY_KINDS = ("episodes", "facts", "facts_kept", "entities", "aliases", "external_ids", "summaries", "pins",
                 "sessions", "refusals", "turn_receipts")
 """What the cascade counts in both modes, erasure (forget) and expiry (the sweeper)."""
-ERASURE_KINDS = EXPIRY_KINDS + ("consents", "facts_reopened", "facts_extended", "links_repaired")
+ERASURE_KINDS = EXPIRY_KINDS + ("consents", "facts_reopened", "facts_extended", "links_repaired", "entities_renamed")
 """Kinds every erasure (forget) receipt lists, zero or not (docs/governance.md), so a client can index any of them."""
 SWEEP_KINDS = ("hold_flags_changed", "stamped_facts", "stamped_episodes") + EXPIRY_KINDS
 """Kinds every sweep receipt (and a sweep's totals) lists, zero or not (docs/governance.md)."""

@@ -203,9 +203,10 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
     CRM mapping) a name alone resolves to the entity that owns the name, and one with such identifiers is a new
     entity beside them.
     `episodes`, when given, names the episode each reference comes from (None: none, as for an entity written
-    directly): the episode is recorded as declaring the attributes the reference gives the entity (its aliases,
-    external ids, email, domain and summary, where they are the entity's: `entities/declare_batch`), so that
-    erasing every episode that declared one strips it (docs/governance.md, "Erasure: forget", step 8).
+    directly): the episode is recorded as declaring the attributes the reference gives the entity (its name, when the
+    reference names it by its own name, aliases, external ids, email, domain and summary, where they are the entity's:
+    `entities/declare_batch`), so that erasing every episode that declared one strips it (docs/governance.md,
+    "Erasure: forget", step 8).
     Runs inside the caller's write transaction; identical refs are resolved once, so a bulk batch costs a fixed
     number of queries (at most four, plus `entities/declare_batch` when a reference from an episode declares
     something) whatever its size.
@@ -367,7 +368,7 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
     for i, ep in zip(slot, episodes or []):
         if ep:
             sources.setdefault(i, set()).add(ep)
-    _declare(tx, tenant_id, refs, resolved, known, enrich, sources)   # without episodes: a summary's reset only
+    _declare(tx, tenant_id, refs, resolved, known, enrich, sources, created)   # without episodes: a summary's reset
     briefs = {i: EntityBrief(known[resolved[i]]["id"], known[resolved[i]]["kind"], known[resolved[i]]["name"],
                              resolved[i] in created)
               for i in unique}
@@ -375,15 +376,17 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
 
 
 def _declare(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], resolved: dict[int, str], known: dict[str, dict],
-             enrich: dict[str, dict], sources: dict[int, set[str]]) -> None:
+             enrich: dict[str, dict], sources: dict[int, set[str]], created: set[str]) -> None:
     """Record which episodes declared which attributes of the entities `resolve` just resolved: for reference `i`
     (resolved to entity `resolved[i]`, whose brief map before enrichment is in `known`, the enrichment written in
-    `enrich`) from the episodes `sources[i]`, the aliases it gives other than the entity's name, and, when it was
-    not by id, its external ids, email and domain; and its summary. `entities/declare_batch` links only what the
-    entity has (an alias another entity owns, another email than the entity's, is not declared for it). A summary
-    this write replaced loses the declarations of the old text (also when the write has no episode), and only the
-    text the entity ends up with is declared (two references of one batch may give two). One query, none when
-    nothing is declared or reset."""
+    `enrich`) from the episodes `sources[i]`: the entity's name when the reference names it by that name, if the
+    entity is one this call `created` or its name already has a declaration (a name written without an episode,
+    `TemporalGraph.upsert_entity`, stays undeclared: an episode that repeats it did not give it), the aliases it gives
+    other than the entity's name, and, when it was not by id, its external ids, email and domain; and its summary.
+    `entities/declare_batch` links only what the entity has (an alias another entity owns, another email than the
+    entity's, is not declared for it). A summary this write replaced loses the declarations of the old text (also when
+    the write has no episode), and only the text the entity ends up with is declared (two references of one batch may
+    give two). One query, none when nothing is declared or reset."""
     final = {eid: r["summary"] for eid, r in enrich.items() if r["summary"] is not None}
     rows: dict[tuple[str, str], dict] = {}
     for i, eps in sources.items():
@@ -392,14 +395,17 @@ def _declare(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], resolved: dict[i
         own = name_key(ent["name"])
         keys = [alias_key(ent["kind"], name_key(a)) for a in [ref.name, *ref.aliases]
                 if a and name_key(a) and name_key(a) != own]
+        named = bool(ref.name) and name_key(ref.name) == own
         by_name = not ref.id
         ext = list(ref.external_ids) if by_name else []
         email, domain = (ref.email, ref.domain) if by_name else (None, None)
-        if not (keys or ext or email or domain or ref.summary):
+        if not (keys or named or ext or email or domain or ref.summary):
             continue
         for ep in sorted(eps):
-            row = rows.setdefault((eid, ep), {"entity_id": eid, "episode_id": ep, "alias_keys": [],
-                                              "external_keys": [], "email": None, "domain": None, "summary": None})
+            row = rows.setdefault((eid, ep), {"entity_id": eid, "episode_id": ep, "alias_keys": [], "name": False,
+                                              "created": eid in created, "external_keys": [], "email": None,
+                                              "domain": None, "summary": None})
+            row["name"] = row["name"] or named
             row["alias_keys"] += [k for k in keys if k not in row["alias_keys"]]
             row["external_keys"] += [k for k in ext if k not in row["external_keys"]]
             row["email"] = row["email"] or email

@@ -44,8 +44,9 @@ Version 16 reads the zero-width space as a space and drops the periods that end 
 is "Norm Al", "Norm\u200bAl" is not "Normal"): entities and facts whose text holds a period (or a character NFKC
 makes one) or a zero-width space get their keys again (`rekey_marked_names`, `PERIODS`).
 Version 17 records which episodes declared each entity attribute (`(Episode)-[:DECLARED]->(Alias|ExternalId)`, and
-`(Episode)-[:DECLARED {attr}]->(Entity)` for its email, domain and summary; graphmem.store.entities.resolve), so that
-erasure strips what only erased episodes declared: an older graph's attributes count as declared by every episode
+`(Episode)-[:DECLARED {attr}]->(Entity)` for its name, email, domain and summary; graphmem.store.entities.resolve), so
+that erasure strips what only erased episodes declared (and renames an entity whose name only they gave): an older
+graph's attributes count as declared by every episode
 that mentions their entity or that a fact about it came from (`backfill_declarations`).
 """
 from __future__ import annotations
@@ -316,14 +317,13 @@ def backfill_mentions(db: Database, batch: int = BACKFILL_BATCH) -> int:
 
 
 def backfill_declarations(db: Database, batch: int = 200, cap: int = LEGACY_DECLARERS_CAP) -> int:
-    """Record who declared the attributes stored before schema 17 (16 -> 17): an alias (other than the name), an
-    external id, an email, a domain or a summary of an entity, without any DECLARED edge, counts as declared by each
-    episode that mentions the entity or that a fact about it was derived from (every episode that could have
+    """Record who declared the attributes stored before schema 17 (16 -> 17): the name, an alias (other than the
+    name), an external id, an email, a domain or a summary of an entity, without any DECLARED edge, counts as declared
+    by each episode that mentions the entity or that a fact about it was derived from (every episode that could have
     declared it), so that erasing all of them strips it and erasing some keeps it (docs/architecture.md). An entity
-    with more than `cap` such episodes, or none, gets no record: its attributes stay whatever is erased. Each
-    tenant's entities with attributes are read in one pass (`meta/declaring_entities`, `Database.stream`), recorded
-    `batch` per transaction; safe to re-run (an attribute with a record is not touched). Returns the number of
-    DECLARED edges created."""
+    with more than `cap` such episodes, or none, gets no record: its attributes stay whatever is erased. Each tenant's
+    entities are read in one pass (`meta/declaring_entities`, `Database.stream`), recorded `batch` per transaction;
+    safe to re-run (an attribute with a record is not touched). Returns the number of DECLARED edges created."""
     done = 0
     for row in db.rows("meta/declaration_tenants"):
         tenant = row["tenant_id"]
