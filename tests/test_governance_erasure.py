@@ -837,3 +837,17 @@ def test_a_fact_write_racing_the_erasure_of_its_episode_leaves_nothing_of_it(gov
     assert "Dee" not in dana.aliases and graph.find_entities(tenant, "Secret Lover") == []
     assert raw(db, "MATCH (n {tenant_id: $t}) WHERE n.email = 'lover.private@example.com' OR n.key CONTAINS 'dee' "
                    "RETURN n", t=tenant) == []
+
+
+def test_a_name_a_kept_episode_gave_as_an_alias_stays(gov, graph, db, tenant):
+    """Helper-found: C named Dana by her email with the alias "Dee Dee Boss", her name, which B had given; that alias
+    was absorbed into the name unrecorded, so forgetting B renamed her to her email address."""
+    from graphmem.models import EntityRef
+    b = episode(graph, tenant, "my boss Dee Dee Boss is CFO", user="ub", session="sb")
+    fact(graph, tenant, person("Dee Dee Boss", email="dee@corp.example"), "HAS_TITLE", b, value="CFO")
+    c = episode(graph, tenant, "Dee Dee Boss is in Lisbon", user="uc", session="sc", minutes=1)
+    f = fact(graph, tenant, EntityRef(kind="Person", email="dee@corp.example", aliases=["Dee Dee Boss"]),
+             "LOCATED_IN", c, value="Lisbon")
+    receipt = gov.forget(tenant, user_id="ub")
+    dana = graph.get_entity(tenant, graph.get_fact(tenant, f.fact_id).subject_id)
+    assert dana.name == "Dee Dee Boss" and receipt.counts["entities_renamed"] == 0, (dana.name, receipt.counts)

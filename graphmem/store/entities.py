@@ -379,7 +379,8 @@ def _declare(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], resolved: dict[i
              enrich: dict[str, dict], sources: dict[int, set[str]], created: set[str]) -> None:
     """Record which episodes declared which attributes of the entities `resolve` just resolved: for reference `i`
     (resolved to entity `resolved[i]`, whose brief map before enrichment is in `known`, the enrichment written in
-    `enrich`) from the episodes `sources[i]`: the entity's name when the reference names it by that name, if the
+    `enrich`) from the episodes `sources[i]`: the entity's name when the reference gives that name (as its name or
+    an alias), if the
     entity is one this call `created` or its name already has a declaration (a name written without an episode,
     `TemporalGraph.upsert_entity`, stays undeclared: an episode that repeats it did not give it), the aliases it gives
     other than the entity's name, and, when it was not by id, its external ids, email and domain; and its summary.
@@ -395,7 +396,7 @@ def _declare(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], resolved: dict[i
         own = name_key(ent["name"])
         keys = [alias_key(ent["kind"], name_key(a)) for a in [ref.name, *ref.aliases]
                 if a and name_key(a) and name_key(a) != own]
-        named = bool(ref.name) and name_key(ref.name) == own
+        named = any(a and name_key(a) == own for a in [ref.name, *ref.aliases])   # an alias that is its name too
         by_name = not ref.id
         ext = list(ref.external_ids) if by_name else []
         email, domain = (ref.email, ref.domain) if by_name else (None, None)
