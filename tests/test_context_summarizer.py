@@ -162,3 +162,15 @@ def test_the_withdrawal_of_a_constraint_outlives_the_constraint_in_a_small_summa
         ep(3, "tool", "Order 5002 refund of 40 EUR approved, ticket 8812 escalated to manager 77.",
            kind="tool_result")], 45).text
     assert "call my landline again" in text, text
+
+
+def test_a_withdrawal_in_other_words_outlives_the_constraint():
+    """Helper-found: "Actually, calling my landline is fine now, I lost my mobile" was not read as a constraint, so
+    the latest one kept was the "Never call me on my landline" it withdrew."""
+    summarizer = ExtractiveSummarizer(TokenCounter.for_model("gpt-4"))
+    text = summarizer.summarize("t", None, [ep(0, "user", "Never call me on my landline, text me instead.")], 60).text
+    text = summarizer.summarize("t", text, [
+        ep(1, "user", "Actually, calling my landline is fine now, I lost my mobile."),
+        ep(2, "tool", "Order 5002 refund of 40 EUR approved, ticket 8812 escalated to manager 77.",
+           kind="tool_result")], 60).text
+    assert "calling my landline is fine now" in text, text

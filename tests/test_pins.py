@@ -245,7 +245,8 @@ def test_compaction_candidates_keep_a_decimal_amount_in_the_obligation():
                        # a third-round helper: complaints, questions and a request taken back in the same turn
                        ("user", "Who asked you to cancel my order?"), ("user", "Why would you cancel my order?!"),
                        ("user", "Nobody wants to cancel the order."), ("user", "Do I need to cancel my order first?"),
-                       ("user", "Please cancel my order. Actually never mind, don't cancel it.")):
+                       ("user", "Please cancel my order. Actually never mind, don't cancel it."),
+                       ("user", "Cancel my order. Actually wait, don't.")):
         found = {k for k, _, _ in extract_candidates([SimpleNamespace(id="e4", role=role, content=text)])}
         assert "obligation" not in found, (role, text)
     # ... while the assistant reporting a request, a request beside a negation elsewhere (a second-round helper
@@ -258,7 +259,11 @@ def test_compaction_candidates_keep_a_decimal_amount_in_the_obligation():
                        (None, "Please cancel order 7777 but don't cancel order 8888"),
                        ("user", "I'd like you to cancel order 7777"), ("user", "Cancel order 7777 please"),
                        ("user", "Can we cancel order 7777"), ("user", "I want my order 7777 cancelled"),
-                       ("user", "Can't you cancel order 123"), ("user", "You can cancel my order")):
+                       ("user", "Can't you cancel order 123"), ("user", "You can cancel my order"),
+                       # a fourth-round helper: the usual answers to an offer, and other common forms
+                       ("user", "Yes, cancel it"), ("user", "Go ahead and cancel it"),
+                       ("user", "Can't you just cancel it"), ("user", "Don't forget to cancel the old one"),
+                       ("user", "I asked you yesterday to cancel it, why is it still active")):
         found = {k: v for k, v, _ in extract_candidates([SimpleNamespace(id="e5", role=role, content=text)])}
         assert found["obligation"].value == text, (role, text, found)
     found = {k: v for k, v, _ in extract_candidates([    # a declined offer does not hide the request that follows

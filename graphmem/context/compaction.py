@@ -63,20 +63,23 @@ cancel ...?": an offer), or a question of whether to ("Do I need to cancel it fi
 _QUESTIONED = re.compile(r"\b(?:why|who|how come)(?:\s+[\w'’`]+){0,2}\s*$", re.I)
 """What makes a request put to the agent a complaint: "Why would you cancel my order?!"."""
 _CANCEL_FORMS = [(re.compile(_CLAUSE + p + _CLAUSE, re.I), anyone, unless) for p, anyone, unless in (
-    (r"\b(?P<t>(?:asked|asks|wants?|requested|requests|needs?)\s+(?:(?:us|you|me|them)\s+)?to\s+cancel)\b", True,
-     _NOT_REQUESTED),
+    (r"\b(?P<t>(?:asked|asks|wants?|requested|requests|needs?)\s+(?:(?:us|you|me|them)(?:\s+\w+){0,2}\s+)?to"
+     r"\s+cancel)\b", True, _NOT_REQUESTED),
     (r"\b(?P<t>wants?\s+(?:my|our|the|this|that|it)\b[^.!?\n]{0,40}?\bcancell?ed)\b", True, _NOT_REQUESTED),
     (r"\b(?P<t>like\s+(?:(?:you|us)\s+)?to\s+cancel)\b", False, _NOT_REQUESTED),
     (r"\b(?P<t>(?:please(?:\s+go\s+ahead\s+and)?|(?:can|could|would|can['’`]?t)\s+(?:you|we)(?:\s+please)?"
-     r"|you\s+(?:can|may)(?:\s+go\s+ahead\s+and)?)\s+cancel)\b", False, _QUESTIONED),
-    (r"(?:^|(?<=[.!?\n]))\s*(?P<t>cancel\s+(?:my|our|the|this|that|it|order|subscription|renewal|everything)\b)",
-     False, None))]
+     r"(?:\s+just)?|you\s+(?:can|may)(?:\s+go\s+ahead\s+and)?|(?:don['’`]?t|do not)\s+forget\s+to)\s+cancel)\b",
+     False, _QUESTIONED),
+    (r"(?:^|(?<=[.!?\n]))\s*(?:(?:yes|yeah|yep|ok|okay|sure|fine|go ahead)\b[,!]?\s*(?:and\s+)?)?(?:just\s+)?"
+     r"(?P<t>cancel\s+(?:my|our|the|this|that|it|order|subscription|renewal|everything)\b)", False, None))]
 """Cancel requests: (sentence pattern, said by anyone, what before its verb makes it none). In anyone's words (the
 assistant reporting one included): "the user asked to cancel ...", "I want to cancel", "we need to cancel", "I want
 my order 7777 cancelled". Put to the agent, so the user's words only (the assistant's "Would you like to cancel the
 order?" is an offer): "I'd like (you) to cancel", "Please cancel order 7777", "could you cancel it", "Can't you
-cancel it?", "You can cancel my order", "Can we cancel ...", "Cancel my order ..."."""
-_WITHDRAWN = re.compile(r"\b(?:never ?mind|changed my mind|scratch that|forget (?:it|that|about it))\b", re.I)
+cancel it?", "You can cancel my order", "Don't forget to cancel the old one", "Can we cancel ...", "Cancel my
+order ...", "Yes, cancel it", "Go ahead and cancel it"."""
+_WITHDRAWN = re.compile(r"\b(?:never ?mind|changed my mind|scratch that|forget (?:it|that|about it)|hold on|"
+                        r"on second thought|(?:wait|actually),? (?:don['’`]?t|do not)\b)", re.I)
 """A request taken back later in the same turn: "Please cancel my order. Actually never mind, don't cancel it."."""
 
 

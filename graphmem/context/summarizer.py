@@ -37,7 +37,8 @@ _KEEP = re.compile(r"\b(approv\w*|reject\w*|declin\w*|cancel\w*|refund\w*|escala
 _CONSTRAINT = re.compile(r"\b(never|always|must not|mustn['’`]?t|avoid\w*|prefer\w*|instead|allerg\w*|no longer|"
                          r"stop|under no circumstances|please no|no \w+ at all|any ?more|changed my mind|"
                          r"from now on|i(?:['’`]d| would) rather|i (?:don['’`]?t|do not) want|"
-                         r"you (?:can|may) [^.!?]*\bagain|only (?:by|via|through|on|after|before|between|in the)|"
+                         r"you (?:can|may) [^.!?]*\bagain|(?:is|are) (?:fine|ok|okay|alright) (?:now|again)|"
+                         r"only (?:by|via|through|on|after|before|between|in the)|"
                          r"\w+ only(?=\s*(?:[,.!;]|please|$)))\b"
                          r"|(?:^|[,;:]\s*|\bplease\s+)(?:don['’`]?t|do not)\b", re.I)
 # Words that make a user's sentence a request the agent has yet to act on ("Please cancel order 7777", "can you ship
