@@ -272,6 +272,20 @@ def test_compaction_candidates_keep_a_decimal_amount_in_the_obligation():
     assert found["obligation"].value == "Please cancel order 8888 instead", found
 
 
+def test_a_long_turn_without_a_full_stop_is_read_in_one_pass():
+    """A tool dump of 120,000 characters with no sentence end: the cancel patterns spanned the whole sentence on both
+    sides of their trigger and took quadratic time (8,000 characters: 10 s; this one would have taken half an
+    hour), and the obligation, the whole sentence, broke the pin's 2,000-character limit. Its candidates are found
+    as in a short turn, the obligation cut to the words around the request."""
+    from types import SimpleNamespace
+
+    from graphmem.context.compaction import extract_candidates
+    text = " ".join(f"row{i % 97} qty {i % 13}" for i in range(10000)) + " please cancel order A-77"
+    found = {k: v for k, v, _ in extract_candidates([SimpleNamespace(id="e1", role="user", content=text)])}
+    assert len(text) > 120000 and found["order_id"].value == "A-77"
+    assert found["obligation"].value.endswith("please cancel order A-77") and len(found["obligation"].value) < 700
+
+
 def test_a_redefinition_and_a_pin_write_at_once_never_leave_a_pin_breaking_its_key(ctx, tenant):
     """Found by a helper: a redefinition of `amount` as custom/string sent together with an amount pin write both
     succeeded 22 times in 30, leaving the pin breaking its key's definition. They run one after the other now:

@@ -52,7 +52,6 @@ _MONEY = re.compile(r"(?P<sym>[€£$¥])\s?(?P<a1>\d{1,3}(?:,\d{3})*(?:\.\d+)?|
                     r"|\b(?P<code2>[A-Z]{3})\s?(?P<a3>\d{1,3}(?:,\d{3})*(?:\.\d+)?|\d+(?:\.\d+)?)")
 _DECIMAL_COMMA = re.compile(r",(\d{1,2})\b")
 """The decimals of an amount written the continental way ("1.299,00"), right after the amount the _MONEY match read."""
-_CLAUSE = r"(?:[^.!?\n]|(?<=\d)\.(?=\d))*"   # up to a sentence end; a point between digits (12.50) is none
 _NOT_REQUESTED = re.compile(r"(?:\b(?:no|not|never|nobody|no one|if|whether|who|why)|\b(?:don|doesn|didn|won|wouldn|"
                             r"can|couldn|isn|aren|shouldn)['’`]?t)(?:\s+[\w'’`]+){0,2}\s*$"
                             r"|\byou\s*$|\b(?:do|does|did|should|must)\s+(?:i|we)\s*$", re.I)
@@ -62,7 +61,14 @@ cancel", "Who asked you to cancel my order?", "Nobody wants to cancel"), "you" r
 cancel ...?": an offer), or a question of whether to ("Do I need to cancel it first?")."""
 _QUESTIONED = re.compile(r"\b(?:why|who|how come)(?:\s+[\w'’`]+){0,2}\s*$", re.I)
 """What makes a request put to the agent a complaint: "Why would you cancel my order?!"."""
-_CANCEL_FORMS = [(re.compile(_CLAUSE + p + _CLAUSE, re.I), anyone, unless) for p, anyone, unless in (
+OBLIGATION_CONTEXT = 300
+"""Characters kept on each side of a cancel request's words when its sentence is longer than twice this (a pin
+value holds at most `graphmem.context.pins.MAX_TEXT`, 2,000 characters: a longer one failed the compaction)."""
+_SENTENCES = re.compile(r"(?:[^.!?\n]|(?<=\d)\.(?=\d))+")
+"""Sentences (clauses up to a sentence end; a point between digits, 12.50, is none), found in one linear pass: a
+pattern that spans a whole sentence on both sides of its trigger took quadratic time (8,000 characters without a
+full stop: 10 s)."""
+_CANCEL_FORMS = [(re.compile(p, re.I), anyone, unless) for p, anyone, unless in (
     (r"\b(?P<t>(?:asked|asks|wants?|requested|requests|needs?)\s+(?:(?:us|you|me|them)(?:\s+\w+){0,2}\s+)?to"
      r"\s+cancel)\b", True, _NOT_REQUESTED),
     (r"\b(?P<t>wants?\s+(?:my|our|the|this|that|it)\b[^.!?\n]{0,40}?\bcancell?ed)\b", True, _NOT_REQUESTED),
@@ -70,9 +76,9 @@ _CANCEL_FORMS = [(re.compile(_CLAUSE + p + _CLAUSE, re.I), anyone, unless) for p
     (r"\b(?P<t>(?:please(?:\s+go\s+ahead\s+and)?|(?:can|could|would|can['’`]?t)\s+(?:you|we)(?:\s+please)?"
      r"(?:\s+just)?|you\s+(?:can|may)(?:\s+go\s+ahead\s+and)?|(?:don['’`]?t|do not)\s+forget\s+to)\s+cancel)\b",
      False, _QUESTIONED),
-    (r"(?:^|(?<=[.!?\n]))\s*(?:(?:yes|yeah|yep|ok|okay|sure|fine|go ahead)\b[,!]?\s*(?:and\s+)?)?(?:just\s+)?"
+    (r"^\s*(?:(?:yes|yeah|yep|ok|okay|sure|fine|go ahead)\b[,!]?\s*(?:and\s+)?)?(?:just\s+)?"
      r"(?P<t>cancel\s+(?:my|our|the|this|that|it|order|subscription|renewal|everything)\b)", False, None))]
-"""Cancel requests: (sentence pattern, said by anyone, what before its verb makes it none). In anyone's words (the
+"""Cancel requests: (pattern searched in each sentence, said by anyone, what before its verb makes it none). In anyone's words (the
 assistant reporting one included): "the user asked to cancel ...", "I want to cancel", "we need to cancel", "I want
 my order 7777 cancelled". Put to the agent, so the user's words only (the assistant's "Would you like to cancel the
 order?" is an offer): "I'd like (you) to cancel", "Please cancel order 7777", "could you cancel it", "Can't you
@@ -89,10 +95,17 @@ def _cancel_request(text: str, role: str | None, kind: str | None) -> str | None
     or questioned (`_NOT_REQUESTED`, `_QUESTIONED`) asks for none, nor does a request the turn takes back after it
     (`_WITHDRAWN`); a request beside a negation elsewhere still does ("No, please cancel it")."""
     user = role_source(role, kind) == "user_explicit"
-    found = [m for form, anyone, unless in _CANCEL_FORMS if anyone or user for m in form.finditer(text)
-             if not (unless and unless.search(text, m.start(), m.start("t")))
-             and not _WITHDRAWN.search(text, m.end())]
-    return " ".join(min(found, key=lambda m: m.start()).group(0).split()) if found else None
+    forms = [(form, unless) for form, anyone, unless in _CANCEL_FORMS if anyone or user]
+    for sentence in _SENTENCES.finditer(text):
+        said = sentence.group(0)
+        for form, unless in forms:
+            for m in form.finditer(said):
+                if not (unless and unless.search(said, 0, m.start("t"))) \
+                        and not _WITHDRAWN.search(text, sentence.end()):
+                    if len(said) > OBLIGATION_CONTEXT * 2:   # a pin holds at most MAX_TEXT characters
+                        said = "... " + said[max(0, m.start() - OBLIGATION_CONTEXT):m.end() + OBLIGATION_CONTEXT]
+                    return " ".join(said.split())
+    return None
 
 
 def _has_digit(s: str) -> bool:
