@@ -851,3 +851,17 @@ def test_a_name_a_kept_episode_gave_as_an_alias_stays(gov, graph, db, tenant):
     receipt = gov.forget(tenant, user_id="ub")
     dana = graph.get_entity(tenant, graph.get_fact(tenant, f.fact_id).subject_id)
     assert dana.name == "Dee Dee Boss" and receipt.counts["entities_renamed"] == 0, (dana.name, receipt.counts)
+
+
+def test_what_was_written_without_an_episode_stays_when_an_erased_episode_repeated_it(gov, graph, db, tenant):
+    """Helper-found: an email and summary written without an episode (`upsert_entity`) and repeated by B's episode
+    counted as B's, so forgetting B stripped them; "stays until the entity goes" is what docs/governance.md says."""
+    graph.upsert_entity(tenant, person("Dana Reyes", email="dana@corp.example", summary="Official bio"))
+    a = episode(graph, tenant, "CRM: Dana Reyes works at Acme", user="crm", session="crm")
+    fact(graph, tenant, person("Dana Reyes"), "WORKS_AT", a, obj=org("Acme"))
+    b = episode(graph, tenant, "Dana Reyes, dana@corp.example, is CFO", user="ub", session="sb", minutes=1)
+    fact(graph, tenant, person("Dana Reyes", email="dana@corp.example", summary="Official bio"), "HAS_TITLE", b,
+         value="CFO")
+    gov.forget(tenant, user_id="ub")
+    [dana] = graph.find_entities(tenant, "Dana Reyes")
+    assert (dana.email, dana.summary) == ("dana@corp.example", "Official bio")

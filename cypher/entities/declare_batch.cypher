@@ -4,10 +4,11 @@
 // (:Episode)-[:DECLARED {attr}]->(:Entity) for its name ('name': the reference named the entity by its own name,
 // $rows.name true, and the entity is new, $rows.created, or its name has a declaration already: a name written
 // without an episode stays undeclared) and for its email, domain or summary ('email', 'domain', 'summary') when the
-// value given is the entity's. One edge per episode and attribute (MERGE; an episode's edges go with it).
+// value given is the entity's and this write set it ($rows.fresh) or an episode declared it before (so, as for the
+// name, a value written without an episode stays undeclared when an episode repeats it). One edge per episode and attribute (MERGE; an episode's edges go with it).
 // $reset_summary: ids of entities whose summary this write replaced: the old text's declarations go first.
-// $rows: [{entity_id, episode_id, name (bool), created (bool), alias_keys: [..], external_keys: [..], email, domain,
-//   summary}]
+// $rows: [{entity_id, episode_id, name (bool), created (bool), fresh: ['email' | 'domain' | 'summary' this write set],
+//   alias_keys: [..], external_keys: [..], email, domain, summary}]
 CALL () {
   UNWIND $reset_summary AS id
   MATCH (e:Entity {tenant_id: $tenant_id, id: id})<-[d:DECLARED {attr: 'summary'}]-(:Episode)
@@ -31,9 +32,10 @@ CALL (r, ep, e) {
 CALL (r, ep, e) {
   UNWIND [a IN [{attr: 'name', own: r.name AND (r.created OR EXISTS { MATCH (:Episode)-[n:DECLARED]->(e)
                                                                        WHERE n.attr = 'name' })},
-                {attr: 'email', own: r.email = e.email},
-                {attr: 'domain', own: r.domain = e.domain}, {attr: 'summary', own: r.summary = e.summary}]
-          WHERE a.own] AS a
+                {attr: 'email', own: r.email = e.email}, {attr: 'domain', own: r.domain = e.domain},
+                {attr: 'summary', own: r.summary = e.summary}]
+          WHERE a.own AND (a.attr = 'name' OR a.attr IN r.fresh
+                           OR EXISTS { MATCH (:Episode)-[d:DECLARED]->(e) WHERE d.attr = a.attr })] AS a
   MERGE (ep)-[:DECLARED {attr: a.attr}]->(e)
 }
 RETURN count(*) AS rows

@@ -385,10 +385,16 @@ def _declare(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], resolved: dict[i
     `TemporalGraph.upsert_entity`, stays undeclared: an episode that repeats it did not give it), the aliases it gives
     other than the entity's name, and, when it was not by id, its external ids, email and domain; and its summary.
     `entities/declare_batch` links only what the entity has (an alias another entity owns, another email than the
-    entity's, is not declared for it). A summary this write replaced loses the declarations of the old text (also when
+    entity's, is not declared for it), and an email, domain or summary only when this write set it or an episode
+    declared it before (one written without an episode stays undeclared, as its name does). A summary this write replaced loses the declarations of the old text (also when
     the write has no episode), and only the text the entity ends up with is declared (two references of one batch may
     give two). One query, none when nothing is declared or reset."""
     final = {eid: r["summary"] for eid, r in enrich.items() if r["summary"] is not None}
+    # what this write set (an entity it created: all it has): only a value set by an episode, now or before, is one
+    # an episode declares; one written without an episode stays undeclared when an episode repeats it
+    fresh = {eid: ["email", "domain", "summary"] if eid in created else
+             [k for k in ("email", "domain", "summary") if enrich.get(eid, {}).get(k) is not None]
+             for eid in set(resolved.values())}
     rows: dict[tuple[str, str], dict] = {}
     for i, eps in sources.items():
         ref, eid = refs[i], resolved[i]
@@ -404,7 +410,8 @@ def _declare(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], resolved: dict[i
             continue
         for ep in sorted(eps):
             row = rows.setdefault((eid, ep), {"entity_id": eid, "episode_id": ep, "alias_keys": [], "name": False,
-                                              "created": eid in created, "external_keys": [], "email": None,
+                                              "created": eid in created, "fresh": fresh[eid],
+                                              "external_keys": [], "email": None,
                                               "domain": None, "summary": None})
             row["name"] = row["name"] or named
             row["alias_keys"] += [k for k in keys if k not in row["alias_keys"]]
