@@ -4,6 +4,7 @@ rejecting their memories. Data is written through the ingest service."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from functools import partial
 
 from graphmem.models import EntityRef, EpisodeIn, FactIn
 
@@ -200,23 +201,29 @@ def test_receipts_and_their_openapi_examples_list_every_kind(services, client_fo
     assert list(sweep["totals"]) == list(sweep["tenants"]["acme"]["counts"]) == sorted(SWEEP_KINDS)
 
 
+def _http_episode(agent, text, user, session):
+    """A user's episode written over HTTP; its id."""
+    r = agent.post("/v1/episodes", json={"content": text, "occurred_at": T0.isoformat(), "user_id": user,
+                                         "session_id": session, "role": "user"})
+    assert r.status_code == 201, r.text
+    return r.json()["episode"]["id"]
+
+
+def _http_fact(agent, subject, ep, predicate, **kw):
+    """One fact written over HTTP from episode `ep`; its id."""
+    r = agent.post("/v1/facts", json={"facts": [{"subject": subject, "predicate": predicate, "episode_id": ep,
+                                                  **kw}]})
+    assert r.status_code == 200, r.text
+    return r.json()["outcomes"][0]["fact_id"]
+
+
 def test_forget_strips_what_only_the_erased_user_said_of_a_kept_contact(client_for, tenant):
     """A CRM episode creates contact Dana Reyes (external id email:dana@corp.com); another user's chat calls her DR
     and gives her personal mail. Forgetting that user keeps Dana (the CRM's fact still uses her) but strips the alias
     and the identifiers only the chat gave: her entity no longer has them and a search no longer finds her by them."""
     agent = client_for(tenant, "agent")
-
-    def episode(text, user, session):
-        r = agent.post("/v1/episodes", json={"content": text, "occurred_at": T0.isoformat(), "user_id": user,
-                                             "session_id": session, "role": "user"})
-        assert r.status_code == 201, r.text
-        return r.json()["episode"]["id"]
-
-    def assert_fact(subject, ep, predicate, **kw):
-        r = agent.post("/v1/facts", json={"facts": [{"subject": subject, "predicate": predicate, "episode_id": ep,
-                                                      **kw}]})
-        assert r.status_code == 200, r.text
-        return r.json()["outcomes"][0]["fact_id"]
+    episode = partial(_http_episode, agent)
+    assert_fact = partial(_http_fact, agent)
 
     crm = episode("CRM: contact Dana Reyes, Acme", "crm", "crm-sync")
     chat = episode("Dana, aka DR, her personal mail is dana.home@gmail.com", "u5", "s5")
@@ -245,18 +252,8 @@ def test_forget_renames_a_contact_only_the_erased_user_named(client_for, tenant)
     Reyes" with that mail and says she works at Acme. Forgetting u6 renames her "Dana Reyes" (the receipt counts
     it), rewrites the CRM fact's generated statement, and a search for the nickname finds nothing."""
     agent = client_for(tenant, "agent")
-
-    def episode(text, user, session):
-        r = agent.post("/v1/episodes", json={"content": text, "occurred_at": T0.isoformat(), "user_id": user,
-                                             "session_id": session, "role": "user"})
-        assert r.status_code == 201, r.text
-        return r.json()["episode"]["id"]
-
-    def assert_fact(subject, ep, predicate, **kw):
-        r = agent.post("/v1/facts", json={"facts": [{"subject": subject, "predicate": predicate, "episode_id": ep,
-                                                      **kw}]})
-        assert r.status_code == 200, r.text
-        return r.json()["outcomes"][0]["fact_id"]
+    episode = partial(_http_episode, agent)
+    assert_fact = partial(_http_fact, agent)
 
     chat = episode("my boss Dee Dee Boss is CFO", "u6", "s6")
     assert_fact({"kind": "Person", "name": "Dee Dee Boss", "email": "dana@corp.com"}, chat, "HAS_TITLE", value="CFO")
