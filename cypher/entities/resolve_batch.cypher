@@ -43,12 +43,9 @@ CALL (r) {
 // missed when a concurrent writer committed it between them (each subquery reads what is committed when it runs)
 WITH r, by_name, namesakes, could_be,
      [x IN [by_email.id, by_domain.id, named_identified.id] + external_ids WHERE x IS NOT NULL] AS identified,
+     // the name's owner, unless it is somebody else (not in could_be)
      coalesce(by_email, by_external, by_domain, named_identified,
-     CASE WHEN by_name IS NOT NULL AND NOT coalesce(r.email <> by_name.email, false)
-               AND NOT coalesce(r.domain <> by_name.domain, false)
-               AND NOT any(x IN by_name.external_ids WHERE x CONTAINS ':'
-                           AND left(x, size(x) - size(last(split(x, ':'))) - 1) IN r.systems)
-          THEN by_name END) AS m
+              CASE WHEN by_name.id IN could_be THEN by_name END) AS m
 RETURN collect({idx: r.idx, named: by_name IS NOT NULL,
                 match: m {.id, .kind, .name, .email, .domain, .aliases, .external_ids, .summary},
                 namesakes: CASE WHEN size(namesakes) > 1 THEN namesakes END,
