@@ -193,6 +193,44 @@ def test_idempotency_key_makes_a_retry_harmless(client_for, tenant):
     assert first.json()["fact_ids"] == [one["outcomes"][0]["fact_id"]]
 
 
+def test_idempotency_key_holds_for_writes_that_name_their_episode(client_for, tenant):
+    """helper-found: with every fact naming its episode the key was ignored, so the same key with another body
+    answered "superseded" and replaced the title; correct and retract with an episode_id did the same."""
+    c = client_for(tenant)
+    r = c.post("/v1/episodes", json={"kind": "message", "role": "user", "content": "Vera is our CFO.",
+                                     "occurred_at": "2024-05-01T09:00:00Z", "idempotency_key": "vera-1"})
+    ep = r.json()["episode"]["id"]
+    vera = {"kind": "Person", "name": "Vera Holm", "email": "vera@holm.se"}
+    cfo = {"subject": vera, "predicate": "HAS_TITLE", "value": "CFO", "episode_id": ep}
+    key = {"Idempotency-Key": uuid.uuid4().hex}
+    one = _assert(c, cfo, **key)
+    assert one["episode_id"] is None and one["outcomes"][0]["action"] == "created"   # provenance: the episode named
+    assert _assert(c, cfo, **key) == one
+    r = c.post("/v1/facts", json={"facts": [{**cfo, "value": "Intern"}]}, headers=key)
+    assert r.status_code == 422 and r.json()["field"] == "Idempotency-Key", r.text
+    fact = one["outcomes"][0]["fact_id"]
+    subject = c.get(f"/v1/facts/{fact}").json()["subject_id"]
+    assert [f["value"] for f in c.get("/v1/facts", params={"entity_id": subject}).json()["items"]] == ["CFO"]
+    assert [p["episode_id"] for p in c.get(f"/v1/facts/{fact}/provenance").json()["items"]] == [ep]
+
+    fix = {"Idempotency-Key": uuid.uuid4().hex}
+    first = c.post(f"/v1/facts/{fact}/correct", json={"value": "CEO", "episode_id": ep}, headers=fix)
+    assert first.status_code == 200, first.text
+    assert c.post(f"/v1/facts/{fact}/correct", json={"value": "CEO", "episode_id": ep}, headers=fix).json() \
+        == first.json()
+    r = c.post(f"/v1/facts/{fact}/correct", json={"value": "COO", "episode_id": ep}, headers=fix)
+    assert r.status_code == 422 and r.json()["field"] == "Idempotency-Key", r.text
+    drop = {"Idempotency-Key": uuid.uuid4().hex}
+    gone = c.post("/v1/facts/retract", json={"subject_id": subject, "predicate": "HAS_TITLE", "episode_id": ep},
+                  headers=drop)
+    assert gone.status_code == 200 and gone.json() == {"fact_ids": [first.json()["fact_id"]], "episode_id": ep}
+    r = c.post("/v1/facts/retract", json={"subject_id": subject, "predicate": "WORKS_AT", "episode_id": ep},
+               headers=drop)
+    assert r.status_code == 422 and r.json()["field"] == "Idempotency-Key", r.text
+    assert [(f["value"], f["status"]) for f in c.get("/v1/facts", params={"entity_id": subject, "include_superseded":
+            True}).json()["items"]] == [("CEO", "retracted")], "nothing after the first correction and retraction"
+
+
 def test_bad_facts_name_the_field_and_write_nothing(client_for, tenant, db):
     c = client_for(tenant)
     keys_only = tenant_node_count(db, tenant)  # the API key node and the audit record of its creation

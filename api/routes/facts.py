@@ -4,7 +4,8 @@ correct and retract. The tenant is the API key's.
 Every write carries provenance. A fact sent without an `episode_id` gets one: the call itself is recorded as an
 episode of kind "event" (through the ingest service, like every other episode) and its id becomes the facts'
 provenance. An `Idempotency-Key` header makes that episode, and so the whole call, safe to retry
-(`api.idempotency`).
+(`api.idempotency`); sent with writes that name their own episodes, the call is recorded all the same, only to
+replay its answer and refuse the key with another body (the facts' provenance stays the episodes named).
 """
 from __future__ import annotations
 
@@ -101,7 +102,8 @@ class Retracted(BaseModel):
 def assert_facts(body: FactsAssert, who: Writer, services: ServicesDep,
                  idempotency_key: IdempotencyKey = None) -> FactsAsserted:
     facts = body.facts
-    if all(f.episode_id for f in facts):
+    own = all(f.episode_id for f in facts)
+    if own and idempotency_key is None:
         return FactsAsserted(outcomes=services.ingest.assert_facts(who.tenant_id, facts), episode_id=None)
     ontology = services.graph.ontology(who.tenant_id)
     for i, f in enumerate(facts):  # an unknown predicate fails before the call is recorded
@@ -111,7 +113,7 @@ def assert_facts(body: FactsAssert, who: Writer, services: ServicesDep,
             return FactsAsserted.model_validate_json(call.kept)
         facts = [f if f.episode_id else f.model_copy(update={"episode_id": call.episode_id}) for f in facts]
         answer = FactsAsserted(outcomes=services.ingest.assert_facts(who.tenant_id, facts),
-                               episode_id=call.episode_id)
+                               episode_id=None if own else call.episode_id)
         call.keep(answer)
         return answer
 
@@ -161,14 +163,17 @@ def fact_provenance(fact_id: str, who: Reader, services: ServicesDep, page: Page
 def correct_fact(fact_id: str, body: FactCorrection, who: Writer, services: ServicesDep,
                  idempotency_key: IdempotencyKey = None) -> AssertOutcome:
     services.graph.get_fact(who.tenant_id, fact_id)  # 404 before anything is recorded
-    if body.episode_id:
-        return services.graph.correct(who.tenant_id, fact_id, body.episode_id, value=body.value, object=body.object)
+
+    def correct(episode_id: str) -> AssertOutcome:
+        return services.graph.correct(who.tenant_id, fact_id, episode_id, value=body.value, object=body.object)
+    if body.episode_id and idempotency_key is None:
+        return correct(body.episode_id)
     with recorded_call(services, who, f"POST /v1/facts/{fact_id}/correct", body, idempotency_key) as call:
         if call.kept:
             return AssertOutcome.model_validate_json(call.kept)
-        done = services.graph.corrected_by(who.tenant_id, fact_id, call.episode_id) if call.replayed else None
-        answer = done or services.graph.correct(who.tenant_id, fact_id, call.episode_id, value=body.value,
-                                                object=body.object)
+        episode_id = body.episode_id or call.episode_id
+        done = services.graph.corrected_by(who.tenant_id, fact_id, episode_id) if call.replayed else None
+        answer = done or correct(episode_id)
         call.keep(answer)
         return answer
 
@@ -185,12 +190,13 @@ def retract_facts(body: FactRetraction, who: Writer, services: ServicesDep,
         ids = services.graph.retract(who.tenant_id, body.subject_id, body.predicate, episode_id, at=body.at,
                                      object_id=body.object_id, value=body.value)
         return Retracted(fact_ids=ids, episode_id=episode_id)
-    if body.episode_id:
+    if body.episode_id and idempotency_key is None:
         return retract(body.episode_id)
     with recorded_call(services, who, "POST /v1/facts/retract", body, idempotency_key) as call:
         if call.kept:
             return Retracted.model_validate_json(call.kept)
-        done = services.graph.retracted_by(who.tenant_id, call.episode_id) if call.replayed else []
-        answer = Retracted(fact_ids=done, episode_id=call.episode_id) if done else retract(call.episode_id)
+        episode_id = body.episode_id or call.episode_id
+        done = services.graph.retracted_by(who.tenant_id, episode_id) if call.replayed else []
+        answer = Retracted(fact_ids=done, episode_id=episode_id) if done else retract(episode_id)
         call.keep(answer)
         return answer
