@@ -309,8 +309,10 @@ def test_forgetting_an_episode_relinks_next_and_drops_its_summaries_and_pins(gov
                CREATE (s3:Summary {tenant_id: $t, id: $s3, session_id: 's1', rev: 1, text: 'turn 2 only'})
                CREATE (s1)-[:COVERS]->(e0), (s1)-[:COVERS]->(e1), (s2)-[:COVERS]->(e2), (s2)-[:REVISES]->(s1),
                       (s3)-[:COVERS]->(e2)
-               CREATE (:Pin {tenant_id: $t, id: $p1, session_id: 's1', key: 'order_id', value: 'A-1', set_by: $e1})
-               CREATE (:Pin {tenant_id: $t, id: $p2, session_id: 's1', key: 'currency', value: 'EUR', set_by: $e2})""",
+               CREATE (:Pin {tenant_id: $t, id: $p1, session_id: 's1', key: 'order_id', value: 'A-1', set_by: $e1,
+                             version: 3})
+               CREATE (:Pin {tenant_id: $t, id: $p2, session_id: 's1', key: 'currency', value: 'EUR', set_by: $e2,
+                             version: 1})""",
         t=tenant, e0=ids[0], e1=ids[1], e2=ids[2], s1=uniq("s"), s2=uniq("s"), s3=uniq("s"), p1=uniq("p"),
         p2=uniq("p"))
 
@@ -321,6 +323,9 @@ def test_forgetting_an_episode_relinks_next_and_drops_its_summaries_and_pins(gov
     assert chain == [{"ids": [ids[0], ids[2], ids[3]]}]
     assert [r["text"] for r in raw(db, "MATCH (s:Summary {tenant_id: $t}) RETURN s.text AS text", t=tenant)] == ["turn 2 only"]
     assert [r["k"] for r in raw(db, "MATCH (p:Pin {tenant_id: $t}) RETURN p.key AS k", t=tenant)] == ["currency"]
+    # the session lives on: a pin created again under the key continues its versions (a stale writer gets a 409)
+    assert raw(db, "MATCH (s:Session {tenant_id: $t, id: 's1'}) RETURN s.retired_pin_versions AS r",
+               t=tenant) == [{"r": ["order_id:3"]}]
 
 
 def test_forget_a_session_and_a_fact(gov, graph, db, tenant):

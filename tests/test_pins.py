@@ -157,6 +157,28 @@ def test_a_pin_deleted_while_another_write_waits_for_it(ctx, tenant, other):
         assert kinds in (["Conflict", "NoneType"], ["NoneType", "NotFound"], ["Conflict", "Pin"]), kinds
 
 
+def test_a_pin_created_again_continues_its_versions(ctx, tenant):
+    """helper-found: a pin deleted and created again started at version 1 again, so a writer that had read the
+    deleted pin at version 1 overwrote the new one (ABA) instead of getting its 409."""
+    sid = _session(ctx, tenant)
+    ctx.pins.put(tenant, sid, "refund_amount", AmountValue(value=Decimal("50")), None)          # agent A reads v1
+    ctx.pins.delete(tenant, sid, "refund_amount", 1)                                            # agent B
+    again, created = ctx.pins.put(tenant, sid, "refund_amount", AmountValue(value=Decimal("5000")), None)
+    assert created and again.version == 2
+    with pytest.raises(Conflict) as err:
+        ctx.pins.put(tenant, sid, "refund_amount", AmountValue(value=Decimal("55")), 1)          # A's stale write
+    assert err.value.field == "version" and "version 2" in err.value.detail
+    assert ctx.pins.get(tenant, sid, "refund_amount").value.value == Decimal("5000")
+    ctx.pins.delete(tenant, sid, "refund_amount", 2)
+    assert ctx.pins.add_candidates(tenant, sid, [("refund_amount", AmountValue(value=Decimal("7")), None)]) \
+        == ["refund_amount"]
+    assert ctx.pins.get(tenant, sid, "refund_amount").version == 3                              # a candidate too
+    # another key, and the same key in another session, still start at 1
+    assert ctx.pins.put(tenant, sid, "refund", AmountValue(value=Decimal("1")), None)[0].version == 1
+    other = _session(ctx, tenant, "s2")
+    assert ctx.pins.put(tenant, other, "refund_amount", AmountValue(value=Decimal("1")), None)[0].version == 1
+
+
 def test_candidates_never_overwrite_a_pin(ctx, tenant):
     sid = _session(ctx, tenant)
     ctx.pins.put(tenant, sid, "order_id", OrderIdValue(value="A-10293"), None)

@@ -1,4 +1,9 @@
-// Create a pin (version 1). A concurrent create of the same key fails on the (tenant_id, session_id, key) constraint.
+// Create a pin: version 1, or one past the version of the last pin deleted under the key in this session
+// (retired_pin_versions, cypher pins/delete), so that a write that read the deleted pin is stale against this one.
+// A concurrent create of the same key fails on the (tenant_id, session_id, key) constraint.
+OPTIONAL MATCH (s:Session {tenant_id: $tenant_id, id: $session_id})
+WITH [r IN coalesce(s.retired_pin_versions, []) WHERE r STARTS WITH $key + ':' |
+      toInteger(substring(r, size($key) + 1))] AS retired
 CREATE (p:Pin {tenant_id: $tenant_id, session_id: $session_id, key: $key})
-SET p += $props, p.version = 1, p.created_at = $now, p.updated_at = $now
+SET p += $props, p.version = coalesce(retired[0], 0) + 1, p.created_at = $now, p.updated_at = $now
 RETURN p {.*} AS pin

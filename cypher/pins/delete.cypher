@@ -1,9 +1,12 @@
 // Delete a locked pin (the caller checked the expected version under the lock). What it held is remembered on the
 // session as dismissed ($dismissed: "<value_type>:<value>" strings, graphmem.context.pins.value_keys: a human
 // gate's approval id too), so compaction never proposes it again as a candidate (a pin the agent deleted stays
-// deleted).
+// deleted). Its version is remembered too ($key:version in retired_pin_versions), so a pin created again under the key
+// continues its versions (cypher pins/create): a write that read the deleted pin gets its 409, never the new one.
 MATCH (p:Pin {tenant_id: $tenant_id, session_id: $session_id, key: $key})
 OPTIONAL MATCH (s:Session {tenant_id: $tenant_id, id: $session_id})
-SET s.dismissed_pins = coalesce(s.dismissed_pins, []) + [d IN $dismissed WHERE NOT d IN coalesce(s.dismissed_pins, [])]
+SET s.dismissed_pins = coalesce(s.dismissed_pins, []) + [d IN $dismissed WHERE NOT d IN coalesce(s.dismissed_pins, [])],
+    s.retired_pin_versions = [r IN coalesce(s.retired_pin_versions, []) WHERE NOT r STARTS WITH $key + ':'] +
+                             [$key + ':' + toString(p.version)]
 DETACH DELETE p
 RETURN count(*) AS deleted
