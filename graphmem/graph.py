@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable
 from datetime import datetime
 
-from graphmem.errors import InvalidInput, NotFound
+from graphmem.errors import Conflict, InvalidInput, NotFound
 from graphmem.indexer import Indexer
 from graphmem.models import (AssertOutcome, Entity, EntityRef, Episode, EpisodeIn, Fact, FactIn, Provenance,
                              blank, value_key)
@@ -28,6 +28,15 @@ WRITTEN = ("created", "superseded", "history")
 """Assertion outcomes that wrote a new fact (a `duplicate` names a fact already held)."""
 MAX_PREDICATES = 100
 """How many predicates a read may filter by (a search's `predicates` takes as many)."""
+
+
+def _meaning(p: Predicate) -> dict[str, object]:
+    """What of a predicate decides how its stored facts read: how many values hold at once, whether it holds both
+    ways, whether its object is a literal value, an entity or either, and the class that retention and a context
+    window's withholding read. Kinds, template and TTL govern only what is written next."""
+    entity_object = any(k != LITERAL for k in p.object_kinds)
+    return {"cardinality": p.cardinality, "symmetric": p.symmetric, "fact_class": p.fact_class,
+            "sensitivity": p.sensitivity, "object_kinds": (LITERAL in p.object_kinds, entity_object)}
 
 
 class TemporalGraph:
@@ -49,6 +58,11 @@ class TemporalGraph:
         """The shipped ontology extended with the tenant's own predicates and its fact-class TTL overrides."""
         require_tenant(tenant_id)
         return self._ontology_of(self.db.one("ontology/for_tenant", tenant_id=tenant_id))
+
+    @property
+    def shipped_ontology(self) -> Ontology:
+        """The ontology every tenant starts from (`Ontology.default`)."""
+        return self._base_ontology
 
     def known_predicates(self, tenant_id: str, predicates: list[str] | None, field: str,
                          indexed: bool = True, walkable: bool = False) -> list[str] | None:
@@ -81,9 +95,21 @@ class TemporalGraph:
         return onto
 
     def add_predicate(self, tenant_id: str, predicate: Predicate) -> Predicate:
-        """Extend the tenant's ontology with `predicate` (replacing a tenant predicate of the same name)."""
+        """Extend the tenant's ontology with `predicate` (replacing the tenant's or the shipped predicate of the same
+        name for this tenant). Raises `Conflict` naming the first field that would change what the tenant's stored
+        facts of the predicate mean (`_meaning`: cardinality, symmetric, fact_class, sensitivity, or a literal
+        object becoming an entity's or back) while any are stored: a multi-valued predicate made single-valued
+        would keep two current values, a literal one made an entity's would strand its values."""
         require_tenant(tenant_id)
-        self.db.execute("ontology/upsert_predicate", tenant_id=tenant_id, predicate=predicate.model_dump())
+        old = self.ontology(tenant_id).predicates.get(predicate.name)
+
+        def work(tx: Tx) -> None:
+            changed = [k for k, v in _meaning(predicate).items() if old is not None and _meaning(old)[k] != v]
+            if changed and tx.one("ontology/predicate_used", tenant_id=tenant_id, predicate=predicate.name)["used"]:
+                raise Conflict(f"{predicate.name} has stored facts, which its {changed[0]} decides how to read; "
+                               "define a new predicate instead", field=changed[0])
+            tx.run("ontology/upsert_predicate", tenant_id=tenant_id, predicate=predicate.model_dump())
+        self.db.write(work)
         return predicate
 
     # ---- episodes ---------------------------------------------------------------------------

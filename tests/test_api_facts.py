@@ -416,6 +416,48 @@ def test_ontology_predicates_per_tenant(client_for, tenant):
     assert analyst.get("/v1/ontology/predicates").status_code == 200
 
 
+def test_a_predicate_with_stored_facts_keeps_what_they_mean(client_for, tenant):
+    """helper-found: a multi-valued predicate redefined as single-valued kept two current values for good, a
+    literal one redefined as an entity's stranded its values (retract by value: 422), and any agent key replaced
+    the shipped WORKS_AT for the whole tenant."""
+    c, admin = client_for(tenant), client_for(tenant, "admin")
+    tools = {"name": "USES_TOOL", "cardinality": "multi", "subject_kinds": ["Person"], "object_kinds": ["literal"],
+             "fact_class": "preference", "template": "{subject} uses {object}"}
+    assert c.post("/v1/ontology/predicates", json=tools).status_code == 201
+    assert c.post("/v1/ontology/predicates", json={**tools, "cardinality": "single"}).status_code == 201  # no facts yet
+    assert c.post("/v1/ontology/predicates", json=tools).status_code == 201
+    for tool, year in (("Slack", 2020), ("Jira", 2021)):
+        _assert(c, {"subject": DANA, "predicate": "USES_TOOL", "value": tool, "valid_from": f"{year}-01-01T00:00:00Z"})
+    for change, field in (({"cardinality": "single"}, "cardinality"), ({"object_kinds": ["Tool"]}, "object_kinds"),
+                          ({"object_kinds": ["literal", "Tool"]}, "object_kinds"),
+                          ({"fact_class": "health", "sensitivity": "health"}, "fact_class")):
+        r = admin.post("/v1/ontology/predicates", json={**tools, **change})
+        assert r.status_code == 409 and r.json()["field"] == field, (change, r.text)
+    # what only shapes the next writes may change
+    r = c.post("/v1/ontology/predicates", json={**tools, "template": "{subject} works with {object}",
+                                                "subject_kinds": ["Person", "Organization"], "ttl_days": 30})
+    assert r.status_code == 201, r.text
+    out = _assert(c, {"subject": DANA, "predicate": "USES_TOOL", "value": "Notion", "valid_from": "2022-01-01T00:00:00Z"})
+    dana = c.get(f"/v1/facts/{out['outcomes'][0]['fact_id']}").json()["subject_id"]
+    current = c.get("/v1/facts", params={"entity_id": dana, "predicate": "USES_TOOL"}).json()["items"]
+    assert sorted(f["value"] for f in current) == ["Jira", "Notion", "Slack"]
+    assert c.post("/v1/facts/retract", json={"subject_id": dana, "predicate": "USES_TOOL", "value": "Slack"}
+                  ).status_code == 200
+    # the shipped predicates: an agent may repeat one but not redefine it; an admin may while no fact needs it
+    works_at = next(p for p in c.get("/v1/ontology/predicates", params={"limit": 500}).json()["items"]
+                    if p["name"] == "WORKS_AT")
+    assert c.post("/v1/ontology/predicates", json=works_at).status_code == 201
+    r = c.post("/v1/ontology/predicates", json={**works_at, "cardinality": "multi"})
+    assert r.status_code == 403 and "admin" in r.json()["detail"], r.text
+    assert admin.post("/v1/ontology/predicates", json={**works_at, "template": "{subject} is with {object}"}
+                      ).status_code == 201
+    _assert(c, {"subject": DANA, "predicate": "WORKS_AT", "object": GLOBEX})
+    r = admin.post("/v1/ontology/predicates", json={**works_at, "cardinality": "multi"})
+    assert r.status_code == 409 and r.json()["field"] == "cardinality", r.text
+    assert next(p for p in c.get("/v1/ontology/predicates", params={"limit": 500}).json()["items"]
+                if p["name"] == "WORKS_AT")["cardinality"] == "single"
+
+
 def test_write_policy_rejects_a_secret_and_keeps_the_rest(client_for, tenant):
     c = client_for(tenant)
     secret = "sk-proj-" + "A1b2C3d4" * 5

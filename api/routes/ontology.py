@@ -1,7 +1,7 @@
 """Ontology routes: the tenant's predicates (the shipped CRM ontology plus its own) and adding a predicate."""
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, HTTPException
 from pydantic import ConfigDict, Field
 
 from api.deps import PageDep, Reader, ServicesDep, Writer
@@ -43,7 +43,12 @@ def list_predicates(who: Reader, services: ServicesDep, page: PageDep) -> Predic
              summary="Add (or replace) one of the tenant's predicates",
              openapi_extra={"requestBody": {"content": {"application/json": {"example": PREDICATE_EXAMPLE}}}})
 def add_predicate(body: PredicateIn, who: Writer, services: ServicesDep) -> Predicate:
-    classes = services.graph.ontology(who.tenant_id).class_ttl_days
+    ontology = services.graph.ontology(who.tenant_id)
+    current = ontology.predicates.get(body.name)
+    if (body.name in services.graph.shipped_ontology.predicates and who.role != "admin"
+            and (current is None or current.model_dump() != Predicate.model_validate(body.model_dump()).model_dump())):
+        raise HTTPException(403, f"{body.name} is a shipped predicate: redefining it for the tenant needs an admin key")
+    classes = ontology.class_ttl_days
     if body.fact_class not in classes:
         raise InvalidInput(f"unknown fact_class {body.fact_class!r}; known: {', '.join(sorted(classes))}",
                            field="fact_class")
