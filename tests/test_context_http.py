@@ -202,6 +202,64 @@ def test_concurrent_retries_of_a_turn_without_pins_all_get_its_answer(client_for
         assert receipts == 1
 
 
+def test_one_turn_key_with_other_bodies_at_once_names_the_turn_key(client_for, tenant):
+    """helper-found: tries of one turn key with other messages, sent at once, were refused naming
+    `episodes[0].idempotency_key` and a key the client never sent ('turn:<hash>:0'); one after the other the same
+    request named `idempotency_key`. One try writes its turn, each other one is a 422 naming the turn's key."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    for n in range(3):
+        sid = f"tab-clash{n}"
+        clients = [client_for(tenant) for _ in range(6)]
+        with ThreadPoolExecutor(len(clients)) as pool:
+            replies = list(pool.map(lambda ic: ic[1].post(f"/v1/sessions/{sid}/turns",
+                                                          json=turn("t-clash", f"message variant {ic[0]}")),
+                                    enumerate(clients)))
+        assert sorted(r.status_code for r in replies) == [201] + [422] * 5, [r.text for r in replies]
+        for r in replies:
+            if r.status_code == 422:
+                assert r.json()["field"] == "idempotency_key" and "turn:" not in r.json()["detail"], r.text
+        assert len(clients[0].get(f"/v1/sessions/{sid}/episodes").json()["items"]) == 1
+
+
+def test_a_pin_key_redefined_during_a_turn_is_the_race_409_never_a_half_written_422(client_for, tenant):
+    """helper-found: a turn whose pin key the tenant redefined between the turn's check and its pin write answered
+    a 422 though its episodes were stored (the docs: a 4xx other than the pin race's 409 stores nothing)."""
+    import threading
+    import uuid
+
+    c, admin = client_for(tenant), client_for(tenant)
+    stop = threading.Event()
+
+    def toggle():
+        i = 0
+        while not stop.is_set():
+            admin.put("/v1/pin-keys/tier", json={"type": "custom", "value_type": ("string", "integer")[i % 2]})
+            i += 1
+    toggler = threading.Thread(target=toggle)
+    toggler.start()
+    seen = []
+    try:
+        for n in range(40):
+            sid = f"tab-{uuid.uuid4().hex[:8]}"
+            r = c.post(f"/v1/sessions/{sid}/turns", json=turn("t", f"hello {n}", pins=[
+                {"key": "tier", "value": {"type": "custom", "value_type": "string", "value": "gold"}}]))
+            if r.status_code == 201:   # a stored string pin blocks the redefinition: make room again
+                assert c.delete(f"/v1/sessions/{sid}/pins/tier", params={"version": 1}).status_code == 204
+            stored = c.get(f"/v1/sessions/{sid}/episodes")
+            held = stored.status_code == 200 and bool(stored.json()["items"])
+            seen.append((r.status_code, r.json().get("field"), held))
+    finally:
+        stop.set()
+        toggler.join()
+    for status, field, held in seen:
+        assert status in (201, 409, 422), seen
+        assert held == (status != 422), seen            # a 422 stored nothing; 201 and the race's 409 stored the turn
+        if status != 201:
+            assert field == "pins[0].value.type", seen
+    assert {s for s, _, _ in seen} >= {201, 422}, seen   # both sides of the race were met
+
+
 def test_concurrent_retries_of_a_turn_that_deletes_a_pin_all_get_its_answer(client_for, tenant):
     """Tries of one turn that deletes a pin, sent at once: all pass the pin check, one deletes the pin, and the
     others replay its answer (they answered 404 "no pin", the pin being gone by their write)."""

@@ -19,6 +19,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -223,6 +224,17 @@ class ContextService:
             if (seen := self._replay(tenant_id, session_id, turn)) is not None:
                 return seen
             raise
+        except InvalidInput as exc:
+            # a concurrent try of this key with other episodes stored its own first, under the keys derived from
+            # the turn's (`_episodes`): the clash is the turn key's, not a key the caller never sent
+            index = re.fullmatch(r"episodes\[(\d+)\]\.idempotency_key", exc.field or "")
+            if index is None or turn.episodes[int(index[1])].idempotency_key is not None:
+                raise
+            if (seen := self._replay(tenant_id, session_id, turn)) is not None:
+                return seen
+            raise InvalidInput(f"idempotency_key {turn.idempotency_key!r} already names another turn of this "
+                               "session (other episodes, user or pin updates); use a new key for a new turn",
+                               field="idempotency_key") from None
 
     def _replay(self, tenant_id: str, session_id: str, turn: TurnIn) -> TurnResult | None:
         """The stored answer of the turn under `turn.idempotency_key` in the session, marked `replayed`, or None.
@@ -294,8 +306,15 @@ class ContextService:
                     versions[p.key] = None
                 else:
                     set_by = ids[p.episode_index if p.episode_index is not None else -1] if ids else None
-                    versions[p.key] = put_in(tx, tenant_id, session_id, p.key, p.value, p.expected_version, set_by,
-                                             field, f"pins[{i}].")[0].version
+                    try:
+                        versions[p.key] = put_in(tx, tenant_id, session_id, p.key, p.value, p.expected_version,
+                                                 set_by, field, f"pins[{i}].")[0].version
+                    except InvalidInput as exc:   # the tenant redefined the key since the check: the race's 409
+                        if exc.field != f"pins[{i}].value.type" or not ids:
+                            raise
+                        raise Conflict(f"{exc.detail} since this turn was checked; its episodes are stored: send "
+                                       "the turn again with the same idempotency_key and a value of that type",
+                                       field=exc.field) from None
             result = TurnResult(session_id=session_id, episode_ids=ids, created=[c for _, c in stored], pins=versions,
                                 compaction_scheduled=scheduled, window_reset=reset)
             receipt = tx.one("sessions/turn_put", tenant_id=tenant_id, session_id=session_id,
