@@ -134,8 +134,9 @@ class Settings(BaseSettings):
     bulk_batch_size: int = 1000
 
     # --- context: sessions, assembly, compaction (issue 5, graphmem/context/) ---------------------
-    session_ttl_s: float = Field(default=86_400.0, gt=0, description="Idle time after which a session's window "
-                                 "starts empty of its old turns (seconds).")
+    session_ttl_s: float = Field(default=86_400.0, gt=0, description="Idle time (since the session's last episode or "
+                                 "pin write; reading a window is not activity) after which its window starts empty of "
+                                 "its old turns (seconds).")
     context_latency_budget_s: float = Field(default=1.0, gt=0, description="Wall-clock budget for one window "
                                             "assembly (seconds); slower optional sources are cut off.")
     context_search_timeout_s: float = Field(default=0.3, gt=0, description="Per-source timeout for recall search "

@@ -179,6 +179,21 @@ def test_a_pin_created_again_continues_its_versions(ctx, tenant):
     assert ctx.pins.put(tenant, other, "refund_amount", AmountValue(value=Decimal("1")), None)[0].version == 1
 
 
+def test_a_pin_write_is_the_sessions_activity(ctx, tenant):
+    """helper-found: an agent writing only pins (a pins-only turn, PUT, DELETE) left `last_active_at` at the last
+    episode, so its window reset for idleness (and the session TTL would expire it) while it worked."""
+    sid = _session(ctx, tenant)
+    active = [ctx.sessions.get(tenant, sid).last_active_at]
+    for write in (lambda: ctx.pins.put(tenant, sid, "amount", AmountValue(value=Decimal("1")), None),
+                  lambda: ctx.pins.put(tenant, sid, "amount", AmountValue(value=Decimal("2")), 1),
+                  lambda: ctx.pins.delete(tenant, sid, "amount", 2)):
+        write()
+        active.append(ctx.sessions.get(tenant, sid).last_active_at)
+    assert active == sorted(set(active)), active   # each write moved it on
+    ctx.pins.add_candidates(tenant, sid, [("currency", CurrencyValue(value="USD"), None)])
+    assert ctx.sessions.get(tenant, sid).last_active_at == active[-1]   # compaction's candidates are not the agent
+
+
 def test_candidates_never_overwrite_a_pin(ctx, tenant):
     sid = _session(ctx, tenant)
     ctx.pins.put(tenant, sid, "order_id", OrderIdValue(value="A-10293"), None)

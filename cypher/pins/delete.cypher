@@ -3,10 +3,12 @@
 // gate's approval id too), so compaction never proposes it again as a candidate (a pin the agent deleted stays
 // deleted). Its version is remembered too ($key:version in retired_pin_versions), so a pin created again under the key
 // continues its versions (cypher pins/create): a write that read the deleted pin gets its 409, never the new one.
+// The session's activity, as pins/create.
 MATCH (p:Pin {tenant_id: $tenant_id, session_id: $session_id, key: $key})
 OPTIONAL MATCH (s:Session {tenant_id: $tenant_id, id: $session_id})
 SET s.dismissed_pins = coalesce(s.dismissed_pins, []) + [d IN $dismissed WHERE NOT d IN coalesce(s.dismissed_pins, [])],
     s.retired_pin_versions = [r IN coalesce(s.retired_pin_versions, []) WHERE NOT r STARTS WITH $key + ':'] +
-                             [$key + ':' + toString(p.version)]
+                             [$key + ':' + toString(p.version)],
+    s.last_active_at = $now
 DETACH DELETE p
 RETURN count(*) AS deleted

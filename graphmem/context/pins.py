@@ -484,7 +484,7 @@ def delete_in(tx: Tx, tenant_id: str, session_id: str, key: str, expected_versio
         raise NotFound(f"session {session_id!r} has no pin {key!r}", field=f"{prefix}key")
     if current.version != expected_version:
         raise Conflict(f"pin {key!r} is at version {current.version}, not {expected_version}", field=field)
-    tx.run("pins/delete", tenant_id=tenant_id, session_id=session_id, key=key,
+    tx.run("pins/delete", tenant_id=tenant_id, session_id=session_id, key=key, now=utcnow(),
            dismissed=sorted(f"{t}:{v}" for t, v in value_keys(current.value)))
 
 
