@@ -113,6 +113,12 @@ def may_supersede(new: Assertion, old: TimelineFact) -> str | None:
     return None
 
 
+SAME_START = ("the closed fact started at the same moment, so it now holds for no time (valid_to = valid_from) and "
+              "stays as history of what was said; if it was wrong rather than replaced, correct it instead")
+"""The reason of an outcome whose new value starts when the value it closes started: the later assertion wins,
+and the earlier one is kept as a zero-length interval (never true at any `as_of`, still in the history)."""
+
+
 def decide(timeline: list[TimelineFact], new: Assertion, single_valued: bool,
            supersede_links: set[tuple[str, str]], *, stated_end: bool = True) -> Decision:
     """Apply the rules to one assertion. `timeline` holds the believed (not corrected, not candidate) facts of
@@ -163,6 +169,8 @@ def decide(timeline: list[TimelineFact], new: Assertion, single_valued: bool,
     if prev_open:
         d.closes.append((prev.id, new.valid_from))
         d.supersedes.append((new.id, prev.id))
+        if prev.valid_from == new.valid_from:   # two values from one moment (a CRM's two changes with one time)
+            d.reason = SAME_START
         if later is not None and (later.id, prev.id) in supersede_links:
             d.unlinks.append((later.id, prev.id))
     if later is not None:

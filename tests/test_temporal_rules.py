@@ -7,6 +7,7 @@ import pytest
 
 from graphmem.errors import NotFound
 from graphmem.models import EntityRef, EpisodeIn, FactIn
+from graphmem.temporal import SAME_START
 
 UTC = timezone.utc
 
@@ -323,6 +324,9 @@ def test_values_starting_at_the_same_instant_leave_one_current(graph, tenant):
     supersedes the one before, so one is current, never two (a fact closed at its own start holds no instant)."""
     outs = [works_at(graph, tenant, org, d(2024)) for org in ("Alpha", "Beta", "Gamma")]
     assert [o.action for o in outs] == ["created", "superseded", "superseded"]
+    # the caller is told that the value closed now holds for no time (helper-found: nothing said so, and the API
+    # refuses such an interval as input)
+    assert [o.reason for o in outs] == [None, SAME_START, SAME_START]
     dana = graph.get_fact(tenant, outs[0].fact_id).subject_id
     current = graph.facts_about(tenant, dana, predicates=["WORKS_AT"])
     assert [f.id for f in current] == [outs[2].fact_id]
