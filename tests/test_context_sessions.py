@@ -241,3 +241,29 @@ def test_search_down_or_slow_still_gives_pins_and_tail(make_context, tenant, kin
     finally:
         if kind == "slow":
             recall.release.set()
+
+
+def test_the_window_gives_each_pins_version_for_the_next_turn(make_context, tenant):
+    """helper-found: the two-call loop could not update a pin, since the window named no version (an extra read
+    each time), and an agent's new pin under a key compaction had proposed first was a bare 409."""
+    from decimal import Decimal
+
+    from graphmem.context.pins import AmountValue
+
+    ctx = make_context()
+    ctx.append_turn(tenant, "loop", say("l1", "u1", "Refund order A-1 please", pins=[
+        PinUpdate(key="order_id", value={"type": "order_id", "value": "A-1"})]))
+    ctx.pins.add_candidates(tenant, "loop", [("amount", AmountValue(value=Decimal("12.50")), None)])
+    w = load(ctx, tenant, "loop")
+    assert w.pin_versions == {"order_id": 1, "amount": 1}
+    # the next turn updates the agent's pin at the version the window gave; its own "amount" is told of the candidate
+    with pytest.raises(Conflict) as err:
+        ctx.append_turn(tenant, "loop", say("l2", "u1", "It was 15 EUR", minute=1, pins=[
+            PinUpdate(key="amount", value={"type": "amount", "value": "15"})]))
+    assert err.value.field == "pins[0].expected_version" and "candidate" in err.value.detail
+    ctx.append_turn(tenant, "loop", say("l2", "u1", "It was 15 EUR, order A-2", minute=1, pins=[
+        PinUpdate(key="order_id", value={"type": "order_id", "value": "A-2"}, expected_version=w.pin_versions["order_id"]),
+        PinUpdate(key="amount", value={"type": "amount", "value": "15"}, expected_version=w.pin_versions["amount"])]))
+    after = {p.key: (p.version, p.status) for p in ctx.pins.list(tenant, "loop")}
+    assert after == {"order_id": (2, "active"), "amount": (2, "active")}
+    assert load(ctx, tenant, "loop").pin_versions == {"order_id": 2, "amount": 2}

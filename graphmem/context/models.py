@@ -120,6 +120,9 @@ class Window(BaseModel):
     window_reset_at: UtcDatetime | None = Field(default=None, description="when the session's window last started "
                                                 "afresh because the session passed its TTL")
     notes: list[str] = Field(default_factory=list)
+    pin_versions: dict[str, int] = Field(default_factory=dict, description=(
+        "the version of each of the session's pins as this window read them, candidates compaction proposed "
+        "included: the `expected_version` of the next turn's pin update, without reading the pin first"))
 
 
 class TurnEpisode(Spoken):

@@ -444,13 +444,17 @@ def check_definition(tx: Tx, tenant_id: str, key: str, value: PinValue, field: s
             raise InvalidInput(f"pin key {key!r} is defined by the tenant as {want}", field=field)
 
 
-def version_conflict(key: str, current: int | None, expected: int | None, field: str) -> Conflict:
+def version_conflict(key: str, current: int | None, expected: int | None, field: str,
+                     candidate: bool = False) -> Conflict:
     """The 409 of a pin write whose expected version (None or 0: a new pin) is not the pin's `current` one (None:
-    no such pin), naming `field`."""
+    no such pin), naming `field`. `candidate`: the pin is one compaction proposed, which the message says (an agent
+    writing a new pin under a key compaction took first is told how to take it)."""
     if current is None:
         return Conflict(f"pin {key!r} does not exist (expected version {expected})", field=field)
+    taken = (f"; it is a candidate compaction proposed: write expected_version {current} to confirm or replace it"
+             if candidate else "")
     return Conflict(f"pin {key!r} is at version {current}; this write expected "
-                    f"{expected or 'a new pin'}", field=field)
+                    f"{expected or 'a new pin'}{taken}", field=field)
 
 
 def put_in(tx: Tx, tenant_id: str, session_id: str, key: str, value: PinValue, expected_version: int | None,
@@ -471,7 +475,7 @@ def put_in(tx: Tx, tenant_id: str, session_id: str, key: str, value: PinValue, e
                            field=field) from exc
         return from_row(row["pin"]), True
     if expected_version is None or expected_version != current.version:
-        raise version_conflict(key, current.version, expected_version, field)
+        raise version_conflict(key, current.version, expected_version, field, current.status == "candidate")
     row = tx.one("pins/update", tenant_id=tenant_id, session_id=session_id, key=key, props=props, now=now)
     return from_row(row["pin"]), False
 
@@ -488,9 +492,10 @@ def delete_in(tx: Tx, tenant_id: str, session_id: str, key: str, expected_versio
            dismissed=sorted(f"{t}:{v}" for t, v in value_keys(current.value)))
 
 
-def pin_version_check(tx: Tx, tenant_id: str, session_id: str, key: str) -> int | None:
-    """The current version of a pin (None when absent, `graphmem.store.live`), read without locking (pre-checks)."""
+def pin_version_check(tx: Tx, tenant_id: str, session_id: str, key: str) -> tuple[int | None, bool]:
+    """The current version of a pin (None when absent, `graphmem.store.live`) and whether it is a candidate
+    compaction proposed, read without locking (pre-checks)."""
     row = tx.one("pins/get", tenant_id=tenant_id, session_id=session_id, key=key)
     pin = live(row["pin"], "version") if row else None
-    return pin["version"] if pin else None
+    return (pin["version"], pin.get("status") == "candidate") if pin else (None, False)
 

@@ -133,7 +133,7 @@ class ContextService:
                       exact_tokens=counter.exact, budget_tokens=req.budget_tokens, total_tokens=result.total_tokens,
                       tier_tokens=result.tier_tokens, text=result.text, pieces=result.pieces, dropped=result.dropped,
                       degraded=degraded, summary_rev=summary.rev if summary else None, window_reset_at=reset_at,
-                      notes=notes)
+                      notes=notes, pin_versions={p.key: p.version for p in state["pins"]})
 
     def _state(self, tenant_id: str, session_id: str) -> dict[str, Any]:
         """Session (None when unknown), pins, current summary and raw tail (newest first) in one auto-commit read
@@ -340,7 +340,7 @@ class ContextService:
             for i, p in enumerate(turn.pins):
                 if p.value is not None:
                     check_definition(tx, tenant_id, p.key, p.value, f"pins[{i}].value.type")
-                current = pin_version_check(tx, tenant_id, session_id, p.key)
+                current, candidate = pin_version_check(tx, tenant_id, session_id, p.key)
                 expected = p.expected_version or None  # 0 and None both mean "a new pin"
                 if p.delete and expected is None:   # as DELETE /v1/sessions/{id}/pins/{key} without a version
                     raise InvalidInput("a delete names the version it read (expected_version)",
@@ -348,7 +348,7 @@ class ContextService:
                 if p.delete and current is None:
                     raise NotFound(f"session {session_id!r} has no pin {p.key!r}", field=f"pins[{i}].key")
                 if current != expected:
-                    raise version_conflict(p.key, current, expected, f"pins[{i}].expected_version")
+                    raise version_conflict(p.key, current, expected, f"pins[{i}].expected_version", candidate)
         self.db.read(work)
 
     @staticmethod
