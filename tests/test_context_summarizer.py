@@ -174,3 +174,54 @@ def test_a_withdrawal_in_other_words_outlives_the_constraint():
         ep(2, "tool", "Order 5002 refund of 40 EUR approved, ticket 8812 escalated to manager 77.",
            kind="tool_result")], 60).text
     assert "calling my landline is fine now" in text, text
+
+
+def compacted(summarizer, turns, threshold=300, keep=100, max_tokens=600):
+    """The summary revisions a session of `turns` gets, compacted as the server does: after each turn whose raw
+    tail passes `threshold` tokens, every turn but the newest `keep` tokens of them (the newest one always) is
+    folded into a new revision, and once more at the end (a forced compaction)."""
+    count, tail, revisions = summarizer.counter.count, [], []
+
+    def fold():
+        kept, n = 0, 0
+        for e in reversed(tail):
+            if n and kept + count(e.content) > keep:
+                break
+            kept, n = kept + count(e.content), n + 1
+        if len(tail) > n:
+            revisions.append(summarizer.summarize("t", revisions[-1] if revisions else None, tail[:-n],
+                                                  max_tokens).text)
+            del tail[:-n]
+    for e in turns:
+        tail.append(e)
+        if sum(count(t.content) for t in tail) > threshold:
+            fold()
+    fold()
+    return revisions
+
+
+LOYAL = ("Hi there, I have been a loyal customer of your company for more than eleven years now and I have ordered "
+         "many things from you over that whole time including furniture and kitchen appliances and garden tools and "
+         "books and I am generally quite happy with the service that you provide to me and my family but never call "
+         "my landline because my elderly father answers it")
+
+
+def test_a_constraint_at_the_end_of_a_long_sentence_is_kept_in_every_revision():
+    """Found by a helper: a user's "... but never call my landline because my elderly father answers it" at the end
+    of one long sentence without a full stop was cut to its first 60 tokens, the constraint's words gone, and from
+    the third revision the cut line, no longer a constraint, was dropped. A constraint's line is cut to the words
+    around its cue, an ellipsis where words were left out, and said again later it is kept once."""
+    summarizer = ExtractiveSummarizer(TokenCounter.for_model("gpt-4o-mini"))
+    turns = [ep(0, "user", LOYAL)] + [
+        ep(i, "assistant" if i % 2 else "user",
+           f"Turn {i}: the tracking update for parcel {1000 + i} says it is in transit to the depot number {i}.")
+        for i in range(1, 30)]
+    revisions = compacted(summarizer, turns)
+    assert len(revisions) >= 4, revisions
+    for rev, text in enumerate(revisions):
+        line = next((x for x in text.splitlines() if "landline" in x), None)
+        assert line and line.startswith("- user: ... ") and \
+            line.endswith("but never call my landline because my elderly father answers it"), (rev, text)
+        assert summarizer.counter.count(line + "\n") <= 60, line
+    again = summarizer.summarize("t", revisions[-1], [ep(40, "user", LOYAL)], 600).text
+    assert again.count("never call my landline") == 1, again

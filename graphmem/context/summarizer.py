@@ -7,8 +7,10 @@ tokens. Neither can touch pins: they return text only.
 """
 from __future__ import annotations
 
+import bisect
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, get_args
@@ -55,6 +57,40 @@ and a summary said to cover the last hour held only its first minutes."""
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
+def excerpt(text: str, start: int, end: int, fits: Callable[[str], bool]) -> str | None:
+    """`text` (whitespace collapsed) if `fits` accepts it, else its characters `start:end` (a cue: a constraint's,
+    a request's words; `0, 0` for the start of `text`) widened by whole words, one after the cue then one before it
+    in turn, while `fits` accepts the result, with "... " before and " ..." after where words were left out: "...
+    and my family but never call my landline because my elderly father answers it". None when the cue alone does
+    not fit, or no word does. `fits` is called about once per word kept, so it may count tokens (a summary's line,
+    `ExtractiveSummarizer._cut`) or characters."""
+    whole = " ".join(text.split())
+    if fits(whole):
+        return whole
+    runs = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+    run_starts, run_ends = [a for a, _ in runs], [b for _, b in runs]
+
+    def render(a: int, b: int) -> str:
+        return ("... " if text[:a].strip() else "") + " ".join(text[a:b].split()) + (" ..." if text[b:].strip() else "")
+
+    a, b = start, end
+    if not fits(render(a, b)):
+        return None
+    grow_right = grow_left = True
+    while grow_right or grow_left:
+        if grow_right:   # to the end of the next word (of the word the cue ends inside, first)
+            i = bisect.bisect_right(run_ends, b)
+            grow_right = i < len(runs) and fits(render(a, run_ends[i]))
+            if grow_right:
+                b = run_ends[i]
+        if grow_left:    # to the start of the word before (of the word the cue starts inside, first)
+            i = bisect.bisect_left(run_starts, a) - 1
+            grow_left = i >= 0 and fits(render(run_starts[i], b))
+            if grow_left:
+                a = run_starts[i]
+    return render(a, b) if text[a:b].strip() else None
+
+
 @dataclass(frozen=True)
 class SummaryDraft:
     """A summarizer's output: the text, the model that wrote it, and why the fallback was used (if it was)."""
@@ -82,11 +118,13 @@ class ExtractiveSummarizer:
     any case, or no role), lines of the previous summary +2, scored again as the user's when they were: a
     constraint survives every revision), drops chatter (under 4 words without digits or a user's constraint or
     request: "Email only, please." stays) and exact repeats (repeated tool dumps, and sentences the previous
-    summary holds). It keeps the user's latest standing constraint (its withdrawal outlives the constraint it
-    withdraws), then the others (old and new, the newest first) in up to 1/`NEW_SHARE` of `max_tokens` (numbered
-    requests outscore them, and filled every revision until the constraint was gone), then the best lines of the
-    new turns in up to another 1/`NEW_SHARE`, then the best of all lines in what is left, and renders them in their
-    original order; equal scores go to the earlier line."""
+    summary holds, as said or as its line was cut). A line over `MAX_LINE_TOKENS` is cut to the words around the user's
+    constraint or request it holds (`_cut`), so it is one again when the next revision reads it. It keeps the
+    user's latest standing constraint (its withdrawal outlives the constraint it withdraws), then the others (old
+    and new, the newest first) in up to 1/`NEW_SHARE` of `max_tokens` (numbered requests outscore them, and filled
+    every revision until the constraint was gone), then the best lines of the new turns in up to another
+    1/`NEW_SHARE`, then the best of all lines in what is left, and renders them in their original order; equal
+    scores go to the earlier line."""
 
     model = EXTRACTIVE_MODEL
 
@@ -101,12 +139,12 @@ class ExtractiveSummarizer:
         for line in (previous or "").splitlines():
             line = line.strip().removeprefix("- ").strip()
             if line:   # "user: ..." lines keep what a user's words score (a constraint stays a constraint)
-                who, _, said = line.partition(": ")
+                who, sep, said = line.partition(": ")
                 said = said or line
                 user = _user(who)
                 if user and _CONSTRAINT.search(said):
                     standing.append(len(items))
-                items.append((self._score(said, user) + 2, pos, line))
+                items.append((self._score(said, user) + 2, pos, self._cut(who + sep if sep else "", said, user)))
                 seen.add(self._norm(said))   # a sentence repeated in later turns is kept once
                 pos += 1
         first_new = len(items)
@@ -116,12 +154,13 @@ class ExtractiveSummarizer:
                 sentence = " ".join(sentence.split())
                 if not sentence:
                     continue
-                line = f"{who}: {sentence}"
-                norm = self._norm(sentence)
-                if norm in seen or (len(sentence.split()) < 4 and not re.search(r"\d", sentence)
+                label = f"{who}: "
+                line = self._cut(label, sentence, user)
+                norms = {self._norm(sentence), self._norm(line[len(label):])}   # as said, and as its line was cut
+                if norms & seen or (len(sentence.split()) < 4 and not re.search(r"\d", sentence)
                                     and not (user and (_CONSTRAINT.search(sentence) or _REQUEST.search(sentence)))):
                     continue
-                seen.add(norm)
+                seen |= norms
                 if user and _CONSTRAINT.search(sentence):
                     standing.append(len(items))
                 items.append((self._score(sentence, user), pos, line))
@@ -138,21 +177,34 @@ class ExtractiveSummarizer:
               newest_first: bool = False) -> int:
         """Add `pool`'s lines not yet `chosen`, best score first (earlier line on ties), or the newest first (a
         constraint's latest word: "you can call my landline again" over the "never call me" it withdraws), while
-        the summary stays within `cap` tokens; a line over `MAX_LINE_TOKENS` is cut to it. Returns the tokens now
-        used."""
+        the summary stays within `cap` tokens. Returns the tokens now used."""
         order = (lambda i: -i[1]) if newest_first else (lambda i: (-i[0], i[1]))
         for score, position, line in sorted(pool, key=order):
             if position in chosen:
                 continue
             text = f"- {line}\n"
             tokens = self.counter.count(text)
-            if tokens > MAX_LINE_TOKENS:
-                text = self.counter.truncate(text.rstrip("\n"), MAX_LINE_TOKENS - 3).rstrip() + " ...\n"
-                tokens = self.counter.count(text)
             if used + tokens <= cap:
                 chosen[position] = text
                 used += tokens
         return used
+
+    def _cut(self, label: str, said: str, user: bool) -> str:
+        """The summary line `label` + `said` (label "user: ", "tool: " or "" for a line of another summary's;
+        rendered "- user: said\n") cut to at most `MAX_LINE_TOKENS` tokens by
+        `excerpt`: around a user's constraint or request (the first `_CONSTRAINT`, else `_REQUEST` match, so the
+        cut line is still one in the next revision), else the start of `said`; whole words, an ellipsis where
+        words were left out. A word longer than a line (a dump without spaces) is cut to its first tokens."""
+        def fits(text: str) -> bool:
+            return self.counter.count(f"- {label}{text}\n") <= MAX_LINE_TOKENS
+
+        cue = user and (_CONSTRAINT.search(said) or _REQUEST.search(said))
+        start, end = (cue.start(), cue.end()) if cue else (0, 0)
+        cut = excerpt(said, start, end, fits)
+        if cut is None:
+            head = ("... " if said[:start].strip() else "") + said[start:]
+            cut = self.counter.truncate(head, MAX_LINE_TOKENS - 6 - self.counter.count(label)).rstrip() + " ..."
+        return label + cut
 
     @staticmethod
     def _norm(text: str) -> str:
