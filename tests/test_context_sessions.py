@@ -267,3 +267,30 @@ def test_the_window_gives_each_pins_version_for_the_next_turn(make_context, tena
     after = {p.key: (p.version, p.status) for p in ctx.pins.list(tenant, "loop")}
     assert after == {"order_id": (2, "active"), "amount": (2, "active")}
     assert load(ctx, tenant, "loop").pin_versions == {"order_id": 2, "amount": 2}
+
+
+def test_a_users_standing_instructions_are_in_the_window_after_many_compactions(make_context, tenant):
+    """Found by a helper against a server compacting at 300 tokens (100 kept raw), without an LLM: after 39 turns of
+    order updates the window had lost "... but never call my landline because my elderly father answers it" (the end
+    of one long sentence), "Address me as Dr. Okafor." and "Only email me."; each revision of the summary keeps
+    them."""
+    ctx = make_context(compaction_threshold_tokens=300, compaction_keep_tokens=100)
+    sid = "standing"
+    ctx.append_turn(tenant, sid, say("c0", "u1", "Hi there, I have been a loyal customer of yours for more than eleven "
+                                     "years and I have ordered furniture and kitchen appliances and garden tools and "
+                                     "books from you over that whole time and I am generally quite happy with the "
+                                     "service you provide to me and my family but never call my landline because "
+                                     "my elderly father answers it"))
+    ctx.append_turn(tenant, sid, say("c1", "u1", "Address me as Dr. Okafor. Only email me.", minute=1))
+    for i in range(2, 41):
+        ctx.append_turn(tenant, sid, TurnIn(idempotency_key=f"k{i}", user_id="u1", episodes=[TurnEpisode(
+            role="tool" if i % 2 else "user", kind="tool_result" if i % 2 else "message",
+            occurred_at=T0 + timedelta(minutes=i),
+            content=f"Order {5000 + i} shipped, tracking number TRK{9000 + i}, amount {i}.50 EUR charged.")]))
+        ctx.wait_for_compaction(tenant, sid)
+    assert len(ctx.summaries.list(tenant, sid)) >= 3
+    w = load(ctx, tenant, sid, budget=4000)
+    summary = w.text.split("## Earlier in this session")[1]   # the raw turns come before it
+    for said in ("but never call my landline because my elderly father answers it", "Address me as Dr. Okafor.",
+                 "Only email me."):
+        assert said in summary, (said, w.text)

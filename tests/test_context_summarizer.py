@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+import pytest
+
 from graphmem.context.summarizer import ExtractiveSummarizer
 from graphmem.models import Episode
 from graphmem.tokens import TokenCounter
@@ -225,3 +227,48 @@ def test_a_constraint_at_the_end_of_a_long_sentence_is_kept_in_every_revision():
         assert summarizer.counter.count(line + "\n") <= 60, line
     again = summarizer.summarize("t", revisions[-1], [ep(40, "user", LOYAL)], 600).text
     assert again.count("never call my landline") == 1, again
+
+
+@pytest.mark.parametrize("instruction", [
+    "Only email me.", "Address me as Dr. Okafor.", "Keep all replies in French.", "My budget is capped, no upsells.",
+    "Email only, please.", "Never call my landline.", "Do not ship to my office.", "Text me instead of calling.",
+    "I'm allergic to peanuts.", "Use metric units from now on."])
+def test_a_standing_instruction_in_ordinary_words_outlives_39_turns_of_orders(instruction):
+    """Found by a helper (compaction at 300 tokens, 100 kept raw): "Only email me." (under 4 words) was dropped as
+    chatter, "Address me as Dr. Okafor." was split at "Dr." into two fragments, both dropped, and "Keep all replies
+    in French." and "My budget is capped, no upsells." were kept at the first revision but not recognised as
+    constraints, and lost from the third on, under lines of order numbers and amounts."""
+    summarizer = ExtractiveSummarizer(TokenCounter.for_model("gpt-4o-mini"))
+    turns = [ep(0, "user", instruction)] + [
+        ep(i, "tool" if i % 2 else "user",
+           f"Order {5000 + i} shipped, tracking number TRK{9000 + i}, amount {i}.50 EUR charged.",
+           kind="tool_result" if i % 2 else "message") for i in range(1, 40)]
+    revisions = compacted(summarizer, turns)
+    assert len(revisions) >= 4, revisions
+    for rev, text in enumerate(revisions):
+        assert f"- user: {instruction}\n" in text + "\n", (rev, text)
+
+
+@pytest.mark.parametrize("statement", [
+    "I keep getting the wrong parcel for order {o}.", "Only 2 of the 3 items in order {o} arrived.",
+    "Nobody would call me back about order {o}.", "Please call me back about order {o}.",
+    "Our budget meeting about order {o} moved to Friday.", "I checked the tracking page of order {o}, no luck.",
+    "The address on order {o} is my office.", "It was sent only to me, order {o}."])
+def test_plain_statements_in_the_words_of_instructions_do_not_push_out_a_constraint(statement):
+    """The words that make "Keep all replies in French", "Only email me", "Call me Sam", "My budget is capped" or
+    "no upsells" a standing instruction also make plain statements ("I keep getting ...", "Only 2 of the 3 items
+    ...", "Nobody would call me back ...", "Our budget meeting ...", "..., no luck."); read as constraints, with their
+    order numbers, they would fill the constraints' third of the summary and push out the real one."""
+    counter = TokenCounter.for_model("gpt-4")
+    summarizer = ExtractiveSummarizer(counter)
+    text = summarizer.summarize("t", None, [ep(0, "user", "Hi. Never call me on my landline, I only use email.")],
+                                600).text
+    n = 1
+    for rev in range(5):
+        turns = []
+        for _ in range(12):
+            o, n = 5000 + n, n + 2
+            turns += [ep(n - 1, "user", statement.format(o=o)),
+                      ep(n, "assistant", f"Refund of €{10 + n}.00 for order {o} approved under approval APR-{o}.")]
+        text = summarizer.summarize("t", text, turns, 600).text
+        assert "Never call me on my landline" in text and counter.count(text) <= 600, (rev, text)

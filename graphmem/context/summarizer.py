@@ -32,17 +32,28 @@ _KEEP = re.compile(r"\b(approv\w*|reject\w*|declin\w*|cancel\w*|refund\w*|escala
                    r"deadline|must|need\w*|want\w*|goal|order|amount|paid|charge\w*|deliver\w*|will|won't|"
                    r"asked|request\w*|policy|manager|obligation)\b", re.I)
 # A standing constraint or preference of the user ("never call me on my landline", "email only", "don't text me",
-# "I'd rather you emailed"), or its withdrawal ("you can call my landline again"): what the agent must keep honouring
-# long after the turn that said it (seed 000: keep constraints and goals). A "don't" or "only" of a plain statement
-# ("I don't know the tracking number", "I only received 2 of 3 items") is none: with a number it outscored the real
-# constraint and, in a support chat, pushed it out of the summary by the third revision.
+# "I'd rather you emailed", "Only email me", "Keep all replies in French", "Address me as Dr. Okafor", "Call me Sam",
+# "My budget is capped", "no upsells"), or its withdrawal ("you can call my landline again"): what the agent must
+# keep honouring long after the turn that said it (seed 000: keep constraints and goals). A "don't", "only", "keep",
+# "call me", "budget" or "no" of a plain statement ("I don't know the tracking number", "I only received 2 of 3
+# items", "I keep getting the wrong parcel", "Nobody would call me back", "Our budget meeting moved", "I checked
+# twice, no luck") is none: with a number it outscored the real constraint and, in a support chat, pushed it out of
+# the summary by the third revision. So "keep" and "call me" count at the start of a sentence (or after "please"),
+# "only" before a verb and "me" or "us", "budget" as "my budget is/of", and "no X" alone at the end of a clause
+# ("..., no upsells.", not "no luck", "no idea" or "no updates").
 _CONSTRAINT = re.compile(r"\b(never|always|must not|mustn['’`]?t|avoid\w*|prefer\w*|instead|allerg\w*|no longer|"
                          r"stop|under no circumstances|please no|no \w+ at all|any ?more|changed my mind|"
                          r"from now on|i(?:['’`]d| would) rather|i (?:don['’`]?t|do not) want|"
                          r"you (?:can|may) [^.!?]*\bagain|(?:is|are) (?:fine|ok|okay|alright) (?:now|again)|"
                          r"only (?:by|via|through|on|after|before|between|in the)|"
+                         r"only (?!to\b|for\b)\w+ (?:me|us)|(?:address|refer to) me as|"
+                         r"(?:my|our) (?:\w+ )?budget (?:is|of)|(?:within|under|over|above) (?:my|our) budget|"
                          r"\w+ only(?=\s*(?:[,.!;]|please|$)))\b"
-                         r"|(?:^|[,;:]\s*|\bplease\s+)(?:don['’`]?t|do not)\b", re.I)
+                         r"|(?:^|[,;:]\s*|\bplease\s+)(?:don['’`]?t|do not)\b"
+                         r"|(?:^|\bplease\s+)(?:keep\b|call me\b(?!\s+(?:back|later|when|if|once|about)\b))"
+                         r"|(?:^|[,;:]\s*)no (?!(?:idea|luck|worries|problem|problems|thanks|need|way|one|rush|news|"
+                         r"updates?|reply|replies|response|answer|change|clue|doubt|matter|word)\b)\w+(?:\s+please)?"
+                         r"(?=\s*(?:[.!;]|$))", re.I)
 # Words that make a user's sentence a request the agent has yet to act on ("Please cancel order 7777", "can you ship
 # it to my office"): an open obligation (seed 000), kept as a constraint is.
 _REQUEST = re.compile(r"\b(please|can you|could you|would you|i(?:['’`]d| would) like|i want|i need|make sure)\b",
@@ -54,7 +65,12 @@ NEW_SHARE = 3
 """A summary keeps up to 1/`NEW_SHARE` of its tokens for the best lines of the turns it newly covers, before the
 best of everything fills the rest: without it, lines of earlier revisions (+2 each) filled every later summary,
 and a summary said to cover the last hour held only its first minutes."""
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+ABBREVIATIONS = ("Dr", "Mr", "Mrs", "Ms", "St", "Prof", "e.g", "i.e")
+"""Abbreviations whose full stop ends no sentence ("Address me as Dr. Okafor." is one sentence, any case); "etc." ends
+one only before a capital letter ("pens, paper, etc. and ink" is one, "pens, etc. Then ..." two)."""
+_SENTENCE = re.compile("(?<=[.!?])" + "".join(rf"(?<!\b(?i:{re.escape(a)})\.)" for a in ABBREVIATIONS)
+                       + r"(?:(?<!\b(?i:etc)\.)|(?=\s+[A-Z]))\s+|\n+")
+"""Where a turn's text splits into sentences: whitespace after a sentence end, and line breaks."""
 
 
 def excerpt(text: str, start: int, end: int, fits: Callable[[str], bool]) -> str | None:
@@ -117,8 +133,9 @@ class ExtractiveSummarizer:
     tool dump's numbers), user turns +1 (the user is whoever `graphmem.models.role_source` says: "user", "human",
     any case, or no role), lines of the previous summary +2, scored again as the user's when they were: a
     constraint survives every revision), drops chatter (under 4 words without digits or a user's constraint or
-    request: "Email only, please." stays) and exact repeats (repeated tool dumps, and sentences the previous
-    summary holds, as said or as its line was cut). A line over `MAX_LINE_TOKENS` is cut to the words around the user's
+    request: "Email only, please." and "Only email me." stay) and exact repeats (repeated tool dumps, and sentences
+    the previous summary holds, as said or as its line was cut). Sentences end at ".", "!" or "?" and a line break,
+    not after `ABBREVIATIONS` ("Dr. Okafor"). A line over `MAX_LINE_TOKENS` is cut to the words around the user's
     constraint or request it holds (`_cut`), so it is one again when the next revision reads it. It keeps the
     user's latest standing constraint (its withdrawal outlives the constraint it withdraws), then the others (old
     and new, the newest first) in up to 1/`NEW_SHARE` of `max_tokens` (numbered requests outscore them, and filled
