@@ -565,3 +565,77 @@ def test_a_field_of_invisible_characters_is_missing_not_a_dead_job(make_services
     assert person, "the contact was not stored"
     facts = {f.predicate: f for f in s.graph.facts_about(tenant, person[0].id)}
     assert set(facts) == {"HAS_PHONE"}, facts
+
+
+def amounts(g, tenant, deal_name: str) -> list[tuple[str, str, str | None]]:
+    """The deal's DEAL_AMOUNT history: (value, valid_from date, valid_to date or None), oldest first."""
+    [deal] = g.find_entities(tenant, deal_name, "Deal")
+    fs = g.facts_about(tenant, deal.id, include_superseded=True, predicates=["DEAL_AMOUNT"])
+    return sorted((f.value, f.valid_from.date().isoformat(), f.valid_to and f.valid_to.date().isoformat()) for f in fs)
+
+
+def test_a_partial_change_of_amount_or_currency_keeps_the_other_half(make_services, tenant):
+    """`{amount} {currency}` from a record that gives one of them: the other comes from the value stored for the
+    deal at the change (it was dropped: the job was done with no fact and no refusal)."""
+    s = make_services()
+    eps = feed(s, tenant, [
+        {"object": "deal", "id": "d-1", "name": "Renewal", "stage": "qualified", "amount": "120000", "currency": "EUR",
+         "changed_at": "2023-02-01T00:00:00+00:00"},
+        {"object": "deal", "id": "d-1", "amount": "150000", "changed_at": "2023-03-01T00:00:00+00:00"},
+        {"object": "deal", "id": "d-1", "currency": "USD", "changed_at": "2023-04-01T00:00:00+00:00"},
+    ], "partial")
+    assert [s.ingest.job_status(tenant, e.id).facts_asserted for e in eps] == [2, 1, 1]
+    assert amounts(s.graph, tenant, "Renewal") == [("120000 EUR", "2023-02-01", "2023-03-01"),
+                                                   ("150000 EUR", "2023-03-01", "2023-04-01"),
+                                                   ("150000 USD", "2023-04-01", None)]
+    # replayed under a new key: the same value again, nothing new
+    feed(s, tenant, [{"object": "deal", "id": "d-1", "currency": "USD", "changed_at": "2023-04-01T00:00:00+00:00"}], "partial-again")
+    assert len(amounts(s.graph, tenant, "Renewal")) == 3
+    assert s.ingest.list_refusals(tenant) == []
+
+
+def test_a_partial_change_reads_an_earlier_record_of_its_own_episode(make_services, tenant):
+    s = make_services()
+    ep, _ = s.ingest.append_episodes(tenant, [EpisodeIn(kind="json", occurred_at=at("2023-02-01T00:00:00+00:00"),
+                                                        content=json.dumps([
+        {"object": "deal", "id": "d-2", "name": "Upsell", "amount": "9000", "currency": "GBP", "changed_at": "2023-02-01T00:00:00+00:00"},
+        {"object": "deal", "id": "d-2", "currency": "CHF", "changed_at": "2023-02-02T00:00:00+00:00"}]))])[0]
+    Worker(s, tenants=[tenant]).run(until_idle=True)
+    assert s.ingest.job_status(tenant, ep.id).status == "done"
+    assert amounts(s.graph, tenant, "Upsell") == [("9000 CHF", "2023-02-02", None),
+                                                  ("9000 GBP", "2023-02-01", "2023-02-02")]
+
+
+def test_a_partial_change_that_cannot_be_completed_is_refused_with_its_reason(make_services, tenant):
+    """No stored value to take the other half from, a later change already stored, or the other half set to null:
+    that fact alone is refused (`incomplete_value`, naming the fields, not the values); the record's other facts
+    are stored."""
+    s = make_services()
+    g = s.graph
+    feed(s, tenant, [
+        {"object": "deal", "id": "d-3", "name": "Pilot", "stage": "qualified", "changed_at": "2023-01-01T00:00:00+00:00"},
+        {"object": "deal", "id": "d-4", "name": "Expansion", "amount": "500", "currency": "EUR",
+         "changed_at": "2023-06-01T00:00:00+00:00"},
+    ], "refuse-0")
+    eps = feed(s, tenant, [
+        {"object": "deal", "id": "d-3", "amount": "700", "stage": "proposal", "changed_at": "2023-02-01T00:00:00+00:00"},
+        {"object": "deal", "id": "d-4", "amount": "900", "changed_at": "2023-07-01T00:00:00+00:00"},
+        {"object": "deal", "id": "d-4", "currency": None, "changed_at": "2023-08-01T00:00:00+00:00"},
+    ], "refuse-1")
+    # arrives after the July change: its currency as of May is known, the July value's may not be
+    late = feed(s, tenant, [{"object": "deal", "id": "d-4", "currency": "USD", "changed_at": "2023-06-15T00:00:00+00:00"}], "refuse-2")
+    jobs_ = [s.ingest.job_status(tenant, e.id) for e in eps + late]
+    assert [(j.facts_asserted, j.facts_refused) for j in jobs_] == [(1, 1), (1, 0), (0, 1), (0, 1)], jobs_
+    [pilot] = g.find_entities(tenant, "Pilot", "Deal")
+    assert [f.value for f in g.facts_about(tenant, pilot.id, predicates=["DEAL_STAGE"])] == ["proposal"]
+    assert amounts(g, tenant, "Pilot") == []
+    assert amounts(g, tenant, "Expansion") == [("500 EUR", "2023-06-01", "2023-07-01"), ("900 EUR", "2023-07-01", None)]
+    refused = sorted((r.episode_id, r.reason, r.field, r.predicate, r.detail) for r in s.ingest.list_refusals(tenant))
+    assert [r[:4] for r in refused] == sorted(
+        (e.id, "incomplete_value", f"extraction.facts[{i}].value", "DEAL_AMOUNT")
+        for e, i in [(eps[0], 1), (eps[2], 0), (late[0], 0)]), refused
+    details = {r[0]: r[4] for r in refused}
+    assert "no DEAL_AMOUNT value is stored" in details[eps[0].id] and "currency" in details[eps[0].id]
+    assert "currency to null" in details[eps[2].id]
+    assert "later change of DEAL_AMOUNT" in details[late[0].id]
+    assert not any(v in r[4] for r in refused for v in ("700", "USD", "500"))   # fields, never values

@@ -29,6 +29,13 @@ Rules enforced:
   entities) costs that fact only: the transaction is rolled back and written again without it, the fact recorded
   as an `unknown_entity` or `invalid_reference` refusal (`_refuse_alone`). A mapped record's own entity that cannot
   be resolved fails the job.
+- Partial values (`Extracted.partials`, a CRM record giving a deal's amount without its currency): just before the
+  fact is asserted (after the episode's earlier facts), its subject is resolved and locked and its `predicate`
+  facts are read; the value valid at the fact's `valid_from` gives the missing fields
+  (`graphmem.ingest.mapping.complete_value`). No value valid then, a value that does not read through the template
+  (or reads two ways), a missing field the record set to null, or a value of that subject starting after the change
+  (a later change was applied first; its own missing fields may have come from the value this one replaces) refuses
+  the fact alone as `incomplete_value`, with a detail naming the fields, never their values.
 - CRM null retractions (`Retraction.exclusive` False): the facts of (subject, predicate) valid at `r.at` are closed
   through `graphmem.store.facts.retract` (status "retracted", `valid_to` = `r.at`, the episode as provenance); when
   the nulled field named the subject, the retraction names the object and closes the facts of that predicate
@@ -51,7 +58,7 @@ from graphmem.errors import InvalidInput, NotFound
 from graphmem.ingest import jobs, refusals
 from graphmem.ingest.extract_llm import Extracted
 from graphmem.ingest.jobs import Claim
-from graphmem.ingest.mapping import Retraction
+from graphmem.ingest.mapping import Partial, Retraction, complete_value
 from graphmem.ingest.policy import PolicyRefusal, screen_entities, screen_facts
 from graphmem.models import AssertOutcome, EntityRef, FactIn
 from graphmem.ontology import Ontology
@@ -65,6 +72,13 @@ from graphmem.timeutil import utcnow
 
 class LeaseLost(Exception):
     """Another worker took the job over (this worker's lease expired); nothing was written."""
+
+
+class IncompleteValue(InvalidInput):
+    """A partial value (`graphmem.ingest.mapping.Partial`) that cannot be completed from the stored value; the fact
+    is refused alone as `incomplete_value` with this detail (fields and predicate, no values)."""
+
+    refusal = "incomplete_value"
 
 
 @dataclass
@@ -159,7 +173,7 @@ def _write(tx: Tx, claim: Claim, x: Extracted, screened: Screened, settings: Set
     outcomes: list[AssertOutcome] = []
     retracted, done_upto = 0, 0
     for k, (pos, _, r) in enumerate(gone):
-        outcomes += _assert(tx, tenant, todo, indexes, done_upto, pos, ontology, settings)
+        outcomes += _assert(tx, tenant, todo, indexes, done_upto, pos, ontology, settings, x.partials)
         done_upto = pos
         if not r.exclusive:
             p = ontology.predicates.get(r.predicate)
@@ -168,11 +182,11 @@ def _write(tx: Tx, claim: Claim, x: Extracted, screened: Screened, settings: Set
         # an exclusive fact (a deal's new owner): fit it among the object's other subjects, assert it,
         # then close the subjects it displaces
         todo[pos], displaced = _exclusive(tx, tenant, r, todo[pos], indexes[pos], settings)
-        outcomes += _assert(tx, tenant, todo, indexes, pos, pos + 1, ontology, settings)
+        outcomes += _assert(tx, tenant, todo, indexes, pos, pos + 1, ontology, settings, x.partials)
         done_upto = pos + 1
         if outcomes[-1].action != "rejected":   # a refused owner displaces nobody
             retracted += len(_displace(tx, tenant, r, todo[pos].object.id, displaced))
-    outcomes += _assert(tx, tenant, todo, indexes, done_upto, len(todo), ontology, settings)
+    outcomes += _assert(tx, tenant, todo, indexes, done_upto, len(todo), ontology, settings, x.partials)
     core = [_core_refusal(indexes[k], f, o) for k, (f, o) in enumerate(zip(todo, outcomes))
             if o.action == "rejected"]
     refusals.record_tx(tx, tenant, screened.refusals + core)
@@ -187,15 +201,60 @@ def _write(tx: Tx, claim: Claim, x: Extracted, screened: Screened, settings: Set
 
 
 def _assert(tx: Tx, tenant: str, todo: list[FactIn], indexes: list[int], start: int, end: int,
-            ontology: Ontology, settings: Settings) -> list[AssertOutcome]:
+            ontology: Ontology, settings: Settings, partials: dict[int, Partial] | None = None
+            ) -> list[AssertOutcome]:
     """Assert `todo[start:end]` (a slice of the job's facts, named in errors by `indexes`) in chunks of
-    `bulk_batch_size`; one `AssertOutcome` per fact (a self-reference comes back rejected, `_self_reference`)."""
+    `bulk_batch_size`; one `AssertOutcome` per fact (a self-reference comes back rejected, `_self_reference`). A
+    fact with a partial value (`partials`, by its index) is completed (`_complete`, `todo` updated in place) once the
+    facts before it are asserted, so it reads what they wrote."""
     out: list[AssertOutcome] = []
-    for i in range(start, end, settings.bulk_batch_size):
-        j = min(i + settings.bulk_batch_size, end)
+    partials = partials or {}
+    i = start
+    while i < end:
+        if indexes[i] in partials:
+            todo[i] = _complete(tx, tenant, todo[i], partials[indexes[i]], indexes[i], settings)
+            j = i + 1
+        else:
+            j = min(i + settings.bulk_batch_size, end)
+            j = next((k for k in range(i, j) if indexes[k] in partials), j)
         out += fact_store.assert_batch(tx, tenant, todo[i:j], ontology, settings, refuse_self_reference=True,
                                        fields=[f"extraction.facts[{indexes[k]}]" for k in range(i, j)])
+        i = j
     return out
+
+
+def _complete(tx: Tx, tenant: str, fact: FactIn, partial: Partial, index: int, settings: Settings) -> FactIn:
+    """`fact` (a mapped fact whose value the record gives only part of: `partial`) with its value completed from
+    the `fact.predicate` value its subject holds at `fact.valid_from`, and its subject named by id. Locks the subject
+    first (facts/lock_subjects), so concurrent changes of one value complete one after the other. Raises
+    `IncompleteValue` (field `extraction.facts[index].value`) when it cannot be completed: see the module docstring."""
+    field = f"extraction.facts[{index}].value"
+    p, at = fact.predicate.strip().upper(), fact.valid_from
+    given = ", ".join(partial.given) or "none of its fields"
+    missing = ", ".join(partial.missing)
+    if partial.cleared:
+        raise IncompleteValue(f"the record sets {', '.join(partial.cleared)} to null, which does not clear {p} "
+                              f"(template {partial.template!r}); it gives {given}", field=field)
+    [subject] = entity_store.resolve(tx, tenant, [fact.subject], settings, [f"extraction.facts[{index}].subject"],
+                                     namesakes="owner", episodes=[fact.episode_id])
+    tx.rows("facts/lock_subjects", tenant_id=tenant, ids=[subject.id])
+    held = [f for f in fact_store.about(tx, tenant, subject.id, include_superseded=True, predicates=[p])
+            if f.subject_id == subject.id and f.value is not None]
+    if any(f.valid_from > at for f in held):
+        raise IncompleteValue(f"the record changes {given} of {p} but not {missing}, and a later change of {p} is "
+                              f"already stored (it may have taken {missing} from the value this change replaces): "
+                              "send every field of the value", field=field)
+    then = [f for f in held if f.valid_from <= at and (f.valid_to is None or f.valid_to > at)]
+    if not then:
+        raise IncompleteValue(f"the record changes {given} of {p} but not {missing}, and no {p} value is stored for "
+                              f"the entity at the change to take {missing} from: send every field of the value",
+                              field=field)
+    values = {complete_value(partial, f.value) for f in then}
+    if None in values or len(values) != 1:
+        raise IncompleteValue(f"the record changes {given} of {p} but not {missing}, and the stored {p} value does "
+                              f"not read as {partial.template!r} in one way: send every field of the value",
+                              field=field)
+    return fact.model_copy(update={"subject": EntityRef(id=subject.id), "value": values.pop()})
 
 
 _FACT = re.compile(r"extraction\.facts\[(\d+)\]")
@@ -221,8 +280,9 @@ def _refuse_alone(screened: Screened, exc: InvalidInput | NotFound, episode_id: 
     screened.indexes.pop(k)
     screened.retractions = [(pos - (pos > k), i, r) for pos, i, r in screened.retractions
                             if not (r.exclusive and pos == k)]
-    code = "unknown_entity" if isinstance(exc, NotFound) else "invalid_reference"
-    screened.refusals.append(PolicyRefusal(code, exc.field, _DETAIL[code], episode_id, fact.predicate))
+    code = getattr(exc, "refusal", None) or ("unknown_entity" if isinstance(exc, NotFound) else "invalid_reference")
+    detail = exc.detail if isinstance(exc, IncompleteValue) else _DETAIL[code]   # its detail names fields only
+    screened.refusals.append(PolicyRefusal(code, exc.field, detail, episode_id, fact.predicate))
     return True
 
 

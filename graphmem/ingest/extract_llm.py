@@ -129,6 +129,7 @@ class Extracted:
     prompt_version: str | None = None
     retractions: list = field(default_factory=list)   # graphmem.ingest.mapping.Retraction (JSON mappings only)
     notes: list[str] = field(default_factory=list)    # recorded as the reason of a job that still completes
+    partials: dict = field(default_factory=dict)   # fact number -> graphmem.ingest.mapping.Partial (JSON mappings only)
 
 
 class LLMExtractor:

@@ -12,7 +12,14 @@ record is written. A related record named by its identifiers alone (a deal's `ow
 contact's `account_id` without `company`) is the entity stored under them (or the entity of a record of the same
 episode); when there is none, that fact alone is refused (`unknown_entity`, `graphmem.ingest.apply`) and the record's
 other facts are stored. A fact has a `predicate`, optionally a `subject` (default: the record's entity, "self"), and either an `object` (an entity template or "self") or a `value`
-template. Facts are `source = "system"`, confidence 1.0, valid from the record's `valid_from_field` (an ISO 8601
+template. A `value` template over several fields (a deal's `"{amount} {currency}"`) that a record gives only some
+of (`{"object": "deal", "id": "d-1", "amount": "150000"}`) is a partial change of that value: the mapping yields the
+fact with a placeholder value and a `Partial` (in `Mapped.partials`, by the fact's index); the worker completes it
+from the value the subject holds at the record's time (`complete_value`: the stored value read back through the
+template gives the missing fields), so "120000 EUR" becomes "150000 EUR". When that is impossible (no value valid
+then, one that does not read as the template or reads two ways, or a later change of the value already stored, whose
+missing fields may have come from the value this change replaces) the fact alone is refused (`incomplete_value`,
+`graphmem.ingest.apply`) and the record's other facts are stored. Facts are `source = "system"`, confidence 1.0, valid from the record's `valid_from_field` (an ISO 8601
 time with offset, or a date = midnight UTC; naive times are refused) or else the episode's `occurred_at`. Temporal rules (supersession, out-of-order history) are the
 core's: a changed title closes the old one.
 
@@ -114,14 +121,32 @@ class Retraction:
     exclusive: bool = False
 
 
+@dataclass(frozen=True)
+class Partial:
+    """A fact whose `value` template the record gives only some fields of (a partial change of a combined value).
+
+    `template` is the fact's value template, `given` the fields the record gives (rendered, non-blank), `missing`
+    the template's other fields, to be taken from the value stored for the subject at the fact's `valid_from`
+    (`complete_value`); `cleared`: the missing fields the record sets to null (which do not retract the fact, see
+    `retract_on_null`: the value cannot be completed, so the fact is refused). The fact itself carries a placeholder
+    value until then."""
+
+    template: str
+    given: dict[str, str]
+    missing: tuple[str, ...]
+    cleared: tuple[str, ...] = ()
+
+
 @dataclass
 class Mapped:
     """What a JSON episode maps to: the records' own entities (to create or enrich), the facts to assert and the
-    retractions to apply, each in record order."""
+    retractions to apply, each in record order; `partials`: the facts (by index in `facts`) whose value the record
+    gives only part of, to complete from the stored value before they are asserted."""
 
     entities: list[EntityRef] = field(default_factory=list)
     facts: list[FactIn] = field(default_factory=list)
     retractions: list[Retraction] = field(default_factory=list)
+    partials: dict[int, Partial] = field(default_factory=dict)
 
 
 def _fields(template: str | None) -> list[str]:
@@ -153,6 +178,65 @@ def _render(template: str, record: dict[str, Any]) -> str | None:
     return None if blank(out) else out
 
 
+def _partial(template: str, record: dict[str, Any]) -> Partial | None:
+    """The `Partial` of a value `template` that `record` gives some but not all fields of, or sets some of to null;
+    None when it gives none and nulls none (the record does not touch the value) or gives them all."""
+    fields = list(dict.fromkeys(_fields(template)))
+    given = {}
+    for f in fields:
+        v = record.get(f)
+        if v is not None and not (isinstance(v, str) and blank(v)):
+            given[f] = str(v).strip()
+    missing = tuple(f for f in fields if f not in given)
+    cleared = tuple(f for f in missing if f in record and record[f] is None)
+    if not (given or cleared) or not missing:
+        return None
+    return Partial(template, given, missing, cleared)
+
+
+def _pattern(template: str, greedy: bool) -> tuple[re.Pattern, list[str]]:
+    parts, names = [], []
+    for literal, fname, _, _ in _FMT.parse(template):
+        parts.append(re.escape(literal))
+        if fname:
+            parts.append("(.+)" if greedy else "(.+?)")
+            names.append(fname)
+    return re.compile("".join(parts), re.S), names
+
+
+def read_value(template: str, value: str) -> dict[str, str] | None:
+    """The fields of `template` that the stored `value` was rendered from ("120000 EUR" read through
+    "{amount} {currency}" is amount "120000", currency "EUR"); None when the value does not have the template's
+    shape, reads two ways ("1 000 EUR": amount "1" or "1 000"), or gives one field two values."""
+    out = []
+    for greedy in (False, True):
+        pattern, names = _pattern(template, greedy)
+        m = pattern.fullmatch(value.strip())
+        if m is None:
+            return None
+        got: dict[str, str] = {}
+        for n, v in zip(names, m.groups()):
+            if got.setdefault(n, v.strip()) != v.strip() or blank(v):
+                return None
+        out.append(got)
+    return out[0] if out[0] == out[1] else None
+
+
+def complete_value(partial: Partial, stored: str) -> str | None:
+    """`partial`'s value with its missing fields read from `stored` (the value its subject holds at the change);
+    None when `stored` cannot be read through the template (`read_value`)."""
+    got = read_value(partial.template, stored)
+    if got is None:
+        return None
+    return _render(partial.template, {**got, **partial.given})
+
+
+def placeholder(partial: Partial) -> str:
+    """The value a partial fact carries until it is completed: the template with the given fields filled in and the
+    missing ones as written ("150000 {currency}")."""
+    return _FMT.vformat(partial.template, (), {**{f: "{" + f + "}" for f in partial.missing}, **partial.given})
+
+
 def _entity(spec: dict[str, Any], record: dict[str, Any], *, nameless: bool = False) -> EntityRef | None:
     """The entity `spec` renders from `record`, None when its name's fields are missing. With `nameless`, a
     record without them still names the entity by its strong identifiers when it has any: a partial update
@@ -173,11 +257,11 @@ def _entity(spec: dict[str, Any], record: dict[str, Any], *, nameless: bool = Fa
 
 
 def map_record(mapping: Mapping, record: dict[str, Any], episode: Episode
-               ) -> tuple[EntityRef, list[FactIn], list[Retraction]]:
+               ) -> tuple[EntityRef, list[FactIn], list[Retraction], dict[int, Partial]]:
     """The record's own entity (to create or enrich even when no fact changes), the facts the record change
-    implies and the retractions its null fields and exclusive facts imply (either possibly empty; retractions have
-    `position` 0, except a displacement's, which is the index of its fact in the returned facts). Raises
-    `MappingError`."""
+    implies, the retractions its null fields and exclusive facts imply (either possibly empty; retractions have
+    `position` 0, except a displacement's, which is the index of its fact in the returned facts) and the partial
+    values among the facts (by index in the returned facts). Raises `MappingError`."""
     rtype = record.get(mapping.type_field)
     spec = mapping.objects.get(rtype) if isinstance(rtype, str) else None
     if spec is None:
@@ -199,6 +283,7 @@ def map_record(mapping: Mapping, record: dict[str, Any], episode: Episode
                            f"({', '.join(ids) or 'none in the mapping'})")
     out: list[FactIn] = []
     gone: list[Retraction] = []
+    partials: dict[int, Partial] = {}
     for fs in spec.get("facts", []):
         nulled = [f for f in _null_fields(fs) if f in record and record[f] is None]
         if nulled:
@@ -212,30 +297,35 @@ def map_record(mapping: Mapping, record: dict[str, Any], episode: Episode
                                    "'self', so a null field cannot say which fact to retract")
             continue
         subject = me if fs.get("subject", "self") == "self" else _entity(fs["subject"], record, nameless=True)
-        obj = value = None
+        obj = value = partial = None
         if "object" in fs:
             obj = me if fs["object"] == "self" else _entity(fs["object"], record, nameless=True)
             if obj is None:
                 continue
         else:
             value = _render(fs["value"], record)
-            if value is None:
+            partial = _partial(fs["value"], record) if value is None else None
+            if partial is not None:
+                value = placeholder(partial)
+            elif value is None:
                 continue
         if subject is None:
             continue
+        if partial is not None:
+            partials[len(out)] = partial
         out.append(FactIn(subject=subject, predicate=fs["predicate"], object=obj, value=value, valid_from=valid_from,
                           source="system", confidence=1.0, episode_id=episode.id))
         if fs.get("exclusive"):
             gone.append(Retraction(fs["predicate"].strip().upper(), valid_from, episode.id,
                                    next(iter(_null_fields(fs)), fs["predicate"]), object=me, exclusive=True,
                                    position=len(out) - 1))
-    return me, out, gone
+    return me, out, gone, partials
 
 
 def extract(mapping: Mapping, episode: Episode) -> Mapped:
     """Entities, facts and retractions from a JSON episode: one record object, or a list of them, in record order
     (each `Retraction.position` counts the facts of earlier records and of its own; a displacement's is the index
-    of its fact in `facts`).
+    of its fact in `facts`, as is each key of `partials`).
     Raises `MappingError`."""
     try:
         data = json.loads(episode.content)
@@ -246,9 +336,10 @@ def extract(mapping: Mapping, episode: Episode) -> Mapped:
     for r in records:
         if not isinstance(r, dict):
             raise MappingError("each record must be a JSON object")
-        me, facts, gone = map_record(mapping, r, episode)
+        me, facts, gone, partials = map_record(mapping, r, episode)
         out.entities.append(me)
         before = len(out.facts)
+        out.partials.update({before + k: p for k, p in partials.items()})
         out.facts += facts
         out.retractions += [dataclasses.replace(g, position=before + g.position if g.exclusive else len(out.facts))
                             for g in gone]

@@ -239,6 +239,7 @@ class Worker:
             out.extractor = f"mapping:{self.ingest.mapping.name}"
             mapped = map_extract(self.ingest.mapping, ep)
             out.entities, out.facts, out.retractions = mapped.entities, mapped.facts, mapped.retractions
+            out.partials = mapped.partials
             return
         self.ingest.extractor().extract(claim.tenant_id, ep, self.ingest.graph.ontology(claim.tenant_id), out)
 
