@@ -48,6 +48,18 @@ class Conflict(GraphmemError):
     title = "Conflict"
 
 
+class EmailTaken(Conflict):
+    """A reference names an entity by its external id and gives it an email that another entity holds (HTTP 409,
+    `field` `<reference>.email`): the email is not moved and the two are not merged. `email` and `external_ids` are
+    the reference's, so a caller can drop that email from it."""
+
+    def __init__(self, detail: str, *, field: str | None = None, email: str = "",
+                 external_ids: tuple[str, ...] = ()):
+        super().__init__(detail, field=field)
+        self.email = email
+        self.external_ids = tuple(external_ids)
+
+
 class Refused(GraphmemError):
     """A write the write policy or a legal hold refuses (HTTP 422 by default)."""
 

@@ -302,7 +302,8 @@ def test_bad_facts_name_the_field_and_write_nothing(client_for, tenant, db):
                                              "predicate": "LOCATED_IN", "value": "Lisbon"}]})
     assert r.status_code == 422 and r.json()["field"] == "facts[0].subject.kind" and "Dana Reyes" in r.text, r.text
     assert tenant_node_count(db, tenant) == after_one
-    # identifiers that name two entities: refused (the email's entity was taken, the external id dropped)
+    # an external id beside an email another entity holds: a 409 naming the email (it was a 422 naming the subject;
+    # the email's entity was taken and the external id dropped before that), nothing moved or merged
     r = c.post("/v1/facts", json={"facts": [{"subject": {"kind": "Person", "name": "Ola Berg", "email": "ola@berg.no",
                                                          "external_ids": ["crm:contact:ola"]},
                                              "predicate": "HAS_TITLE", "value": "CTO"}]})
@@ -310,8 +311,9 @@ def test_bad_facts_name_the_field_and_write_nothing(client_for, tenant, db):
     after_one = tenant_node_count(db, tenant)
     r = c.post("/v1/facts", json={"facts": [{"subject": {"email": DANA["email"], "external_ids": ["crm:contact:ola"]},
                                              "predicate": "LOCATED_IN", "value": "Bergen"}]})
-    assert r.status_code == 422 and r.json()["field"] == "facts[0].subject" and dana_id in r.text, r.text
+    assert r.status_code == 409 and r.json()["field"] == "facts[0].subject.email" and dana_id in r.text, r.text
     assert tenant_node_count(db, tenant) == after_one
+    assert c.get("/v1/entities", params={"name": "Ola Berg"}).json()["items"][0]["email"] == "ola@berg.no"
     # identifiers alone may name an entity the same batch creates, whichever comes first
     r = c.post("/v1/facts", json={"facts": [
         {"subject": {"external_ids": ["crm:s-1"]}, "predicate": "LOCATED_IN", "value": "Oslo"},
@@ -601,3 +603,26 @@ def test_a_predicate_stored_under_older_rules_does_not_lock_the_tenant_out(clien
     fixed = {"name": "OLD_NOTE", "cardinality": "multi", "subject_kinds": ["Person"], "object_kinds": ["literal"],
              "fact_class": "observation", "template": "{subject} noted {object}"}
     assert c.post("/v1/ontology/predicates", json=fixed).status_code == 201
+
+
+def test_an_external_id_with_a_new_email_replaces_the_email(client_for, tenant):
+    """A reference that names an entity by its external id and gives another email: the external record is the
+    source of its email, so the new one replaces the old (it was dropped: 200, the entity kept the old email and
+    the new one named nobody). The old one names nobody any more."""
+    c = client_for(tenant)
+    dana = {"kind": "Person", "name": "Dana Reyes", "email": "old@a.com", "external_ids": ["crm:contact:c1"]}
+    _assert(c, {"subject": dana, "predicate": "HAS_TITLE", "value": "AE"})
+    out = _assert(c, {"subject": {**dana, "email": "new@b.com"}, "predicate": "HAS_PHONE", "value": "456"})
+    dana_id = c.get(f"/v1/facts/{out['outcomes'][0]['fact_id']}").json()["subject_id"]
+    [ent] = c.get("/v1/entities", params={"name": "Dana Reyes"}).json()["items"]
+    assert ent["id"] == dana_id and ent["email"] == "new@b.com"
+    out = _assert(c, {"subject": {"email": "new@b.com"}, "predicate": "LOCATED_IN", "value": "Porto"})
+    assert c.get(f"/v1/facts/{out['outcomes'][0]['fact_id']}").json()["subject_id"] == dana_id
+    r = c.post("/v1/facts", json={"facts": [{"subject": {"email": "old@a.com"}, "predicate": "LOCATED_IN",
+                                             "value": "Lisbon"}]})
+    assert r.status_code == 404 and r.json()["field"] == "facts[0].subject", r.text
+    # by name alone with another email it is still somebody else (a second Dana), as before
+    _assert(c, {"subject": {"kind": "Person", "name": "Dana Reyes", "email": "other@c.com"}, "predicate": "HAS_TITLE",
+                "value": "CFO"})
+    assert sorted(e["email"] for e in c.get("/v1/entities", params={"name": "Dana Reyes"}).json()["items"]) == [
+        "new@b.com", "other@c.com"]

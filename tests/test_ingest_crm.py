@@ -8,8 +8,9 @@ from datetime import datetime, timezone
 import pytest
 from pydantic import ValidationError
 
+from graphmem.errors import NotFound
 from graphmem.ingest.worker import Worker
-from graphmem.models import EpisodeIn
+from graphmem.models import EntityRef, EpisodeIn, FactIn
 
 UTC = timezone.utc
 
@@ -639,3 +640,58 @@ def test_a_partial_change_that_cannot_be_completed_is_refused_with_its_reason(ma
     assert "currency to null" in details[eps[2].id]
     assert "later change of DEAL_AMOUNT" in details[late[0].id]
     assert not any(v in r[4] for r in refused for v in ("700", "USD", "500"))   # fields, never values
+
+
+def contact(g, tenant, name):
+    [e] = g.find_entities(tenant, name, "Person")
+    return e
+
+
+def test_a_changed_email_replaces_the_stored_one(make_services, tenant):
+    """The CRM record, named by its external id, is the source of its contact's email: a change of it replaces the
+    stored one (it was dropped: the job was done, the entity kept the old email, the new one named nobody, no
+    refusal). Only the change that gave the new email declares it: erasing the record that gave the old one keeps
+    the new one; erasing the change strips it (the old record's declaration of the old email does not keep it)."""
+    s = make_services()
+    g = s.graph
+    T = ["2023-01-01T00:00:00+00:00", "2023-06-01T00:00:00+00:00", "2023-07-01T00:00:00+00:00"]
+    eps = feed(s, tenant, [r for c in ("c1", "c2") for r in [
+        {"object": "contact", "id": c, "name": f"Dana {c}", "email": f"old-{c}@a.com", "title": "AE", "changed_at": T[0]},
+        {"object": "contact", "id": c, "email": f"new-{c}@b.com", "title": "Head", "changed_at": T[1]},
+        {"object": "contact", "id": c, "city": "Porto", "changed_at": T[2]}]], "email")
+    one, two = contact(g, tenant, "Dana c1"), contact(g, tenant, "Dana c2")
+    assert (one.email, two.email) == ("new-c1@b.com", "new-c2@b.com") and one.external_ids == ["crm:contact:c1"]
+    assert s.ingest.list_refusals(tenant) == []
+    ep, _ = g.append_episode(tenant, EpisodeIn(content="Dana's phone", occurred_at=at("2023-08-01T00:00:00+00:00")))
+    [by_new] = g.assert_facts(tenant, [FactIn(subject=EntityRef(email="new-c1@b.com"), predicate="HAS_PHONE",
+                                              value="1", episode_id=ep.id)])
+    assert g.get_fact(tenant, by_new.fact_id).subject_id == one.id
+    with pytest.raises(NotFound):
+        g.assert_facts(tenant, [FactIn(subject=EntityRef(email="old-c1@a.com"), predicate="HAS_PHONE", value="2",
+                                       episode_id=ep.id)])
+    s.governance.forget(tenant, episode_id=eps[0].id)      # c1's first record: the new email stays
+    assert g.get_entity(tenant, one.id).email == "new-c1@b.com"
+    s.governance.forget(tenant, episode_id=eps[4].id)      # c2's change: its email goes, the first record stays
+    assert g.get_entity(tenant, two.id).email is None
+
+
+def test_an_email_another_entity_holds_is_refused_and_the_rest_applies(make_services, tenant):
+    """A changed email that another contact holds is not moved and the two are not merged: the email alone is
+    refused (`email_taken`), the record's other fields apply."""
+    s = make_services()
+    g = s.graph
+    feed(s, tenant, [
+        {"object": "contact", "id": "c1", "name": "Dana", "email": "dana@a.com", "changed_at": "2023-01-01T00:00:00+00:00"},
+        {"object": "contact", "id": "c2", "name": "Ravi", "email": "ravi@a.com", "changed_at": "2023-01-01T00:00:00+00:00"},
+    ], "taken-0")
+    [ep] = feed(s, tenant, [{"object": "contact", "id": "c1", "email": "ravi@a.com", "title": "CFO",
+                             "changed_at": "2023-06-01T00:00:00+00:00"}], "taken-1")
+    job = s.ingest.job_status(tenant, ep.id)
+    assert (job.status, job.facts_asserted, job.facts_refused) == ("done", 1, 0)
+    dana, ravi = contact(g, tenant, "Dana"), contact(g, tenant, "Ravi")
+    assert (dana.email, ravi.email) == ("dana@a.com", "ravi@a.com")
+    assert [f.value for f in g.facts_about(tenant, dana.id, predicates=["HAS_TITLE"])] == ["CFO"]
+    assert g.facts_about(tenant, ravi.id) == []
+    [r] = s.ingest.list_refusals(tenant)
+    assert (r.reason, r.field, r.episode_id) == ("email_taken", "extraction.entities[0].email", ep.id)
+    assert "ravi@a.com" not in r.detail

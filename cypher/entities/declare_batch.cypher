@@ -7,11 +7,18 @@
 // value given is the entity's and this write set it ($rows.fresh) or an episode declared it before (so, as for the
 // name, a value written without an episode stays undeclared when an episode repeats it). One edge per episode and attribute (MERGE; an episode's edges go with it).
 // $reset_summary: ids of entities whose summary this write replaced: the old text's declarations go first.
+// $reset_email: ids of entities whose email this write replaced (a reference by external id with another email):
+// the old address's declarations go first, so only the episodes that gave the new one declare it.
 // $rows: [{entity_id, episode_id, name (bool), created (bool), fresh: ['email' | 'domain' | 'summary' this write set],
 //   alias_keys: [..], external_keys: [..], email, domain, summary}]
 CALL () {
   UNWIND $reset_summary AS id
   MATCH (e:Entity {tenant_id: $tenant_id, id: id})<-[d:DECLARED {attr: 'summary'}]-(:Episode)
+  DELETE d
+}
+CALL () {
+  UNWIND $reset_email AS id
+  MATCH (e:Entity {tenant_id: $tenant_id, id: id})<-[d:DECLARED {attr: 'email'}]-(:Episode)
   DELETE d
 }
 UNWIND $rows AS r

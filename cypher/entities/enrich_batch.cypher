@@ -1,10 +1,13 @@
 // Add aliases, strong identifiers and external ids learned about existing entities.
-// Aliases already owned by another entity are left with their owner. An email/domain is only set when empty.
-// $rows: [{id, aliases: [{name, key, name_key, terms}], email, domain, external_keys: [..], summary}]; `terms` are
-// the alias's search_terms (graphmem.store.fulltext), appended to the entity's for the aliases it gains.
+// Aliases already owned by another entity are left with their owner. A domain is only set when empty; so is an
+// email, unless `replace_email` (a reference that names the entity by its external id and gives another email:
+// the record's own system is the source of its email, graphmem.store.entities.resolve): then it replaces it.
+// $rows: [{id, aliases: [{name, key, name_key, terms}], email, replace_email (bool), domain, external_keys: [..],
+// summary}]; `terms` are the alias's search_terms (graphmem.store.fulltext), appended to the entity's for the aliases
+// it gains.
 UNWIND $rows AS r
 MATCH (e:Entity {tenant_id: $tenant_id, id: r.id})
-SET e.email = coalesce(e.email, r.email),
+SET e.email = CASE WHEN r.replace_email THEN r.email ELSE coalesce(e.email, r.email) END,
     e.domain = coalesce(e.domain, r.domain),
     e.summary = coalesce(r.summary, e.summary)
 WITH r, e
@@ -31,5 +34,5 @@ SET e.aliases = e.aliases + new_aliases,
     e.search_text = reduce(s = e.name, n IN e.aliases + new_aliases | s + ' | ' + n),
     e.search_terms = reduce(s = coalesce(e.search_terms, ''), al IN r.aliases |
                             CASE WHEN al.name IN new_aliases THEN s + ' ' + al.terms ELSE s END),
-    e.updated_at = CASE WHEN size(new_aliases) + size(new_ext) > 0 THEN $now ELSE e.updated_at END
+    e.updated_at = CASE WHEN size(new_aliases) + size(new_ext) > 0 OR r.replace_email THEN $now ELSE e.updated_at END
 RETURN e.id AS id

@@ -10,7 +10,8 @@
 // name, email, domain, external_ids) whether or not the name matched, and `could_be` the ids of all of them that
 // the reference's identifiers do not set apart (somebody else by the rule above); else both are null.
 // `identified`: the ids of the entities the reference's strong identifiers name (more than one distinct id: the
-// identifiers disagree).
+// identifiers disagree); `by_email` the id of the entity the email names and `by_external` those of the entities
+// the external ids name (to tell an email another entity holds from identifiers that disagree otherwise).
 // A single record with a list: the driver decodes it far faster than one record per reference.
 UNWIND $refs AS r
 CALL (r) {
@@ -41,12 +42,12 @@ CALL (r) {
 }
 // named_identified: an entity of the name that has one of the reference's identifiers, which the lookups above
 // missed when a concurrent writer committed it between them (each subquery reads what is committed when it runs)
-WITH r, by_name, namesakes, could_be,
+WITH r, by_name, namesakes, could_be, by_email, external_ids,
      [x IN [by_email.id, by_domain.id, named_identified.id] + external_ids WHERE x IS NOT NULL] AS identified,
      // the name's owner, unless it is somebody else (not in could_be)
      coalesce(by_email, by_external, by_domain, named_identified,
               CASE WHEN by_name.id IN could_be THEN by_name END) AS m
-RETURN collect({idx: r.idx, named: by_name IS NOT NULL,
+RETURN collect({idx: r.idx, named: by_name IS NOT NULL, by_email: by_email.id, by_external: external_ids,
                 match: m {.id, .kind, .name, .email, .domain, .aliases, .external_ids, .summary},
                 namesakes: CASE WHEN size(namesakes) > 1 THEN namesakes END,
                 could_be: CASE WHEN size(namesakes) > 1 THEN could_be END,

@@ -36,6 +36,10 @@ Rules enforced:
   (or reads two ways), a missing field the record set to null, or a value of that subject starting after the change
   (a later change was applied first; its own missing fields may have come from the value this one replaces) refuses
   the fact alone as `incomplete_value`, with a detail naming the fields, never their values.
+- Email taken (`graphmem.errors.EmailTaken`: a record, named by its external id, gives its entity an email another
+  entity holds): the email alone is refused as `email_taken`, naming the reference's `.email`; it is dropped from
+  every reference of the extraction that gives it with those external ids and the rest is written again (the
+  entity keeps its email, its other changes apply; the two entities are not merged).
 - CRM null retractions (`Retraction.exclusive` False): the facts of (subject, predicate) valid at `r.at` are closed
   through `graphmem.store.facts.retract` (status "retracted", `valid_to` = `r.at`, the episode as provenance); when
   the nulled field named the subject, the retraction names the object and closes the facts of that predicate
@@ -50,11 +54,12 @@ Rules enforced:
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from bisect import bisect_left
 from dataclasses import dataclass
 
-from graphmem.errors import InvalidInput, NotFound
+from graphmem.errors import EmailTaken, InvalidInput, NotFound
 from graphmem.ingest import jobs, refusals
 from graphmem.ingest.extract_llm import Extracted
 from graphmem.ingest.jobs import Claim
@@ -141,6 +146,9 @@ def apply_extraction(db: Database, claim: Claim, x: Extracted, screened: Screene
     while True:
         try:
             return db.write(lambda tx: _write(tx, claim, x, screened, settings, ontology, stats))
+        except EmailTaken as exc:
+            if not _drop_email(screened, exc, claim.episode.id):
+                raise
         except (InvalidInput, NotFound) as exc:
             if not _refuse_alone(screened, exc, claim.episode.id):
                 raise
@@ -283,6 +291,30 @@ def _refuse_alone(screened: Screened, exc: InvalidInput | NotFound, episode_id: 
     code = getattr(exc, "refusal", None) or ("unknown_entity" if isinstance(exc, NotFound) else "invalid_reference")
     detail = exc.detail if isinstance(exc, IncompleteValue) else _DETAIL[code]   # its detail names fields only
     screened.refusals.append(PolicyRefusal(code, exc.field, detail, episode_id, fact.predicate))
+    return True
+
+
+def _drop_email(screened: Screened, exc: EmailTaken, episode_id: str) -> bool:
+    """Take the email `exc` names out of every reference of `screened` that gives it with the same external ids
+    (the record's own entity and the facts and retractions naming it), with an `email_taken` refusal on
+    `exc.field` (its detail names the rule, not the address). Returns False when no reference gives it."""
+    def strip(ref):
+        if (isinstance(ref, EntityRef) and ref.email == exc.email
+                and tuple(ref.external_ids) == exc.external_ids):
+            return ref.model_copy(update={"email": None})
+        return ref
+
+    before = (screened.entities, screened.facts, screened.retractions)
+    screened.entities = [strip(e) for e in screened.entities]
+    screened.facts = [f.model_copy(update={"subject": strip(f.subject), "object": strip(f.object)})
+                      for f in screened.facts]
+    screened.retractions = [(pos, i, dataclasses.replace(r, subject=strip(r.subject), object=strip(r.object)))
+                            for pos, i, r in screened.retractions]
+    if (screened.entities, screened.facts, screened.retractions) == before:
+        return False
+    screened.refusals.append(PolicyRefusal(
+        "email_taken", exc.field or "extraction.entities", "the email belongs to another entity: the entity the "
+        "external id names keeps its email, and the two are not merged", episode_id, None))
     return True
 
 

@@ -6,7 +6,9 @@ record's fields (`"{amount} {currency}"`); an entity or fact whose template fiel
 left out, so a partial update only touches what it carries. An entity template needs a kind and a name (or an id
 template); `external_ids` whose fields are missing are dropped. A record without its own name's fields names its
 entity by its identifiers alone (`external_ids`, `email`, `domain`): a partial update such as
-`{"object": "contact", "id": "c-7", "title": "CFO"}` updates the contact stored as `crm:contact:c-7`; when no
+`{"object": "contact", "id": "c-7", "title": "CFO"}` updates the contact stored as `crm:contact:c-7` (and one with
+another `email` replaces the contact's email, `graphmem.store.entities.resolve`; unless another entity holds it:
+that email alone is refused, `email_taken`); when no
 stored entity has those identifiers the job fails (`NotFound`: a new entity needs its name), and nothing of the
 record is written. A related record named by its identifiers alone (a deal's `owner_id` without `owner`, a
 contact's `account_id` without `company`) is the entity stored under them (or the entity of a record of the same

@@ -20,7 +20,7 @@ class Refusal(BaseModel):
     id: str
     reason: str = Field(examples=["secret"], description="secret, secret_redacted, oversized, low_confidence, "
                         "unknown_predicate, invalid_date, invalid_fact, invalid_name, self_reference, "
-                        "temporal_rule, unknown_entity, invalid_reference, incomplete_value")
+                        "temporal_rule, unknown_entity, invalid_reference, incomplete_value, email_taken")
     field: str = Field(examples=["facts[0].value"])
     detail: str = Field(examples=["the fact contains a secret and is never stored"])
     episode_id: str | None = None

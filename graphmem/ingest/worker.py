@@ -25,7 +25,7 @@ import uuid
 from collections import defaultdict, deque
 from datetime import timedelta
 
-from graphmem.errors import GraphmemError, InvalidInput, NotFound
+from graphmem.errors import EmailTaken, GraphmemError, InvalidInput, NotFound
 from graphmem.indexer import Indexer
 from graphmem.ingest import jobs
 from graphmem.ingest.apply import LeaseLost, apply_extraction, screen_extraction
@@ -209,7 +209,8 @@ class Worker:
             return status
         except LeaseLost:
             return "lost"
-        except (PermanentFailure, ExtractionMalformed, LLMRejected, MappingError, InvalidInput, NotFound) as exc:
+        except (PermanentFailure, ExtractionMalformed, LLMRejected, MappingError, InvalidInput, NotFound,
+                EmailTaken) as exc:
             detail = exc.detail if isinstance(exc, GraphmemError) else str(exc)
             status = self._end(claim, "failed", f"{type(exc).__name__}: {detail}"[:1000], extracted)
             return status

@@ -5,7 +5,10 @@ made in `entities/resolve_batch` itself, so only the chosen entity travels back)
 1. an `id` must name an entity of this tenant (else `NotFound`);
 2. strong identifiers: email, then external ids, then domain (a reference with identifiers but no name must match
    here, else `NotFound`: a new entity needs a kind and a name); an entity of another kind than the reference
-   gives is `InvalidInput` naming `<field>.kind`, never merged into;
+   gives is `InvalidInput` naming `<field>.kind`, never merged into. A reference whose external ids name an entity
+   and whose email is not that entity's gives it that email (the external system, a CRM, is the source of its own
+   record's email: the new address replaces the old one, whose declarations go), unless another entity holds the
+   email: `EmailTaken` (409) naming `<field>.email`, nothing moved or merged;
 3. the normalised name or an alias within the kind (an `Alias` node per tenant and key), unless the named
    entity carries a different email or domain than the reference (then it is somebody else);
 4. otherwise a new entity. New entities claim their name alias with MERGE on a unique key, so two writers
@@ -20,7 +23,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Literal, NamedTuple
 
-from graphmem.errors import InvalidInput, NotFound
+from graphmem.errors import EmailTaken, InvalidInput, NotFound
 from graphmem.models import Entity, EntityRef
 from graphmem.models import name_key as _name_key
 from graphmem.settings import Settings
@@ -161,6 +164,14 @@ def _check_resolution(ref: EntityRef, row: dict, field: str, namesakes: str) -> 
     entity of the name; `row["could_be"]`, over all of them), cannot tell them apart: `InvalidInput` naming
     `field.name`, listing up to five of them."""
     identified = sorted(set(row["identified"]))
+    by_external = set(row.get("by_external") or [])
+    if (len(identified) > 1 and row.get("by_email") and len(by_external) == 1 and row["by_email"] not in by_external
+            and set(identified) - {row["by_email"]} == by_external):
+        [owner] = by_external
+        raise EmailTaken(f"{field}.email: {ref.email!r} is the email of another entity ({row['by_email']}); the "
+                         f"entity that {_identifiers(ref.model_copy(update={'email': None}))} names ({owner}) "
+                         "keeps its email, and the two are not merged", field=f"{field}.email", email=ref.email,
+                         external_ids=tuple(ref.external_ids))
     if len(identified) > 1:
         raise InvalidInput(f"{field}: {_identifiers(ref)} name {len(identified)} different entities "
                            f"({', '.join(identified)}); they must name one", field=field)
@@ -196,7 +207,9 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
     may name an entity another reference of the batch creates. Raises `NotFound` for an unknown id or identifiers
     that name no entity (stored or created by the batch), `InvalidInput` for over-long names, names with no letter
     or digit (unless an id or identifier names the entity: `keyless_name_dropped`) or a kind
-    other than the kind of the entity an identifier names, or identifiers that name different entities. A
+    other than the kind of the entity an identifier names, or identifiers that name different entities;
+    `EmailTaken` for external ids of one entity beside an email another entity holds (step 2 of the module docstring:
+    otherwise such an email replaces the entity's). A
     reference by name that several stored entities answer to (namesakes told apart by email, domain or external
     id), alone or with identifiers that name none of them, is, with `namesakes` "refuse" (a caller's write),
     `InvalidInput` naming `<field>.name` and listing them, so the caller names one; with "owner" (extraction,
@@ -349,13 +362,21 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
         have = {name_key(a) for a in [ent["name"], *ent["aliases"]]}
         aliases = [a for a in [ref.name, *ref.aliases] if a and name_key(a) and name_key(a) not in have]
         ext = [k for k in ref.external_ids if k not in ent["external_ids"]] if by_name else []
-        new_email = by_name and ref.email and not ent.get("email")
+        # named by its external id with another email: the external record's email replaces the stored one
+        # (resolve_batch found no other entity with it: that is EmailTaken, above)
+        replace_email = bool(by_name and ref.email and ent.get("email") and ref.email != ent["email"]
+                             and set(ref.external_ids) & set(ent["external_ids"]))
+        new_email = by_name and ref.email and (not ent.get("email") or replace_email)
         new_domain = by_name and ref.domain and not ent.get("domain")
         new_summary = ref.summary and ref.summary != ent.get("summary")
         if aliases or ext or new_email or new_domain or new_summary:
-            row = enrich.setdefault(resolved[i], {"id": resolved[i], "email": None, "domain": None,
-                                                  "summary": None, "external_keys": [], "aliases": []})
-            row["email"] = row["email"] or (ref.email if new_email else None)
+            row = enrich.setdefault(resolved[i], {"id": resolved[i], "email": None, "replace_email": False,
+                                                  "domain": None, "summary": None, "external_keys": [],
+                                                  "aliases": []})
+            if replace_email:   # the last such reference of the batch (record order) wins
+                row["email"], row["replace_email"] = ref.email, True
+            else:
+                row["email"] = row["email"] or (ref.email if new_email else None)
             row["domain"] = row["domain"] or (ref.domain if new_domain else None)
             row["summary"] = ref.summary if new_summary else row["summary"]
             row["external_keys"] += [k for k in ext if k not in row["external_keys"]]
@@ -386,8 +407,8 @@ def _declare(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], resolved: dict[i
     other than the entity's name, and, when it was not by id, its external ids, email and domain; and its summary.
     `entities/declare_batch` links only what the entity has (an alias another entity owns, another email than the
     entity's, is not declared for it), and an email, domain or summary only when this write set it or an episode
-    declared it before (one written without an episode stays undeclared, as its name does). A summary this write replaced loses the declarations of the old text (also when
-    the write has no episode), and only the text the entity ends up with is declared (two references of one batch may
+    declared it before (one written without an episode stays undeclared, as its name does). A summary or an email this
+    write replaced loses the declarations of the old value (also when the write has no episode), and only the text the entity ends up with is declared (two references of one batch may
     give two). One query, none when nothing is declared or reset."""
     final = {eid: r["summary"] for eid, r in enrich.items() if r["summary"] is not None}
     # what this write set (an entity it created: all it has): only a value set by an episode, now or before, is one
@@ -421,9 +442,10 @@ def _declare(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], resolved: dict[i
             if ref.summary and ref.summary == final.get(eid, ent.get("summary")):
                 row["summary"] = ref.summary
     reset = sorted(eid for eid, r in enrich.items() if r["summary"] is not None and known[eid].get("summary"))
-    if rows or reset:
+    reset_email = sorted(eid for eid, r in enrich.items() if r["replace_email"])
+    if rows or reset or reset_email:
         tx.run("entities/declare_batch", tenant_id=tenant_id, reset_summary=reset,   # entity order: as locks go
-               rows=[rows[k] for k in sorted(rows)])
+               reset_email=reset_email, rows=[rows[k] for k in sorted(rows)])
 
 
 def get(tx: Tx, tenant_id: str, entity_id: str) -> Entity:
