@@ -5,6 +5,7 @@ a stack trace.
 """
 from __future__ import annotations
 
+import difflib
 import logging
 
 from fastapi import FastAPI, Request
@@ -109,9 +110,19 @@ _MESSAGES = {"extra_forbidden": "not a field of this request (misspelt, or read-
              "model_attributes_type": "must be a JSON object", "dict_type": "must be a JSON object"}
 
 
-def _error(e: dict, body) -> dict:
+def _body_fields(request: Request) -> list[str]:
+    """The top-level field names of the matched route's JSON body (as a request spells them), or [] when unknown."""
+    field = getattr(request.scope.get("route"), "body_field", None)
+    model = getattr(getattr(field, "field_info", None), "annotation", None)
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        return []
+    return [f.alias or name for name, f in model.model_fields.items()]
+
+
+def _error(e: dict, body, fields: list[str] = ()) -> dict:
     """One pydantic error as {field, message}. A tagged union's bad or missing tag names the tag field itself
-    (`value.type`: "must be one of 'amount', ...") rather than the union."""
+    (`value.type`: "must be one of 'amount', ...") rather than the union. An unknown top-level body field names the
+    closest of `fields` (the body's own, `_body_fields`), as `difflib` ranks them: `target` -> `targets`."""
     field, kind, ctx = _loc(e.get("loc", ()), e.get("type", ""), body), e.get("type", ""), e.get("ctx") or {}
     if kind in ("union_tag_invalid", "union_tag_not_found"):
         tag = str(ctx.get("discriminator", "type")).strip("'")
@@ -120,6 +131,10 @@ def _error(e: dict, body) -> dict:
         return {"field": field, "message": message}
     message = _MESSAGES.get(kind) or error_message(e)
     loc, got = e.get("loc", ()), e.get("input")
+    if kind == "extra_forbidden" and len(loc) == 2 and loc[0] == "body" and isinstance(loc[1], str):
+        near = difflib.get_close_matches(loc[1], fields, n=1, cutoff=0.6)
+        if near:
+            message += f"; did you mean {near[0]!r}?"
     if kind == "json_invalid" and ctx.get("error"):   # the decoder's words: what and where (a repeated name too)
         at = loc[1] if len(loc) > 1 and isinstance(loc[1], int) and loc[1] > 0 else None
         message = f"not valid JSON: {ctx['error']}" + (f" (at character {at})" if at is not None else "")
@@ -131,7 +146,8 @@ def _error(e: dict, body) -> dict:
 def _invalid(request: Request, raw_errors, body=None) -> JSONResponse:
     """422 naming the first field at fault, with every error in `errors`. `body` is the parsed request body, to
     name fields inside tagged unions as the request spells them (`_loc`)."""
-    errors = [_error(e, body) for e in raw_errors]
+    fields = _body_fields(request) if any(e.get("type") == "extra_forbidden" for e in raw_errors) else []
+    errors = [_error(e, body, fields) for e in raw_errors]
     first = errors[0] if errors else {"field": None, "message": "invalid request"}
     return problem(422, "Invalid input", f"{first['field']}: {first['message']}", field=first["field"] or None,
                    request=request, errors=errors)

@@ -205,6 +205,16 @@ def test_a_request_is_refused_for_what_the_route_does_not_take(api_url, client_f
         assert httpx.get(f"{api_url}{path}", params={"_": "1712"}).status_code == 200, path
 
 
+def test_a_misspelt_body_field_names_the_closest_one(client_for, tenant):
+    """helper-found (a new user): `{"target": ...}` for `targets` was a bare "not a field of this request"."""
+    c = client_for(tenant)
+    r = c.post("/v1/search", json={"query": "Dana", "target": ["fact"]})
+    assert r.status_code == 422 and r.json()["field"] == "target", r.text
+    assert r.json()["detail"].endswith("did you mean 'targets'?"), r.text
+    r = c.post("/v1/search", json={"query": "Dana", "zzz": 1})
+    assert r.status_code == 422 and "did you mean" not in r.json()["detail"], r.text   # nothing close: no guess
+
+
 def test_a_field_inside_a_typed_pin_value_is_named_as_sent(client_for, tenant):
     """Pin values are a union tagged by `type`; the error names `value.curency`, not pydantic's
     `value.amount.curency`."""
