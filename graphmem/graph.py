@@ -266,7 +266,7 @@ class TemporalGraph:
                          episode_id=episode_id)
             # errors name the caller's own fields (value, object), not a batch's
             outcome = fact_store.assert_batch(tx, tenant_id, [new], ontology, self.settings, field_prefix="",
-                                              stated_ends=False)[0]
+                                              stated_ends=False, now=now)[0]
             if outcome.action in WRITTEN and old.status == "retracted":   # ended where the wrong one was retracted
                 tx.run("facts/close_batch", tenant_id=tenant_id, now=now, rows=[
                     {"id": outcome.fact_id, "valid_to": old.valid_to, "status": "retracted",

@@ -472,3 +472,32 @@ def test_a_kind_given_with_an_id_is_checked(client_for, crm_api):
         assert "of kind" in r.json()["detail"], r.text
     r = c.post("/v1/recall", json={"entity": {"id": ids["Dana Smith"], "kind": "Person"}, "max_hops": 1})
     assert r.status_code == 200 and r.json()["entity"]["name"] == "Dana Smith", r.text
+
+
+def test_a_fact_is_never_known_before_its_entities(client_for, tenant):
+    """Found by a helper: a fact was recorded (`recorded_at`) 2-114 ms before the entities written with it
+    (`created_at`), so a search as known at the fact's `recorded_at` found the fact about Quentin Quill but not
+    Quentin Quill. One write has one transaction time: the entities it creates exist from the fact's
+    `recorded_at`, and a correction's new fact is recorded when the wrong one expires (no moment without either)."""
+    c = client_for(tenant)
+    out = c.post("/v1/facts", json={"facts": [
+        {"subject": {"kind": "Person", "name": "Quentin Quill"}, "predicate": "WORKS_AT",
+         "object": {"kind": "Organization", "name": "Quillcorp"}},
+        {"subject": {"kind": "Person", "name": "Quentin Quill"}, "predicate": "HAS_TITLE", "value": "Scribe"}]}).json()
+    fact = c.get(f"/v1/facts/{out['outcomes'][0]['fact_id']}").json()
+    for entity_id in (fact["subject_id"], fact["object_id"]):
+        assert c.get(f"/v1/entities/{entity_id}").json()["created_at"] == fact["recorded_at"], fact
+    then = {"known_at": fact["recorded_at"]}
+    hits = c.post("/v1/search", json={"query": "Quentin Quill", "k": 20, **then}).json()["hits"]
+    assert {h["entity"]["name"] for h in hits if h["kind"] == "entity"} >= {"Quentin Quill"}, hits
+    assert {h["fact"]["id"] for h in hits if h["kind"] == "fact"} >= {fact["id"]}, hits
+    r = c.post("/v1/recall", json={"entity": {"id": fact["subject_id"]}, "max_hops": 1, **then})
+    assert [p["target"]["name"] for p in r.json()["paths"]] == ["Quillcorp"], r.text
+
+    title = out["outcomes"][1]["fact_id"]
+    fixed = c.post(f"/v1/facts/{title}/correct", json={"value": "Chief Scribe"}).json()
+    old = c.get(f"/v1/facts/{title}").json()
+    assert c.get(f"/v1/facts/{fixed['fact_id']}").json()["recorded_at"] == old["expired_at"], old
+    at_correction = c.get("/v1/facts", params={"entity_id": fact["subject_id"], "predicate": "HAS_TITLE",
+                                               "known_at": old["expired_at"]}).json()["items"]
+    assert [f["value"] for f in at_correction] == ["Chief Scribe"], at_correction

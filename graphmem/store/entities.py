@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from datetime import datetime
 from functools import lru_cache
 from typing import Literal, NamedTuple
 
@@ -200,7 +201,7 @@ def _check_named(ref: EntityRef, entity: dict, field: str) -> None:
 def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Settings,
             fields: Sequence[str] | None = None, *,
             namesakes: Literal["refuse", "owner"] = "refuse",
-            episodes: Sequence[str | None] | None = None) -> list[EntityBrief]:
+            episodes: Sequence[str | None] | None = None, now: datetime | None = None) -> list[EntityBrief]:
     """Resolve (and create or enrich) entities for `refs`; returns one `EntityBrief` per ref, in order.
 
     `fields` names each ref's place in the request (for error messages). A reference by strong identifiers alone
@@ -220,6 +221,10 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
     reference names it by its own name, aliases, external ids, email, domain and summary, where they are the entity's:
     `entities/declare_batch`), so that erasing every episode that declared one strips it (docs/governance.md,
     "Erasure: forget", step 8).
+    `now` (aware UTC; default the time of the call) is the transaction time of what this call writes: a new
+    entity's `created_at` and `updated_at`, an enriched one's `updated_at`. A caller that records facts with the
+    entities in one transaction passes its own, so that no fact is recorded before its entities exist (a read at
+    `known_at` = the fact's `recorded_at` found the fact but not its subject).
     Runs inside the caller's write transaction; identical refs are resolved once, so a bulk batch costs a fixed
     number of queries (at most four, plus `entities/declare_batch` when a reference from an episode declares
     something) whatever its size.
@@ -231,7 +236,7 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
     first: dict[tuple, int] = {}
     slot = [first.setdefault(_ref_key(r), i) for i, r in enumerate(refs)]
     unique = sorted(set(slot))
-    now = utcnow()
+    now = now or utcnow()
     known: dict[str, dict] = {}      # entity id -> brief map
     resolved: dict[int, str] = {}
     created: set[str] = set()        # ids of the entities this call created

@@ -72,7 +72,8 @@ def _kinds(kinds: list[str]) -> str:
 
 def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Ontology, settings: Settings,
                  field_prefix: str = "facts", refuse_self_reference: bool = False,
-                 fields: Sequence[str] | None = None, stated_ends: bool = True) -> list[AssertOutcome]:
+                 fields: Sequence[str] | None = None, stated_ends: bool = True,
+                 now: datetime | None = None) -> list[AssertOutcome]:
     """Assert `facts` (each with an `episode_id`) under the temporal rules; one `AssertOutcome` per fact.
 
     A fact whose subject and object resolve to the same entity (by id, strong identifier, external id, email or
@@ -90,8 +91,12 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
     `fields`, when given, names each fact instead (a chunk of a larger batch: "facts[1000]"). With `stated_ends`
     False the facts' `valid_to` is not the caller's statement (a correction keeps the wrong fact's interval): a
     duplicate is not closed by it (`graphmem.temporal.decide`).
+
+    `now` (aware UTC; default the time of the call) is the write's one transaction time: the facts' `recorded_at`,
+    the ends' `closed_at`, the provenance's `recorded_at`, and the `created_at` of the entities the facts bring
+    (`entities.resolve`), so a read at `known_at` = a fact's `recorded_at` sees its subject and object too.
     """
-    now = utcnow()
+    now = now or utcnow()
     fields = list(fields) if fields is not None else [f"{field_prefix}[{i}]" if field_prefix else ""
                                                       for i in range(len(facts))]
     preds = []
@@ -120,7 +125,8 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
         if f.object is not None:
             refs.append(f.object); ref_fields.append(_at(fld, "object")); sources.append(f.episode_id)
     resolved = entities.resolve(tx, tenant_id, refs, settings, ref_fields,
-                                namesakes="owner" if refuse_self_reference else "refuse", episodes=sources)
+                                namesakes="owner" if refuse_self_reference else "refuse", episodes=sources,
+                                now=now)
 
     rows: list[tuple | None] = []     # None: a self-reference refused (refuse_self_reference)
     for i, (f, p, fld) in enumerate(zip(facts, preds, fields)):
