@@ -148,7 +148,8 @@ class _Routes:
     def entity_facts(self, entity_id: str, *, as_of: datetime | None = None, known_at: datetime | None = None,
                      include_superseded: bool = False, predicates: list[str] | None = None,
                      offset: int = 0, limit: int = 50) -> FactPage:
-        """GET /v1/facts?entity_id=...: facts about an entity valid at `as_of` as known at `known_at` (UTC)."""
+        """GET /v1/facts?entity_id=...: facts about an entity valid at `as_of` as known at `known_at` (UTC), or
+        every version with `include_superseded` (then without `as_of`: a 422 naming it)."""
         params = _params(entity_id=entity_id, as_of=as_of, known_at=known_at, include_superseded=include_superseded,
                          offset=offset, limit=limit)
         if predicates:
@@ -260,7 +261,7 @@ class _Routes:
                       as_of: datetime | None = None, known_at: datetime | None = None,
                       include_superseded: bool = False, offset: int = 0, limit: int = 50) -> NeighbourPage:
         """GET /v1/entities/{id}/neighbourhood: facts one hop away, valid at `as_of` as known at `known_at` (UTC;
-        default now), or every version with `include_superseded`."""
+        default now), or every version with `include_superseded` (then without `as_of`: a 422 naming it)."""
         params = _params(direction=direction, as_of=as_of, known_at=known_at, include_superseded=include_superseded,
                          offset=offset, limit=limit)
         if predicates:

@@ -302,11 +302,14 @@ class TemporalGraph:
     def facts_about(self, tenant_id: str, entity_id: str, *, as_of: datetime | None = None,
                     known_at: datetime | None = None, include_superseded: bool = False,
                     predicates: list[str] | None = None, offset: int = 0, limit: int = 1000) -> list[Fact]:
-        """Facts about an entity valid at `as_of` (valid time) as known at `known_at` (transaction time), only
-        `predicates` when given (`InvalidInput`, field predicate, for one the tenant does not have): the `limit`
-        after the first `offset`, ordered by predicate, valid_from, recorded_at and fact id (stable across pages).
+        """Facts about an entity valid at `as_of` (valid time) as known at `known_at` (transaction time), or with
+        `include_superseded` every version known then (`as_of` with it is an `InvalidInput` naming as_of:
+        `check_every_version`), only `predicates` when given (`InvalidInput`, field predicate, for one the tenant
+        does not have): the `limit` after the first `offset`, ordered by predicate, then oldest valid_from first,
+        recorded_at and fact id (stable across pages; as the neighbourhood and a fact's history).
         `NotFound` (field entity_id) for an entity the tenant does not have."""
         require_tenant(tenant_id)
+        check_every_version(as_of, include_superseded)
         as_of = to_utc(as_of, "as_of") if as_of else None
         known_at = to_utc(known_at, "known_at") if known_at else None
 
@@ -329,6 +332,16 @@ class TemporalGraph:
         """The episodes that said, confirmed, retracted or corrected `fact_id`."""
         require_tenant(tenant_id)
         return self.db.read(lambda tx: fact_store.provenance(tx, tenant_id, fact_id))
+
+
+def check_every_version(as_of: datetime | None, include_superseded: bool) -> None:
+    """`InvalidInput` naming `as_of` when it is given with `include_superseded`: a list of every version (ended,
+    superseded, retracted, not yet started) has no valid time to filter by, so `as_of` would be dropped without a
+    word. `known_at` still rewinds such a list (what was known then)."""
+    if include_superseded and as_of is not None:
+        raise InvalidInput("as_of: include_superseded lists every version whatever its valid time, so as_of would "
+                           "change nothing; leave out as_of to list every version (known_at rewinds what was known), "
+                           "or include_superseded to list the facts valid at as_of", field="as_of")
 
 
 def build(services) -> TemporalGraph:

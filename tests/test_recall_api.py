@@ -501,3 +501,26 @@ def test_a_fact_is_never_known_before_its_entities(client_for, tenant):
     at_correction = c.get("/v1/facts", params={"entity_id": fact["subject_id"], "predicate": "HAS_TITLE",
                                                "known_at": old["expired_at"]}).json()["items"]
     assert [f["value"] for f in at_correction] == ["Chief Scribe"], at_correction
+
+
+def test_every_version_takes_no_as_of_and_both_lists_agree(client_for, crm_api):
+    """Found by a helper: with include_superseded=true the neighbourhood and GET /v1/facts took as_of and dropped
+    it (1900, 2021 and 2030 answered the same list), and listed the same facts in opposite orders (newest first,
+    oldest first). as_of with every version is a 422 naming it; both list by predicate, oldest valid_from first."""
+    tenant, ids = crm_api
+    c = client_for(tenant, "analyst")
+    dana = ids["Dana Smith"]
+    near, facts = f"/v1/entities/{dana}/neighbourhood", "/v1/facts"
+    for route, params in ((near, {}), (facts, {"entity_id": dana})):
+        r = c.get(route, params={**params, "include_superseded": "true", "as_of": "2021-01-01T00:00:00Z"})
+        assert r.status_code == 422 and r.json()["field"] == "as_of", r.text
+        assert "include_superseded" in r.json()["detail"], r.text
+        r = c.get(route, params={**params, "include_superseded": "false", "as_of": "2021-01-01T00:00:00Z"})
+        assert r.status_code == 200, r.text
+    every = {"include_superseded": "true", "known_at": "2100-01-01T00:00:00Z"}
+    listed = [i["fact"] for i in c.get(near, params=every).json()["items"]]
+    assert [f["id"] for f in listed] == [f["id"] for f in c.get(facts, params={**every, "entity_id": dana}).json()[
+        "items"]]
+    jobs = [(f["valid_from"], f["statement"]) for f in listed if f["predicate"] == "WORKS_AT"]
+    assert len(jobs) == 2 and jobs == sorted(jobs), jobs     # Acme, then Globex
+    assert [f["predicate"] for f in listed] == sorted(f["predicate"] for f in listed)

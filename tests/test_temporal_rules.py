@@ -383,7 +383,7 @@ def test_known_at_shows_the_status_believed_before_a_retraction_or_late_history(
                   at=d(2019))
 
     def status(known_at):
-        return [(f.valid_to, f.status) for f in graph.facts_about(tenant, dana, as_of=d(2017), known_at=known_at,
+        return [(f.valid_to, f.status) for f in graph.facts_about(tenant, dana, known_at=known_at,
                                                                   include_superseded=True, predicates=["WORKS_AT"])
                 if f.id == hooli.fact_id]
     assert status(before) == [(d(2021), "closed")]

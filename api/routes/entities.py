@@ -54,15 +54,21 @@ def get_entity(entity_id: str, who: Reader, services: ServicesDep) -> Entity:
 
 @router.get("/{entity_id}/neighbourhood", response_model=NeighbourPage,
             summary="Facts one hop from the entity, by predicate and direction, valid at as_of",
+            description="By predicate, then oldest valid_from first (then recorded_at, id), as GET /v1/facts.",
             responses={200: {"content": {"application/json": {"example": {"items": [
                 {"direction": "in", "fact": {"predicate": "REPORTS_TO", "statement": "Bob Lee reports to Carol Jones"},
                  "neighbour": {"name": "Bob Lee"}, "episode_ids": ["41c2..."]}], "offset": 0, "limit": 50}}}}})
 def neighbourhood(entity_id: str, who: Reader, services: ServicesDep, page: PageDep,
                   predicate: Annotated[list[PredicateName] | None, Query(examples=["REPORTS_TO"])] = None,
                   direction: Annotated[Literal["in", "out", "both"], Query()] = "both",
-                  as_of: Annotated[UtcDatetime | None, Query()] = None,
-                  known_at: Annotated[UtcDatetime | None, Query()] = None,
-                  include_superseded: bool = False) -> NeighbourPage:
+                  as_of: Annotated[UtcDatetime | None, Query(description=(
+                      "Valid time (UTC); default now. Not with include_superseded, which lists every version "
+                      "(a 422 naming as_of)."))] = None,
+                  known_at: Annotated[UtcDatetime | None, Query(description="Transaction time (UTC); default now.")
+                                      ] = None,
+                  include_superseded: Annotated[bool, Query(description=(
+                      "Every version known at known_at, whatever its valid time: ended, superseded, retracted or "
+                      "not yet started."))] = False) -> NeighbourPage:
     items = services.recall.neighbours(who.tenant_id, entity_id, predicates=predicate, direction=direction,
                                        as_of=as_of, known_at=known_at, include_superseded=include_superseded,
                                        offset=page.offset, limit=page.limit)

@@ -3,7 +3,7 @@
 // never candidates or past retention ($now), optionally only $opt.predicates. Literal-valued facts have no neighbour
 // entity (neighbour null). Provenance: the episodes recorded by $known_at as asserting or confirming each fact (not
 // one that retracted or corrected it). Paginated
-// ($offset, $limit), ordered by predicate then most recent valid_from.
+// ($offset, $limit), ordered by predicate, then oldest valid_from first, recorded_at and id (as facts/about_entity).
 MATCH (a:Entity {tenant_id: $tenant_id, id: $entity_id})<-[r:SUBJECT|OBJECT]-(f:Fact)
 WHERE f.tenant_id = $tenant_id AND f.status <> 'candidate'
   AND ($direction = 'both' OR ($direction = 'out' AND type(r) = 'SUBJECT') OR ($direction = 'in' AND type(r) = 'OBJECT'))
@@ -16,7 +16,7 @@ WHERE f.tenant_id = $tenant_id AND f.status <> 'candidate'
 OPTIONAL MATCH (f)-[:SUBJECT|OBJECT]->(n:Entity) WHERE n <> a
 MATCH (f)-[:SUBJECT]->(s:Entity)
 WITH a, f, r, n, s
-ORDER BY f.predicate, f.valid_from DESC, f.id
+ORDER BY f.predicate, f.valid_from, f.recorded_at, f.id
 SKIP $offset LIMIT $limit
 RETURN f {.*, embedding: null, search_terms: null, subject_id: s.id,
           object_id: CASE WHEN type(r) = 'SUBJECT' THEN n.id ELSE a.id END} AS fact,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from graphmem.errors import InvalidInput, NotFound
+from graphmem.graph import check_every_version
 from graphmem.models import Entity, Fact, blank, value_key
 from graphmem.ontology import ANY_KIND, LITERAL, Ontology
 from graphmem.recall.lucene import build_query, fuzzy_query, terms
@@ -260,8 +261,12 @@ class RecallService:
                    direction: str = "both", as_of: datetime | None = None, known_at: datetime | None = None,
                    include_superseded: bool = False, offset: int = 0, limit: int = 50) -> list[Neighbour]:
         """Facts one hop from `entity_id` (as subject: "out", as object: "in", or "both"), valid at `as_of` as known
-        at `known_at`, each fact as it was believed then (`Fact.as_known_at`)."""
+        at `known_at`, or with `include_superseded` every version known then (`as_of` with it is an `InvalidInput`
+        naming as_of, `graphmem.graph.check_every_version`), each fact as it was believed then
+        (`Fact.as_known_at`); by predicate, then oldest valid_from first, recorded_at and fact id (as
+        `GET /v1/facts` and a fact's history)."""
         require_tenant(tenant_id)
+        check_every_version(as_of, include_superseded)
         if direction not in ("in", "out", "both"):
             raise InvalidInput("direction must be in, out or both", field="direction")
         self.graph.get_entity(tenant_id, entity_id)
