@@ -181,7 +181,8 @@ def _document(app: FastAPI) -> None:
                         if status[0] in "45":
                             response["content"] = content
                     responses.setdefault("4XX", {"description": "Client error (401 no or bad key, 403, 404 "
-                                                                "naming the unknown id's field, 409 ...)",
+                                                                "naming the unknown id's field, 409, 415 a body "
+                                                                "not sent as application/json ...)",
                                                  "content": content})
                     responses.setdefault("5XX", {"description": "Server error or a dependency unavailable",
                                                  "content": content})

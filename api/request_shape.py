@@ -4,15 +4,21 @@ FastAPI validates the parameters a route declares and drops the rest without a w
 unknown fields (`graphmem.models.Input`), but a query string or a body sent to a route that has none would still be
 ignored, and a misspelt filter (`as_off`), a plural where the route takes `predicate`, or `{"force": true}` sent to
 a route that reads `?force=` would answer as if it had not been sent. `check_request_shape` refuses those with a
-422 listing the faults in `errors`, as request validation does. The routes' shapes are read once per app from its
+422 listing the faults in `errors`, as request validation does. A body is read as JSON only when its Content-Type
+says so (FastAPI's rule: `application/json` or `application/*+json`); any other body (curl's `-d` without
+`-H "Content-Type: application/json"` sends a form-encoded one) was answered "body: must be a JSON object" when it
+was one, so it is a 415 naming `Content-Type` instead. The routes' shapes are read once per app from its
 OpenAPI document, the contract callers see.
 """
 from __future__ import annotations
 
+import email.message
 from dataclasses import dataclass
 
 from fastapi import Request
 from fastapi.exceptions import RequestValidationError
+
+from graphmem.errors import UnsupportedMediaType
 
 
 @dataclass(frozen=True)
@@ -45,13 +51,20 @@ MAX_ERRORS = 20
 
 
 async def check_request_shape(request: Request) -> None:
-    """Raise `RequestValidationError` (422, the faults in `errors`, at most `MAX_ERRORS`) for query parameters the
-    operation does not declare, a single-valued one given more than once, or a non-empty body sent to an operation
-    without one (a chunked body is read to see whether it is empty)."""
+    """Raise `UnsupportedMediaType` (415, field `Content-Type`) for a non-empty body sent to an operation that takes
+    one without a JSON Content-Type (`is_json`); then `RequestValidationError` (422, the faults in `errors`, at most
+    `MAX_ERRORS`) for query parameters the operation does not declare, a single-valued one given more than once, or
+    a non-empty body sent to an operation without one (a chunked body is read to see whether it is empty)."""
     route = request.scope.get("route")
     shape = shapes(request.app).get((getattr(route, "path_format", None), request.method)) if route else None
     if shape is None:
         return
+    if shape.body and not is_json(request.headers.get("content-type")) and await _has_body(request):
+        sent = request.headers.get("content-type")
+        raise UnsupportedMediaType(
+            f"Content-Type: the body is read as JSON only when sent with Content-Type: application/json (this "
+            f"request {'sent ' + repr(sent) if sent else 'sent none'}; curl -d sends a form unless given -H "
+            "'Content-Type: application/json')", field="Content-Type")
     errors = []
     takes = ", ".join(sorted(shape.query)) or "none"
     for name in dict.fromkeys(request.query_params.keys()):
@@ -67,6 +80,17 @@ async def check_request_shape(request: Request) -> None:
                        "msg": f"{request.method} {route.path_format} takes no body{options}"})
     if errors:
         raise RequestValidationError(errors[:MAX_ERRORS])
+
+
+def is_json(content_type: str | None) -> bool:
+    """Whether a Content-Type is one FastAPI reads a body as JSON for: `application/json` or `application/*+json`,
+    parameters such as a charset aside (a request without one is not read as JSON)."""
+    if not content_type:
+        return False
+    message = email.message.Message()
+    message["content-type"] = content_type
+    subtype = message.get_content_subtype()
+    return message.get_content_maintype() == "application" and (subtype == "json" or subtype.endswith("+json"))
 
 
 async def _has_body(request: Request) -> bool:

@@ -41,6 +41,14 @@ class NotFound(GraphmemError):
     title = "Not found"
 
 
+class UnsupportedMediaType(GraphmemError):
+    """A request body in a format the operation does not read, such as a form-encoded one (HTTP 415); the field is
+    the `Content-Type` header."""
+
+    status = 415
+    title = "Unsupported media type"
+
+
 class Conflict(GraphmemError):
     """A stale version or a clash with the current state (HTTP 409)."""
 

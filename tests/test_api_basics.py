@@ -1,7 +1,13 @@
 """The HTTP service's operations routes and API-key handling, through a real server on loopback."""
 from __future__ import annotations
 
+import importlib
+import re
+
 import httpx
+from fastapi.routing import APIRoute
+
+from api.routes import ROUTERS
 
 
 def test_health_and_readiness(api_url):
@@ -252,3 +258,32 @@ def test_a_key_rotated_from_many_clients_at_once_is_rotated_once(client_for, ten
     assert len(live) == 1
     rotations = [r for r in admin.get(f"/v1/admin/tenants/{tenant}/audit").json()["items"] if r["action"] == "key_rotate"]
     assert len(rotations) == 1
+
+
+def test_a_body_not_sent_as_json_names_its_content_type(api_url, client_for, tenant):
+    """Found by a helper: `curl -d '{"query": "Dana"}'` without `-H "Content-Type: application/json"` sends a form,
+    and every JSON route answered "body: must be a JSON object" about a JSON object. A body whose Content-Type is
+    not JSON (a form, text/plain, none) is a 415 naming `Content-Type` on every route that takes a body (read from
+    the routers), after the key and the role; application/json with a charset, or a +json type, is read."""
+    admin = client_for(tenant, "admin")   # the tenant's admin key reaches every route's own checks
+    body_routes = [(m, re.sub(r"\{tenant_id\}", tenant, re.sub(r"\{(?!tenant_id)[^}]+\}", "x-1", r.path)))
+                   for name in ROUTERS for r in importlib.import_module(f"api.routes.{name}").router.routes
+                   if isinstance(r, APIRoute) and r.body_field is not None for m in r.methods]
+    assert ("POST", "/v1/search") in body_routes and len(body_routes) > 15, body_routes
+    form, plain = {"content-type": "application/x-www-form-urlencoded"}, {"content-type": "text/plain"}
+    for method, path in body_routes:
+        for headers in (form, plain, {}):
+            r = admin.request(method, path, content=b'{"query": "Dana"}', headers=headers)
+            assert r.status_code == 415 and r.json()["field"] == "Content-Type", (method, path, headers, r.text)
+            assert r.headers["content-type"] == "application/problem+json"
+            assert "application/json" in r.json()["detail"], r.text
+    detail = admin.post("/v1/search", content=b'{"query": "Dana"}', headers=form).json()["detail"]
+    assert "'application/x-www-form-urlencoded'" in detail, detail
+    c = client_for(tenant)
+    for ctype in ("application/json; charset=utf-8", "application/merge-patch+json"):
+        r = c.post("/v1/search", content=b'{"query": "Dana"}', headers={"content-type": ctype})
+        assert r.status_code == 200, (ctype, r.text)
+    # the key (401) and the role (403) come first, as for a body that is not JSON
+    assert httpx.post(f"{api_url}/v1/search", content=b'{"query": "Dana"}', headers=form).status_code == 401
+    r = client_for(tenant, "analyst").post("/v1/episodes", content=b'{"content": "hi"}', headers=form)
+    assert r.status_code == 403, r.text
