@@ -524,3 +524,26 @@ def test_every_version_takes_no_as_of_and_both_lists_agree(client_for, crm_api):
     jobs = [(f["valid_from"], f["statement"]) for f in listed if f["predicate"] == "WORKS_AT"]
     assert len(jobs) == 2 and jobs == sorted(jobs), jobs     # Acme, then Globex
     assert [f["predicate"] for f in listed] == sorted(f["predicate"] for f in listed)
+
+
+def test_a_search_time_scope_is_half_open_and_documented(client_for, tenant):
+    """Found by a helper: `occurred_after` is inclusive and `occurred_before` exclusive, said nowhere. An episode
+    that occurred exactly at the start of a range is in it, one exactly at its end is in the next range; the
+    OpenAPI schema says so for both fields."""
+    c = client_for(tenant)
+    day, next_day = "2024-03-01T00:00:00Z", "2024-03-02T00:00:00Z"
+    for when in (day, next_day):
+        r = c.post("/v1/episodes", json={"content": f"Zanzibar shipment note at {when}", "occurred_at": when,
+                                         "session_id": "half-open"})
+        assert r.status_code in (200, 201), r.text
+
+    def said(**scope):
+        hits = c.post("/v1/search", json={"query": "Zanzibar shipment", "targets": ["episode"], **scope}).json()
+        return sorted(h["episode"]["occurred_at"] for h in hits["hits"])
+    assert said(occurred_after=day, occurred_before=next_day) == ["2024-03-01T00:00:00Z"]
+    assert said(occurred_after=next_day, occurred_before="2024-03-03T00:00:00Z") == ["2024-03-02T00:00:00Z"]
+    r = c.post("/v1/search", json={"query": "Zanzibar", "occurred_after": next_day, "occurred_before": next_day})
+    assert r.status_code == 422 and r.json()["field"] == "occurred_after", r.text
+    fields = c.get("/v1/openapi.json").json()["components"]["schemas"]["SearchRequest"]["properties"]
+    assert "inclusive" in fields["occurred_after"]["description"], fields["occurred_after"]
+    assert "exclusive" in fields["occurred_before"]["description"], fields["occurred_before"]

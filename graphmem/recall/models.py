@@ -39,8 +39,15 @@ class SearchRequest(Input):
         "(an episode mentions the entities of the facts derived from it, and those its extraction found)."))
     session_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=VISIBLE)
     user_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=VISIBLE)
-    occurred_after: UtcDatetime | None = None
-    occurred_before: UtcDatetime | None = None
+    occurred_after: UtcDatetime | None = Field(default=None, description=(
+        "Only what episodes that occurred at or after this time (inclusive: occurred_at >= occurred_after) said: "
+        "episode hits by their occurred_at, facts by the episodes that asserted or confirmed them, entities by the "
+        "episodes that mention them or their facts. Goes by when it was said, not by a fact's valid time (as_of). "
+        "With occurred_before it must be the earlier of the two (a 422 naming occurred_after otherwise)."))
+    occurred_before: UtcDatetime | None = Field(default=None, description=(
+        "Only what episodes that occurred before this time said (exclusive: occurred_at < occurred_before), as "
+        "occurred_after: the two make a half-open range [occurred_after, occurred_before), so consecutive ranges "
+        "(a day, then the next) neither share nor miss an episode."))
     seed_entity_ids: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(
         default_factory=list, max_length=100, description=(
             "Entities whose graph neighbourhood ranks hits (graph proximity); each must be an entity of the tenant."))
