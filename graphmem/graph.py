@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable
 from datetime import datetime
 
-from graphmem.errors import Conflict, InvalidInput, NotFound
+from graphmem.errors import Conflict, InvalidInput
 from graphmem.indexer import Indexer
 from graphmem.models import (AssertOutcome, Entity, EntityRef, Episode, EpisodeIn, Fact, FactIn, Provenance,
                              blank, value_key)
@@ -180,9 +180,10 @@ class TemporalGraph:
             return entity_store.get(tx, tenant_id, brief.id)
         return self.db.write(work)
 
-    def get_entity(self, tenant_id: str, entity_id: str) -> Entity:
+    def get_entity(self, tenant_id: str, entity_id: str, field: str = "entity_id") -> Entity:
+        """The tenant's entity `entity_id`; `NotFound` naming `field` ("entity_id: no entity 'x'")."""
         require_tenant(tenant_id)
-        return self.db.read(lambda tx: entity_store.get(tx, tenant_id, entity_id))
+        return self.db.read(lambda tx: entity_store.get(tx, tenant_id, entity_id, field))
 
     def find_entities(self, tenant_id: str, name: str, kind: str | None = None, limit: int = 10) -> list[Entity]:
         """Entities by normalised name or alias (optionally of one kind)."""
@@ -235,10 +236,7 @@ class TemporalGraph:
 
         def work(tx):
             if object_id is not None:
-                try:
-                    entity_store.get(tx, tenant_id, object_id)
-                except NotFound as exc:
-                    raise NotFound(exc.detail, field="object_id") from None
+                entity_store.get(tx, tenant_id, object_id, "object_id")
             ep = episode_store.get(tx, tenant_id, episode_id)
             when = to_utc(at, "at") if at else ep.occurred_at
             return fact_store.retract(tx, tenant_id, subject_id, p.name, when, episode_id, okey, symmetric=p.symmetric)

@@ -547,3 +547,32 @@ def test_a_search_time_scope_is_half_open_and_documented(client_for, tenant):
     fields = c.get("/v1/openapi.json").json()["components"]["schemas"]["SearchRequest"]["properties"]
     assert "inclusive" in fields["occurred_after"]["description"], fields["occurred_after"]
     assert "exclusive" in fields["occurred_before"]["description"], fields["occurred_before"]
+
+
+def test_an_unknown_entity_reads_alike_on_every_route(client_for, crm_api):
+    """Found by a helper: an unknown entity id read "no entity 'x'" on some routes and "entity_id: no entity 'x'"
+    on others. Every 404 for an unknown entity id names the field first, as every other problem does; and free
+    text that matches no entity names the closest entities by text, as a name that matches none does."""
+    tenant, ids = crm_api
+    c = client_for(tenant)
+    dana = ids["Dana Smith"]
+    asked = (("GET", "/v1/entities/nope", None, None, "entity_id"),
+             ("GET", "/v1/entities/nope/neighbourhood", None, None, "entity_id"),
+             ("GET", "/v1/facts", {"entity_id": "nope"}, None, "entity_id"),
+             ("GET", f"/v1/entities/nope/paths/{dana}", None, None, "entity_id"),
+             ("GET", f"/v1/entities/{dana}/paths/nope", None, None, "other_id"),
+             ("POST", "/v1/recall", None, {"entity": {"id": "nope"}}, "entity.id"),
+             ("POST", "/v1/search", None, {"query": "Dana", "seed_entity_ids": ["nope"]}, "seed_entity_ids[0]"),
+             ("POST", "/v1/facts/retract", None, {"subject_id": "nope", "predicate": "WORKS_AT"}, "subject_id"),
+             ("POST", "/v1/facts/retract", None, {"subject_id": dana, "predicate": "WORKS_AT", "object_id": "nope"},
+              "object_id"),
+             ("POST", "/v1/facts", None, {"facts": [{"subject": {"id": "nope"}, "predicate": "HAS_TITLE",
+                                                     "value": "CFO"}]}, "facts[0].subject.id"))
+    for method, path, params, body, field in asked:
+        r = c.request(method, path, params=params, json=body)
+        assert r.status_code == 404 and r.json()["field"] == field, (path, r.text)
+        assert r.json()["detail"] == f"{field}: no entity 'nope'", (path, r.text)
+    for selector, field in (({"name": "Globx"}, "entity.name"), ({"query": "Globx renewal"}, "entity.query")):
+        r = c.post("/v1/recall", json={"entity": selector})
+        assert r.status_code == 404 and r.json()["field"] == field, r.text
+        assert "closest by text: 'Globex'" in r.json()["detail"], r.text

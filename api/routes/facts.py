@@ -18,7 +18,7 @@ from api.deps import PageDep, Reader, ServicesDep, Writer
 from api.idempotency import recorded_call
 from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
-from graphmem.errors import InvalidInput, NotFound
+from graphmem.errors import InvalidInput
 from graphmem.models import (PRINTABLE_ASCII, VISIBLE, AssertOutcome, EntityRef, Fact, FactIn, Input, PredicateName, Provenance,
                              UtcDatetime)
 
@@ -184,10 +184,7 @@ def correct_fact(fact_id: str, body: FactCorrection, who: Writer, services: Serv
 @router.post("/retract", response_model=Retracted, summary="Retract facts (close them with provenance; nothing is deleted)")
 def retract_facts(body: FactRetraction, who: Writer, services: ServicesDep,
                   idempotency_key: IdempotencyKey = None) -> Retracted:
-    try:   # 404 before anything is recorded
-        services.graph.get_entity(who.tenant_id, body.subject_id)
-    except NotFound as exc:
-        raise NotFound(exc.detail, field="subject_id") from None
+    services.graph.get_entity(who.tenant_id, body.subject_id, "subject_id")   # 404 before anything is recorded
 
     def retract(episode_id: str) -> Retracted:
         ids = services.graph.retract(who.tenant_id, body.subject_id, body.predicate, episode_id, at=body.at,

@@ -24,6 +24,8 @@ from graphmem.timeutil import to_utc, utcnow
 
 AMBIGUOUS_SHOWN = 5
 """How many of the entities an ambiguous name matches its error lists."""
+QUERY_HINT_WORDS = 10
+"""The words of a free-text entity `query` that matched nothing searched misspelt for the 404's hint."""
 INTRODUCER_KIND = "Person"
 """The entity kind `RecallService.introduction` prefers between the two ends of a connection."""
 
@@ -107,9 +109,9 @@ class RecallService:
         always exists: "Zorblax" is not Globex, with or without an embedder). Raises
         `InvalidInput` when none is given, when full-text cannot search the query for its length (too many terms:
         `TOO_MANY_TERMS`) or when the name is more than one entity's (listing up to five of them with their kinds
-        and ids), `NotFound` when nothing matches (for a name, naming the closest entities
-        by full-text as a hint; for an id, also when the entity is not of `kind`). `field` is where the selector
-        sits in the request (e.g. "entity" for `{"entity": {"name": ...}}`): errors name its part, "entity.id",
+        and ids), `NotFound` when nothing matches (for a name or a query, naming the closest entities by text as a
+        hint, and for a query the closest by meaning; for an id, also when the entity is not of `kind`). `field` is
+        where the selector sits in the request (e.g. "entity" for `{"entity": {"name": ...}}`): errors name its part, "entity.id",
         "entity.name" or "entity.query".
         `query_hint`: the name's errors suggest `query` for free text and `kind` for an ambiguous name (false where
         the caller has neither: a query parameter that takes an id or a name)."""
@@ -154,9 +156,15 @@ class RecallService:
             if TOO_MANY_TERMS in res.degraded:   # the words could not be searched at all: say so, not "no match"
                 raise InvalidInput(f"{field}.query: {TOO_MANY_TERMS.removeprefix('fulltext: ')}",
                                    field=f"{field}.query")
-            near = f" (closest by meaning: {res.hits[0].entity.name!r})" if res.hits else ""
+            # as for a name: the entities a word of it names misspelt ("Globx renewal": Globex); of its first
+            # QUERY_HINT_WORDS words only (each fuzzy word expands to many terms, and Lucene caps a query's clauses)
+            spelt = self._misspelt(tenant_id, " ".join(query.split()[:QUERY_HINT_WORDS]), kind)
+            near = [f"closest by text: {', '.join(repr(e.name) for e in spelt)}"] if spelt else []
+            if res.hits:
+                near.append(f"closest by meaning: {res.hits[0].entity.name!r}")
+            hint = f" ({'; '.join(near)})" if near else ""
             shown = query if len(query) <= 80 else query[:77] + "..."
-            raise NotFound(f"{field}.query: no entity matches {shown!r}{near}", field=f"{field}.query")
+            raise NotFound(f"{field}.query: no entity matches {shown!r}{hint}", field=f"{field}.query")
         raise InvalidInput(f"{field}: give an id, a name or a query", field=field)
 
     def entity_kinds_of(self, tenant_id: str, predicate: str, field: str = "member_predicate") -> list[str]:
@@ -172,10 +180,7 @@ class RecallService:
 
     def entity(self, tenant_id: str, entity_id: str, *, field: str = "entity_id") -> Entity:
         """The tenant's entity `entity_id`; `NotFound` naming `field` (the request field that carried the id)."""
-        try:
-            return self.graph.get_entity(tenant_id, entity_id)
-        except NotFound as exc:
-            raise NotFound(f"{field}: no entity {entity_id!r}", field=field) from exc
+        return self.graph.get_entity(tenant_id, entity_id, field)
 
     # ---- multi-hop -----------------------------------------------------------------------------
     @staticmethod

@@ -247,7 +247,7 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
                       tx.rows("entities/brief_many", tenant_id=tenant_id, ids=[refs[i].id for i in by_id])})
         for i in by_id:
             if refs[i].id not in known:
-                raise NotFound(f"{fields[i]}: no entity {refs[i].id!r}", field=f"{fields[i]}.id")
+                raise NotFound(f"{fields[i]}.id: no entity {refs[i].id!r}", field=f"{fields[i]}.id")
             _check_named(refs[i], known[refs[i].id], fields[i])
             resolved[i] = refs[i].id
 
@@ -453,11 +453,12 @@ def _declare(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], resolved: dict[i
                reset_email=reset_email, rows=[rows[k] for k in sorted(rows)])
 
 
-def get(tx: Tx, tenant_id: str, entity_id: str) -> Entity:
-    """The entity `entity_id` of this tenant; `NotFound` otherwise (also for another tenant's id)."""
+def get(tx: Tx, tenant_id: str, entity_id: str, field: str = "entity_id") -> Entity:
+    """The entity `entity_id` of this tenant; `NotFound` otherwise (also for another tenant's id), naming `field`
+    (the request field that carried the id) as every unknown id's message does: "entity_id: no entity 'x'"."""
     rows = tx.rows("entities/get_many", tenant_id=tenant_id, ids=[entity_id])
     if not rows:
-        raise NotFound(f"no entity {entity_id!r}", field="entity_id")
+        raise NotFound(f"{field}: no entity {entity_id!r}", field=field)
     return Entity(**rows[0]["entity"])
 
 
