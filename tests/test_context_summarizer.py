@@ -272,3 +272,16 @@ def test_plain_statements_in_the_words_of_instructions_do_not_push_out_a_constra
                       ep(n, "assistant", f"Refund of €{10 + n}.00 for order {o} approved under approval APR-{o}.")]
         text = summarizer.summarize("t", text, turns, 600).text
         assert "Never call me on my landline" in text and counter.count(text) <= 600, (rev, text)
+
+
+@pytest.mark.timeout(30)   # not a speed target: a guard against quadratic matching (it took 74 s before)
+def test_a_long_message_without_a_full_stop_is_summarised_in_linear_time():
+    """helper-found: a 100,000-character user message of "you can ..." without a full stop took 74 s to compact,
+    holding the GIL, so every other request of the server waited (the withdrawal pattern rescanned the sentence from
+    each "you can"). And "no X" of a plain statement ("arrived, no box") is no constraint, while "no upsells" is."""
+    text = "you can " * 12_500 + "call my landline again"
+    summary = ExtractiveSummarizer(TokenCounter.for_model("gpt-4")).summarize("t", None, [ep(0, "user", text)], 200)
+    assert summary.text.rstrip().endswith("call my landline again"), summary.text[-200:]
+    from graphmem.context.summarizer import _CONSTRAINT
+    assert _CONSTRAINT.search("The price is fine, no upsells.") and _CONSTRAINT.search("No calls please.")
+    assert not _CONSTRAINT.search("Order 5512 arrived, no box.")
