@@ -144,6 +144,15 @@ class TemporalGraph:
         require_tenant(tenant_id)
         return self.db.execute("episodes/discard_unused", tenant_id=tenant_id, id=episode_id)[0]["deleted"] > 0
 
+    def discard_turn_episodes(self, tenant_id: str, session_id: str, episode_ids: list[str]) -> int:
+        """Delete the episodes `episode_ids` that a refused try of a turn stored in `session_id` (those no fact
+        cites yet), with their refusals, relinking the session's episode chain around them; returns how many went."""
+        require_tenant(tenant_id)
+        if not episode_ids:
+            return 0
+        rows = self.db.execute("episodes/discard_turn", tenant_id=tenant_id, session_id=session_id, ids=episode_ids)
+        return rows[0]["deleted"] if rows else 0
+
     def keep_call_result(self, tenant_id: str, episode_id: str, result: str) -> None:
         """Keep `result` (the JSON answer of the API write that event episode `episode_id` recorded) for replays
         under the same Idempotency-Key; an answer kept before stays."""

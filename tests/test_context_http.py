@@ -220,6 +220,22 @@ def test_one_turn_key_with_other_bodies_at_once_names_the_turn_key(client_for, t
             if r.status_code == 422:
                 assert r.json()["field"] == "idempotency_key" and "turn:" not in r.json()["detail"], r.text
         assert len(clients[0].get(f"/v1/sessions/{sid}/episodes").json()["items"]) == 1
+    # helper-found: the losing body's episodes beyond the winner's were stored although it answered 422 (they showed
+    # in the window as the user's words); whichever try wins, the session holds its episodes only, chained in order
+    for n in range(4):
+        sid = f"tab-more{n}"
+        short = turn("t-more", "Order 42 please")
+        long = {**short, "episodes": short["episodes"] + [
+            {"role": "user", "content": f"Cancel order {770 + i} please", "occurred_at": "2024-05-01T09:01:00Z"}
+            for i in range(3)]}
+        pair = [client_for(tenant), client_for(tenant)]
+        with ThreadPoolExecutor(2) as pool:
+            replies = list(pool.map(lambda cb: cb[0].post(f"/v1/sessions/{sid}/turns", json=cb[1]),
+                                    zip(pair, (short, long))))
+        won = [r for r in replies if r.status_code == 201]
+        assert len(won) == 1 and sorted(r.status_code for r in replies) == [201, 422], [r.text for r in replies]
+        stored = pair[0].get(f"/v1/sessions/{sid}/episodes").json()["items"]
+        assert [e["id"] for e in stored] == won[0].json()["episode_ids"], (stored, won[0].text)
 
 
 def test_a_pin_key_redefined_during_a_turn_is_the_race_409_never_a_half_written_422(client_for, tenant):

@@ -326,7 +326,15 @@ class ContextService:
         try:
             versions = self.db.write(work)
         except _ReceiptTaken as taken:
-            return self._replayed(tenant_id, session_id, turn, taken.receipt)
+            try:
+                return self._replayed(tenant_id, session_id, turn, taken.receipt)
+            except InvalidInput:
+                # another body took the key first: what this try stored goes again, so that the 422 stored nothing,
+                # but for what the turn that won holds (its first episodes may have replayed this try's)
+                kept = set(json.loads(taken.receipt["result"])["episode_ids"])
+                self.services.graph.discard_turn_episodes(
+                    tenant_id, session_id, [e.id for e, created in stored if created and e.id not in kept])
+                raise
         if scheduled:
             self.schedule_compaction(tenant_id, session_id)
         return TurnResult(session_id=session_id, episode_ids=ids, created=[c for _, c in stored], pins=versions,
