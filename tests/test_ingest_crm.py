@@ -675,6 +675,25 @@ def test_a_changed_email_replaces_the_stored_one(make_services, tenant):
     assert g.get_entity(tenant, two.id).email is None
 
 
+def test_a_late_older_record_does_not_take_back_a_changed_email(make_services, tenant):
+    """helper-found: a record dated February with the old email, arriving after the March change, set the old email
+    again (and another contact could then take the new one). The latest change wins, as for facts; its title is
+    history."""
+    s = make_services()
+    g = s.graph
+    feed(s, tenant, [
+        {"object": "contact", "id": "c1", "name": "Dana", "email": "old@a.com", "changed_at": "2023-01-01T00:00:00+00:00"},
+        {"object": "contact", "id": "c1", "email": "new@b.com", "changed_at": "2023-03-01T00:00:00+00:00"}], "late-0")
+    feed(s, tenant, [{"object": "contact", "id": "c1", "email": "old@a.com", "title": "AE",
+                      "changed_at": "2023-02-01T00:00:00+00:00"}], "late-1")
+    dana = contact(g, tenant, "Dana")
+    assert dana.email == "new@b.com"
+    assert titles_now(g, tenant, dana.id) == ["AE"]
+    feed(s, tenant, [{"object": "contact", "id": "c1", "email": "newest@c.com", "changed_at": "2023-04-01T00:00:00+00:00"}],
+         "late-2")
+    assert g.get_entity(tenant, dana.id).email == "newest@c.com"   # a later change still replaces it
+
+
 def test_an_email_another_entity_holds_is_refused_and_the_rest_applies(make_services, tenant):
     """A changed email that another contact holds is not moved and the two are not merged: the email alone is
     refused (`email_taken`), the record's other fields apply."""

@@ -8,7 +8,8 @@ made in `entities/resolve_batch` itself, so only the chosen entity travels back)
    gives is `InvalidInput` naming `<field>.kind`, never merged into. A reference whose external ids name an entity
    and whose email is not that entity's gives it that email (the external system, a CRM, is the source of its own
    record's email: the new address replaces the old one, whose declarations go), unless another entity holds the
-   email: `EmailTaken` (409) naming `<field>.email`, nothing moved or merged;
+   email: `EmailTaken` (409) naming `<field>.email`, nothing moved or merged, or an episode that occurred after the
+   reference's declared the current one (a late, older record: `_email_set_later`);
 3. the normalised name or an alias within the kind (an `Alias` node per tenant and key), unless the named
    entity carries a different email or domain than the reference (then it is somebody else);
 4. otherwise a new entity. New entities claim their name alias with MERGE on a unique key, so two writers
@@ -198,6 +199,22 @@ def _check_named(ref: EntityRef, entity: dict, field: str) -> None:
                            "of it)", field=f"{field}.name")
 
 
+def _replaces_email(ref: EntityRef, ent: dict) -> bool:
+    """Whether `ref`, named by one of entity `ent`'s external ids, gives it another email than its own."""
+    return bool(not ref.id and ref.email and ent.get("email") and ref.email != ent["email"]
+                and set(ref.external_ids) & set(ent["external_ids"]))
+
+
+def _email_set_later(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], unique: list[int], resolved: dict[int, str],
+                     known: dict[str, dict], sources: dict[int, set[str]]) -> set[str]:
+    """The ids of the entities whose email an episode declared that occurred after every episode of a reference
+    that would replace it (`_replaces_email`): a late, older record keeps the newer email (`entities/email_set_later`).
+    A reference without an episode, or an email no episode declared, replaces as before."""
+    rows = [{"entity_id": resolved[i], "episode_ids": sorted(sources[i])} for i in unique
+            if i in sources and _replaces_email(refs[i], known[resolved[i]])]
+    return set(tx.one("entities/email_set_later", tenant_id=tenant_id, rows=rows)["later"]) if rows else set()
+
+
 def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Settings,
             fields: Sequence[str] | None = None, *,
             namesakes: Literal["refuse", "owner"] = "refuse",
@@ -361,6 +378,11 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
                 if rid in owners:   # another writer's entity, found by the name's alias or an identifier
                     _check_identified_kind(refs[i], known[resolved[i]], fields[i])
 
+    sources: dict[int, set[str]] = {}
+    for i, ep in zip(slot, episodes or []):
+        if ep:
+            sources.setdefault(i, set()).add(ep)
+    kept_email = _email_set_later(tx, tenant_id, refs, unique, resolved, known, sources)
     enrich: dict[str, dict] = {}
     for i in unique:   # what a reference brings: its names as aliases; identifiers only where it was not by id
         ref, ent, by_name = refs[i], known[resolved[i]], not refs[i].id
@@ -369,8 +391,7 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
         ext = [k for k in ref.external_ids if k not in ent["external_ids"]] if by_name else []
         # named by its external id with another email: the external record's email replaces the stored one
         # (resolve_batch found no other entity with it: that is EmailTaken, above)
-        replace_email = bool(by_name and ref.email and ent.get("email") and ref.email != ent["email"]
-                             and set(ref.external_ids) & set(ent["external_ids"]))
+        replace_email = _replaces_email(ref, ent) and resolved[i] not in kept_email
         new_email = by_name and ref.email and (not ent.get("email") or replace_email)
         new_domain = by_name and ref.domain and not ent.get("domain")
         new_summary = ref.summary and ref.summary != ent.get("summary")
@@ -390,10 +411,6 @@ def resolve(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], settings: Setting
                                for a in aliases if a not in [x["name"] for x in row["aliases"]]]
     if enrich:
         tx.rows("entities/enrich_batch", tenant_id=tenant_id, now=now, rows=list(enrich.values()))
-    sources: dict[int, set[str]] = {}
-    for i, ep in zip(slot, episodes or []):
-        if ep:
-            sources.setdefault(i, set()).add(ep)
     _declare(tx, tenant_id, refs, resolved, known, enrich, sources, created)   # without episodes: a summary's reset
     briefs = {i: EntityBrief(known[resolved[i]]["id"], known[resolved[i]]["kind"], known[resolved[i]]["name"],
                              resolved[i] in created)
