@@ -64,6 +64,7 @@ class Main(LazyGroup):
 
 
 @click.group(cls=Main)
+@click.version_option(package_name="graphmem", prog_name="graphmem", message="%(prog)s %(version)s")
 def main() -> None:
     """graphmem: temporal knowledge-graph memory for AI agents.
 

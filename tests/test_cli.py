@@ -2,6 +2,7 @@
 process (JSON logs with request ids, metrics, graceful shutdown). Runs against the test Neo4j (NEO4J_URI)."""
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import signal
@@ -38,6 +39,8 @@ def test_help_on_every_command(cli):
     assert code == 0
     for name in ("serve", "worker", "ingest", "neo4j", "search", "recall", "context", "keys", "demo"):
         assert name in out, name
+    code, out, _ = cli("--version")   # found by a helper walking the README: there was none
+    assert code == 0 and out.strip() == f"graphmem {importlib.metadata.version('graphmem')}", out
     for args in (["serve"], ["worker"], ["ingest"], ["search"], ["recall"], ["context"], ["keys"], ["keys", "create"],
                  ["keys", "list"], ["keys", "revoke"], ["keys", "rotate"], ["neo4j", "start"], ["demo"]):
         code, out, _ = cli(*args, "--help")
