@@ -12,6 +12,7 @@ from api.routes import ROUTERS
 
 def test_health_and_readiness(api_url):
     assert httpx.get(f"{api_url}/healthz").json() == {"status": "ok"}
+    assert httpx.get(f"{api_url}/").json()["docs"] == "/v1/docs"   # no key needed; it was a 404
     r = httpx.get(f"{api_url}/readyz")
     assert r.status_code == 200 and r.json()["neo4j"] == "ok"
     # the session's server runs without an embedder: ready, and it says why search uses no vectors

@@ -1,4 +1,4 @@
-"""Liveness, readiness (checks Neo4j) and Prometheus metrics. No API key needed."""
+"""Where things are (`/`), liveness, readiness (checks Neo4j) and Prometheus metrics. No API key needed."""
 from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
@@ -11,6 +11,13 @@ from graphmem.errors import Unavailable
 from graphmem.ops import vector_search
 
 router = APIRouter(route_class=UniqueKeysRoute, tags=["operations"])
+
+
+@router.get("/", summary="Where the API's documents are", include_in_schema=False)
+def root() -> dict:
+    """A pointer for whoever opens the server's address (it was a 404): the docs, the schema, the health routes."""
+    return {"service": "graphmem", "docs": "/v1/docs", "openapi": "/v1/openapi.json", "health": "/healthz",
+            "ready": "/readyz"}
 
 
 @router.get("/healthz", summary="Liveness: the process answers",
