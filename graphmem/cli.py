@@ -498,7 +498,7 @@ def search(tenant_id: str, query: str, k: int, targets: tuple[str, ...], predica
         _table(f"search: {query}", ["#", "kind", "score", "text", "why"],
                [[i + 1, h.kind, f"{h.score:.4f}", h.text, "; ".join(h.reasons)] for i, h in enumerate(res.hits)])
         if res.degraded:
-            click.echo("degraded: " + "; ".join(res.degraded), err=True)
+            click.echo("degraded: " + "; ".join(f"{d.source}: {d.reason}" for d in res.degraded), err=True)
     else:
         _emit(res)
 

@@ -643,3 +643,12 @@ class AssertOutcome(_Record):
     fact_id: str | None = None
     closed_fact_id: str | None = None
     reason: str | None = None
+
+
+class Degraded(BaseModel):
+    """A source that was skipped, failed or was too slow; the answer was built without it (DESIGN principle 7).
+    In a search answer `source` is a retriever (`vector`, `fulltext`); in a context window it is `search` or
+    `search.<retriever>`."""
+
+    source: str = Field(examples=["vector"])
+    reason: str = Field(examples=["no embedder configured (GRAPHMEM_EMBEDDER=none)"])

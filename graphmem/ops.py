@@ -47,7 +47,7 @@ def vector_search(services) -> str:
     except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError, OSError) as exc:
         raise Unavailable(f"the embedding model check failed: {exc}") from exc
     EMBEDDING_MISMATCH.set(1 if problem and hybrid.embedder is not None else 0)
-    return "ok" if problem is None else "off: " + problem.removeprefix("vector: ")
+    return "ok" if problem is None else "off: " + problem
 
 
 def build(services) -> Callable[[], dict[str, int] | None]:

@@ -22,7 +22,7 @@ def test_local_embedder_vectors_on_write_and_in_search(db, settings):
         dims = s.run("MATCH (n) WHERE n.id IN $ids RETURN size(n.embedding) AS d", ids=[ep.id, fact.fact_id]).value()
     assert dims == [384, 384]
     res = services.recall.search(tenant, SearchRequest(query="pet animal", k=5))
-    assert not [d for d in res.degraded if d.startswith("vector")]
+    assert not [d for d in res.degraded if d.source == "vector"]
     reasons = {h.id: " ".join(h.reasons) for h in res.hits}
     assert "vector" in reasons.get(ep.id, "") and "vector" in reasons.get(fact.fact_id, "")
 

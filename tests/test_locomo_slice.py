@@ -52,7 +52,7 @@ def test_locomo_slice_recall_at_10(slice_db, settings, tmp_path, embedder):
         for qi, q in lc.questions(sample):
             res = services.recall.search(ing.tenant_id, SearchRequest(query=q["question"], k=50,
                                                                       targets=["fact", "episode"]))
-            assert not [d for d in res.degraded if d.startswith("vector")] or embedder == "none", res.degraded
+            assert not [d for d in res.degraded if d.source == "vector"] or embedder == "none", res.degraded
             fh.write(json.dumps({"sample_id": SAMPLE, "qa_index": qi,
                                  "ranked": lc.ranked_dia_ids(res.hits, ing.dia_of)}) + "\n")
     got = lc.score(pred, tmp_path / "score.json", data)["results"]["recall@10"]["all_but_5"]["percent"]

@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from graphmem.errors import InvalidInput, NotFound, TenantRequired
-from graphmem.models import EntityRef, EpisodeIn, FactIn
+from graphmem.models import Degraded, EntityRef, EpisodeIn, FactIn
 from graphmem.recall.models import SearchRequest
 from graphmem.recall.service import RecallService
 
@@ -79,7 +79,7 @@ def recall(db, graph):
 def test_search_finds_fact_with_provenance_and_reasons(recall, crm):
     tenant, ids = crm
     res = recall.search(tenant, SearchRequest(query="who does Bob report to?", targets=["fact"]))
-    assert "vector: no embedder configured (GRAPHMEM_EMBEDDER=none)" in res.degraded
+    assert Degraded(source="vector", reason="no embedder configured (GRAPHMEM_EMBEDDER=none)") in res.degraded
     top = res.hits[0]
     assert top.kind == "fact" and top.fact.predicate == "REPORTS_TO" and top.fact.subject_id == ids["Bob Lee"]
     assert top.episode_ids == [ids["episodes"]["e3"]]

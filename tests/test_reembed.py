@@ -70,7 +70,7 @@ def test_changed_model_is_refused_then_reembed_replaces_every_vector(private: Se
     new = _services(private, "e5-small-v2")
     try:
         res = new.recall.search(tenants[0], SearchRequest(query="pet animal", k=5))
-        note = " ".join(d for d in res.degraded if d.startswith("vector"))
+        note = " ".join(d.reason for d in res.degraded if d.source == "vector")
         assert "'local:bge-small-en-v1.5'" in note and "graphmem embeddings reembed" in note
         assert "GRAPHMEM_EMBEDDER=local GRAPHMEM_LOCAL_MODEL=bge-small-en-v1.5" in note  # as it is set
         with serve(new) as url:  # an operator sees it without searching: readiness and a metric
@@ -95,7 +95,8 @@ def test_changed_model_is_refused_then_reembed_replaces_every_vector(private: Se
 
     stale.recall.hybrid.guard.recheck_s = 0  # (30 s by default) the old-model process re-reads the recorded model
     try:
-        note = " ".join(stale.recall.search(tenants[0], SearchRequest(query="pet animal", k=5)).degraded)
+        res = stale.recall.search(tenants[0], SearchRequest(query="pet animal", k=5))
+        note = " ".join(d.reason for d in res.degraded)
         assert "'local:e5-small-v2'" in note  # it stops comparing its vectors with the new model's
     finally:
         stale.close()
@@ -111,7 +112,7 @@ def test_changed_model_is_refused_then_reembed_replaces_every_vector(private: Se
         for r in rows:  # the new model's vectors of the texts the indexer embeds (no speaker here)
             np.testing.assert_allclose(r["v"], new.embedder.embed([r["text"]])[0], atol=1e-5)
         res = new.recall.search(tenants[1], SearchRequest(query="pet animal", k=5))
-        assert not [d for d in res.degraded if d.startswith("vector")]
+        assert not [d for d in res.degraded if d.source == "vector"]
         with serve(new) as url:
             assert httpx.get(f"{url}/readyz").json()["vector_search"] == "ok"
             assert "graphmem_embedding_model_mismatch 0.0" in httpx.get(f"{url}/metrics").text

@@ -91,7 +91,7 @@ def _resolve(services, tenant: str, sel: EntitySelector, field: str):
              responses={200: {"content": {"application/json": {"example": {"hits": [
                  {"kind": "fact", "id": "9b1e...", "text": "Bob Lee reports to Carol Jones", "score": 0.0328,
                   "reasons": ["fulltext rank 1 (score 2.31)", "graph rank 1 (score 1)"], "episode_ids": ["41c2..."]}],
-                 "degraded": ["vector: no embedder configured (GRAPHMEM_EMBEDDER=none)"]}}}}})
+                 "degraded": [{"source": "vector", "reason": "no embedder configured (GRAPHMEM_EMBEDDER=none)"}]}}}}})
 def search(body: SearchRequest, who: Reader, services: ServicesDep) -> SearchResponse:
     if not body.mmr and body.mmr_lambda != SearchRequest.model_fields["mmr_lambda"].default:
         raise InvalidInput("mmr_lambda: weighs relevance against diversity only with mmr: true", field="mmr_lambda")

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 from graphmem.context.assembly import Dropped, WindowPiece
 from graphmem.context.pins import PinValue
-from graphmem.models import VISIBLE, EpisodeKind, Input, Spoken, UtcDatetime, blank, json_content
+from graphmem.models import VISIBLE, Degraded, EpisodeKind, Input, Spoken, UtcDatetime, blank, json_content
 
 
 class ToolSchema(Input):
@@ -90,13 +90,6 @@ class ContextRequest(Input):
         if len(set(ids)) != len(ids):   # a citation names a document by its id
             raise ValueError("document ids must be unique")
         return v
-
-
-class Degraded(BaseModel):
-    """An optional source that failed or was too slow; the window was built without it."""
-
-    source: str = Field(examples=["search"])
-    reason: str = Field(examples=["timed out after 0.30 s"])
 
 
 class Window(BaseModel):

@@ -183,9 +183,8 @@ class ContextService:
             detail = exc.detail if isinstance(exc, GraphmemError) else str(exc)
             degraded.append(Degraded(source="search", reason=f"{type(exc).__name__}: {detail[:200]}"))
             return []
-        for item in sorted(response.degraded):
-            name, _, why = item.partition(":")
-            degraded.append(Degraded(source=f"search.{name.strip()}", reason=why.strip() or item))
+        for item in sorted(response.degraded, key=lambda d: (d.source, d.reason)):
+            degraded.append(Degraded(source=f"search.{item.source}", reason=item.reason))
         if response.withheld_consent:
             notes.append(f"{response.withheld_consent} preference(s) learned outside this session withheld "
                          f"(preferences cross a user's sessions only with consent, never to another user)")

@@ -32,15 +32,15 @@ class EmbeddingGuard:
         self._checked_at: float | None = None
 
     def problem(self) -> str | None:
-        """None when vector search may run; else a one-line reason ("vector: ...")."""
+        """None when vector search may run; else a one-line reason why it may not ("no embedder configured ...")."""
         if self.name is None:
-            return "vector: no embedder configured (GRAPHMEM_EMBEDDER=none)"
+            return "no embedder configured (GRAPHMEM_EMBEDDER=none)"
         now = time.monotonic()
         if self._checked_at is None or now - self._checked_at >= self.recheck_s:
             row = self.db.execute("search/embedding_model", model=self.name)
             recorded = row[0]["embedding_model"] if row else self.name
             if recorded != self.name:
-                problem = (f"vector: stored vectors were made by {recorded!r} but the configured embedder is "
+                problem = (f"stored vectors were made by {recorded!r} but the configured embedder is "
                            f"{self.name!r}; vectors of different models are not comparable. Re-embed the graph "
                            f"with `graphmem embeddings reembed`, or configure {recorded!r} again "
                            f"({_setting_for(recorded)})")

@@ -5,7 +5,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from graphmem.models import (VISIBLE, Entity, Episode, Fact, Input, KindName, PredicateName, ProvenanceRole,
+from graphmem.models import (VISIBLE, Degraded, Entity, Episode, Fact, Input, KindName, PredicateName, ProvenanceRole,
                              UtcDatetime)
 from graphmem.ontology import SENSITIVE_CLASSES
 
@@ -128,10 +128,11 @@ class SearchHit(BaseModel):
 
 
 class SearchResponse(BaseModel):
-    """Hits best first, plus the retrievers that were skipped or failed (e.g. "vector: no embedder configured")."""
+    """Hits best first, plus the retrievers that were skipped or failed, each as a `Degraded` (source `vector` or
+    `fulltext`, and why)."""
 
     hits: list[SearchHit]
-    degraded: list[str] = Field(default_factory=list)
+    degraded: list[Degraded] = Field(default_factory=list)
 
 
 class ViewedSearchResponse(SearchResponse):

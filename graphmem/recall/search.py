@@ -35,7 +35,7 @@ from typing import NamedTuple
 
 from graphmem.embeddings import Embedder
 from graphmem.errors import InvalidInput, NotFound
-from graphmem.models import SUPPORTING_ROLES, Entity, Episode, Fact
+from graphmem.models import SUPPORTING_ROLES, Degraded, Entity, Episode, Fact
 from graphmem.recall.embedding_guard import EmbeddingGuard
 from graphmem.recall.fusion import RRF_K, jaccard, mmr, rrf
 from graphmem.recall.lucene import build_query, only_stop_words, terms
@@ -92,8 +92,8 @@ class SearchTuning:
     replies: bool = True
 
 
-TOO_MANY_TERMS = ("fulltext: the query's words are too long to search as terms (over Lucene's clause limit: text "
-                  "without spaces, such as Han script, counts each character); shorten it")
+TOO_MANY_TERMS = Degraded(source="fulltext", reason="the query's words are too long to search as terms (over Lucene's "
+                          "clause limit: text without spaces, such as Han script, counts each character); shorten it")
 """The `degraded` reason of a query full-text could not search at all for its length (`build_query` gave None)."""
 
 
@@ -110,16 +110,16 @@ class HybridSearch:
         process that searches without a keep-warm beside it would otherwise keep a plan made on an empty database."""
 
     # ---- query vector -----------------------------------------------------------------------
-    def _vector(self, text: str, degraded: list[str]) -> list[float] | None:
+    def _vector(self, text: str, degraded: list[Degraded]) -> list[float] | None:
         problem = self.guard.problem()
         if problem:
-            degraded.append(problem)
+            degraded.append(Degraded(source="vector", reason=problem))
             return None
         try:
             return self.embedder.embed_query(text)
         except Exception as exc:  # degrade, don't block (DESIGN principle 7)
             log.warning("query embedding failed: %s", exc)
-            degraded.append(f"vector: embedder failed ({type(exc).__name__}: {exc})")
+            degraded.append(Degraded(source="vector", reason=f"embedder failed ({type(exc).__name__}: {exc})"))
             return None
 
     # ---- the search ---------------------------------------------------------------------------
@@ -132,15 +132,16 @@ class HybridSearch:
         if req.occurred_after and req.occurred_before and req.occurred_after >= req.occurred_before:
             raise InvalidInput("occurred_after must be before occurred_before", field="occurred_after")
         now = utcnow()
-        degraded: list[str] = []
+        degraded: list[Degraded] = []
         vector = self._vector(req.query, degraded)
         lucene = build_query(req.query, tenant_id)
         if lucene is None:
-            degraded.append(TOO_MANY_TERMS if terms(req.query) else "fulltext: the query has no searchable words")
+            degraded.append(TOO_MANY_TERMS if terms(req.query)
+                            else Degraded(source="fulltext", reason="the query has no searchable words"))
         elif only_stop_words(req.query):
-            degraded.append("fulltext: the query has only common words or single characters (" +
-                            ", ".join(terms(req.query)) + "), so word matches say little; name who or what it is "
-                            "about")
+            degraded.append(Degraded(source="fulltext", reason=(
+                "the query has only common words or single characters (" + ", ".join(terms(req.query)) +
+                "), so word matches say little; name who or what it is about")))
         seeds = list(dict.fromkeys(req.seed_entity_ids))
         if seeds:
             found = {r["entity"]["id"] for r in self.db.rows("entities/get_many", tenant_id=tenant_id, ids=seeds)}

@@ -154,7 +154,7 @@ class RecallService:
                 if any(not r.startswith("vector") for r in hit.reasons):
                     return hit.entity
             if TOO_MANY_TERMS in res.degraded:   # the words could not be searched at all: say so, not "no match"
-                raise InvalidInput(f"{field}.query: {TOO_MANY_TERMS.removeprefix('fulltext: ')}",
+                raise InvalidInput(f"{field}.query: {TOO_MANY_TERMS.reason}",
                                    field=f"{field}.query")
             # as for a name: the entities a word of it names misspelt ("Globx renewal": Globex); of its first
             # QUERY_HINT_WORDS words only (each fuzzy word expands to many terms, and Lucene caps a query's clauses)
