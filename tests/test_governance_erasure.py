@@ -870,3 +870,44 @@ def test_what_was_written_without_an_episode_stays_when_an_erased_episode_repeat
     gov.forget(tenant, user_id="ub")
     [dana] = graph.find_entities(tenant, "Dana Reyes")
     assert (dana.email, dana.summary) == ("dana@corp.example", "Official bio")
+
+
+@pytest.mark.parametrize("pause_at", ["held_values", "summarize"])
+def test_a_compaction_racing_the_erasure_of_a_turn_keeps_nothing_of_it(gov, db, tenant, make_context, monkeypatch,
+                                                                      pause_at):
+    """Helper-found: compaction read the session's turns, then an erasure of one of them committed, then the
+    compaction went on: its summary (no previous revision, so no conflict) quoted the erased turn's order id and
+    amount while covering only the turns that were left, and, paused before its pin write, it proposed candidate
+    pins set by the erased episode. The compaction now writes only what its turns still exist for."""
+    import threading
+
+    from graphmem.context.models import TurnEpisode, TurnIn
+    ctx = make_context(compaction_keep_tokens=0)
+    ids = []
+    for i, text in enumerate(["Please cancel order ZX-99107, I was charged €731.45 twice.",
+                              "Also my address changed last week.", "Thanks, anything else you need?",
+                              "ok bye"]):
+        ids += ctx.append_turn(tenant, "s-race", TurnIn(idempotency_key=f"k{i}", user_id="u-race", episodes=[
+            TurnEpisode(role="user", content=text, occurred_at=T0 + timedelta(minutes=i))])).episode_ids
+    go, paused = threading.Event(), threading.Event()
+    target = ctx.compactor.pins if pause_at == "held_values" else ctx.compactor.summarizer
+    real = getattr(target, pause_at)
+
+    def held(*args, **kw):   # the compaction, its turns read, waits here until the erasure has committed
+        paused.set()
+        assert go.wait(30)
+        return real(*args, **kw)
+    monkeypatch.setattr(target, pause_at, held)
+    out = {}
+    compaction = threading.Thread(target=lambda: out.update(result=ctx.compact_now(tenant, "s-race", force=True)))
+    compaction.start()
+    assert paused.wait(30), out
+    gov.forget(tenant, episode_id=ids[0])
+    go.set()
+    compaction.join(60)
+    assert "result" in out
+    leaks = raw(db, """MATCH (n {tenant_id: $t}) WHERE n:Summary OR n:Pin
+                       WITH n, [k IN keys(n) WHERE toString(n[k]) CONTAINS 'ZX-99107' OR toString(n[k]) CONTAINS '731'
+                                OR toString(n[k]) = $gone] AS hits
+                       WHERE size(hits) > 0 RETURN labels(n) AS labels, hits""", t=tenant, gone=ids[0])
+    assert leaks == []

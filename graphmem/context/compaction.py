@@ -9,7 +9,8 @@ Order (seed 000: "The pin write happens before the prose shrink, so a crash stil
 2. the previous summary and the compacted turns are summarized (LLM, or the extractive fallback) into at most
    `settings.summary_max_tokens` tokens;
 3. a new `:Summary` revision (rev + 1) is written: `COVERS` the compacted episodes, `REVISES` the previous one,
-   which stays for rollback. Raw episodes stay (retention decides).
+   which stays for rollback. Raw episodes stay (retention decides). A turn erased while the compaction runs makes
+   it give up (its summary and candidates would quote the erased turn); the next turn schedules it again.
 Compaction is also due when the raw tail holds more episodes than a window reads
 (`settings.context_tail_max_episodes`). The newest `settings.compaction_keep_tokens` tokens of turns stay raw (at
 most half of `context_tail_max_episodes` episodes), and the newest episode always does: a tool result longer than
@@ -284,8 +285,15 @@ class Compactor:
             "covers_to": span[-1][1], "covers_to_at": span[-1][0],
         }
 
-        # 3. the new revision, unless another compaction got there first
+        # 3. the new revision, unless another compaction got there first or a turn it folds was erased meanwhile
+        # (its text would quote the erased turn; the turns are locked first, in the erasure's order, so an erasure
+        # either commits before and is seen here, or waits and then deletes this revision with its COVERS)
+        folded = sorted(e.id for e in older)
+
         def work(tx: Tx) -> Summary:
+            alive = {r["id"] for r in tx.rows("episodes/lock_many", tenant_id=tenant_id, ids=folded)}
+            if len(alive) != len(folded):
+                raise Conflict("a turn this compaction folds was erased meanwhile", field="session_id")
             max_rev = tx.one("summaries/lock_latest", tenant_id=tenant_id, session_id=session_id)["max_rev"]
             current = current_in(tx, tenant_id, session_id)
             if (current.id if current else None) != (before.id if before else None):

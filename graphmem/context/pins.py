@@ -370,12 +370,18 @@ class PinStore:
                        ) -> list[str]:
         """Compaction's only pin write: (key, value, episode id) candidates for keys not yet pinned and not defined
         by the tenant as another type (such a candidate could never be confirmed). Existing pins are never changed.
-        Returns the keys created."""
+        Returns the keys created. A candidate whose episode is gone (erased since compaction read it) is not
+        written: the episodes are locked first, so an erasure either commits before (and the candidate is dropped)
+        or waits and then deletes the candidate with the episode's other pins."""
         require_tenant(tenant_id)
 
         def work(tx: Tx) -> list[str]:
+            cited = sorted({ep for _, _, ep in candidates if ep is not None})
+            alive = {r["id"] for r in tx.rows("episodes/lock_many", tenant_id=tenant_id, ids=cited)} if cited else set()
             rows = []
             for k, v, ep in candidates:
+                if ep is not None and ep not in alive:
+                    continue
                 try:
                     check_definition(tx, tenant_id, check_key(k), v)
                 except InvalidInput:
