@@ -37,3 +37,26 @@ def test_an_expired_episode_is_gone_from_window_provenance_and_search(make_conte
     assert all(old.id not in h.episode_ids for h in hits)
     export = services.governance.memories.export(tenant, "u1")   # the user's export, like every read
     assert [e["id"] for e in export["episodes"]] == [new.id] and "never arrived" not in str(export)
+
+
+def test_a_summary_carrying_an_expired_turn_forward_is_gone_from_the_window_at_once(make_context, services, db,
+                                                                                   tenant):
+    """Helper-found: a revision COVERS only the turns it newly folds, but its text carries its predecessor's forward;
+    once the first turn expired, the window (and the export) skipped revision 1, which covers it, and showed
+    revision 2, which still quoted it, until the sweeper deleted both."""
+    ctx = make_context(compaction_keep_tokens=0)
+    ctx.append_turn(tenant, "s1", say("k1", "u1", "My parcel 4471 with the flamingo lamp never arrived.", minute=0))
+    ctx.append_turn(tenant, "s1", say("k2", "u1", "I paid 89.90 EUR for the second order.", minute=1))
+    ctx.compact_now(tenant, "s1", force=True)       # rev 1 folds turn 1
+    ctx.append_turn(tenant, "s1", say("k3", "u1", "Tracking says 2 days.", minute=2))
+    rev2 = ctx.compact_now(tenant, "s1", force=True).summary   # rev 2 folds turn 2, carrying rev 1 forward
+    assert rev2.rev == 2 and "flamingo" in rev2.text
+    first = next(e for e in services.graph.session_episodes(tenant, "s1") if "flamingo" in e.content)
+
+    _expire(db, first.id)
+    window = load(ctx, tenant, "s1")
+    assert "flamingo" not in window.text
+    assert "89.90" in window.text          # turn 2 is still the session's: raw again, as after the sweep
+    export = services.governance.memories.export(tenant, "u1")
+    assert "flamingo" not in str(export["summaries"])
+    assert all("flamingo" not in s.text for s in ctx.summaries.list(tenant, "s1"))   # GET .../summaries

@@ -1,7 +1,8 @@
 // For a user's export: the user's sessions $session_ids and episodes $episode_ids, with the pins and summaries
 // of those sessions and the write-policy refusals of those episodes, newest first (maps without embeddings). Like
 // every read, it leaves out what is past retention at $now before the sweeper removes it: expired episodes, and
-// summaries built on one (as a window does, cypher/sessions/window_state).
+// summaries built on one or revising one that is (their text carries it forward; as a window does,
+// cypher/sessions/window_state).
 CALL () {
   UNWIND $episode_ids AS eid
   MATCH (e:Episode {id: eid})
@@ -21,7 +22,8 @@ CALL () {
 }
 CALL () {
   OPTIONAL MATCH (m:Summary {tenant_id: $tenant_id})
-  WHERE m.session_id IN $session_ids AND NOT EXISTS { MATCH (m)-[:COVERS]->(x) WHERE x.retain_until <= $now }
+  WHERE m.session_id IN $session_ids
+    AND NOT EXISTS { MATCH (m)-[:REVISES*0..]->(:Summary)-[:COVERS]->(x) WHERE x.retain_until <= $now }
   RETURN collect(m {.*, embedding: null, search_terms: null}) AS summaries
 }
 CALL () {

@@ -174,10 +174,11 @@ class SummaryStore:
         return self.db.read(lambda tx: current_in(tx, tenant_id, session_id))
 
     def list(self, tenant_id: str, session_id: str, offset: int = 0, limit: int = 50) -> list[Summary]:
-        """Every revision (active and rolled back), newest first."""
+        """Every revision (active and rolled back), newest first; not those built on an episode past retention
+        (one covering it, or revising one that does), which the sweeper deletes."""
         require_tenant(tenant_id)
         return [_summary(r["summary"], r["covers"]) for r in self.db.rows(
-            "summaries/list", tenant_id=tenant_id, session_id=session_id, offset=offset, limit=limit)]
+            "summaries/list", tenant_id=tenant_id, session_id=session_id, offset=offset, limit=limit, now=utcnow())]
 
     def rollback(self, tenant_id: str, session_id: str) -> Summary | None:
         """Mark the current revision rolled back (kept); the one it revised is current again and the turns only the
