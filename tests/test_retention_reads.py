@@ -60,3 +60,23 @@ def test_a_summary_carrying_an_expired_turn_forward_is_gone_from_the_window_at_o
     export = services.governance.memories.export(tenant, "u1")
     assert "flamingo" not in str(export["summaries"])
     assert all("flamingo" not in s.text for s in ctx.summaries.list(tenant, "s1"))   # GET .../summaries
+
+
+def test_rolling_back_past_an_expired_turn_shows_no_summary_built_on_it(make_context, services, db, tenant):
+    """Helper-found: with the first turn expired, a rollback answered the revision it made current again, which
+    covers that turn and so quoted it (no read shows such a revision); a compaction carried it forward the same way."""
+    ctx = make_context(compaction_keep_tokens=0)
+    ctx.append_turn(tenant, "s1", say("k1", "u1", "My parcel 4471 with the flamingo lamp never arrived.", minute=0))
+    ctx.append_turn(tenant, "s1", say("k2", "u1", "I paid 89.90 EUR for the second order.", minute=1))
+    ctx.compact_now(tenant, "s1", force=True)
+    ctx.append_turn(tenant, "s1", say("k3", "u1", "Tracking says 2 days.", minute=2))
+    ctx.compact_now(tenant, "s1", force=True)
+    first = next(e for e in services.graph.session_episodes(tenant, "s1") if "flamingo" in e.content)
+
+    _expire(db, first.id)
+    assert ctx.summaries.current(tenant, "s1") is None
+    back = ctx.summaries.rollback(tenant, "s1")          # POST .../summaries/rollback answers it
+    assert back is None or "flamingo" not in back.text
+    ctx.append_turn(tenant, "s1", say("k4", "u1", "Any news on order 5512?", minute=3))
+    new = ctx.compact_now(tenant, "s1", force=True).summary
+    assert new is not None and "flamingo" not in new.text

@@ -169,7 +169,7 @@ class SummaryStore:
         self.db = db
 
     def current(self, tenant_id: str, session_id: str) -> Summary | None:
-        """The highest active revision, or None."""
+        """The highest active revision not built on an episode past retention (as every read), or None."""
         require_tenant(tenant_id)
         return self.db.read(lambda tx: current_in(tx, tenant_id, session_id))
 
@@ -196,7 +196,7 @@ class SummaryStore:
 
 def current_in(tx: Tx, tenant_id: str, session_id: str) -> Summary | None:
     """`SummaryStore.current` inside a transaction."""
-    row = tx.one("summaries/current", tenant_id=tenant_id, session_id=session_id)
+    row = tx.one("summaries/current", tenant_id=tenant_id, session_id=session_id, now=utcnow())
     return _summary(row["summary"]) if row else None
 
 
