@@ -204,3 +204,19 @@ def test_sweep_receipts_list_every_kind_they_count(gov, graph, db, tenant):
     swept = gov.sweep(tenant, utcnow() + timedelta(days=400)).tenants[tenant]
     assert swept.counts["episodes"] == 1 and swept.counts["sessions"] == 0 and list(swept.counts) == sorted(SWEEP_KINDS)
     assert gov.audit_records(tenant)[0].counts == swept.counts
+
+
+def test_an_expired_turn_takes_no_pin_from_a_session_that_lives_on(gov, graph, db, tenant):
+    """Helper-found: with 30-day episode retention, the sweep of a live session's first turn deleted the order id
+    that turn had pinned (set_by), as an erasure does; expiry is not erasure (the facts a turn said live on), and a
+    pin is the session's typed state, which the session keeps until it expires itself."""
+    first = episode(graph, tenant, "My order is A-10293", session="live")
+    episode(graph, tenant, "Any news?", session="live", minutes=1)
+    raw(db, "CREATE (:Pin {tenant_id: $t, id: 'p-live', session_id: 'live', key: 'order_id', value: 'A-10293', "
+            "value_type: 'order_id', status: 'active', version: 1, set_by: $e})", t=tenant, e=first)
+    raw(db, "MATCH (e:Episode {id: $e}) SET e.retain_until = $at", e=first, at=utcnow() - timedelta(seconds=1))
+
+    counts = gov.sweep(tenant).tenants[tenant].counts
+    assert counts["episodes"] == 1 and counts["pins"] == 0
+    assert raw(db, "MATCH (p:Pin {tenant_id: $t, session_id: 'live'}) RETURN p.value AS v", t=tenant) == [
+        {"v": "A-10293"}]

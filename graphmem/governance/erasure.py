@@ -16,8 +16,9 @@ Forgetting a user also deletes the user's own entity (external id "user:<user_id
 and the user's Consent record.
 
 The sweeper uses the same cascade in "expire" mode: expired episodes go, but the facts they support live on
-under their own TTL (their provenance edges go; `expired_source_count` records how many), and an expired fact
-is deleted without re-opening what it superseded. See docs/governance.md.
+under their own TTL (their provenance edges go; `expired_source_count` records how many), the pins they set stay
+with their session (which has its own TTL), and an expired fact is deleted without re-opening what it superseded.
+See docs/governance.md.
 """
 from __future__ import annotations
 
@@ -273,9 +274,10 @@ class Eraser:
         if episodes or sessions:
             counts["turn_receipts"] = tx.one("governance/delete_turn_receipts", **t, session_ids=sessions,
                                              touched_sessions=surviving_sessions, episode_ids=episodes)["deleted"]
-        if episodes or sessions:
-            counts["pins"] = tx.one("governance/delete_pins", **t, session_ids=sessions, episode_ids=episodes,
-                                    touched_sessions=surviving_sessions)["deleted"]
+        if episodes or sessions:   # expiry is not erasure: a pin an expired turn set stays with its live session
+            erased = episodes if mode == "erase" else []
+            counts["pins"] = tx.one("governance/delete_pins", **t, session_ids=sessions, episode_ids=erased,
+                                    touched_sessions=surviving_sessions if mode == "erase" else [])["deleted"]
         if delete_ids:
             counts["facts"] = tx.one("governance/delete_facts", **t, ids=delete_ids)["deleted"]
         if ends:
