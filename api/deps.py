@@ -25,23 +25,26 @@ def get_services(request: Request) -> Services:
 ServicesDep = Annotated[Services, Depends(get_services)]
 
 
-def _secret(authorization: str | None, x_api_key: str | None) -> str | None:
-    """The API key a request sends, from `X-API-Key` or `Authorization: Bearer`. Two different keys, one in each
-    header, are a 401: which tenant the caller means is then a guess, and a valid key beside a bad one would
-    hide the bad one."""
-    bearer = authorization[7:].strip() if authorization and authorization.lower().startswith("bearer ") else None
-    key = x_api_key.strip() if x_api_key else None
-    if key and bearer and key != bearer:
-        raise HTTPException(401, "two different API keys were sent (Authorization and X-API-Key); send one")
-    return key or bearer or None
+def _secret(authorization: list[str], x_api_key: list[str]) -> str | None:
+    """The API key a request sends, from `X-API-Key` or `Authorization: Bearer` (each header's every value: a
+    header may be sent more than once). Two different keys, one in each header or twice in one, are a 401: which
+    tenant the caller means is then a guess, and a valid key beside a bad one would hide the bad one."""
+    bearers = {a[7:].strip() for a in authorization if a.lower().startswith("bearer ")} - {""}
+    keys = {k.strip() for k in x_api_key} - {""}
+    if len(bearers | keys) > 1:
+        where = ("Authorization and X-API-Key" if bearers and keys
+                 else "Authorization, twice" if bearers else "X-API-Key, twice")
+        raise HTTPException(401, f"two different API keys were sent ({where}); send one")
+    return next(iter(keys or bearers), None)
 
 
-def principal(services: ServicesDep,
+def principal(request: Request, services: ServicesDep,
               authorization: Annotated[str | None, Header(description="Bearer <API key>")] = None,
               x_api_key: Annotated[str | None, Header(description="The API key (alternative to Authorization)")] = None,
               ) -> Principal:
-    """The caller, from its API key. 401 when the key is missing, unknown or revoked."""
-    secret = _secret(authorization, x_api_key)
+    """The caller, from its API key (`authorization` and `x_api_key` document the headers; every value of each is
+    read from `request`). 401 when the key is missing, unknown or revoked, or when two different keys are sent."""
+    secret = _secret(request.headers.getlist("authorization"), request.headers.getlist("x-api-key"))
     if not secret:
         raise HTTPException(401, "an API key is required (Authorization: Bearer <key> or X-API-Key)")
     who = services.keys.authenticate(secret)
@@ -107,8 +110,7 @@ def authorize(request: Request) -> Principal:
     """The key (401) and role (403) checks of the matched route's dependencies, for a request refused before they
     ran: FastAPI parses a JSON body first, so a body that is not JSON would otherwise be a 422 to any caller.
     Raises `HTTPException` 401 / 403; blocking (reads the key), so call it in a thread pool."""
-    who = principal(request.app.state.services, request.headers.get("authorization"),
-                    request.headers.get("x-api-key"))
+    who = principal(request, request.app.state.services)
     route = request.scope.get("route")
     pending = list(getattr(route, "dependant", None) and route.dependant.dependencies or [])
     calls = set()

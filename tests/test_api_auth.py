@@ -89,6 +89,20 @@ def test_two_different_keys_are_refused_not_one_picked(api_url, make_key, tenant
     assert httpx.get(url, headers={"Authorization": f"Bearer {a}", "X-API-Key": a}).status_code == 200
 
 
+def test_one_header_sent_twice_with_two_keys_is_refused(api_url, make_key, tenant):
+    """The same header twice with different keys: 401, not the first one (helper-found: `X-API-Key: <A>` then
+    `X-API-Key: <B>` answered as tenant A, B's as B, and a good key before a bad or revoked one got in). The same
+    key twice is fine."""
+    a, b = make_key(tenant), make_key(f"{tenant}-b")
+    url = api_url + "/v1/sessions"
+    for name, value in (("X-API-Key", "{}"), ("Authorization", "Bearer {}")):
+        for first, second in ((a, b), (b, a), (a, "gm_not-a-key")):
+            r = httpx.get(url, headers=[(name, value.format(first)), (name, value.format(second))])
+            assert r.status_code == 401 and r.headers["content-type"] == PROBLEM, (name, r.status_code, r.text)
+            assert "two different API keys" in r.json()["detail"] and r.json()["field"] == name, r.text
+        assert httpx.get(url, headers=[(name, value.format(a)), (name, value.format(a))]).status_code == 200
+
+
 def test_a_tenant_id_that_cannot_be_a_path_segment_gets_no_key(services):
     """Admin routes name the tenant in the path (/v1/admin/tenants/{tenant}/keys): a tenant id with "/", a control
     character, or "." / ".." could be given keys and then never be addressed there."""
