@@ -129,7 +129,7 @@ class Ontology:
         try:
             return self.predicates[name]
         except KeyError:
-            raise InvalidInput(f"unknown predicate {name!r}; known: {', '.join(sorted(self.predicates))}",
+            raise InvalidInput(f"{field}: unknown predicate {name!r}; known: {', '.join(sorted(self.predicates))}",
                                field=field) from None
 
     def ttl(self, predicate: Predicate) -> timedelta | None:

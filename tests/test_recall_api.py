@@ -181,6 +181,34 @@ def test_errors_name_the_request_field(client_for, crm_api):
         assert r.json()["detail"].startswith(f"{field}: "), r.text
 
 
+def test_every_detail_starts_with_the_field_it_names(client_for, crm_api):
+    """An unknown predicate, and a who-at condition without the one it needs, start their detail with the field
+    they name, as validation's details do
+    (docs/http.md, "Errors") (helper-found: an unknown predicate said "unknown predicate 'WORK_AT'; known: ..."
+    under field `predicates[1]`, naming no field, and "via_value needs via_predicate" named `via_predicate`)."""
+    tenant, ids = crm_api
+    c = client_for(tenant)
+    sam = ids["Sam Me"]
+    for method, route, kw, field in (
+            ("POST", "/v1/search", {"json": {"query": "Globex", "predicates": ["KNOWS", "WORK_AT"]}}, "predicates[1]"),
+            ("POST", "/v1/recall", {"json": {"entity": {"id": sam}, "predicates": ["WORK_AT"]}}, "predicates[0]"),
+            ("GET", "/v1/recall/introductions", {"params": {"from": sam, "to": "Globex", "predicate": "WORK_AT"}},
+             "predicate[0]"),
+            ("GET", f"/v1/entities/{sam}/neighbourhood", {"params": {"predicate": "WORK_AT"}}, "predicate[0]"),
+            ("GET", f"/v1/entities/{sam}/paths/{ids['Globex']}", {"params": {"predicate": "WORK_AT"}},
+             "predicate[0]"),
+            ("GET", "/v1/facts", {"params": {"entity_id": sam, "predicate": "WORK_AT"}}, "predicate[0]"),
+            ("GET", "/v1/recall/who-at", {"params": {"org": "Globex", "predicate": "WORK_AT"}}, "predicate"),
+            ("GET", "/v1/recall/who-at", {"params": {"org": "Globex", "member_predicate": "WORK_AT"}},
+             "member_predicate"),
+            ("GET", "/v1/recall/who-at", {"params": {"org": "Globex", "value": "CFO"}}, "predicate"),
+            ("GET", "/v1/recall/who-at", {"params": {"org": "Globex", "via_value": "CFO"}}, "via_predicate"),
+            ("GET", "/v1/recall/who-at", {"params": {"org": "Globex", "via_predicate": "HAS_TITLE"}}, "predicate")):
+        r = c.request(method, route, **kw)
+        assert (r.status_code, r.json()["field"]) == (422, field), (route, kw, r.text)
+        assert r.json()["detail"].startswith(f"{field}: "), (route, kw, r.text)
+
+
 def test_misspelt_or_ambiguous_requests_are_refused(client_for, crm_api):
     """A misspelt filter would be dropped silently and the request answered without it; an entity given two ways
     would be looked up one way only. Both are 422s naming the field."""

@@ -315,9 +315,9 @@ class RecallService:
             if given is not None and blank(given):   # blank: never "no condition", never an empty answer
                 raise InvalidInput(f"{fld} must not be empty (leave it out to ask for any)", field=fld)
         if (value is not None or object_id is not None or via_predicate) and not predicate:
-            raise InvalidInput("value, object_id and via_predicate need a predicate", field="predicate")
+            raise InvalidInput("predicate: value, object_id and via_predicate need a predicate", field="predicate")
         if via_value is not None and not via_predicate:
-            raise InvalidInput("via_value needs via_predicate", field="via_predicate")
+            raise InvalidInput("via_predicate: via_value needs via_predicate", field="via_predicate")
         self.entity_kinds_of(tenant_id, member_predicate, "member_predicate")
         for name, fld in ((predicate, "predicate"), (via_predicate, "via_predicate")):
             self.graph.known_predicates(tenant_id, [name] if name else None, fld, indexed=False)
