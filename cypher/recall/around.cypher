@@ -22,7 +22,9 @@
 // and `paths` (target {id, kind, name}, length, confidence, latest, hops as fact ids with from/to entities and
 // `out`: the hop walks from the fact's subject, i.e. along its RELATED edge).
 // The answer carries what a path needs and no more (graphmem.recall.paths); full records are one GET away.
-// Empty lists when $entity_id is not an entity of this tenant (the caller tells that from "no paths").
+// Empty lists when $entity_id is not an entity of this tenant (the caller tells that from "no paths"). A hop fact
+// the read did not find (its RELATED edge seen, its Fact not: one being committed or erased meanwhile, as Neo4j
+// reads are read-committed) is missing from `facts`; graphmem.recall.paths leaves its path out.
 // Temporal values come back as ISO-8601 strings (toString): the Python driver hydrates a DateTime in ~50-100 µs,
 // pydantic parses the string in ~1 µs. The times ($now, $as_of, $known_at) arrive as ISO-8601 strings, parsed
 // once into the map `t` (the driver packs a datetime in ~40 µs).

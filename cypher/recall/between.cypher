@@ -27,7 +27,9 @@
 // Each step of walk 2 sorts one entity's candidates in a subquery of its own (`CALL (cands)`): a sort's rows carry
 // its subquery's imported variables, and those are all of the level's edges and paths in the enclosing one.
 //
-// One row per path: target {id, kind, name}, length, confidence, latest and hops, each with its fact (statement,
+// One row per path: target {id, kind, name}, length, confidence, latest and hops, each with its fact (null when the
+// read saw the hop's RELATED edge but not its Fact: one being committed or erased meanwhile, as Neo4j reads are
+// read-committed; graphmem.recall.paths leaves such a path out) (statement,
 // validity as believed at $known_at, confidence), provenance episode ids (recorded by $known_at as asserting or confirming it) and `out` (the hop walks from the fact's subject). The same path
 // shape as recall/around; temporal values as ISO-8601 strings; the times ($now, $as_of, $known_at) arrive as
 // ISO-8601 strings, parsed once into `t`. No rows when the two are not connected within $max_hops.
@@ -196,10 +198,10 @@ ORDER BY best.c DESC, best.v DESC, best.ids
 LIMIT $k
 CALL (best, t) {
   UNWIND range(0, size(best.ls) - 1) AS i
-  MATCH (f:Fact {id: best.ids[i]})
+  OPTIONAL MATCH (f:Fact {id: best.ids[i]})
   WHERE f.tenant_id = $tenant_id
   WITH i, f ORDER BY i
-  RETURN collect(f {.id, .predicate, .statement, .confidence,
+  RETURN collect({fact: f {.id, .predicate, .statement, .confidence,
                     valid_from: toString(f.valid_from),
                     valid_to: toString(CASE WHEN f.closed_at IS NULL OR f.closed_at > t.known_at THEN null
                                             WHEN f.reclosed_at > t.known_at THEN f.prior_valid_to
@@ -207,12 +209,13 @@ CALL (best, t) {
                     episode_ids: [(f)-[d:DERIVED_FROM]->(ep:Episode) WHERE ep.tenant_id = $tenant_id
                                   AND (ep.retain_until IS NULL OR ep.retain_until > t.now)
                                   AND d.recorded_at <= t.known_at
-                                  AND coalesce(d.role, 'assertion') IN ['assertion', 'confirmation'] | ep.id]}) AS facts
+                                  AND coalesce(d.role, 'assertion') IN ['assertion', 'confirmation'] | ep.id]}})
+         AS facts
 }
 WITH b, best, facts, size(best.ls) AS length
 ORDER BY best.c DESC, best.v DESC, best.ids
 RETURN b {.id, .kind, .name} AS target, length, best.c AS confidence, toString(best.v) AS latest,
-       [i IN range(0, length - 1) | {fact: facts[i], episode_ids: facts[i].episode_ids,
+       [i IN range(0, length - 1) | {fact: facts[i].fact, episode_ids: facts[i].fact.episode_ids,
                                      from_id: best.ns[i].id, from_name: best.ns[i].name, to_id: best.ns[i + 1].id,
                                      to_name: best.ns[i + 1].name, to_kind: best.ns[i + 1].kind,
                                      out: startNode(best.ls[i]) = best.ns[i]}] AS hops

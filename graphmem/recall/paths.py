@@ -116,8 +116,11 @@ def _ends(hop: dict) -> dict:
     return {"subject_id": subject, "object_id": obj}
 
 
-def to_path(row: dict) -> Path:
-    """A row of `recall/between` -> `Path`, validated in one call."""
+def to_path(row: dict) -> Path | None:
+    """A row of `recall/between` -> `Path`, validated in one call; None when the read did not find a hop's fact
+    (one being committed or erased while the walk ran: its RELATED edge was seen, its Fact was not)."""
+    if any(h["fact"] is None for h in row["hops"]):
+        return None
     hops = [{**h, "direction": "out" if h["out"] else "in", "fact": {**h["fact"], **_ends(h)}} for h in row["hops"]]
     return Path.model_validate({**row, "hops": hops})
 
@@ -125,7 +128,9 @@ def to_path(row: dict) -> Path:
 def to_paths(row: dict) -> list[Path]:
     """The row of `recall/around` (`facts`: each distinct hop fact once, `paths`: hops by fact id) -> `Path`s.
     A fact shared by several paths is validated once and shared by their hops (a fact lies on shortest paths in
-    one direction only). The facts, then the paths, are validated in one pydantic call each (`_FACTS`, `_PATHS`)."""
+    one direction only). The facts, then the paths, are validated in one pydantic call each (`_FACTS`, `_PATHS`).
+    A path with a hop whose fact the read did not find (one being committed or erased while the walk ran: its
+    RELATED edge was seen, its Fact was not) is left out, as a search leaves out a winner deleted between reads."""
     ends: dict[str, dict] = {}
     for p in row["paths"]:
         for h in p["hops"]:
@@ -136,6 +141,8 @@ def to_paths(row: dict) -> list[Path]:
     provenance = {f["id"]: f["episode_ids"] for f in raws}
     paths = []
     for p in row["paths"]:
+        if any(h["fact_id"] not in facts for h in p["hops"]):
+            continue
         hops = []
         for h in p["hops"]:
             fact = facts[h["fact_id"]]

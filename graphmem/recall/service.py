@@ -238,7 +238,7 @@ class RecallService:
             raise InvalidInput(f"{fields[1]}: the same entity as {fields[0]}", field=fields[1])
         rows = self._between(tenant_id, from_id, to_id, self._hops(max_hops), k, self._times(as_of, known_at),
                              self.graph.known_predicates(tenant_id, predicates, predicate_field, walkable=True))
-        return [to_path(r) for r in rows]
+        return [p for p in map(to_path, rows) if p is not None]
 
     def _between(self, tenant_id: str, from_id: str, to_id: str, max_hops: int, k: int,
                  times: tuple[datetime, datetime, datetime], predicates: list[str] | None) -> list[dict]:
