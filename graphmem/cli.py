@@ -394,8 +394,10 @@ def keys_create(tenant_id: str, role: str, name: str | None) -> None:
 @keys.command("list")
 @TENANT
 @FORMAT
-@click.option("--offset", default=0, show_default=True)
-@click.option("--limit", default=100, show_default=True)
+@click.option("--offset", type=click.IntRange(0, 1_000_000), default=0, show_default=True,
+              help="Keys to skip (as the admin route's offset).")
+@click.option("--limit", type=click.IntRange(1, 500), default=100, show_default=True,
+              help="Keys to list (1..500, as the admin route's limit).")
 def keys_list(tenant_id: str, fmt: str, offset: int, limit: int) -> None:
     """List the tenant's keys (prefixes only; secrets are never shown)."""
     items = _run(lambda s: s.keys.list(tenant_id, offset, limit))

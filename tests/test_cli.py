@@ -47,6 +47,19 @@ def test_help_on_every_command(cli):
         assert code == 0 and "Usage:" in out, args
 
 
+def test_keys_list_pages_as_the_api_does(cli, tenant, services):
+    """--offset and --limit take what GET /v1/admin/tenants/{tenant}/keys takes (offset >= 0, limit 1..500), as a
+    usage error naming the option (helper-found: --offset -1 ended in Neo4j's traceback, --limit 0 printed [] as if
+    the tenant had no key, and --limit 100000 was taken)."""
+    services.keys.create(tenant, "agent", "one")
+    for args, option in ((["--offset", "-1"], "--offset"), (["--limit", "0"], "--limit"),
+                         (["--limit", "501"], "--limit")):
+        code, _, err = cli("keys", "list", "--tenant", tenant, *args)
+        assert code == 2 and option in err, (args, code, err)
+    code, out, _ = cli("keys", "list", "--tenant", tenant, "--limit", "500")
+    assert code == 0 and len(json.loads(out)) == 1, out
+
+
 def test_keys_lifecycle(cli, tenant, services):
     code, out, _ = cli("keys", "create", "--tenant", f"{tenant}-m", "--role", "agent", "--name", "[bold]ADMIN[/] [/]")
     assert code == 0
