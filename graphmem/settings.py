@@ -128,8 +128,8 @@ class Settings(BaseSettings):
         description="Most candidates shown to the LLM per ambiguous mention (most similar first).")
 
     # --- limits --------------------------------------------------------------------------------
-    max_value_chars: int = Field(default=4000, description="Longest fact value / statement accepted (characters).")
-    max_episode_chars: int = Field(default=100_000, description="Longest episode content accepted (characters).")
+    max_value_chars: int = Field(default=4000, ge=1, description="Longest fact value / statement accepted (characters).")
+    max_episode_chars: int = Field(default=100_000, ge=1, description="Longest episode content accepted (characters).")
     max_name_chars: int = 300
     bulk_batch_size: int = 1000
 
@@ -171,7 +171,7 @@ class Settings(BaseSettings):
     # --- HTTP service ----------------------------------------------------------------------------
     api_host: str = "127.0.0.1"
     api_port: int = Field(default=8080, ge=1, le=65535)
-    max_body_bytes: int = Field(default=2_000_000, description="Largest request body accepted (bytes); 413 beyond.")
+    max_body_bytes: int = Field(default=2_000_000, ge=1, description="Largest request body accepted (bytes); 413 beyond.")
     idempotency_wait_s: float = Field(default=30.0, gt=0, description=(
         "How long a retry of an API write under the same Idempotency-Key waits for a first try that is still "
         "running, to replay its answer (seconds). A first try recorded longer ago without an answer is taken as "

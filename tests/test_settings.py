@@ -55,6 +55,11 @@ def test_an_empty_environment_variable_counts_as_unset(monkeypatch) -> None:
     ({"NEO4J_URI": "http://localhost:7474"}, "NEO4J_URI='http://localhost:7474'"),
     ({"GRAPHMEM_MODEL_DIR": "~nosuchuser-graphmem/models"}, "GRAPHMEM_MODEL_DIR='~nosuchuser-graphmem/models': "
                                                             "Value error, cannot expand"),
+    # limits of 0 or below (helper-found: taken, so a server started with GRAPHMEM_MAX_BODY_BYTES=0, "no limit" in
+    # many tools, answered every body with a 413, "request bodies are limited to 0 bytes", and reported ready)
+    ({"GRAPHMEM_MAX_BODY_BYTES": "0"}, "GRAPHMEM_MAX_BODY_BYTES='0': Input should be greater than or equal to 1"),
+    ({"GRAPHMEM_MAX_EPISODE_CHARS": "-1"}, "GRAPHMEM_MAX_EPISODE_CHARS='-1': Input should be greater than or equal"),
+    ({"GRAPHMEM_MAX_VALUE_CHARS": "0"}, "GRAPHMEM_MAX_VALUE_CHARS='0': Input should be greater than or equal to 1"),
 ])
 def test_a_bad_value_is_refused_naming_its_variable(monkeypatch, env, named) -> None:
     assert named in _problem(monkeypatch, **env)
