@@ -994,3 +994,19 @@ def test_filters_that_take_out_every_top_candidate_read_deeper(db, graph, recall
         assert [h.id for h in seen.hits] == [own] and calls == [(40, ["fulltext"]), (2000, [])], calls
     finally:
         db.read_one = real
+
+
+def test_a_hit_erased_while_the_search_reads_it_is_left_out(recall):
+    """A node deleted (a forget, the sweeper) while search/rank reads it comes back with its properties null, id
+    included. Found with searches running beside forgets of the facts they match: POST /v1/search answered 500
+    (TypeError in `_fuse`: the fused ranking broke a score tie by id, None against a string). The rows here are
+    the ones such a read returns; the deleted hit, and a reply that was deleted, are left out."""
+    def row(i, retriever, reply=None):
+        return {"id": i, "text": None if i is None else f"text {i}", "reply": reply,
+                "reasons": [{"retriever": retriever, "rank": 1, "score": 1.0}]}
+    ranked = recall.hybrid._fuse([], [row("f1", "fulltext"), row(None, "vector")],
+                                 [row("e1", "fulltext", reply={"id": None, "text": None})])
+    assert [(c.kind, c.id) for c in ranked] == [("episode", "e1"), ("fact", "f1")]
+    ep_rows = [row("e1", "fulltext", reply={"id": None, "text": None})]
+    assert [(c.kind, c.id) for c in recall.hybrid._with_replies(ranked, ep_rows)] == [("episode", "e1"),
+                                                                                      ("fact", "f1")]

@@ -226,11 +226,14 @@ class HybridSearch:
                 "entity_ids": _ids([])}
 
     def _fuse(self, ent_rows, fact_rows, ep_rows) -> list[Candidate]:
-        """Phase one rows of each kind -> candidates best first by RRF over every (kind, retriever) list."""
+        """Phase one rows of each kind -> candidates best first by RRF over every (kind, retriever) list. A row
+        without an id is a node deleted (erased) while the read ran, its properties read as null: left out."""
         lists: dict[str, list[tuple[int, tuple[str, str]]]] = {}
         meta: dict[tuple[str, str], dict] = {}
         for kind, rows in (("entity", ent_rows), ("fact", fact_rows), ("episode", ep_rows)):
             for row in rows:
+                if row["id"] is None:
+                    continue
                 key = (kind, row["id"])
                 meta[key] = row
                 for r in row["reasons"]:
@@ -253,7 +256,8 @@ class HybridSearch:
         excited for in the adoption process?" -> "I'm thrilled to make a family for kids who need one"); on LoCoMo
         (conv-26 + conv-30, no embedder) this raised evidence recall@10 from 66.2 to 72.0. Replies listed as a
         separate RRF retriever gained only 2.5 points: a list ranks replies among themselves, not at their question."""
-        reply_of = {row["id"]: row["reply"] for row in ep_rows if row.get("reply")}
+        reply_of = {row["id"]: row["reply"] for row in ep_rows   # a reply erased while read has no id: none
+                    if row.get("reply") and row["reply"].get("id") is not None}
         if not reply_of:
             return ranked
         scored: dict[tuple[str, str], list] = {(c.kind, c.id): [c.score, float(i), c] for i, c in enumerate(ranked)}
