@@ -81,6 +81,20 @@ def test_relative_dates_resolve_against_occurred_at():
             resolve_time(beyond, WED)
 
 
+def test_a_year_alone_is_its_first_day():
+    """ISO 8601's reduced precision "2023" (also a JSON number, or "since 2021") is the year's start, not the
+    reference time's month in that year (it read as 2023-05-01 against an episode of May 2024)."""
+    assert resolve_time("2023", WED) == datetime(2023, 1, 1, tzinfo=UTC)
+    assert resolve_time("since 2021", WED) == datetime(2021, 1, 1, tzinfo=UTC)
+    assert resolve_time("in 2022", WED) == datetime(2022, 1, 1, tzinfo=UTC)
+    fact = Extraction.model_validate({"entities": [{"ref": "e1", "kind": "Person", "name": "Dana Reyes"}],
+                                      "facts": [{"subject": "e1", "predicate": "HAS_TITLE", "value": "CTO",
+                                                 "valid_from": 2019}]}).facts[0]
+    assert resolve_time(fact.valid_from, WED) == datetime(2019, 1, 1, tzinfo=UTC)
+    assert resolve_time("2023-06", WED) == datetime(2023, 6, 1, tzinfo=UTC)
+    assert resolve_time("since March", WED) == datetime(2024, 3, 1, tzinfo=UTC)
+
+
 def test_extraction_end_to_end_with_policy_and_usage(llm_services, fake_llm, tenant):
     fake_llm.script(PATH, ok(GOOD))
     ep = append(llm_services, tenant)

@@ -82,7 +82,8 @@ class Extraction(BaseModel):
 def resolve_time(text: str | None, reference: datetime) -> datetime | None:
     """An ISO 8601 date/date-time or a relative phrase ("last Tuesday", "since March") as an aware UTC datetime,
     resolved against `reference` (the episode's occurred_at). A date means midnight UTC; a date-time without an
-    offset is taken as UTC (the prompt asks for UTC). None for None/"null"; `ValueError` if unparseable."""
+    offset is taken as UTC (the prompt asks for UTC); a year alone ("2023", ISO 8601's reduced precision, or "in
+    2023") is its first day. None for None/"null"; `ValueError` if unparseable."""
     if text is None or not text.strip() or text.strip().lower() in ("null", "none", "now", "present"):
         return None
     s = text.strip()
@@ -94,6 +95,9 @@ def resolve_time(text: str | None, reference: datetime) -> datetime | None:
     except (ValueError, OverflowError):   # OverflowError: outside years 1-9999 once in UTC
         pass
     phrase = re.sub(r"(?i)^(since|from|as of|starting|until|till|to)\s+", "", s)
+    year = re.fullmatch(r"(?i)(?:in\s+)?(\d{4})", phrase)
+    if year:   # dateparser would take the month (and day) from the reference time
+        return datetime(int(year.group(1)), 1, 1, tzinfo=UTC)
     try:
         got = dateparser.parse(phrase, settings={
             "RELATIVE_BASE": reference.astimezone(UTC).replace(tzinfo=None), "PREFER_DATES_FROM": "past",
