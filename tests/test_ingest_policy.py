@@ -48,6 +48,35 @@ def test_redaction_leaves_ordinary_text(text):
     assert redact(text).text == text
 
 
+@pytest.mark.parametrize("text,secret", [
+    ('portal password: "Blue Horse 42"', "Horse"),                           # a quoted pass phrase, whole
+    ("pwd = 'Blue Horse 42'", "Horse"),
+    (json.dumps({"notes": 'portal password: "Blue Horse" 42'}), "Horse"),    # quoted inside a JSON string
+    (json.dumps({"pwd": 'Sup3r"Secret'}), "Secret"),                          # an escaped quote in the value
+    (json.dumps({"password": "a b, c;d"}), "c;d"),
+    (json.dumps({"notes": 'password: abc"def'}), "def"),                      # unquoted, an escaped quote inside
+])
+def test_redaction_takes_a_quoted_value_whole(text, secret):
+    """A labelled secret written in quotes is redacted up to its closing quote (only its first word was, or none of
+    it inside a JSON string), and a JSON episode stays JSON (an escaped quote in a password broke the CRM record)."""
+    r = redact(text)
+    assert r.kinds == ("labelled_secret",) and secret not in r.text, r.text
+    assert redact(r.text).text == r.text
+    if text.startswith("{"):
+        json.loads(r.text)
+
+
+def test_crm_record_with_a_quoted_password_keeps_its_facts(make_services, db, tenant):
+    services = make_services()
+    ep, _ = services.ingest.append_episodes(tenant, [EpisodeIn(kind="json", occurred_at=T0, content=json.dumps(
+        {"object": "contact", "id": "c-q", "name": "Pim Ode", "title": "CTO", "pwd": 'Sup3r"Secret'}))])[0]
+    Worker(services, tenants=[tenant]).run(until_idle=True)
+    assert services.ingest.job_status(tenant, ep.id).status == "done"
+    [pim] = services.graph.find_entities(tenant, "Pim Ode")
+    assert [f.value for f in services.graph.facts_about(tenant, pim.id)] == ["CTO"]
+    assert "Secret" not in "\n".join(tenant_strings(db, tenant))
+
+
 def test_luhn():
     assert luhn_ok("4111111111111111") and luhn_ok("79927398713") and not luhn_ok("4111111111111112")
 

@@ -8,7 +8,8 @@ returns or logs the secret itself. Patterns (sources):
 - vendor API keys by their documented prefixes: OpenAI `sk-`, Stripe `sk_live_`/`rk_live_`, AWS access key ids
   `AKIA`/`ASIA` + 16 (AWS IAM docs), GitHub `ghp_`/`gho_`/`ghu_`/`ghs_`/`ghr_`/`github_pat_`, Slack `xox?-`,
   Google `AIza` + 35;
-- labelled secrets: "password: x", "api_key=x", "token is x" (the label stays, the value goes);
+- labelled secrets: "password: x", "api_key=x", "token is x" (the label stays, the value goes; a quoted value,
+  `password: "two words"` or a JSON string's `"pwd": "a\\"b"`, up to its closing quote);
 - payment card numbers: 13-19 digits (ISO/IEC 7812) that pass the Luhn check (ISO/IEC 7812-1 Annex B).
 """
 from __future__ import annotations
@@ -24,10 +25,13 @@ _JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{
 _VENDOR = re.compile(
     r"\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}|(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}|(?:AKIA|ASIA)[0-9A-Z]{16}"
     r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35})")
-_LABELLED = re.compile(
-    r"(?i)(\b(?:password|passwd|pwd|passphrase|passcode|pin code|api[ _-]?key|apikey|secret(?:[ _-]?key)?|"
-    r"access[ _-]?token|auth[ _-]?token|refresh[ _-]?token|client[ _-]?secret|private[ _-]?key|token)\b"
-    r"[\"']?\s*(?:is|was|=|:|:=)\s*[\"']?)([^\s\"',;]{3,})")
+_LABEL = (r"\b(?:password|passwd|pwd|passphrase|passcode|pin code|api[ _-]?key|apikey|secret(?:[ _-]?key)?|"
+          r"access[ _-]?token|auth[ _-]?token|refresh[ _-]?token|client[ _-]?secret|private[ _-]?key|token)\b"
+          r"[\"']?\s*(?:is|was|=|:|:=)\s*")
+_LABELLED = re.compile(r"(?i)(" + _LABEL + r"[\"']?)((?:\\\S|[^\s\"',;\\]){3,})")   # `\x`: one escape, never split
+# A value in quotes (`"...`, `'...'`, or `\"...\"` inside a JSON string) runs to its closing quote, spaces, commas
+# and escaped quotes included: the value group is 3, the quote group 2.
+_LABELLED_QUOTED = re.compile(r"(?i)(" + _LABEL + r"(\\?[\"']))((?:(?!\2)(?:\\.|[^\\\r\n])){3,})(?=\2)")
 _CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
 
 
@@ -72,6 +76,7 @@ def redact(text: str) -> Redaction:
     out = sub(_BEARER, "bearer_token", out)
     out = sub(_JWT, "token", out)
     out = sub(_VENDOR, "api_key", out)
+    out = sub(_LABELLED_QUOTED, "labelled_secret", out, group=3)
     out = sub(_LABELLED, "labelled_secret", out, group=2)
 
     def card(m: re.Match) -> str:
@@ -98,6 +103,8 @@ def contains_secret(text: str | None) -> bool:
 
 def _has_secret(text: str) -> bool:
     if _PEM.search(text) or _BEARER.search(text) or _JWT.search(text) or _VENDOR.search(text):
+        return True
+    if any(not m.group(3).startswith("[REDACTED") for m in _LABELLED_QUOTED.finditer(text)):
         return True
     if any(not m.group(2).startswith("[REDACTED") for m in _LABELLED.finditer(text)):
         return True
