@@ -141,6 +141,27 @@ def test_an_oversized_or_letterless_name_is_refused_alone_not_the_job(llm_servic
     assert ("self_reference", "extraction.facts[3].object") in refused, refused
 
 
+def test_an_entity_kind_in_another_case_is_the_ontology_kind(llm_services, fake_llm, tenant):
+    """A kind the LLM writes in another case than the ontology's ("person", "ORGANIZATION") is that kind, as a
+    predicate in lower case is that predicate: its facts are stored (they were refused as "needs a valid subject",
+    which the subject was). A kind that is no word at all is still refused, naming the kind."""
+    reply = {"entities": [{"ref": "e1", "kind": "person", "name": "Dana Reyes"},
+                          {"ref": "e2", "kind": "ORGANIZATION", "name": "Globex"},
+                          {"ref": "e3", "kind": "job title", "name": "Buyer"}],
+             "facts": [{"subject": "e1", "predicate": "works_at", "object": "e2", "confidence": 0.95},
+                       {"subject": "e1", "predicate": "HAS_TITLE", "value": "Buyer", "confidence": 0.9},
+                       {"subject": "e3", "predicate": "HAS_TITLE", "value": "Buyer", "confidence": 0.9}]}
+    _, job = extract_one(llm_services, fake_llm, tenant, reply)
+    assert job.status == "done" and (job.facts_asserted, job.facts_refused) == (2, 1), job
+    facts = current(llm_services, tenant)
+    assert facts["HAS_TITLE"].value == "Buyer"
+    [globex] = llm_services.graph.find_entities(tenant, "Globex")
+    assert globex.kind == "Organization" and facts["WORKS_AT"].object_id == globex.id
+    [refusal] = llm_services.ingest.list_refusals(tenant)
+    assert (refusal.reason, refusal.field) == ("invalid_fact", "extraction.facts[2].subject"), refusal
+    assert "kind" in refusal.detail, refusal.detail
+
+
 def test_a_fact_the_temporal_rules_reject_is_a_refusal_not_an_assertion(llm_services, fake_llm, tenant):
     """Chat says "Intern" where the user stated "Manager": the inferred fact may not supersede the stated one. The
     job counted it as asserted and nothing said why it was not stored; it is a `temporal_rule` refusal now."""

@@ -21,8 +21,8 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from graphmem.ingest.llm import ChatClient, Usage, parse_reply
 from graphmem.ingest.policy import PolicyRefusal
-from graphmem.models import EntityRef, Episode, FactIn
-from graphmem.ontology import Ontology
+from graphmem.models import KIND_RE, EntityRef, Episode, FactIn
+from graphmem.ontology import ANY_KIND, LITERAL, Ontology
 
 PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
 UTC = timezone.utc
@@ -109,6 +109,18 @@ def resolve_time(text: str | None, reference: datetime) -> datetime | None:
     raise ValueError(f"cannot read {s!r} as a date")
 
 
+def entity_kind(kind: str, ontology: Ontology) -> str:
+    """The LLM's `kind` as the tenant's ontology writes it: a kind the ontology names, in any case ("person",
+    "ORGANIZATION"), is that kind (as a predicate in lower case is that predicate); another one-word kind in one
+    case ("team") is capitalised; anything else is returned stripped (and refused as no PascalCase word)."""
+    k = kind.strip()
+    known = {n.lower(): n for p in ontology.predicates.values() for n in (*p.subject_kinds, *p.object_kinds)
+             if n not in (LITERAL, ANY_KIND)}
+    if k.lower() in known:
+        return known[k.lower()]
+    return k.capitalize() if k.isalpha() and (k.islower() or k.isupper()) else k
+
+
 def _predicate_lines(ontology: Ontology) -> str:
     lines = []
     for p in sorted(ontology.predicates.values(), key=lambda p: p.name):
@@ -176,6 +188,7 @@ class LLMExtractor:
     def _to_facts(x: Extraction, episode: Episode, ontology: Ontology, out: Extracted) -> None:
         refs: dict[str, EntityRef | None] = {}
         for e in x.entities:
+            e.kind = entity_kind(e.kind, ontology)
             try:
                 refs[e.ref] = EntityRef(kind=e.kind, name=e.name, email=e.email, domain=e.domain,
                                         aliases=[a for a in e.aliases if a and a.strip()])
@@ -196,6 +209,11 @@ class LLMExtractor:
                 refuse("unknown_predicate", "predicate", f"predicate {pred[:64]} is not in the tenant's ontology")
                 continue
             subj, obj = refs.get(f.subject), refs.get(f.object) if f.object else None
+            bad = next((r for r in (f.subject, f.object) if r and not KIND_RE.match(kinds[r])), None)
+            if bad is not None:
+                refuse("invalid_fact", "subject" if bad == f.subject else "object",
+                       f"entity kind {kinds[bad][:64]!r} is not a PascalCase word such as Person")
+                continue
             if subj is None or (f.object and obj is None) or (obj is None) == (f.value is None):
                 refuse("invalid_fact", "object", "needs a valid subject and exactly one of object or value")
                 continue
