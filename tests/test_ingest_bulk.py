@@ -73,6 +73,21 @@ def test_bad_line_is_named_and_its_batch_not_written(make_services, tenant, tmp_
     assert err.value.detail.isprintable(), err.value.detail
 
 
+def test_a_line_not_in_utf8_is_named_and_its_batch_not_written(make_services, tenant, tmp_path):
+    """A line that is not UTF-8 stops the import naming it, as a malformed line does (a UnicodeDecodeError's
+    traceback came out of `graphmem ingest`, naming no line)."""
+    s = make_services()
+    f = write(tmp_path / "latin1.jsonl", 25)
+    lines = f.read_bytes().splitlines(keepends=True)
+    lines[12] = lines[12].replace(b"about Dana", b"about Ren\xe9e")     # latin-1, as a spreadsheet export writes it
+    f.write_bytes(b"".join(lines))
+    with pytest.raises(InvalidInput) as err:
+        import_jsonl(s.ingest, tenant, f, batch=10, progress=False)
+    assert err.value.detail.startswith("line 13: not UTF-8"), err.value.detail
+    assert err.value.field == "line 13"
+    assert count(s, tenant) == 10
+
+
 def test_fact_lines(make_services, tenant, tmp_path):
     s = make_services()
     from datetime import datetime, timezone
