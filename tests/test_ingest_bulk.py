@@ -88,6 +88,18 @@ def test_a_line_not_in_utf8_is_named_and_its_batch_not_written(make_services, te
     assert count(s, tenant) == 10
 
 
+def test_a_byte_order_mark_is_not_part_of_the_first_line(make_services, tenant, tmp_path):
+    """A UTF-8 file that starts with a byte order mark (as Windows tools write it; RFC 8259 lets a parser ignore
+    it) imports from its first line (it was 'line 1: not JSON (Unexpected UTF-8 BOM)')."""
+    s = make_services()
+    plain = write(tmp_path / "plain.jsonl", 5)
+    f = tmp_path / "bom.jsonl"
+    f.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes().replace(b"\n", b"\r\n"))
+    report = import_jsonl(s.ingest, tenant, f, batch=2, progress=False)
+    assert (report.lines, report.created) == (5, 5) and count(s, tenant) == 5
+    assert import_jsonl(s.ingest, tenant, plain, batch=2, progress=False).replayed == 5   # the same lines, keys
+
+
 def test_fact_lines(make_services, tenant, tmp_path):
     s = make_services()
     from datetime import datetime, timezone

@@ -1,6 +1,6 @@
 """Bulk import of JSONL files (one `EpisodeIn` or one `FactIn` per line) that resumes where it stopped.
 
-Lines are UTF-8 and read in batches of `batch` lines; a batch is parsed and validated whole before anything of it is written
+Lines are UTF-8 (a byte order mark at the start is ignored) and read in batches of `batch` lines; a batch is parsed and validated whole before anything of it is written
 (a bad line stops the import with its line number and writes nothing of its batch). After each written batch the
 checkpoint file (`<file>.checkpoint.json` by default: byte offset, line number, the file's size and a sha256 of its
 first 64 KiB) is replaced atomically; a re-run with the same file continues after the last checkpoint. Episodes
@@ -54,6 +54,8 @@ def _batches(path: Path, offset: int, line_no: int, batch: int) -> Iterator[tupl
         for raw in fh:
             pos += len(raw)
             line_no += 1
+            if line_no == 1 and raw.startswith(b"\xef\xbb\xbf"):   # a byte order mark (RFC 8259 lets it be ignored)
+                raw = raw[3:]
             try:
                 text = raw.decode("utf-8").strip()
             except UnicodeDecodeError as exc:
