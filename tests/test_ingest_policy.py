@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 import pytest
 
 from graphmem.errors import InvalidInput, NotFound
+from graphmem.ingest.policy import redact_episode
 from graphmem.ingest.secrets import luhn_ok, redact
 from graphmem.ingest.worker import Worker
 from graphmem.models import EntityRef, EpisodeIn, FactIn
@@ -75,6 +76,37 @@ def test_crm_record_with_a_quoted_password_keeps_its_facts(make_services, db, te
     [pim] = services.graph.find_entities(tenant, "Pim Ode")
     assert [f.value for f in services.graph.facts_about(tenant, pim.id)] == ["CTO"]
     assert "Secret" not in "\n".join(tenant_strings(db, tenant))
+
+
+@pytest.mark.parametrize("record,gone", [
+    ({"pwd": 12345678, "title": "CTO"}, "12345678"),      # a number under a secret's key
+    ({"pin code": 4321, "notes": "password: abc def"}, "4321"),
+    ({"api_key": None, "token": False, "title": "CTO"}, None),   # null and false are no secrets: kept as they are
+])
+def test_a_json_episode_stays_json_after_redaction(record, gone):
+    """A JSON episode's secrets are redacted value by value, so it stays JSON: a bare number under a secret's key
+    became `"pwd": [REDACTED:labelled_secret]` (no JSON: its CRM record failed), and `"api_key": null` was
+    redacted as a secret, breaking the record too."""
+    ep = EpisodeIn(kind="json", content=json.dumps(record), occurred_at=T0)
+    clean, kinds = redact_episode(ep)
+    data = json.loads(clean.content)
+    assert data.keys() == record.keys()
+    if gone is None:
+        assert kinds == () and clean.content == ep.content
+    else:
+        assert kinds == ("labelled_secret",) and gone not in clean.content
+        assert data["title" if "title" in record else "notes"] in ("CTO", "password: [REDACTED:labelled_secret] def")
+
+
+def test_crm_record_with_a_numeric_pin_keeps_its_facts(make_services, db, tenant):
+    services = make_services()
+    ep, _ = services.ingest.append_episodes(tenant, [EpisodeIn(kind="json", occurred_at=T0, content=json.dumps(
+        {"object": "contact", "id": "c-n", "name": "Nia Ode", "title": "CTO", "pwd": 20240501, "phone": None}))])[0]
+    Worker(services, tenants=[tenant]).run(until_idle=True)
+    assert services.ingest.job_status(tenant, ep.id).status == "done"
+    [nia] = services.graph.find_entities(tenant, "Nia Ode")
+    assert [f.value for f in services.graph.facts_about(tenant, nia.id)] == ["CTO"]
+    assert "20240501" not in "\n".join(tenant_strings(db, tenant))
 
 
 def test_luhn():

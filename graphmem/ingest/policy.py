@@ -15,7 +15,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from graphmem.ingest.secrets import contains_secret, redact
+from graphmem.ingest.secrets import contains_secret, redact, redact_json
 from graphmem.models import EntityRef, EpisodeIn, FactIn, name_key
 from graphmem.ontology import Ontology
 from graphmem.settings import Settings
@@ -53,8 +53,9 @@ class PolicyRefusal:
 
 
 def redact_episode(ep: EpisodeIn) -> tuple[EpisodeIn, tuple[str, ...]]:
-    """The episode with secrets removed from `content` and `speaker`; and the kinds of secret removed."""
-    content = redact(ep.content)
+    """The episode with secrets removed from `content` and `speaker`; and the kinds of secret removed. A JSON
+    episode (kind json or event) is redacted value by value and stays JSON (`redact_json`)."""
+    content = redact_json(ep.content) if ep.kind in ("json", "event") else redact(ep.content)
     speaker = redact(ep.speaker) if ep.speaker else None
     kinds = content.kinds + (speaker.kinds if speaker else ())
     if not kinds:

@@ -14,6 +14,7 @@ returns or logs the secret itself. Patterns (sources):
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -25,9 +26,10 @@ _JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{
 _VENDOR = re.compile(
     r"\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}|(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}|(?:AKIA|ASIA)[0-9A-Z]{16}"
     r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35})")
-_LABEL = (r"\b(?:password|passwd|pwd|passphrase|passcode|pin code|api[ _-]?key|apikey|secret(?:[ _-]?key)?|"
-          r"access[ _-]?token|auth[ _-]?token|refresh[ _-]?token|client[ _-]?secret|private[ _-]?key|token)\b"
-          r"[\"']?\s*(?:is|was|=|:|:=)\s*")
+_LABEL_WORD = (r"(?:password|passwd|pwd|passphrase|passcode|pin code|api[ _-]?key|apikey|secret(?:[ _-]?key)?|"
+               r"access[ _-]?token|auth[ _-]?token|refresh[ _-]?token|client[ _-]?secret|private[ _-]?key|token)")
+_LABEL = r"\b" + _LABEL_WORD + r"\b[\"']?\s*(?:is|was|=|:|:=)\s*"
+_SECRET_KEY = re.compile(r"(?i)\s*" + _LABEL_WORD + r"\s*")
 _LABELLED = re.compile(r"(?i)(" + _LABEL + r"[\"']?)((?:\\\S|[^\s\"',;\\]){3,})")   # `\x`: one escape, never split
 # A value in quotes (`"...`, `'...'`, or `\"...\"` inside a JSON string) runs to its closing quote, spaces, commas
 # and escaped quotes included: the value group is 3, the quote group 2.
@@ -87,6 +89,41 @@ def redact(text: str) -> Redaction:
         return m.group(0)
     out = _CARD.sub(card, out)
     return Redaction(out, tuple(dict.fromkeys(kinds)))
+
+
+def redact_json(text: str) -> Redaction:
+    """`redact` for a JSON document, value by value, so that it stays JSON: each key and string is redacted as text,
+    and a number or string under a secret's key (`"pwd": 1234`, `"api_key": "..."`) is replaced by the redaction
+    mark (a string); null and booleans are no secrets and stay. Changed only when something was redacted (it is then
+    written again as compact JSON). Text that is not JSON is redacted as text."""
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return redact(text)
+    kinds: list[str] = []
+
+    def one(s: str) -> str:
+        r = redact(s)
+        kinds.extend(r.kinds)
+        return r.text
+
+    def walk(v, secret: bool = False):
+        if isinstance(v, dict):
+            return {one(k): walk(x, isinstance(k, str) and bool(_SECRET_KEY.fullmatch(k))) for k, x in v.items()}
+        if isinstance(v, list):
+            return [walk(x) for x in v]
+        if secret and (isinstance(v, (int, float)) and not isinstance(v, bool)
+                       or isinstance(v, str) and v.strip() and not v.startswith("[REDACTED")):
+            kinds.append("labelled_secret")
+            return "[REDACTED:labelled_secret]"
+        return one(v) if isinstance(v, str) else v
+    try:
+        clean = walk(data)
+    except RecursionError:
+        return redact(text)
+    if not kinds:
+        return Redaction(text, ())
+    return Redaction(json.dumps(clean, ensure_ascii=False), tuple(dict.fromkeys(kinds)))
 
 
 def contains_secret(text: str | None) -> bool:
