@@ -285,6 +285,26 @@ def test_no_llm_configured_skips_messages_but_maps_json(make_services, tenant):
     assert services.ingest.failed_jobs(tenant) == []
 
 
+def test_an_event_of_plain_text_is_text_not_a_failed_record(make_services, llm_services, fake_llm, tenant):
+    """An `event` episode is mapped as a record when it holds a JSON document; one of plain text ("Carrier note:
+    parcel P-5521 was returned", as a turn sends it) is text: extracted by the LLM, or skipped without one. Its job
+    failed instead ("MappingError: episode content is not JSON"), listed among the failed jobs."""
+    note = EpisodeIn(kind="event", content="Carrier note: Dana Reyes now heads procurement at Globex.",
+                     occurred_at=WED, idempotency_key="ev1")
+    bare = make_services(llm_base_url=None, llm_api_key=None)
+    ep, _ = bare.ingest.append_episodes(tenant, [note])[0]
+    run(bare, tenant)
+    job = bare.ingest.job_status(tenant, ep.id)
+    assert (job.status, job.reason) == ("skipped", "no LLM configured"), job
+    assert bare.ingest.failed_jobs(tenant) == []
+    fake_llm.script(PATH, ok(GOOD))
+    ep, _ = llm_services.ingest.append_episodes(tenant, [note.model_copy(update={"idempotency_key": "ev2"})])[0]
+    run(llm_services, tenant)
+    job = llm_services.ingest.job_status(tenant, ep.id)
+    assert job.status == "done" and job.extractor == "llm" and job.facts_asserted == 2, job
+    assert current(llm_services, tenant)["HAS_TITLE"].value == "Head of Procurement"
+
+
 def test_chatter_is_gated_without_an_llm_call(llm_services, fake_llm, tenant):
     ep, created = llm_services.ingest.append_episodes(tenant, [EpisodeIn(content="ok thanks!", occurred_at=WED)])[0]
     assert created and ep.extraction_status == "skipped"

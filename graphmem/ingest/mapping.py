@@ -1,4 +1,5 @@
-"""Declarative mappings for JSON episodes (kind "json" or "event"): record changes in, facts out, no LLM.
+"""Declarative mappings for JSON episodes (kind "json", or "event" holding a JSON object or list:
+`graphmem.ingest.policy.is_text`): record changes in, facts out, no LLM.
 
 A mapping (e.g. the default `graphmem/data/crm_mapping.json`) names, per record type (`type_field`, e.g.
 "object": "contact"), the record's own entity and the facts it implies. Every string is a template over the

@@ -11,12 +11,13 @@ Each refusal becomes a `Refusal` (reason and field, never the refused content) r
 """
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from dataclasses import dataclass
 
 from graphmem.ingest.secrets import contains_secret, redact, redact_json
-from graphmem.models import EntityRef, EpisodeIn, FactIn, name_key
+from graphmem.models import EntityRef, Episode, EpisodeIn, FactIn, name_key
 from graphmem.ontology import Ontology
 from graphmem.settings import Settings
 from graphmem.store.entities import keyless_name_dropped
@@ -63,9 +64,23 @@ def redact_episode(ep: EpisodeIn) -> tuple[EpisodeIn, tuple[str, ...]]:
     return ep.model_copy(update={"content": content.text, "speaker": speaker.text if speaker else None}), kinds
 
 
+def is_text(ep: EpisodeIn | Episode) -> bool:
+    """Whether extraction reads the episode as text (the LLM's): a message, text or tool result, or an `event` that
+    is not a JSON object or list (a JSON record is mapped, `graphmem.ingest.mapping`; "Carrier note: parcel P-5521
+    was returned" is text)."""
+    if ep.kind in TEXT_KINDS:
+        return True
+    if ep.kind != "event":
+        return False
+    try:
+        return not isinstance(json.loads(ep.content), (dict, list))
+    except (ValueError, RecursionError):
+        return True
+
+
 def initial_status(ep: EpisodeIn, settings: Settings) -> tuple[str, str | None]:
     """(extraction_status, reason) for a new episode: "skipped"/"chatter" for gated chatter, else "pending"."""
-    if settings.extraction_chatter_gate and ep.kind in TEXT_KINDS and is_chatter(ep.content):
+    if settings.extraction_chatter_gate and is_text(ep) and is_chatter(ep.content):
         return "skipped", "chatter"
     return "pending", None
 

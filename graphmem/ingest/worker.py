@@ -34,7 +34,7 @@ from graphmem.ingest.extract_llm import Extracted, ExtractionMalformed
 from graphmem.ingest.jobs import Claim
 from graphmem.ingest.llm import LLMRejected, LLMUnavailable
 from graphmem.ingest.mapping import MappingError, extract as map_extract
-from graphmem.ingest.policy import TEXT_KINDS
+from graphmem.ingest.policy import is_text
 from graphmem.timeutil import utcnow
 
 log = logging.getLogger("graphmem.worker")
@@ -201,7 +201,7 @@ class Worker:
                 status = self._end(claim, "dead", f"gave up after {claim.attempt - 1} attempts "
                                    "(the worker holding it stopped without finishing)", extracted)
                 return status
-            if ep.kind in TEXT_KINDS and self.ingest.extractor() is None:
+            if is_text(ep) and self.ingest.extractor() is None:
                 status = self._end(claim, "skipped", "no LLM configured", extracted)
                 return status
             self._extract(claim, extracted)
@@ -236,7 +236,7 @@ class Worker:
 
     def _extract(self, claim: Claim, out: Extracted) -> None:
         ep = claim.episode
-        if ep.kind in ("json", "event"):
+        if not is_text(ep):   # a JSON record (kind json, or an event holding one): the mapping
             out.extractor = f"mapping:{self.ingest.mapping.name}"
             mapped = map_extract(self.ingest.mapping, ep)
             out.entities, out.facts, out.retractions = mapped.entities, mapped.facts, mapped.retractions
