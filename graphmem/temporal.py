@@ -13,6 +13,10 @@ Rules (DESIGN.md, "Temporal rules"):
   higher confidence -> rejected with a reason.
 Multi-valued predicates never close another object's fact: each distinct object is its own fact; the same object
 from an earlier start than its stored fact is history, closed where the stored one begins.
+An assertion stored as history just before a fact of the same object that it runs into (no end, or one past that
+fact's start: "Acme since 2020" before an inferred "Acme since 2024") also says that fact: when it is a stronger
+belief (source or confidence) it `confirms` it and strengthens it, as a duplicate would (explicit beats inferred
+whatever the order).
 A symmetric predicate's facts stored the other way round are part of the timeline (`graphmem.store.facts` passes
 them in as the subject's own), so "Frank knows Dana" is a duplicate of "Dana knows Frank".
 """
@@ -77,6 +81,24 @@ class Decision:
     reason: str | None = None
     retracted: bool = False
     strengthen: tuple[str, float] | None = None
+    confirms: str | None = None
+    """A stored fact (not `fact_id`) the assertion says too, as a stronger belief: the same object from a later
+    start, which the new history runs into. It gets the assertion's provenance (a confirmation) and `strengthen`."""
+
+
+def _stronger(new: Assertion, f: TimelineFact) -> tuple[str, float] | None:
+    """The (source, confidence) `f` takes when `new` says it again, if `new` is a stronger belief (a higher-ranked
+    source, or a higher confidence from a source of the same rank); else None."""
+    rn, ro = SOURCE_RANK[new.source], SOURCE_RANK[f.source]
+    if rn > ro or (rn == ro and new.confidence > f.confidence):
+        return (new.source if rn > ro else f.source, max(new.confidence, f.confidence))
+    return None
+
+
+def _runs_into(new: Assertion, later: TimelineFact | None, valid_to: datetime | None) -> bool:
+    """Whether `new`, of the same object as the `later` fact, says that value still holds when `later` starts."""
+    return (later is not None and later.object_key == new.object_key
+            and (valid_to is None or valid_to > later.valid_from))
 
 
 def _duplicate(f: TimelineFact, new: Assertion, stated_end: bool = True) -> Decision:
@@ -86,10 +108,7 @@ def _duplicate(f: TimelineFact, new: Assertion, stated_end: bool = True) -> Deci
     the reason says so), and a stronger belief (a higher-ranked source, or a higher confidence
     from a source of the same rank: `strengthen`), so that a user re-stating an inferred fact makes it theirs
     and a later inference cannot replace it (DESIGN.md, "Temporal rules")."""
-    d = Decision("duplicate", fact_id=f.id)
-    rn, ro = SOURCE_RANK[new.source], SOURCE_RANK[f.source]
-    if rn > ro or (rn == ro and new.confidence > f.confidence):
-        d.strengthen = (new.source if rn > ro else f.source, max(new.confidence, f.confidence))
+    d = Decision("duplicate", fact_id=f.id, strengthen=_stronger(new, f))
     if stated_end and new.valid_to is not None and (f.valid_to is None or new.valid_to < f.valid_to):
         reason = may_supersede(new, f)
         if reason:
@@ -133,9 +152,11 @@ def decide(timeline: list[TimelineFact], new: Assertion, single_valued: bool,
         # (two open facts of one triple would list it twice)
         same = sorted((f for f in timeline if f.object_key == new.object_key and f.valid_from > new.valid_from),
                       key=lambda f: f.valid_from)
-        if same and (new.valid_to is None or new.valid_to > same[0].valid_from):
-            return Decision("history", fact_id=new.id, valid_to=same[0].valid_from,
-                            supersedes=[(same[0].id, new.id)])
+        if same and _runs_into(new, same[0], new.valid_to):
+            d = Decision("history", fact_id=new.id, valid_to=same[0].valid_from, supersedes=[(same[0].id, new.id)],
+                         strengthen=_stronger(new, same[0]))
+            d.confirms = same[0].id if d.strengthen else None
+            return d
         return Decision("created", fact_id=new.id, valid_to=new.valid_to)
 
     ordered = sorted(timeline, key=lambda f: f.valid_from)
@@ -175,4 +196,6 @@ def decide(timeline: list[TimelineFact], new: Assertion, single_valued: bool,
             d.unlinks.append((later.id, prev.id))
     if later is not None:
         d.supersedes.append((later.id, new.id))
+        if not retracted and _runs_into(new, later, new.valid_to) and (stronger := _stronger(new, later)):
+            d.confirms, d.strengthen = later.id, stronger
     return d

@@ -85,6 +85,34 @@ def test_a_duplicate_keeps_the_end_and_the_stronger_belief_it_brings(graph, tena
         "user_explicit", 1.0)
 
 
+def test_an_explicit_earlier_start_of_an_inferred_value_makes_it_the_users(graph, tenant):
+    """Found by a helper: an inferred "Acme since 2024", then the user's own "Acme since 2020" (no end: still
+    there), stored the user's statement as history before 2024 and left the current fact inferred, so a later
+    inference replaced what the user said; in the other order it was a duplicate that made the fact the user's.
+    The stored fact it runs into is confirmed by it and strengthened, as a duplicate would be."""
+    inferred = works_at(graph, tenant, "Acme", d(2024), source="inferred", confidence=0.6)
+    stated = works_at(graph, tenant, "Acme", d(2020))
+    assert stated.action == "history"
+    f = graph.get_fact(tenant, inferred.fact_id)
+    assert (f.source, f.confidence) == ("user_explicit", 1.0)
+    assert [p.role for p in graph.fact_provenance(tenant, inferred.fact_id)] == ["assertion", "confirmation"]
+    beta = works_at(graph, tenant, "Beta", d(2025), source="inferred", confidence=0.9)
+    assert beta.action == "rejected" and "user_explicit" in beta.reason
+    assert timeline(graph, tenant, inferred.fact_id) == [("Acme", d(2020), d(2024), "closed"),
+                                                         ("Acme", d(2024), None, "current")]
+    # an earlier stint that ended before it says nothing of the later fact
+    old = works_at(graph, tenant, "Acme", d(2010), valid_to=d(2012), source="user_confirmed")
+    assert old.action == "history"
+    assert [p.role for p in graph.fact_provenance(tenant, inferred.fact_id)] == ["assertion", "confirmation"]
+    # a multi-valued value too: the friend the user says they know since 2019 is theirs
+    def knows(when, **kw):
+        return graph.assert_fact(tenant, FactIn(subject=DANA, predicate="KNOWS", object=EntityRef(
+            kind="Person", name="Friend Two"), valid_from=when, episode_id=ep(graph, tenant, when), **kw))
+    later = knows(d(2023), source="inferred", confidence=0.7)
+    assert knows(d(2019)).action == "history"
+    assert graph.get_fact(tenant, later.fact_id).source == "user_explicit"
+
+
 def test_a_multi_valued_fact_from_an_earlier_start_is_history_not_a_second_open_fact(graph, tenant):
     """Found by a helper: KNOWS Friend One from 2023, then from 2022, made two open facts (the neighbourhood
     listed the friend twice). The earlier start is history up to the stored fact's start, as for single-valued

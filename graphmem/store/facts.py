@@ -214,6 +214,13 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
                         "status": status, "retain_until": ttl_until[p.name]})
         if d.action == "candidate":
             continue
+        if d.confirms:   # the later fact of the same object this history runs into is said too (graphmem.temporal)
+            provenance.append({"fact_id": d.confirms, "episode_id": f.episode_id, "confidence": f.confidence,
+                               "source": f.source, "role": "confirmation", "retain_until": ttl_until[p.name]})
+            for tf in timeline + reverse:
+                if tf.id == d.confirms and d.strengthen:
+                    tf.source, tf.confidence = d.strengthen
+                    strengthen[tf.id] = {"id": tf.id, "source": tf.source, "confidence": tf.confidence}
         _close(closes, timeline + reverse, d.closes)
         timeline.append(TimelineFact(new.id, okey, valid_from, d.valid_to, f.confidence, f.source, status))
         for pair in d.unlinks:   # a link made earlier in this batch is simply not made; a stored one is removed
