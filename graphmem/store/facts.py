@@ -193,13 +193,18 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
         if p.name not in ttl_until:
             ttl = ontology.ttl(p)
             ttl_until[p.name] = iso(now + ttl) if ttl else None
-        if d.action == "duplicate":
-            provenance.append({"fact_id": d.fact_id, "episode_id": f.episode_id, "confidence": f.confidence,
+
+        def confirm(fact_id: str) -> None:
+            """`f` says the stored `fact_id` again: a confirmation, and its stronger belief (`d.strengthen`)."""
+            provenance.append({"fact_id": fact_id, "episode_id": f.episode_id, "confidence": f.confidence,
                                "source": f.source, "role": "confirmation", "retain_until": ttl_until[p.name]})
             for tf in timeline + reverse:
-                if tf.id == d.fact_id and d.strengthen:
+                if tf.id == fact_id and d.strengthen:
                     tf.source, tf.confidence = d.strengthen
                     strengthen[tf.id] = {"id": tf.id, "source": tf.source, "confidence": tf.confidence}
+
+        if d.action == "duplicate":
+            confirm(d.fact_id)
             _close(closes, timeline + reverse, d.closes, stated=True)   # the end the duplicate's assertion gave
             continue
         statement = f.statement or p.statement(subj.name, obj.name if obj else f.value)
@@ -215,12 +220,7 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
         if d.action == "candidate":
             continue
         if d.confirms:   # the later fact of the same object this history runs into is said too (graphmem.temporal)
-            provenance.append({"fact_id": d.confirms, "episode_id": f.episode_id, "confidence": f.confidence,
-                               "source": f.source, "role": "confirmation", "retain_until": ttl_until[p.name]})
-            for tf in timeline + reverse:
-                if tf.id == d.confirms and d.strengthen:
-                    tf.source, tf.confidence = d.strengthen
-                    strengthen[tf.id] = {"id": tf.id, "source": tf.source, "confidence": tf.confidence}
+            confirm(d.confirms)
         _close(closes, timeline + reverse, d.closes)
         timeline.append(TimelineFact(new.id, okey, valid_from, d.valid_to, f.confidence, f.source, status))
         for pair in d.unlinks:   # a link made earlier in this batch is simply not made; a stored one is removed
