@@ -271,3 +271,48 @@ def test_forget_renames_a_contact_only_the_erased_user_named(client_for, tenant)
     entity = agent.get(f"/v1/entities/{fact['subject_id']}").json()
     assert (entity["name"], entity["aliases"]) == ("Dana Reyes", [])
     assert "Dee Dee" not in agent.post("/v1/search", json={"query": "Dee Dee Boss"}).text
+
+
+def test_a_write_to_a_session_past_its_ttl_starts_it_afresh_instead_of_reviving_it(services, client_for, tenant):
+    """Helper-found: a session idle past `session_ttl_days` kept its old turns and pins for ever once the agent
+    wrote to it again before the sweep (a turn, a pin write or an episode bumped `last_active_at`, so the sweeper
+    never selected it): the window showed the old pin and the user's export the old turns. A write to such a
+    session now expires it first, with the sweeper's cascade."""
+    agent, admin = client_for(tenant, "agent"), client_for("admin", "admin")
+    assert admin.put(f"/v1/admin/tenants/{tenant}/retention", json={"session_ttl_days": 1}).status_code == 200
+    for sid in ("by-turn", "by-pin", "by-episode"):
+        r = agent.post(f"/v1/sessions/{sid}/turns", json={
+            "idempotency_key": f"{sid}-1", "user_id": "u1",
+            "episodes": [{"role": "user", "content": "My flamingo lamp parcel never arrived",
+                          "occurred_at": "2024-05-01T09:00:00Z"}],
+            "pins": [{"key": "order_id", "value": {"type": "order_id", "value": "FLAMINGO-4471"}}]})
+        assert r.status_code == 201, r.text
+    with services.db.driver.session() as s:          # three days idle: past the TTL, not swept yet
+        s.run("MATCH (x:Session {tenant_id: $t}) SET x.last_active_at = x.last_active_at - duration({days: 3})",
+              t=tenant)
+
+    r = agent.post("/v1/sessions/by-turn/turns", json={
+        "idempotency_key": "by-turn-2", "user_id": "u1",
+        "episodes": [{"role": "user", "content": "Hello again", "occurred_at": "2024-05-04T09:00:00Z"}]})
+    assert r.status_code == 201, r.text
+    r = agent.post("/v1/episodes", json={"content": "Hello again", "occurred_at": "2024-05-04T09:00:00Z",
+                                         "user_id": "u1", "session_id": "by-episode", "role": "user"})
+    assert r.status_code == 201, r.text
+
+    window = agent.post("/v1/sessions/by-turn/context", json={"query": "flamingo parcel", "budget_tokens": 2000,
+                                                               "model": "gpt-4", "system_policy": "Be brief."})
+    assert window.status_code == 200 and "FLAMINGO" not in window.text and "flamingo" not in window.text
+    r = agent.put("/v1/sessions/by-pin/pins/amount", json={"value": {"type": "amount", "value": "10.00"}})
+    assert r.status_code == 404 and r.json()["field"] == "session_id"     # as after the sweep: the session is gone
+    assert agent.get("/v1/sessions/by-pin/pins").status_code == 404
+    for sid in ("by-turn", "by-episode"):
+        pins = agent.get(f"/v1/sessions/{sid}/pins")
+        assert pins.status_code == 200 and "order_id" not in {p["key"] for p in pins.json()["items"]}, pins.text
+    export = agent.get("/v1/memories/export", params={"user_id": "u1"})
+    assert export.status_code == 200 and "flamingo" not in export.text and "FLAMINGO" not in export.text
+    assert export.text.count("Hello again") == 2
+    # gone, not hidden: the expiry was the sweep's (audited as one), which finds nothing left to remove
+    swept = admin.post("/v1/admin/sweep", json={"tenant_id": tenant}).json()["tenants"][tenant]["counts"]
+    assert swept["sessions"] == 0 and swept["episodes"] == 0 and swept["pins"] == 0
+    sweeps = [a for a in admin.get(f"/v1/admin/tenants/{tenant}/audit").json()["items"] if a["action"] == "sweep"]
+    assert sorted(a["counts"]["sessions"] for a in sweeps) == [1, 1, 1]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any, Literal, Union
 
@@ -317,8 +318,10 @@ def _props(value: PinValue) -> dict[str, Any]:
 class PinStore:
     """Pin reads and writes with optimistic concurrency. Every method raises `TenantRequired` without a tenant."""
 
-    def __init__(self, db: Database):
-        self.db = db
+    def __init__(self, db: Database, before_write: Callable[[str, str], object] | None = None):
+        """`before_write(tenant_id, session_id)` runs before `put` and `delete` write (the context service's expiry
+        of a session past the retention TTL, so the write does not revive it)."""
+        self.db, self.before_write = db, before_write
 
     # ---- reads -------------------------------------------------------------------------------
     def list(self, tenant_id: str, session_id: str, *, status: str | None = None, offset: int = 0,
@@ -346,13 +349,16 @@ class PinStore:
         """
         require_tenant(tenant_id)
         check_key(key)
+        if self.before_write is not None:
+            self.before_write(tenant_id, session_id)
         return self.db.write(lambda tx: put_in(tx, tenant_id, session_id, key, value, expected_version, set_by))
 
     def delete(self, tenant_id: str, session_id: str, key: str, expected_version: int) -> None:
         """Delete a pin at `expected_version`. `NotFound` if absent; `Conflict` if the version is stale."""
         require_tenant(tenant_id)
         check_key(key)
-
+        if self.before_write is not None:
+            self.before_write(tenant_id, session_id)
         self.db.write(lambda tx: delete_in(tx, tenant_id, session_id, key, expected_version))
 
     def held_values(self, tenant_id: str, session_id: str) -> set[tuple[str, str]]:

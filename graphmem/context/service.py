@@ -54,7 +54,7 @@ class ContextService:
         self.db = services.db
         self.settings = services.settings
         self.sessions = SessionStore(self.db, self.settings.session_ttl_s)
-        self.pins = PinStore(self.db)
+        self.pins = PinStore(self.db, before_write=self.expire_if_idle)
         self.summaries = SummaryStore(self.db)
         self.compactor = Compactor(self.db, self.settings, self.pins, self.summaries, build_summarizer(self.settings))
         self._search_pool = cf.ThreadPoolExecutor(max_workers=8, thread_name_prefix="context-search")
@@ -64,6 +64,12 @@ class ContextService:
         self._again: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
         self.last_compaction: dict[tuple[str, str], CompactionResult] = {}
+
+    def expire_if_idle(self, tenant_id: str, session_id: str) -> bool:
+        """Expire the session first if it is past the tenant's retention session TTL (`session_ttl_days`; the
+        sweeper's cascade: `Sweeper.expire_idle_sessions`), before a write that would bump its `last_active_at`
+        and so revive its old turns, pins and summaries. True when it was expired."""
+        return bool(self.services.governance.sweeper.expire_idle_sessions(tenant_id, [session_id]))
 
     def close(self) -> None:
         """Stop the executors (running compactions finish first)."""
@@ -92,6 +98,7 @@ class ContextService:
             notes.append(f"session was idle longer than its TTL ({self.settings.session_ttl_s:.0f} s): its next turn "
                          f"starts a fresh window, shown here (a read-only key does not reset it)")
         elif expired:
+            self.expire_if_idle(tenant_id, session_id)   # past the retention TTL too: gone, not reset
             _, reset = self.sessions.reset_if_expired(tenant_id, session_id)
             state = self._state(tenant_id, session_id)
             if reset:
@@ -211,10 +218,12 @@ class ContextService:
         The turn's user owns the session: a session without a user (created by an episode sent without one) is
         claimed by the first turn (`SessionStore.create`, under the session's write lock). A session of another user
         raises `InvalidInput` (field `user_id`) before anything is written, also when that user claimed it
-        concurrently.
+        concurrently. A session past the tenant's retention session TTL (`session_ttl_days`) is expired first
+        (`expire_if_idle`): the turn starts it afresh, as after the sweep, and never revives its old content.
         """
         require_tenant(tenant_id)
         check_session_id(session_id)
+        self.expire_if_idle(tenant_id, session_id)
         if (seen := self._replay(tenant_id, session_id, turn)) is not None:
             return seen
         try:
@@ -287,7 +296,8 @@ class ContextService:
         if not created:
             _, reset = self.sessions.reset_if_expired(tenant_id, session_id)
         with _turn_user_field():
-            stored = self._ingest().append_episodes(tenant_id, episodes, agent_id=agent_id) if episodes else []
+            stored = (self._ingest().append_episodes(tenant_id, episodes, agent_id=agent_id, expire_idle=False)
+                      if episodes else [])
         ids = [e.id for e, _ in stored]
         scheduled = bool(stored) and self.compactor.due(tenant_id, session_id)
 

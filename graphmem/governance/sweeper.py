@@ -3,8 +3,9 @@
 Reads already hide expired data (they filter on `retain_until <= now`); the sweeper makes it go away. Per tenant,
 in order: sync legal-hold flags, stamp `retain_until` where missing or stale (see `Retention.stamp`), expire
 sessions idle past the session TTL (with their episodes, pins and summaries), expire episodes past their
-retention, then facts past their TTL. Held data is never selected. Each batch of `settings.sweep_batch_size`
-records is one transaction through the cascade in "expire" mode (`Eraser.expire`); a tenant that had anything
+retention, then facts past their TTL. Held data is never selected. A write to a session that is past the session
+TTL expires it first, through the same cascade (`Sweeper.expire_idle_sessions`), so the write starts it afresh.
+Each batch of `settings.sweep_batch_size` records is one transaction through the cascade in "expire" mode (`Eraser.expire`); a tenant that had anything
 removed gets one audit record (action "sweep"). Receipts and totals list every kind of `SWEEP_KINDS`, zero or not.
 
 `graphmem worker` and `graphmem serve --with-worker` run it every `settings.sweep_interval_s` seconds in a
@@ -88,6 +89,32 @@ class Sweeper:
                 audit_id = self.db.write(lambda tx: audit.write(tx, tenant_id, "sweep", "tenant", None, full, now,
                                                                 "sweeper")).id
         return Receipt(action="sweep", target_kind="tenant", counts=full, at=now, audit_id=audit_id)
+
+    def expire_idle_sessions(self, tenant_id: str, session_ids: list[str | None],
+                             now: datetime | None = None) -> dict[str, int]:
+        """Expire, before a write to them, those of `session_ids` that the sweeper's session pass would expire now
+        (idle past the tenant's `session_ttl_days`, unheld: `governance/idle_sessions`), with the same cascade
+        (their episodes, pins, summaries, turn receipts and the sessions). A write to such a session (a turn, an
+        episode, a pin write, a window load that starts its window afresh) bumps `last_active_at`: without this it
+        would revive the old content for another TTL. Returns the counts by every kind of `SWEEP_KINDS`, audited
+        as a sweep (action "sweep", actor "sweeper") in the same transaction; {} when none was due (one read)."""
+        require_tenant(tenant_id)
+        ids = list(dict.fromkeys(s for s in session_ids if s))
+        now = to_utc(now, "now") if now else utcnow()
+        t = {"tenant_id": tenant_id, "session_ids": ids, "now": now}
+        if not ids or not self.db.rows("governance/idle_sessions", **t):
+            return {}
+
+        def work(tx) -> dict[str, int]:
+            due = [r["id"] for r in tx.rows("governance/idle_sessions", **t)]   # again, under the write
+            if not due:
+                return {}
+            eps = tx.one("governance/session_episodes", tenant_id=tenant_id, session_ids=due)["episodes"]
+            full = every_kind(SWEEP_KINDS, self.eraser.expire(tx, tenant_id, episode_ids=eps, session_ids=due,
+                                                              now=now))
+            audit.write(tx, tenant_id, "sweep", "tenant", None, full, now, "sweeper")
+            return full
+        return self.db.write(work)
 
     def _sweep_tenant(self, tenant_id: str, now: datetime, stop: threading.Event | None, counts: Counter) -> None:
         """`sweep_tenant`'s work, counting into `counts` as it goes."""

@@ -44,7 +44,8 @@ class IngestService:
 
     # ---- episodes ------------------------------------------------------------------------------
     def append_episodes(self, tenant_id: str, episodes: list[EpisodeIn], *, agent_id: str | None = None,
-                        extract: bool = True, batch: bool = True, searchable: bool = True) -> list[tuple[Episode, bool]]:
+                        extract: bool = True, batch: bool = True, searchable: bool = True,
+                        expire_idle: bool = True) -> list[tuple[Episode, bool]]:
         """Store episodes (secrets redacted first), each with a durable extraction job; returns (episode, created)
         per input, in order. Idempotent by `idempotency_key` (a replay returns the stored episode, created False).
 
@@ -60,7 +61,13 @@ class IngestService:
         `graphmem.store.episodes.batch_conflict`: a refused batch stores nothing). With `batch` false (one episode
         sent on its own) the fields are named without the `episodes[0].` prefix. The episodes of one call share one
         `ingested_at` (a turn's episodes arrived together: `graphmem.context.compaction` keeps them raw together).
+        A session the episodes name that is past the tenant's session TTL is expired first, as the sweeper would
+        (`Sweeper.expire_idle_sessions`): the episodes start it afresh instead of reviving its old content
+        (`expire_idle` false: the caller did that already).
         """
+        require_tenant(tenant_id)
+        if expire_idle:
+            self.services.governance.sweeper.expire_idle_sessions(tenant_id, [e.session_id for e in episodes])
         cleaned = self._checked(tenant_id, episodes, batch, conflicts=len(episodes) > 1)
         out: list[tuple[Episode, bool]] = []
         arrived = utcnow()
