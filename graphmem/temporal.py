@@ -19,9 +19,14 @@ belief (source or confidence) it `confirms` it and strengthens it, as a duplicat
 whatever the order).
 A symmetric predicate's facts stored the other way round are part of the timeline (`graphmem.store.facts` passes
 them in as the subject's own), so "Frank knows Dana" is a duplicate of "Dana knows Frank".
+A recorded clear of the predicate (`clears`: a CRM field set to null, kept whether or not it found a value to close)
+ends a new fact that starts before it and would run past it: the fact is stored retracted at the clear, as it would
+have been had it arrived before the clear ("title: null" in March, then "CTO since February" ends in March). A fact
+starting at or after the clear is not touched by it.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -138,12 +143,19 @@ SAME_START = ("the closed fact started at the same moment, so it now holds for n
 and the earlier one is kept as a zero-length interval (never true at any `as_of`, still in the history)."""
 
 
+def _cleared(clears: Sequence[datetime], valid_from: datetime, valid_to: datetime | None) -> datetime | None:
+    """The earliest clear after `valid_from` that the interval [valid_from, valid_to) runs past, else None."""
+    return min((c for c in clears if valid_from < c and (valid_to is None or c < valid_to)), default=None)
+
+
 def decide(timeline: list[TimelineFact], new: Assertion, single_valued: bool,
-           supersede_links: set[tuple[str, str]], *, stated_end: bool = True) -> Decision:
+           supersede_links: set[tuple[str, str]], *, stated_end: bool = True,
+           clears: Sequence[datetime] = ()) -> Decision:
     """Apply the rules to one assertion. `timeline` holds the believed (not corrected, not candidate) facts of
     the same subject and predicate; `supersede_links` the existing (newer_id, older_id) links among them.
     `stated_end` False: `new.valid_to` is not something the assertion says (a correction keeps the wrong fact's
-    interval), so a duplicate is not closed by it."""
+    interval), so a duplicate is not closed by it. `clears`: the times the predicate was cleared for the subject
+    (see the module docstring)."""
     for f in timeline:
         if f.object_key == new.object_key and f.open_at(new.valid_from):
             return _duplicate(f, new, stated_end)
@@ -155,9 +167,13 @@ def decide(timeline: list[TimelineFact], new: Assertion, single_valued: bool,
         if same and _runs_into(new, same[0], new.valid_to):
             d = Decision("history", fact_id=new.id, valid_to=same[0].valid_from, supersedes=[(same[0].id, new.id)],
                          strengthen=_stronger(new, same[0]))
+            if (cut := _cleared(clears, new.valid_from, d.valid_to)) is not None:
+                d.valid_to, d.retracted, d.strengthen = cut, True, None   # a gap: it does not run into same[0]
             d.confirms = same[0].id if d.strengthen else None
             return d
-        return Decision("created", fact_id=new.id, valid_to=new.valid_to)
+        cut = _cleared(clears, new.valid_from, new.valid_to)
+        return Decision("created", fact_id=new.id, valid_to=new.valid_to if cut is None else cut,
+                        retracted=cut is not None)
 
     ordered = sorted(timeline, key=lambda f: f.valid_from)
     # the fact whose interval holds the new start (a fact closed at its own start, [t, t), holds none: with
@@ -185,6 +201,9 @@ def decide(timeline: list[TimelineFact], new: Assertion, single_valued: bool,
             and new.valid_from < f.retraction_to and (valid_to is None or valid_to > f.retraction_to)]
     if ends:
         valid_to, retracted = min(ends), True
+    # ... and so does one starting before a recorded clear (a CRM null that arrived first, with nothing to close)
+    if (cut := _cleared(clears, new.valid_from, valid_to)) is not None:
+        valid_to, retracted = cut, True
     d = Decision("history" if later is not None else ("superseded" if prev_open else "created"),
                  fact_id=new.id, valid_to=valid_to, retracted=retracted)
     if prev_open:

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from graphmem.errors import NotFound
 from graphmem.ingest.worker import Worker
 from graphmem.models import EntityRef, EpisodeIn, FactIn
+from tests.ingest_fixture import tenant_strings
 
 UTC = timezone.utc
 
@@ -282,6 +283,70 @@ def test_late_null_closes_the_value_valid_then_and_keeps_the_later_one(make_serv
     [now] = g.facts_about(tenant, lena.id, predicates=["HAS_TITLE"])
     assert [(f.value, f.valid_to, f.status) for f in g.fact_history(tenant, now.id)] == [
         ("Analyst", at(may), "retracted"), ("Manager", None, "current")]
+
+
+def test_a_late_value_older_than_a_clear_ends_at_the_clear(make_services, tenant):
+    """Out of order the other way (tester-found): the null of March arrives first, when the contact has no title to
+    close, then the title of February. The late value ends at the clear (retracted), as it would have had the
+    records arrived in order; a value from after the clear stays current, and an older one arriving after that
+    still ends at the clear, not at the newer value. Before, the clear left nothing behind and CTO stayed current."""
+    s = make_services()
+    g = s.graph
+    jan, feb, feb15, mar, apr = ("2024-01-02T00:00:00+00:00", "2024-02-01T00:00:00+00:00",
+                                 "2024-02-15T00:00:00+00:00", "2024-03-01T00:00:00+00:00", "2024-04-01T00:00:00+00:00")
+    contact = {"object": "contact", "id": "c-9", "name": "Rui Costa"}
+    feed(s, tenant, [{**contact, "changed_at": jan}], "clear-new")
+    feed(s, tenant, [{**contact, "title": None, "changed_at": mar}], "clear-null")
+    late = feed(s, tenant, [{**contact, "title": "CTO", "changed_at": feb}], "clear-late")
+    [rui] = g.find_entities(tenant, "Rui Costa", "Person")
+    assert titles_now(g, tenant, rui.id) == []                                  # cleared in March
+    assert titles_now(g, tenant, rui.id, as_of=at(feb15)) == ["CTO"]
+    assert [(f.value, f.valid_from, f.valid_to, f.status) for f in
+            g.facts_about(tenant, rui.id, include_superseded=True, predicates=["HAS_TITLE"])] == [
+        ("CTO", at(feb), at(mar), "retracted")]
+    assert s.ingest.job_status(tenant, late[0].id).facts_asserted == 1
+
+    feed(s, tenant, [{**contact, "title": "CEO", "changed_at": apr}], "clear-after")
+    feed(s, tenant, [{**contact, "title": "VP", "changed_at": feb15}], "clear-later")
+    assert titles_now(g, tenant, rui.id) == ["CEO"]
+    assert [(f.value, f.valid_from, f.valid_to, f.status) for f in
+            g.facts_about(tenant, rui.id, include_superseded=True, predicates=["HAS_TITLE"])] == [
+        ("CTO", at(feb), at(feb15), "closed"), ("VP", at(feb15), at(mar), "retracted"),
+        ("CEO", at(apr), None, "current")]
+
+    # at-least-once delivery: the clear and the late value again change nothing
+    feed(s, tenant, [{**contact, "title": None, "changed_at": mar}, {**contact, "title": "CTO", "changed_at": feb}],
+         "clear-replay")
+    assert len(g.facts_about(tenant, rui.id, include_superseded=True, predicates=["HAS_TITLE"])) == 3
+    assert titles_now(g, tenant, rui.id) == ["CEO"]
+
+
+def test_erasing_the_episode_of_a_clear_leaves_no_trace_of_it(make_services, tenant):
+    """The clear is kept with its episode: once that episode is erased, a late older value is no longer ended by it
+    (it stays current, as had the clear never been sent) and nothing in the graph names the clear's time."""
+    s = make_services()
+    g = s.graph
+    feb, mar = "2024-02-01T00:00:00+00:00", "2024-03-01T00:00:00+00:00"
+    contact = {"object": "contact", "id": "c-10", "name": "Ines Moreau"}
+    feed(s, tenant, [{**contact, "changed_at": "2024-01-02T00:00:00+00:00"}], "erase-new")
+    [clear] = feed(s, tenant, [{**contact, "phone": None, "changed_at": mar}], "erase-null")
+    s.governance.forget(tenant, episode_id=clear.id)
+    feed(s, tenant, [{**contact, "phone": "+33 1 2345", "changed_at": feb}], "erase-late")
+    [ines] = g.find_entities(tenant, "Ines Moreau", "Person")
+    assert [(f.value, f.valid_to, f.status) for f in g.facts_about(tenant, ines.id, predicates=["HAS_PHONE"])] == [
+        ("+33 1 2345", None, "current")]
+    assert not [x for x in tenant_strings(s.db, tenant) if "2024-03-01" in x]
+
+
+def test_a_late_owner_before_a_cleared_owner_with_nothing_to_close_ends_at_the_null(make_services, tenant):
+    """The object side of the same gap: the deal's owner is cleared in March while it has none, then the owner of
+    February arrives. That owner ends at the clear; the deal has no owner now."""
+    s = make_services()
+    g = s.graph
+    feed(s, tenant, [deal_rec(None, T1, stage="qualified"), {**deal_rec(None, T3), "owner": None}], "own-null")
+    feed(s, tenant, [deal_rec("Bob Stone", T2)], "own-null-late")
+    assert owners_at(g, tenant, "Deal d-7") == []
+    assert ownership(g, tenant, "Deal d-7") == [("Bob Stone", at(T2), at(T3), "closed")]
 
 
 def test_null_and_value_in_one_episode_apply_in_record_order(make_services, tenant):

@@ -554,3 +554,26 @@ def test_a_retraction_of_a_symmetric_predicate_closes_the_facts_naming_a_hub_as_
     closed = graph.retract(tenant, hub_id, "KNOWS", ep(graph, tenant, d(2024), "Hub: I know nobody here"))
     assert len(closed) == 1001 and late.fact_id in closed
     assert graph.get_fact(tenant, late.fact_id).status == "retracted"
+
+
+def test_a_recorded_clear_ends_a_late_older_value_of_either_cardinality():
+    """`decide` with `clears` (a CRM field set to null, recorded even when it closed nothing): a new fact that starts
+    before a clear and would run past it ends there, retracted; one starting at or after the clear is untouched; a
+    multi-valued history cut by a clear does not run into (nor confirm) the later fact of its object."""
+    from graphmem.temporal import Assertion, TimelineFact, decide
+    mar = [d(2024, 3)]
+    new = Assertion("n", "v:cto", d(2024, 2), None, 1.0, "system")
+    for single in (True, False):
+        got = decide([], new, single, set(), clears=mar)
+        assert (got.action, got.valid_to, got.retracted) == ("created", d(2024, 3), True)
+        at_clear = decide([], Assertion("n", "v:cto", d(2024, 3), None, 1.0, "system"), single, set(), clears=mar)
+        assert (at_clear.valid_to, at_clear.retracted) == (None, False)
+    ends_first = decide([], Assertion("n", "v:cto", d(2024, 2), d(2024, 2, 20), 1.0, "system"), True, set(),
+                        clears=mar)
+    assert (ends_first.valid_to, ends_first.retracted) == (d(2024, 2, 20), False)
+    later = TimelineFact("l", "v:cto", d(2024, 4), None, 0.5, "inferred")
+    got = decide([later], new, False, set(), clears=mar)
+    assert (got.action, got.valid_to, got.retracted, got.confirms, got.strengthen) == (
+        "history", d(2024, 3), True, None, None)
+    got = decide([later], new, True, set(), clears=mar)
+    assert (got.action, got.valid_to, got.retracted, got.confirms) == ("history", d(2024, 3), True, None)

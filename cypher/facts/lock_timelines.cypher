@@ -5,7 +5,8 @@
 // valid_from_us, valid_to_us, confidence, source, status, value_retraction, retraction_to_us, supersedes}]: times as
 // integer microseconds since the epoch; retraction_to_us is the end a retraction of the whole predicate gave a fact
 // that was closed earlier since (facts/close_batch keeps it as retraction_valid_to), else null
-// (UTC) and one list instead of a record per fact, both far cheaper for the driver to decode.
+// (UTC) and one list instead of a record per fact, both far cheaper for the driver to decode. clears =
+// [{subject_id, predicate, at_us}]: the recorded clears of each pair (facts/record_clear, side 'subject').
 UNWIND $ids AS id
 MATCH (s:Entity {id: id})
 WHERE s.tenant_id = $tenant_id
@@ -16,7 +17,7 @@ MATCH (s:Entity {id: p.subject_id})<-[:SUBJECT]-(f:Fact {predicate: p.predicate}
 WHERE s.tenant_id = $tenant_id AND f.tenant_id = $tenant_id AND f.expired_at IS NULL AND f.status <> 'candidate'
 OPTIONAL MATCH (f)-[:SUPERSEDES]->(older:Fact)
 WITH p, f, collect(older.id) AS supersedes
-RETURN collect({subject_id: p.subject_id, predicate: p.predicate, id: f.id, object_key: f.object_key,
+WITH collect({subject_id: p.subject_id, predicate: p.predicate, id: f.id, object_key: f.object_key,
                 valid_from_us: f.valid_from.epochSeconds * 1000000 + f.valid_from.microsecond,
                 valid_to_us: f.valid_to.epochSeconds * 1000000 + f.valid_to.microsecond,
                 confidence: f.confidence, source: f.source, status: f.status,
@@ -25,3 +26,11 @@ RETURN collect({subject_id: p.subject_id, predicate: p.predicate, id: f.id, obje
                                        THEN f.retraction_valid_to.epochSeconds * 1000000
                                             + f.retraction_valid_to.microsecond END,
                 supersedes: supersedes}) AS facts
+CALL () {
+  UNWIND $pairs AS p
+  MATCH (s:Entity {id: p.subject_id})-[c:CLEARED {predicate: p.predicate, side: 'subject'}]->(ep:Episode)
+  WHERE s.tenant_id = $tenant_id AND ep.tenant_id = $tenant_id
+  RETURN collect({subject_id: p.subject_id, predicate: p.predicate,
+                  at_us: c.at.epochSeconds * 1000000 + c.at.microsecond}) AS clears
+}
+RETURN facts, clears

@@ -5,6 +5,8 @@ One forget call is one transaction (all or nothing). For the episodes it erases:
   episode also supports (an assertion or confirmation edge) stays, without the erased provenance edges;
 - supersession is repaired as if the erased facts had never been asserted (`plan_repairs`);
 - summaries covering erased episodes, and every later revision of them, are deleted (not recomputed);
+- the CRM clears they recorded (`(Entity)-[:CLEARED]->(Episode)`, `graphmem.store.facts.record_clear`) go with
+  the episode nodes (DETACH DELETE), so a value arriving later is no longer ended by them;
 - pins of erased sessions and pins set by erased episodes, Refusal records of erased episodes, turn receipts
   of erased sessions (or naming an erased episode), and the Session nodes of erased sessions are deleted; NEXT chains of surviving sessions are relinked;
 - entities left with no facts and no mentions are deleted with their Alias and ExternalId nodes; an entity that

@@ -40,10 +40,13 @@ Rules enforced:
   entity holds): the email alone is refused as `email_taken`, naming the reference's `.email`; it is dropped from
   every reference of the extraction that gives it with those external ids and the rest is written again (the
   entity keeps its email, its other changes apply; the two entities are not merged).
-- CRM null retractions (`Retraction.exclusive` False): the facts of (subject, predicate) valid at `r.at` are closed
-  through `graphmem.store.facts.retract` (status "retracted", `valid_to` = `r.at`, the episode as provenance); when
-  the nulled field named the subject, the retraction names the object and closes the facts of that predicate
-  pointing at it. Nothing valid at `r.at` is a no-op.
+- CRM null retractions (`Retraction.exclusive` False): the clear is recorded on the entity
+  (`graphmem.store.facts.record_clear`, kept with the episode), then the facts of (subject, predicate) valid at
+  `r.at` are closed through `graphmem.store.facts.retract` (status "retracted", `valid_to` = `r.at`, the episode
+  as provenance); when the nulled field named the subject, the retraction names the object and closes the facts of
+  that predicate pointing at it. Nothing valid at `r.at` closes nothing, but the recorded clear still ends a value
+  older than `r.at` that arrives later (or is written concurrently by another worker): it ends at `r.at`, retracted
+  (`graphmem.temporal.decide`; an exclusive fact's new subject is bounded by it in `_exclusive`).
 - Exclusive displacement (`Retraction.exclusive` True, e.g. a deal's `OWNS_DEAL`): the fact at `position` is
   asserted with its object locked, then the other subjects' facts on that object valid at `r.at` are closed as of
   `r.at`. When the change arrives out of order (a later owner change, or a null, was applied first) the new fact is
@@ -335,11 +338,15 @@ def _self_reference(outcome: AssertOutcome) -> bool:
 
 
 def _retract(tx: Tx, tenant: str, r: Retraction, entity_id: str, symmetric: bool = False) -> list[str]:
-    """Apply one null retraction; returns the closed fact ids (none when nothing was valid at `r.at`: a no-op).
+    """Apply one null retraction; returns the closed fact ids (none when nothing was valid at `r.at`).
     `symmetric`: `r.predicate` holds both ways, so the facts stored the other way round are closed too; a null
     field naming the subject of such a fact ("who knows this contact": null) closes every fact of the predicate about
-    the entity, whichever way round each was stored ("Frank knows Zoe" is "Zoe knows Frank")."""
-    if r.subject is not None or symmetric:
+    the entity, whichever way round each was stored ("Frank knows Zoe" is "Zoe knows Frank").
+    The clear itself is recorded first, under the entity's lock (`graphmem.store.facts.record_clear`), also when
+    nothing is valid to close: a value older than `r.at` that arrives (or commits) later ends at `r.at` too."""
+    side = "subject" if r.subject is not None or symmetric else "object"
+    fact_store.record_clear(tx, tenant, entity_id, r.predicate, r.at, r.episode_id, side)
+    if side == "subject":
         pairs: list[tuple[str, str | None]] = [(entity_id, None)]
     else:   # the nulled field named the subject: close the facts of r.predicate pointing at the entity
         about = fact_store.about_all(tx, tenant, entity_id, r.at, r.predicate)
@@ -356,9 +363,10 @@ def _exclusive(tx: Tx, tenant: str, r: Retraction, fact: FactIn, index: int,
     reads the object's `r.predicate` facts of every subject and time. Returns the fact to assert and the ids of
     the other subjects whose fact is valid at `r.at` (to close at `r.at` once it is asserted). When the change
     arrived out of order, i.e. a fact on the object starts after `r.at` or a displaced one ended after it (a
-    later owner change, or a null, that was processed first), the returned fact is given `valid_to` = the
-    earliest such time: it is stored as history, closed where the later change begins, and the later owner
-    stays current. Raises `InvalidInput`/`NotFound` from entity resolution (as the assertion would)."""
+    later owner change, or a null, that was processed first, also a null that found no owner to close: a
+    recorded clear, `graphmem.store.facts.clears`), the returned fact is given `valid_to` = the earliest such
+    time: it is stored as history, closed where the later change begins, and the later owner stays current.
+    Raises `InvalidInput`/`NotFound` from entity resolution (as the assertion would)."""
     owner, target = entity_store.resolve(tx, tenant, [fact.subject, fact.object], settings,
                                          [f"extraction.facts[{index}].subject", f"extraction.facts[{index}].object"],
                                          namesakes="owner", episodes=[fact.episode_id, fact.episode_id])
@@ -368,7 +376,8 @@ def _exclusive(tx: Tx, tenant: str, r: Retraction, fact: FactIn, index: int,
     valid_then = [f for f in on_target if f.subject_id != owner.id and f.valid_from <= r.at
                   and (f.valid_to is None or f.valid_to > r.at)]
     later = [f.valid_from for f in on_target if f.valid_from > r.at] + \
-            [f.valid_to for f in valid_then if f.valid_to is not None]
+            [f.valid_to for f in valid_then if f.valid_to is not None] + \
+            [at for at in fact_store.clears(tx, tenant, target.id, r.predicate, side="object") if at > r.at]
     update: dict = {"subject": EntityRef(id=owner.id), "object": EntityRef(id=target.id)}
     if later and (fact.valid_to is None or fact.valid_to > min(later)):
         update["valid_to"] = min(later)

@@ -32,7 +32,9 @@ object's name template, else of its subject's name template). The mapping then y
 (subject, predicate), as of the record's valid-from time; the worker closes the fact valid then (status
 "retracted", the episode as provenance with role "retraction"; nothing is deleted). When the fact's subject is the
 nulled field (e.g. a deal's `owner`), the retraction names the object instead and closes the facts of that predicate
-pointing at the record's entity. A field absent from the record changes nothing, and an empty string is not a null.
+pointing at the record's entity. The clear is recorded on the entity whether or not anything was valid to close
+(`graphmem.store.facts.record_clear`), so a value older than it that arrives later ends at it too. A field absent
+from the record changes nothing, and an empty string is not a null.
 
 A fact with `"exclusive": true` (its object must be "self" and its subject an entity template, e.g. the deal's
 `OWNS_DEAL`) says the record's entity has ONE such subject at a time, even though the predicate is multi-valued in

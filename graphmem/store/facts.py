@@ -155,6 +155,7 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
     # Subjects this transaction just created have no facts and nobody else can see them yet: no lock to take and
     # no timeline to read. The others are locked in id order, then their timelines read, in one round trip.
     timelines: dict[tuple[str, str], list[TimelineFact]] = defaultdict(list)
+    cleared_at: dict[tuple[str, str], list[datetime]] = defaultdict(list)   # recorded clears (`record_clear`)
     links: set[tuple[str, str]] = set()
     # A symmetric predicate's fact may be stored either way round ("Frank knows Dana" for "Dana knows Frank"):
     # its object's timeline is locked and read too (`_pair_view`).
@@ -163,10 +164,13 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
               and not r[3].new]
     if known:
         pairs = sorted(set(known))
-        for t in tx.one("facts/lock_timelines", tenant_id=tenant_id, ids=sorted({s for s, _ in pairs}),
-                        pairs=[{"subject_id": s, "predicate": p} for s, p in pairs])["facts"]:
+        read = tx.one("facts/lock_timelines", tenant_id=tenant_id, ids=sorted({s for s, _ in pairs}),
+                      pairs=[{"subject_id": s, "predicate": p} for s, p in pairs])
+        for t in read["facts"]:
             timelines[(t["subject_id"], t["predicate"])].append(_timeline_fact(t))
             links.update((t["id"], older) for older in t["supersedes"])
+        for c in read["clears"]:
+            cleared_at[(c["subject_id"], c["predicate"])].append(from_us(c["at_us"]))
 
     creates, provenance, closes, unlink_rows, outcomes = [], [], {}, [], []
     strengthen: dict[str, dict] = {}          # fact id -> the stronger belief a duplicate brought
@@ -184,8 +188,11 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
         if p.sensitive and f.source == "inferred":
             d = Decision("candidate", fact_id=new.id, valid_to=f.valid_to)
         else:
+            cleared = cleared_at.get((subj.id, p.name), [])
+            if p.symmetric and obj is not None:   # a clear of the pair's other end ("Zoe knows nobody")
+                cleared = cleared + cleared_at.get((obj.id, p.name), [])
             d = decide(timeline + _pair_view(reverse, subj.id, okey), new, p.single_valued, links,
-                       stated_end=stated_ends)
+                       stated_end=stated_ends, clears=cleared)
         outcomes.append(AssertOutcome(action=d.action, fact_id=d.fact_id, reason=d.reason,
                                       closed_fact_id=d.closes[0][0] if d.closes else None))
         if d.action == "rejected":
@@ -314,6 +321,25 @@ def retract(tx: Tx, tenant_id: str, subject_id: str, predicate: str, at: datetim
         {"fact_id": fid, "episode_id": episode_id, "confidence": 1.0, "source": source, "role": "retraction"}
         for fid in hit])
     return hit
+
+
+def record_clear(tx: Tx, tenant_id: str, entity_id: str, predicate: str, at: datetime, episode_id: str,
+                 side: str = "subject") -> None:
+    """Record that episode `episode_id` cleared `predicate` on the entity as of `at` (a CRM field set to null,
+    `graphmem.ingest.apply`), whether or not a fact was valid then to retract, taking the entity's write lock.
+    `side` "subject": the entity's own `predicate` facts; `assert_batch` then ends a later-arriving fact of the
+    entity that starts before `at` and would run past it at `at`, retracted (`graphmem.temporal.decide`). "object":
+    the `predicate` facts pointing at the entity (read back by `clears`). Kept with the episode: erasing or expiring
+    the episode removes it. Recording the same clear again is a no-op."""
+    tx.run("facts/record_clear", tenant_id=tenant_id, entity_id=entity_id, predicate=predicate, at=iso(at),
+           episode_id=episode_id, side=side, now=utcnow())
+
+
+def clears(tx: Tx, tenant_id: str, entity_id: str, predicate: str, side: str = "subject") -> list[datetime]:
+    """The times of the recorded clears of `predicate` on the entity, on `side` (`record_clear`), earliest first.
+    Take the entity's lock first for a decision that depends on them."""
+    return [from_us(r["at_us"]) for r in tx.rows("facts/clears", tenant_id=tenant_id, entity_id=entity_id,
+                                                   predicate=predicate, side=side)]
 
 
 def get(tx: Tx, tenant_id: str, fact_id: str) -> Fact:
