@@ -67,7 +67,7 @@ def _first_try(services: Services, tenant_id: str, episode_id: str) -> str | Non
 
     def state() -> str | None:
         row = services.graph.call_state(tenant_id, episode_id)
-        if row is None:
+        if row is None or row["recorded_at"] is None:   # no record, or one deleted while read (its fields null)
             return GONE
         if row["result"] is not None:
             return row["result"] or None   # '' (FAILED): not an answer

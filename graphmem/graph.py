@@ -162,7 +162,8 @@ class TemporalGraph:
     def call_state(self, tenant_id: str, episode_id: str) -> dict | None:
         """{"result": the JSON answer kept for the API write that event episode `episode_id` recorded (None while
         it runs; '' when it failed after something cited the episode), "recorded_at": when the call was recorded
-        (UTC)}, or None when there is no such event episode (the write failed and deleted its record)."""
+        (UTC)}, or None when there is no such event episode (the write failed and deleted its record). A record
+        deleted while it was read comes back with both fields None (Neo4j reads are read-committed)."""
         require_tenant(tenant_id)
         return self.db.one("episodes/call_result_get", tenant_id=tenant_id, id=episode_id)
 
