@@ -13,8 +13,9 @@ import uuid
 import neo4j
 import pytest
 
-from graphmem.errors import Unavailable
+from graphmem.errors import Conflict, Unavailable
 from graphmem.store import Database
+from graphmem.store.db import GONE_TRIES
 
 
 def _failed_result(tx, code: str) -> neo4j.exceptions.ResultFailedError:
@@ -47,6 +48,34 @@ def test_a_failed_result_caused_by_a_deadlock_runs_the_transaction_again(db, how
 
     assert getattr(db, how)(work) == 42 and len(tries) == 2
     assert _probes(db, marker) == (1 if how == "write" else 0)    # the first try rolled back, the second committed
+    with db.driver.session(database=db.database) as s:
+        s.run("MATCH (n:RetryProbe {marker: $m}) DELETE n", m=marker).consume()
+
+
+@pytest.mark.parametrize("error", ["server", "failed result"])
+def test_an_entity_deleted_under_a_write_runs_it_again_then_answers_conflict(db, error):
+    """A write whose matched entity a concurrent forget deleted before the write linked to it fails with
+    `Neo.ClientError.Statement.EntityNotFound` ("Unable to load NODE ..."), which the driver does not retry: it
+    answered 500 (tests/test_forget_concurrent_writes.py races it for real). The whole transaction runs again; one
+    that keeps failing so ends, after `GONE_TRIES` tries and with nothing written, as a 409 `Conflict`."""
+    code, marker, tries = "Neo.ClientError.Statement.EntityNotFound", uuid.uuid4().hex, []
+
+    def work(fail_until):
+        def run(tx):
+            tries.append(1)
+            tx._tx.run("CREATE (:RetryProbe {marker: $m})", m=marker).consume()
+            if len(tries) <= fail_until:
+                if error == "server":
+                    raise neo4j.exceptions.Neo4jError._hydrate_neo4j(code=code, message="Unable to load NODE 4:x:1.")
+                raise _failed_result(tx, code)
+            return 42
+        return run
+
+    assert db.write(work(1)) == 42 and len(tries) == 2 and _probes(db, marker) == 1
+    tries.clear()
+    with pytest.raises(Conflict) as info:
+        db.write(work(GONE_TRIES + 10))
+    assert len(tries) == GONE_TRIES and _probes(db, marker) == 1 and "concurrent" in info.value.detail
     with db.driver.session(database=db.database) as s:
         s.run("MATCH (n:RetryProbe {marker: $m}) DELETE n", m=marker).consume()
 

@@ -24,7 +24,7 @@ import tenacity
 from neo4j import GraphDatabase, ManagedTransaction
 
 import cypher
-from graphmem.errors import InvalidInput, TenantRequired, Unavailable
+from graphmem.errors import Conflict, InvalidInput, TenantRequired, Unavailable
 from graphmem.models import blank, path_segment
 from graphmem.settings import Settings
 
@@ -67,6 +67,23 @@ _OUT_OF_MEMORY = ("the query needed more memory than Neo4j allows a transaction;
                   "a smaller limit) or raise dbms.memory.transaction.total.max")
 
 
+_GONE = "Neo.ClientError.Statement.EntityNotFound"
+"""A node or relationship the transaction had matched was deleted before it could be read or locked ("Unable to load
+NODE ..."): Neo4j reads committed data without locks (read committed), so a write that found an entity (entity
+resolution) can be overtaken by a concurrent erasure (`POST /v1/forget`) that deletes it before the write links to
+it. The server classifies it as a client error and the driver does not retry it, but the statement was right: the
+whole transaction run again reads the graph as the deletion left it (and creates the entity anew). Tried again
+`GONE_TRIES` times in all; a write still failing so ends as `Conflict` (409)."""
+GONE_TRIES = 5
+_GONE_DETAIL = ("something this request read was deleted by a concurrent write (e.g. a forget) while it ran, "
+                f"{GONE_TRIES} times in a row; nothing was written: try again")
+
+
+def _gone(exc: BaseException) -> bool:
+    """True for `_GONE`, raised by the server or as the cause of the driver's failed result."""
+    return _GONE in (getattr(exc, "code", None), getattr(exc.__cause__, "code", None))
+
+
 def _failed_on_transient(exc: BaseException) -> bool:
     """True for the driver's `ResultFailedError` whose cause is a retryable error other than running out of memory:
     a managed transaction whose query hit a deadlock while its records were fetched can, on rollback, fetch that
@@ -90,8 +107,9 @@ log = logging.getLogger("graphmem.store")
 def _retryable(exc: BaseException) -> bool:
     """A managed transaction that ended in `exc` may run again: what the driver's own loop ran again (its
     `is_retryable`: a lost or refused connection, a transient error such as a deadlock) other than running out of
-    memory (`_OutOfMemory` is none of these), and `_failed_on_transient`'s failed result."""
-    if _failed_on_transient(exc):
+    memory (`_OutOfMemory` is none of these), `_failed_on_transient`'s failed result, and an entity deleted by a
+    concurrent transaction (`_GONE`)."""
+    if _failed_on_transient(exc) or _gone(exc):
         return True
     return (isinstance(exc, (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError)) and exc.is_retryable()
             and getattr(exc, "code", None) not in _MEMORY)
@@ -121,7 +139,8 @@ def _no_memory_retry(work: Callable[["Tx"], T]) -> Callable[[ManagedTransaction]
 
 @contextlib.contextmanager
 def _unavailable() -> Iterator[None]:
-    """Turn what is left of a transient or connection error after the retries into `Unavailable`."""
+    """Turn what is left of a transient or connection error after the retries into `Unavailable`, and of a
+    concurrent deletion (`_GONE`) into `Conflict`."""
     try:
         yield
     except _OutOfMemory as exc:
@@ -133,6 +152,10 @@ def _unavailable() -> Iterator[None]:
         # its text spans lines: one line in a problem's detail and a command's error
         reason = " ".join(((exc.message if isinstance(exc, neo4j.exceptions.Neo4jError) else None) or str(exc)).split())
         raise Unavailable(f"Neo4j could not run the query now ({type(exc).__name__}: {reason}); try again") from exc
+    except (neo4j.exceptions.Neo4jError, neo4j.exceptions.ResultFailedError) as exc:
+        if not _gone(exc):
+            raise
+        raise Conflict(_GONE_DETAIL) from exc
 
 
 def live(node: dict[str, Any] | None, key: str = "id") -> dict[str, Any] | None:
@@ -192,10 +215,12 @@ class Database:
     def _retrying(self, attempt: Callable[[], T]) -> T:
         """`attempt()` run again while it fails with a `_retryable` error: for up to `unavailable_retry_s` seconds
         from the first try when the connection is lost or refused or the database is unavailable (starting or
-        stopping), `TRANSIENT_RETRY_S` otherwise (a deadlock),
-        with jittered exponential waits (0.1 s doubling, at most 2 s). The last error is raised."""
+        stopping), `TRANSIENT_RETRY_S` otherwise (a deadlock), and for `GONE_TRIES` tries when what it read was
+        deleted concurrently (`_GONE`), with jittered exponential waits (0.1 s doubling, at most 2 s). The last error is raised."""
         def stop(state: tenacity.RetryCallState) -> bool:
             exc = state.outcome.exception()
+            if _gone(exc):
+                return state.attempt_number >= GONE_TRIES
             lost = isinstance(exc, _LOST) or getattr(exc, "code", None) in _DOWN
             return state.seconds_since_start >= (self.unavailable_retry_s if lost else TRANSIENT_RETRY_S)
         return tenacity.Retrying(retry=tenacity.retry_if_exception(_retryable), stop=stop, reraise=True,
