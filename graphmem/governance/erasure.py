@@ -241,6 +241,12 @@ class Eraser:
         if episodes:   # before reading what they support: a fact write citing one waits, or finds it gone
             tx.rows("episodes/lock_many", **t, ids=sorted(episodes))
         derived = tx.rows("governance/facts_of_episodes", **t, episode_ids=episodes) if episodes else []
+        if derived:   # whether another episode supports each: read again once their timelines are locked, so a
+            # write that adds provenance to one (or another erasure that removes it) commits first and is seen
+            symmetric_all = [p.name for p in self.graph.ontology(tenant_id).predicates.values() if p.symmetric]
+            tx.one("governance/lock_fact_subjects", **t, ids=sorted(r["id"] for r in derived),
+                   symmetric=symmetric_all)
+            derived = tx.rows("governance/facts_of_episodes", **t, episode_ids=episodes)
         delete = set(forced_facts)
         if mode == "erase":
             delete |= {r["id"] for r in derived if not r["supported"]}
