@@ -209,6 +209,43 @@ def test_a_reference_resolution_refuses_costs_its_fact_only(llm_services, fake_l
     assert llm_services.graph.find_entities(tenant, "Reyes Consulting", "Organization") == []
 
 
+def test_an_extracted_end_without_a_start_ends_the_stored_fact_or_is_refused(llm_services, fake_llm, tenant):
+    """"Dana left Acme in March 2024": the LLM gives WORKS_AT Acme a valid_to and no valid_from. That was refused
+    as an invalid date (March is before the episode), and extraction had no way to say a fact stopped being true. It
+    now ends the stored fact of that subject, predicate and object valid then (retracted at March 1, the episode its
+    provenance as a retraction); an end with no such fact (Dana's title was never stored; Zed is unknown) is refused
+    alone as `no_current_fact`, and creates nothing (no Zed, no Initech)."""
+    from graphmem.models import EntityRef, FactIn
+    told, _ = llm_services.graph.append_episode(tenant, EpisodeIn(content="Dana joined Acme", occurred_at=WED),
+                                                extraction_status="skipped", extraction_reason="explicit facts")
+    [works] = llm_services.graph.assert_facts(tenant, [FactIn(
+        subject=EntityRef(kind="Person", name="Dana Reyes"), predicate="WORKS_AT", source="inferred",
+        object=EntityRef(kind="Organization", name="Acme"), valid_from=datetime(2023, 1, 1, tzinfo=UTC),
+        episode_id=told.id)])
+    reply = {"entities": [GOOD["entities"][0], {"ref": "e2", "kind": "Organization", "name": "Acme"},
+                          {"ref": "e3", "kind": "Person", "name": "Zed Unknown"},
+                          {"ref": "e4", "kind": "Organization", "name": "Initech"}],
+             "facts": [{"subject": "e1", "predicate": "WORKS_AT", "object": "e2", "valid_from": None,
+                        "valid_to": "March 2024", "confidence": 0.9},
+                       {"subject": "e1", "predicate": "HAS_TITLE", "value": "CFO", "valid_to": "2024-03-01",
+                        "confidence": 0.9},
+                       {"subject": "e3", "predicate": "WORKS_AT", "object": "e4", "valid_to": "2024-03-01",
+                        "confidence": 0.9}]}
+    ep, job = extract_one(llm_services, fake_llm, tenant, reply)
+    assert job.status == "done" and (job.facts_asserted, job.facts_refused, job.facts_retracted) == (0, 2, 1), job
+    fact = llm_services.graph.get_fact(tenant, works.fact_id)
+    assert (fact.status, fact.valid_to) == ("retracted", datetime(2024, 3, 1, tzinfo=UTC)), fact
+    assert {(p.episode_id, p.role) for p in llm_services.graph.fact_provenance(tenant, works.fact_id)} == {
+        (told.id, "assertion"), (ep.id, "retraction")}
+    refused = sorted((r.reason, r.field, r.predicate) for r in llm_services.ingest.list_refusals(tenant)
+                     if r.episode_id == ep.id)
+    assert refused == [("no_current_fact", "extraction.facts[1]", "HAS_TITLE"),
+                       ("no_current_fact", "extraction.facts[2]", "WORKS_AT")], refused
+    assert "2024-03-01" in llm_services.ingest.list_refusals(tenant)[0].detail
+    assert llm_services.graph.find_entities(tenant, "Zed Unknown") == []
+    assert llm_services.graph.find_entities(tenant, "Initech") == []
+
+
 def test_429_retry_after_is_honoured(llm_services, fake_llm, tenant):
     fake_llm.script(PATH, Reply(429, error_body("slow down", "rate_limit_exceeded"), headers={"Retry-After": "1"}),
                     ok(GOOD))

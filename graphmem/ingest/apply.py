@@ -47,6 +47,11 @@ Rules enforced:
   that predicate pointing at it. Nothing valid at `r.at` closes nothing, but the recorded clear still ends a value
   older than `r.at` that arrives later (or is written concurrently by another worker): it ends at `r.at`, retracted
   (`graphmem.temporal.decide`; an exclusive fact's new subject is bounded by it in `_exclusive`).
+- Extracted ends (`Extracted.ends`: an LLM fact with a `valid_to` and no `valid_from`, "Dana left Acme in March
+  2024"): in its place among the facts, its subject and object are resolved and the fact of that subject,
+  predicate and object or value valid at its `valid_to` is retracted there (`_end`), with the episode as
+  provenance; counted in `facts_retracted`, not `facts_asserted`. No such fact refuses it alone as
+  `no_current_fact` (`NoCurrentFact`), leaving nothing of it behind.
 - Exclusive displacement (`Retraction.exclusive` True, e.g. a deal's `OWNS_DEAL`): the fact at `position` is
   asserted with its object locked, then the other subjects' facts on that object valid at `r.at` are closed as of
   `r.at`. When the change arrives out of order (a later owner change, or a null, was applied first) the new fact is
@@ -80,6 +85,14 @@ from graphmem.timeutil import utcnow
 
 class LeaseLost(Exception):
     """Another worker took the job over (this worker's lease expired); nothing was written."""
+
+
+class NoCurrentFact(NotFound):
+    """An extracted end (`Extracted.ends`: a `valid_to` with no `valid_from`) found no fact of its subject,
+    predicate and object or value valid at that time to end; it is refused alone as `no_current_fact` with this
+    detail (predicate and date, no values)."""
+
+    refusal = "no_current_fact"
 
 
 class IncompleteValue(InvalidInput):
@@ -184,7 +197,7 @@ def _write(tx: Tx, claim: Claim, x: Extracted, screened: Screened, settings: Set
     outcomes: list[AssertOutcome] = []
     retracted, done_upto = 0, 0
     for k, (pos, _, r) in enumerate(gone):
-        outcomes += _assert(tx, tenant, todo, indexes, done_upto, pos, ontology, settings, x.partials)
+        outcomes += _assert(tx, tenant, todo, indexes, done_upto, pos, ontology, settings, x.partials, x.ends)
         done_upto = pos
         if not r.exclusive:
             p = ontology.predicates.get(r.predicate)
@@ -193,11 +206,11 @@ def _write(tx: Tx, claim: Claim, x: Extracted, screened: Screened, settings: Set
         # an exclusive fact (a deal's new owner): fit it among the object's other subjects, assert it,
         # then close the subjects it displaces
         todo[pos], displaced = _exclusive(tx, tenant, r, todo[pos], indexes[pos], settings)
-        outcomes += _assert(tx, tenant, todo, indexes, pos, pos + 1, ontology, settings, x.partials)
+        outcomes += _assert(tx, tenant, todo, indexes, pos, pos + 1, ontology, settings, x.partials, x.ends)
         done_upto = pos + 1
         if outcomes[-1].action != "rejected":   # a refused owner displaces nobody
             retracted += len(_displace(tx, tenant, r, todo[pos].object.id, displaced))
-    outcomes += _assert(tx, tenant, todo, indexes, done_upto, len(todo), ontology, settings, x.partials)
+    outcomes += _assert(tx, tenant, todo, indexes, done_upto, len(todo), ontology, settings, x.partials, x.ends)
     core = [_core_refusal(indexes[k], f, o) for k, (f, o) in enumerate(zip(todo, outcomes))
             if o.action == "rejected"]
     refusals.record_tx(tx, tenant, screened.refusals + core)
@@ -205,33 +218,64 @@ def _write(tx: Tx, claim: Claim, x: Extracted, screened: Screened, settings: Set
     if core and "facts_asserted" in done_stats:
         done_stats["facts_asserted"] -= len(core)
         done_stats["facts_refused"] = done_stats.get("facts_refused", 0) + len(core)
-    if x.retractions:
-        done_stats["facts_retracted"] = retracted
+    ended = [o for k, o in enumerate(outcomes) if indexes[k] in x.ends]   # ends count as retractions
+    if ended and "facts_asserted" in done_stats:
+        done_stats["facts_asserted"] -= len(ended)
+    if x.retractions or ended:
+        done_stats["facts_retracted"] = retracted + len(ended)
     jobs.finish(tx, claim, "done", reason="; ".join(x.notes)[:1000] or None, usage=x.usage, stats=done_stats)
     return outcomes
 
 
 def _assert(tx: Tx, tenant: str, todo: list[FactIn], indexes: list[int], start: int, end: int,
-            ontology: Ontology, settings: Settings, partials: dict[int, Partial] | None = None
-            ) -> list[AssertOutcome]:
+            ontology: Ontology, settings: Settings, partials: dict[int, Partial] | None = None,
+            ends: set[int] = frozenset()) -> list[AssertOutcome]:
     """Assert `todo[start:end]` (a slice of the job's facts, named in errors by `indexes`) in chunks of
     `bulk_batch_size`; one `AssertOutcome` per fact (a self-reference comes back rejected, `_self_reference`). A
     fact with a partial value (`partials`, by its index) is completed (`_complete`, `todo` updated in place) once the
-    facts before it are asserted, so it reads what they wrote."""
+    facts before it are asserted, so it reads what they wrote. A fact in `ends` (by its index) is not asserted: it
+    ends the stored fact (`_end`), in its place among the others."""
     out: list[AssertOutcome] = []
     partials = partials or {}
     i = start
     while i < end:
+        if indexes[i] in ends:
+            out.append(_end(tx, tenant, todo[i], indexes[i], ontology, settings))
+            i += 1
+            continue
         if indexes[i] in partials:
             todo[i] = _complete(tx, tenant, todo[i], partials[indexes[i]], indexes[i], settings)
             j = i + 1
         else:
             j = min(i + settings.bulk_batch_size, end)
-            j = next((k for k in range(i, j) if indexes[k] in partials), j)
+            j = next((k for k in range(i, j) if indexes[k] in partials or indexes[k] in ends), j)
         out += fact_store.assert_batch(tx, tenant, todo[i:j], ontology, settings, refuse_self_reference=True,
                                        fields=[f"extraction.facts[{indexes[k]}]" for k in range(i, j)])
         i = j
     return out
+
+
+def _end(tx: Tx, tenant: str, fact: FactIn, index: int, ontology: Ontology, settings: Settings) -> AssertOutcome:
+    """Apply an extracted end (`Extracted.ends`: "Dana left Acme in March 2024", a `valid_to` and no `valid_from`):
+    resolve its subject and object, then retract the `fact.predicate` fact of that subject with that object or
+    value valid at `fact.valid_to` (`graphmem.store.facts.retract`: closed there with status "retracted", the episode
+    as provenance with role retraction and the fact's source; a symmetric predicate's pair both ways). Returns a
+    "retracted" outcome naming the closed fact. Raises `NoCurrentFact` (field `extraction.facts[index]`) when no such
+    fact is valid then, and `InvalidInput`/`NotFound` from entity resolution: either refuses this end alone (the
+    transaction runs again without it, so nothing of it stays, not even its entities)."""
+    field = f"extraction.facts[{index}]"
+    p = ontology.get(fact.predicate)
+    refs = [fact.subject] + ([fact.object] if fact.object is not None else [])
+    briefs = entity_store.resolve(tx, tenant, refs, settings, [f"{field}.subject", f"{field}.object"][:len(refs)],
+                                  namesakes="owner", episodes=[fact.episode_id] * len(refs))
+    key = f"e:{briefs[1].id}" if fact.object is not None else f"v:{fact_store.value_key(fact.value)}"
+    try:
+        closed = fact_store.retract(tx, tenant, briefs[0].id, p.name, fact.valid_to, fact.episode_id, key,
+                                    source=fact.source, symmetric=p.symmetric)
+    except NotFound:
+        raise NoCurrentFact(f"no {p.name} fact of this subject with this {'object' if fact.object else 'value'} is "
+                            f"valid at {fact.valid_to.isoformat()} to end", field=field) from None
+    return AssertOutcome(action="retracted", fact_id=closed[0], closed_fact_id=closed[0])
 
 
 def _complete(tx: Tx, tenant: str, fact: FactIn, partial: Partial, index: int, settings: Settings) -> FactIn:
@@ -292,7 +336,8 @@ def _refuse_alone(screened: Screened, exc: InvalidInput | NotFound, episode_id: 
     screened.retractions = [(pos - (pos > k), i, r) for pos, i, r in screened.retractions
                             if not (r.exclusive and pos == k)]
     code = getattr(exc, "refusal", None) or ("unknown_entity" if isinstance(exc, NotFound) else "invalid_reference")
-    detail = exc.detail if isinstance(exc, IncompleteValue) else _DETAIL[code]   # its detail names fields only
+    # its detail names fields (or a predicate and a date) only
+    detail = exc.detail if isinstance(exc, (IncompleteValue, NoCurrentFact)) else _DETAIL[code]
     screened.refusals.append(PolicyRefusal(code, exc.field, detail, episode_id, fact.predicate))
     return True
 

@@ -5,7 +5,9 @@ filled with the tenant's ontology, the episode and its reference time. The reply
 (pydantic; unknown top-level keys are refused, which catches a model echoing the JSON schema back). A reply that
 does not parse gets exactly one repair call; if that fails too, `ExtractionMalformed` (a permanent job failure).
 Relative dates are resolved against the episode's `occurred_at` (`resolve_time`). Facts come out as `FactIn` with
-source "inferred"; the write policy and the core's resolver and temporal rules take it from there.
+source "inferred"; the write policy and the core's resolver and temporal rules take it from there. A fact with a
+`valid_to` and no `valid_from` says that a fact stopped being true then: it is listed in `Extracted.ends`, and
+applying it ends the stored fact (a retraction) instead of asserting one.
 """
 from __future__ import annotations
 
@@ -146,6 +148,10 @@ class Extracted:
     retractions: list = field(default_factory=list)   # graphmem.ingest.mapping.Retraction (JSON mappings only)
     notes: list[str] = field(default_factory=list)    # recorded as the reason of a job that still completes
     partials: dict = field(default_factory=dict)   # fact number -> graphmem.ingest.mapping.Partial (JSON mappings only)
+    ends: set = field(default_factory=set)
+    """Numbers (as `fact_numbers`) of the facts that give an end and no start ("Dana left Acme in March 2024"):
+    not asserted, they end the fact of that subject, predicate and object or value valid at their `valid_to`
+    (`graphmem.ingest.apply`), or are refused as `no_current_fact`."""
 
 
 class LLMExtractor:
@@ -226,7 +232,8 @@ class LLMExtractor:
             except ValueError:
                 refuse("invalid_date", "valid_from", "a date could not be read")
                 continue
-            if vt is not None and vt <= (vf or episode.occurred_at):
+            end = vf is None and vt is not None   # "Dana left Acme in March": the stored fact ends then
+            if vt is not None and not end and vt <= vf:
                 refuse("invalid_date", "valid_to", "valid_to is not after valid_from")
                 continue
             try:
@@ -234,5 +241,7 @@ class LLMExtractor:
                                         valid_to=vt, confidence=f.confidence, source="inferred",
                                         episode_id=episode.id))
                 out.fact_numbers.append(i)
+                if end:
+                    out.ends.add(i)
             except ValidationError:
                 refuse("invalid_fact", "value", "the fact does not validate")

@@ -47,7 +47,8 @@ class Job(BaseModel):
     facts_asserted: int = 0
     facts_refused: int = 0
     facts_retracted: int = Field(default=0, description="Facts closed by the job's retractions (CRM fields set to "
-                                 "null, a deal's previous owner displaced by a new one); status \"retracted\".")
+                                 "null, a deal's previous owner displaced by a new one, an extracted fact that "
+                                 "ended); status \"retracted\".")
     disambiguation_mentions: int = Field(default=0, description="Ambiguous entity mentions sent to the LLM in the "
                                          "job's one disambiguation call (0: no call was made).")
     disambiguation_linked: int = Field(default=0, description="Of those mentions, how many the LLM linked to an "
