@@ -16,6 +16,7 @@ import uuid
 from datetime import datetime, timezone
 
 from graphmem.store import Database
+from graphmem.store import entities as entity_store
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=timezone.utc)
 ROUNDS = 12
@@ -145,3 +146,33 @@ def test_facts_of_users_being_forgotten_meanwhile_answer_no_5xx_and_are_whole_or
     broken = [(ep, f) for user, sent, ep, ids in accepted for f in ids
               if not _whole(db, tenant, f, ep) and not any(u == user and end > sent for u, end in forgets)]
     assert not broken, broken
+
+
+def test_a_forget_that_commits_between_resolution_and_the_write_is_seen_not_half_written(client_for, db, tenant,
+                                                                                         services, monkeypatch):
+    """The race made certain: user `gone` says Pat works at Org; user `w` says the same and that Pat knows a friend,
+    and while that write runs, right after its entity resolution found Pat and Org, `gone` is forgotten (which
+    deletes Pat and Org: nothing else uses them yet) and commits. The write answered 200 "created" for facts that
+    were never written whole (its statements matched the deleted entities by id and matched nothing). Now the write
+    notices (`EntityGone`), runs again, creates Pat and Org anew, and its facts are whole."""
+    agent = client_for(tenant, "agent")
+    gone = _episode(agent, "gone")
+    assert _facts(agent, gone, "Pat X", "Org X", "Friend gone").status_code == 200
+    w = _episode(agent, "w")
+    real, receipts = entity_store._declare, []
+
+    def declare(tx, tenant_id, *args, **kwargs):   # the forget runs (and commits) in the middle of the first try
+        if not receipts:
+            forget = threading.Thread(target=lambda: receipts.append(
+                services.governance.forget(tenant_id, user_id="gone")))
+            forget.start()
+            forget.join(timeout=60)
+        return real(tx, tenant_id, *args, **kwargs)
+    monkeypatch.setattr(entity_store, "_declare", declare)
+
+    res = _facts(agent, w, "Pat X", "Org X", "Friend w")
+
+    assert receipts and receipts[0].counts["entities"] >= 2, receipts   # the forget did delete Pat and Org
+    assert res.status_code == 200, res.text
+    for outcome in res.json()["outcomes"]:
+        assert _whole(db, tenant, outcome["fact_id"], w), outcome

@@ -9,6 +9,9 @@
 // search_terms (graphmem.store.fulltext), valid_from,
 // valid_to, stated_valid_to (the end the assertion itself gave, kept for erasure repair: graphmem.governance.erasure),
 // retain_until (ISO 8601 strings or null; stored as DATETIME), confidence, source, fact_class, status}].
+// Returns how many facts were created (`created`) and linked to their object entity (`with_object`): a subject or
+// object deleted since it was resolved (a concurrent forget) matches nothing and the counts fall short; the caller
+// then runs the transaction again (graphmem.store.db.EntityGone).
 // Times travel as strings because the driver packs a Python datetime far slower than a string; `recorded_at`,
 // `last_confirmed_at` and `closed_at` (when valid_to is set) are $now. Returns nothing but a count.
 // A fact said by an episode under legal hold gets no retain_until (the hold keeps it, as
@@ -29,11 +32,15 @@ CREATE (f)-[:SUBJECT]->(s)
 CREATE (f)-[:DERIVED_FROM {recorded_at: $now, confidence: r.confidence, source: r.source, role: 'assertion'}]->(ep)
 FOREACH (_ IN CASE WHEN ep.searchable IS NULL THEN [1] ELSE [] END |
   MERGE (ep)-[ms:MENTIONS]->(s) ON CREATE SET ms.recorded_at = $now)
-WITH f, r, s, ep WHERE r.object_id IS NOT NULL
-MATCH (o:Entity {id: r.object_id}) WHERE o.tenant_id = $tenant_id
-CREATE (f)-[:OBJECT]->(o)
-FOREACH (_ IN CASE WHEN ep.searchable IS NULL THEN [1] ELSE [] END |
-  MERGE (ep)-[mo:MENTIONS]->(o) ON CREATE SET mo.recorded_at = $now)
-CREATE (s)-[l:RELATED]->(o)
-SET l = f {.tenant_id, .predicate, .status, .valid_from, .valid_to, .closed_at, .prior_valid_to, .reclosed_at, .recorded_at, .expired_at, .retain_until, .confidence, fact_id: f.id}
-RETURN count(f) AS with_object
+WITH f, r, s, ep
+CALL (f, r, s, ep) {
+  WITH f, r, s, ep WHERE r.object_id IS NOT NULL
+  MATCH (o:Entity {id: r.object_id}) WHERE o.tenant_id = $tenant_id
+  CREATE (f)-[:OBJECT]->(o)
+  FOREACH (_ IN CASE WHEN ep.searchable IS NULL THEN [1] ELSE [] END |
+    MERGE (ep)-[mo:MENTIONS]->(o) ON CREATE SET mo.recorded_at = $now)
+  CREATE (s)-[l:RELATED]->(o)
+  SET l = f {.tenant_id, .predicate, .status, .valid_from, .valid_to, .closed_at, .prior_valid_to, .reclosed_at, .recorded_at, .expired_at, .retain_until, .confidence, fact_id: f.id}
+  RETURN count(o) AS linked
+}
+RETURN count(f) AS created, sum(linked) AS with_object

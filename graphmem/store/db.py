@@ -72,16 +72,23 @@ _GONE = "Neo.ClientError.Statement.EntityNotFound"
 NODE ..."): Neo4j reads committed data without locks (read committed), so a write that found an entity (entity
 resolution) can be overtaken by a concurrent erasure (`POST /v1/forget`) that deletes it before the write links to
 it. The server classifies it as a client error and the driver does not retry it, but the statement was right: the
-whole transaction run again reads the graph as the deletion left it (and creates the entity anew). Tried again
-`GONE_TRIES` times in all; a write still failing so ends as `Conflict` (409)."""
+whole transaction run again reads the graph as the deletion left it (and creates the entity anew). When the
+deletion committed before the write's next statement ran, that statement matches nothing instead, and the work
+function says so with `EntityGone` (`graphmem.store.facts.assert_batch`), treated alike. Tried `GONE_TRIES` times in
+all; a write still failing so ends as `Conflict` (409)."""
 GONE_TRIES = 5
 _GONE_DETAIL = ("something this request read was deleted by a concurrent write (e.g. a forget) while it ran, "
                 f"{GONE_TRIES} times in a row; nothing was written: try again")
 
 
+class EntityGone(Exception):
+    """Raised by a work function that found an entity it had resolved earlier in the transaction deleted since (a
+    statement that matched it by id matched nothing): retried and ended as `_GONE` is."""
+
+
 def _gone(exc: BaseException) -> bool:
-    """True for `_GONE`, raised by the server or as the cause of the driver's failed result."""
-    return _GONE in (getattr(exc, "code", None), getattr(exc.__cause__, "code", None))
+    """True for `_GONE`, raised by the server or as the cause of the driver's failed result, and for `EntityGone`."""
+    return isinstance(exc, EntityGone) or _GONE in (getattr(exc, "code", None), getattr(exc.__cause__, "code", None))
 
 
 def _failed_on_transient(exc: BaseException) -> bool:
@@ -152,7 +159,7 @@ def _unavailable() -> Iterator[None]:
         # its text spans lines: one line in a problem's detail and a command's error
         reason = " ".join(((exc.message if isinstance(exc, neo4j.exceptions.Neo4jError) else None) or str(exc)).split())
         raise Unavailable(f"Neo4j could not run the query now ({type(exc).__name__}: {reason}); try again") from exc
-    except (neo4j.exceptions.Neo4jError, neo4j.exceptions.ResultFailedError) as exc:
+    except (neo4j.exceptions.Neo4jError, neo4j.exceptions.ResultFailedError, EntityGone) as exc:
         if not _gone(exc):
             raise
         raise Conflict(_GONE_DETAIL) from exc

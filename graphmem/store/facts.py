@@ -22,7 +22,7 @@ from graphmem.models import value_key as _value_key
 from graphmem.ontology import Ontology
 from graphmem.settings import Settings
 from graphmem.store import entities
-from graphmem.store.db import Tx, tenant_token
+from graphmem.store.db import EntityGone, Tx, tenant_token
 from graphmem.store.fulltext import search_terms
 from graphmem.temporal import Assertion, Decision, TimelineFact, decide
 from graphmem.timeutil import utcnow
@@ -239,7 +239,11 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
         links.difference_update(d.unlinks)
 
     if creates:
-        tx.run("facts/create_batch", tenant_id=tenant_id, tenant_token=tenant_token(tenant_id), now=now, rows=creates)
+        made = tx.one("facts/create_batch", tenant_id=tenant_id, tenant_token=tenant_token(tenant_id), now=now,
+                      rows=creates)
+        if (made["created"], made["with_object"]) != (len(creates), sum(1 for r in creates if r["object_id"])):
+            # an entity resolved above was deleted (a forget) before the facts could link to it: run it all again
+            raise EntityGone("a subject or object entity of these facts was deleted by a concurrent write")
     if closes:
         tx.run("facts/close_batch", tenant_id=tenant_id, now=now, rows=list(closes.values()))
     if unlink_rows:
