@@ -100,7 +100,7 @@ class Settings(BaseSettings):
     # --- ingestion: write policy, extraction jobs, worker (issue 3) ------------------------------
     extraction_min_confidence: float = Field(default=0.6, ge=0.0, le=1.0,
                                              description="Inferred facts below this confidence are refused.")
-    extraction_prompt: str = Field(default="extract_v1", description="Prompt file in graphmem/prompts/ (no .md).")
+    extraction_prompt: str = Field(default="extract_v2", description="Prompt file in graphmem/prompts/ (no .md).")
     extraction_chatter_gate: bool = Field(default=True, description="Skip extraction for chatter ('ok thanks').")
     job_max_attempts: int = Field(default=5, ge=1, description="Attempts before a job is dead-lettered.")
     job_lease_s: float = Field(default=120.0, gt=0, description="Seconds a claimed job stays claimed unless renewed.")

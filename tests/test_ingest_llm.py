@@ -103,7 +103,7 @@ def test_extraction_end_to_end_with_policy_and_usage(llm_services, fake_llm, ten
 
     job = llm_services.ingest.job_status(tenant, ep.id)
     assert job.status == "done" and job.attempts == 1 and job.extractor == "llm"
-    assert job.prompt_version == "extract_v1"
+    assert job.prompt_version == "extract_v2"
     assert (job.llm_calls, job.prompt_tokens, job.completion_tokens) == (1, 120, 40)
     assert abs(job.cost_usd - (120 * 0.15 + 40 * 0.60) / 1e6) < 1e-12
     assert job.facts_asserted == 2 and job.facts_refused == 2

@@ -157,7 +157,7 @@ class Extracted:
 class LLMExtractor:
     """Extracts facts from text episodes with one LLM call (plus at most one repair call)."""
 
-    def __init__(self, client: ChatClient, prompt_version: str = "extract_v1"):
+    def __init__(self, client: ChatClient, prompt_version: str = "extract_v2"):
         self.client = client
         self.prompt_version = prompt_version
         self._prompt = Template((PROMPTS / f"{prompt_version}.md").read_text())

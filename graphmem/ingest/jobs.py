@@ -39,7 +39,7 @@ class Job(BaseModel):
     finished_at: UtcDatetime | None = None
     ingested_at: UtcDatetime | None = None
     extractor: str | None = Field(default=None, examples=["llm", "mapping:crm"])
-    prompt_version: str | None = Field(default=None, examples=["extract_v1"])
+    prompt_version: str | None = Field(default=None, examples=["extract_v2"])
     llm_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
