@@ -246,6 +246,29 @@ def test_an_extracted_end_without_a_start_ends_the_stored_fact_or_is_refused(llm
     assert llm_services.graph.find_entities(tenant, "Initech") == []
 
 
+def test_an_inferred_end_does_not_end_what_a_user_stated(llm_services, fake_llm, tenant):
+    """Explicit beats inferred (DESIGN.md, "Temporal rules"), for ends too: the user said Dana works at Acme; an
+    extracted "Dana left Acme in March 2024" is refused as `temporal_rule`, and the user's fact stays current."""
+    from graphmem.models import EntityRef, FactIn
+    told, _ = llm_services.graph.append_episode(tenant, EpisodeIn(content="I work at Acme", occurred_at=WED),
+                                                extraction_status="skipped", extraction_reason="explicit facts")
+    [works] = llm_services.graph.assert_facts(tenant, [FactIn(
+        subject=EntityRef(kind="Person", name="Dana Reyes"), predicate="WORKS_AT", source="user_explicit",
+        object=EntityRef(kind="Organization", name="Acme"), valid_from=datetime(2023, 1, 1, tzinfo=UTC),
+        episode_id=told.id)])
+    reply = {"entities": [GOOD["entities"][0], {"ref": "e2", "kind": "Organization", "name": "Acme"}],
+             "facts": [{"subject": "e1", "predicate": "WORKS_AT", "object": "e2", "valid_from": None,
+                        "valid_to": "March 2024", "confidence": 0.9}]}
+    ep, job = extract_one(llm_services, fake_llm, tenant, reply)
+    assert job.status == "done" and (job.facts_asserted, job.facts_refused) == (0, 1), job
+    assert not job.facts_retracted, job
+    fact = llm_services.graph.get_fact(tenant, works.fact_id)
+    assert (fact.status, fact.valid_to) == ("current", None), fact
+    [refused] = [r for r in llm_services.ingest.list_refusals(tenant) if r.episode_id == ep.id]
+    assert (refused.reason, refused.field, refused.predicate) == ("temporal_rule", "extraction.facts[0]", "WORKS_AT")
+    assert "user_explicit" in refused.detail, refused
+
+
 def test_429_retry_after_is_honoured(llm_services, fake_llm, tenant):
     fake_llm.script(PATH, Reply(429, error_body("slow down", "rate_limit_exceeded"), headers={"Retry-After": "1"}),
                     ok(GOOD))

@@ -51,7 +51,8 @@ Rules enforced:
   2024"): in its place among the facts, its subject and object are resolved and the fact of that subject,
   predicate and object or value valid at its `valid_to` is retracted there (`_end`), with the episode as
   provenance; counted in `facts_retracted`, not `facts_asserted`. No such fact refuses it alone as
-  `no_current_fact` (`NoCurrentFact`), leaving nothing of it behind.
+  `no_current_fact` (`NoCurrentFact`), leaving nothing of it behind; a fact stated by a user or a system is not
+  ended by an inferred end (a `temporal_rule` refusal: explicit beats inferred).
 - Exclusive displacement (`Retraction.exclusive` True, e.g. a deal's `OWNS_DEAL`): the fact at `position` is
   asserted with its object locked, then the other subjects' facts on that object valid at `r.at` are closed as of
   `r.at`. When the change arrives out of order (a later owner change, or a null, was applied first) the new fact is
@@ -80,6 +81,7 @@ from graphmem.store import Database
 from graphmem.store import entities as entity_store
 from graphmem.store import facts as fact_store
 from graphmem.store.db import Tx
+from graphmem.temporal import SOURCE_RANK
 from graphmem.timeutil import utcnow
 
 
@@ -218,7 +220,8 @@ def _write(tx: Tx, claim: Claim, x: Extracted, screened: Screened, settings: Set
     if core and "facts_asserted" in done_stats:
         done_stats["facts_asserted"] -= len(core)
         done_stats["facts_refused"] = done_stats.get("facts_refused", 0) + len(core)
-    ended = [o for k, o in enumerate(outcomes) if indexes[k] in x.ends]   # ends count as retractions
+    ended = [o for k, o in enumerate(outcomes)   # ends count as retractions (a rejected one as a refusal)
+             if indexes[k] in x.ends and o.action != "rejected"]
     if ended and "facts_asserted" in done_stats:
         done_stats["facts_asserted"] -= len(ended)
     if x.retractions or ended:
@@ -260,7 +263,9 @@ def _end(tx: Tx, tenant: str, fact: FactIn, index: int, ontology: Ontology, sett
     resolve its subject and object, then retract the `fact.predicate` fact of that subject with that object or
     value valid at `fact.valid_to` (`graphmem.store.facts.retract`: closed there with status "retracted", the episode
     as provenance with role retraction and the fact's source; a symmetric predicate's pair both ways). Returns a
-    "retracted" outcome naming the closed fact. Raises `NoCurrentFact` (field `extraction.facts[index]`) when no such
+    "retracted" outcome naming the closed fact, or a "rejected" one (a `temporal_rule` refusal) when that fact's
+    source ranks above the end's (`graphmem.temporal.SOURCE_RANK`: an inferred end does not close what a user or a
+    system stated). Raises `NoCurrentFact` (field `extraction.facts[index]`) when no such
     fact is valid then, and `InvalidInput`/`NotFound` from entity resolution: either refuses this end alone (the
     transaction runs again without it, so nothing of it stays, not even its entities)."""
     field = f"extraction.facts[{index}]"
@@ -269,6 +274,14 @@ def _end(tx: Tx, tenant: str, fact: FactIn, index: int, ontology: Ontology, sett
     briefs = entity_store.resolve(tx, tenant, refs, settings, [f"{field}.subject", f"{field}.object"][:len(refs)],
                                   namesakes="owner", episodes=[fact.episode_id] * len(refs))
     key = f"e:{briefs[1].id}" if fact.object is not None else f"v:{fact_store.value_key(fact.value)}"
+    for held in fact_store.about_all(tx, tenant, briefs[0].id, fact.valid_to, p.name):
+        held_key = f"e:{held.object_id}" if held.object_id else f"v:{fact_store.value_key(held.value)}"
+        if (held.subject_id == briefs[0].id and held_key == key
+                and SOURCE_RANK[fact.source] < SOURCE_RANK[held.source]):
+            # explicit beats inferred (DESIGN.md, "Temporal rules"): an inferred end does not close what a user or
+            # a system stated
+            return AssertOutcome(action="rejected", fact_id=held.id,
+                                 reason=f"an inferred end may not end a {held.source} fact ({held.id})")
     try:
         closed = fact_store.retract(tx, tenant, briefs[0].id, p.name, fact.valid_to, fact.episode_id, key,
                                     source=fact.source, symmetric=p.symmetric)
