@@ -209,19 +209,26 @@ def test_a_reference_resolution_refuses_costs_its_fact_only(llm_services, fake_l
     assert llm_services.graph.find_entities(tenant, "Reyes Consulting", "Organization") == []
 
 
+def dana_at_acme(services, tenant, source: str):
+    """An episode "Dana joined Acme" and the fact it gave, Dana Reyes WORKS_AT Acme since 2023-01-01 from `source`:
+    (episode, its assert outcome)."""
+    from graphmem.models import EntityRef, FactIn
+    told, _ = services.graph.append_episode(tenant, EpisodeIn(content="Dana joined Acme", occurred_at=WED),
+                                            extraction_status="skipped", extraction_reason="explicit facts")
+    [works] = services.graph.assert_facts(tenant, [FactIn(
+        subject=EntityRef(kind="Person", name="Dana Reyes"), predicate="WORKS_AT", source=source,
+        object=EntityRef(kind="Organization", name="Acme"), valid_from=datetime(2023, 1, 1, tzinfo=UTC),
+        episode_id=told.id)])
+    return told, works
+
+
 def test_an_extracted_end_without_a_start_ends_the_stored_fact_or_is_refused(llm_services, fake_llm, tenant):
     """"Dana left Acme in March 2024": the LLM gives WORKS_AT Acme a valid_to and no valid_from. That was refused
     as an invalid date (March is before the episode), and extraction had no way to say a fact stopped being true. It
     now ends the stored fact of that subject, predicate and object valid then (retracted at March 1, the episode its
     provenance as a retraction); an end with no such fact (Dana's title was never stored; Zed is unknown) is refused
     alone as `no_current_fact`, and creates nothing (no Zed, no Initech)."""
-    from graphmem.models import EntityRef, FactIn
-    told, _ = llm_services.graph.append_episode(tenant, EpisodeIn(content="Dana joined Acme", occurred_at=WED),
-                                                extraction_status="skipped", extraction_reason="explicit facts")
-    [works] = llm_services.graph.assert_facts(tenant, [FactIn(
-        subject=EntityRef(kind="Person", name="Dana Reyes"), predicate="WORKS_AT", source="inferred",
-        object=EntityRef(kind="Organization", name="Acme"), valid_from=datetime(2023, 1, 1, tzinfo=UTC),
-        episode_id=told.id)])
+    told, works = dana_at_acme(llm_services, tenant, "inferred")
     reply = {"entities": [GOOD["entities"][0], {"ref": "e2", "kind": "Organization", "name": "Acme"},
                           {"ref": "e3", "kind": "Person", "name": "Zed Unknown"},
                           {"ref": "e4", "kind": "Organization", "name": "Initech"}],
@@ -249,13 +256,7 @@ def test_an_extracted_end_without_a_start_ends_the_stored_fact_or_is_refused(llm
 def test_an_inferred_end_does_not_end_what_a_user_stated(llm_services, fake_llm, tenant):
     """Explicit beats inferred (DESIGN.md, "Temporal rules"), for ends too: the user said Dana works at Acme; an
     extracted "Dana left Acme in March 2024" is refused as `temporal_rule`, and the user's fact stays current."""
-    from graphmem.models import EntityRef, FactIn
-    told, _ = llm_services.graph.append_episode(tenant, EpisodeIn(content="I work at Acme", occurred_at=WED),
-                                                extraction_status="skipped", extraction_reason="explicit facts")
-    [works] = llm_services.graph.assert_facts(tenant, [FactIn(
-        subject=EntityRef(kind="Person", name="Dana Reyes"), predicate="WORKS_AT", source="user_explicit",
-        object=EntityRef(kind="Organization", name="Acme"), valid_from=datetime(2023, 1, 1, tzinfo=UTC),
-        episode_id=told.id)])
+    _, works = dana_at_acme(llm_services, tenant, "user_explicit")
     reply = {"entities": [GOOD["entities"][0], {"ref": "e2", "kind": "Organization", "name": "Acme"}],
              "facts": [{"subject": "e1", "predicate": "WORKS_AT", "object": "e2", "valid_from": None,
                         "valid_to": "March 2024", "confidence": 0.9}]}
