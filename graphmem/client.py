@@ -431,8 +431,8 @@ class _Routes:
         return self._call(_Call("GET", f"/v1/admin/tenants/{_p(tenant_id)}/retention", RetentionView))
 
     def set_retention(self, tenant_id: str, settings: RetentionSettings | dict) -> RetentionView:
-        """PUT /v1/admin/tenants/{tenant}/retention: replace the settings; `retain_until` of the tenant's facts and
-        episodes is recomputed (`recomputed` counts them)."""
+        """PUT /v1/admin/tenants/{tenant}/retention: replace the settings; `retain_until` of the tenant's facts,
+        episodes and sessions is recomputed (`recomputed` counts them; sessions: those that changed)."""
         return self._call(_Call("PUT", f"/v1/admin/tenants/{_p(tenant_id)}/retention", RetentionView,
                                 json=_body(settings)))
 

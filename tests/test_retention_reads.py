@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from graphmem.context.models import PinUpdate
+from graphmem.governance.models import RetentionSettings
 from graphmem.models import EntityRef, FactIn
 from graphmem.recall.models import SearchRequest
 from graphmem.timeutil import utcnow
@@ -80,3 +82,92 @@ def test_rolling_back_past_an_expired_turn_shows_no_summary_built_on_it(make_con
     ctx.append_turn(tenant, "s1", say("k4", "u1", "Any news on order 5512?", minute=3))
     new = ctx.compact_now(tenant, "s1", force=True).summary
     assert new is not None and "flamingo" not in new.text
+
+
+def test_a_session_idle_past_its_ttl_is_gone_from_every_read_before_the_sweep(make_context, services, db, client_for,
+                                                                           tenant):
+    """Helper-found: a session idle past the tenant's `session_ttl_days` stayed readable until the hourly sweep (its
+    idleness was stamped nowhere): the window, a read-only key's window, search, the export, episode reads, pins,
+    summaries and a fact's provenance all still showed its turns. The session now carries `retain_until`
+    (last_active_at + the TTL) and every read hides it, its turns, pins and summaries at once, as after the sweep;
+    another session of the user, and a held one, stay."""
+    agent, analyst, admin = client_for(tenant, "agent"), client_for(tenant, "analyst"), client_for("admin", "admin")
+    assert admin.put(f"/v1/admin/tenants/{tenant}/retention", json={"session_ttl_days": 1}).status_code == 200
+    ctx = make_context(compaction_keep_tokens=0)
+    ctx.append_turn(tenant, "old", say("o1", "u1", "My flamingo lamp parcel 4471 never arrived", minute=0, pins=[
+        PinUpdate(key="order_id", value={"type": "order_id", "value": "FLAMINGO-4471"})]))
+    ctx.append_turn(tenant, "old", say("o2", "u1", "The flamingo lamp was a gift", minute=1))
+    assert "flamingo" in ctx.compact_now(tenant, "old", force=True).summary.text
+    ctx.append_turn(tenant, "old", say("o3", "u1", "The flamingo courier was Zeppelin", minute=2))
+    ctx.append_turn(tenant, "live", say("l1", "u1", "Another flamingo question about my parcel", minute=3))
+    ctx.append_turn(tenant, "held", say("h1", "u2", "My flamingo umbrella broke", minute=4))
+    old = services.graph.session_episodes(tenant, "old")
+    live_ep, = services.graph.session_episodes(tenant, "live")
+    fact = services.graph.assert_fact(tenant, FactIn(subject=EntityRef(kind="Person", name="Ana"),
+                                                     predicate="OBSERVED", value="Ana reported a loss",
+                                                     episode_id=old[0].id))
+    services.graph.assert_fact(tenant, FactIn(subject=EntityRef(kind="Person", name="Ana"), predicate="OBSERVED",
+                                              value="Ana reported a loss", episode_id=live_ep.id))
+    assert admin.post(f"/v1/admin/tenants/{tenant}/holds",
+                      json={"session_id": "held", "reason": "case 7"}).status_code == 201
+    with db.driver.session() as s:      # what three days of idleness do to "old" and "held" (test-only raw write)
+        stamped = s.run("MATCH (x:Session {tenant_id: $t}) WHERE x.id IN ['old', 'held'] "
+                        "SET x.last_active_at = x.last_active_at - duration({days: 3}), "
+                        "    x.retain_until = x.retain_until - duration({days: 3}) "
+                        "RETURN x.id AS id, x.retain_until IS NOT NULL AS stamped ORDER BY id", t=tenant).data()
+    assert stamped == [{"id": "held", "stamped": False}, {"id": "old", "stamped": True}]
+
+    for client in (agent, analyst):                                  # the window, also a read-only key's
+        w = client.post("/v1/sessions/old/context", json={"query": "flamingo parcel", "budget_tokens": 2000,
+                                                           "model": "gpt-4", "system_policy": "Be brief."})
+        assert w.status_code == 200 and "flamingo" not in w.text.lower(), w.text
+    held = agent.get("/v1/sessions/held/episodes")                     # held: never expires
+    assert held.status_code == 200 and "umbrella" in held.text, held.text
+    found = agent.post("/v1/search", json={"query": "flamingo lamp parcel", "k": 20}).json()
+    ids = {h["id"] for h in found["hits"]} | {e for h in found["hits"] for e in h.get("episode_ids") or []}
+    assert not ids & {e.id for e in old} and live_ep.id in ids, found
+    export = agent.get("/v1/memories/export", params={"user_id": "u1"})
+    assert export.status_code == 200 and "lamp" not in export.text and "FLAMINGO" not in export.text
+    assert "Another flamingo question" in export.text
+
+    assert agent.get("/v1/sessions/old").status_code == 404
+    assert {s["id"] for s in agent.get("/v1/sessions").json()["items"]} == {"live", "held"}
+    assert agent.get("/v1/sessions/old/pins").status_code == 404
+    assert agent.get("/v1/sessions/old/pins/order_id").status_code == 404
+    assert agent.get("/v1/sessions/old/summaries").status_code == 404
+    assert ctx.summaries.current(tenant, "old") is None and ctx.summaries.list(tenant, "old") == []
+    assert ctx.pins.list(tenant, "old") == [] and ctx.sessions.find(tenant, "old") is None
+    assert agent.get(f"/v1/episodes/{old[0].id}").status_code == 404
+    assert agent.get("/v1/sessions/old/episodes").status_code == 404
+    assert services.graph.session_episodes(tenant, "old") == []
+    provenance = agent.get(f"/v1/facts/{fact.fact_id}/provenance").json()["items"]
+    assert [p["episode_id"] for p in provenance] == [live_ep.id]
+
+    # gone, not only hidden, after the sweep, which finds what the reads already left out
+    swept = admin.post("/v1/admin/sweep", json={"tenant_id": tenant}).json()["tenants"][tenant]["counts"]
+    assert swept["sessions"] == 1 and swept["episodes"] == 3 and swept["pins"] == 1
+
+
+def test_a_sessions_retention_stamp_follows_settings_and_holds(make_context, services, db, tenant):
+    """The session's `retain_until` (last_active_at + `session_ttl_days`) is restamped when the tenant's settings
+    change and when a hold on it is placed or released: a session that existed before the TTL was set expires by
+    it, a held one never does."""
+    ctx = make_context()
+    ctx.append_turn(tenant, "s1", say("k1", "u1", "My flamingo parcel never arrived"))
+    gov = services.governance
+
+    def stamp():
+        with db.driver.session() as s:
+            return s.run("MATCH (x:Session {tenant_id: $t, id: 's1'}) "
+                         "RETURN x.retain_until = x.last_active_at + duration({days: 2}) AS due, "
+                         "x.retain_until IS NULL AS none", t=tenant).single().data()
+
+    assert stamp() == {"due": None, "none": True}                       # no session TTL: never expires
+    gov.retention.update(tenant, RetentionSettings(session_ttl_days=2))
+    assert stamp() == {"due": True, "none": False}
+    hold, _ = gov.holds.place(tenant, "user", "u1", "case 7")
+    assert stamp() == {"due": None, "none": True}                       # held: never expires
+    gov.holds.release(tenant, hold.id)
+    assert stamp() == {"due": True, "none": False}
+    gov.retention.update(tenant, RetentionSettings())
+    assert stamp() == {"due": None, "none": True}

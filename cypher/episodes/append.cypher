@@ -8,7 +8,9 @@
 //    serialise on the lock, the second sees the first as owner). A session that belongs to another user stops here
 //    (conflict = true; the caller raises and the transaction rolls back); an episode sent without a user_id is the
 //    session owner's (user_id = the session's user: search's user scope, erasure and holds of that user then cover
-//    it);
+//    it); the session's retain_until becomes $now + the tenant's session_ttl_days (null without one, or when
+//    a legal hold covers the session: its legal_hold flag (governance/stamp_session_retention), or a hold on it or
+//    its user), so that reads hide it once it is idle past the session TTL;
 // 3. retention: retain_until = $now + the tenant's episode retention days, unless a legal hold covers the user or
 //    the session (then none, and legal_hold = true, as the sweeper would flag it);
 // 4. the episode is MERGEd on the unique (tenant_id, idempotency_key) (a concurrent writer with the same key makes
@@ -23,14 +25,18 @@
 // those two: nothing is read back).
 OPTIONAL MATCH (seen:Episode {tenant_id: $tenant_id, idempotency_key: $idempotency_key})
 OPTIONAL MATCH (ts:TenantSettings {tenant_id: $tenant_id})
-WITH seen, ts.episode_retention_days AS days, datetime($now) AS now
-CALL (seen, now) {
+WITH seen, ts.episode_retention_days AS days, ts.session_ttl_days AS session_days, datetime($now) AS now
+CALL (seen, now, session_days) {
   WITH seen, now WHERE seen IS NULL AND $session_id IS NOT NULL
   MERGE (s:Session {tenant_id: $tenant_id, id: $session_id})
     ON CREATE SET s.created_at = now, s.user_id = $user_id, s.agent_id = $agent_id, s.version = 0, s.episode_seq = 0
   SET s._lock = true
   WITH s, now, s.user_id IS NULL AND $user_id IS NOT NULL AS claimed
   SET s.episode_seq = s.episode_seq + 1, s.last_active_at = now, s.user_id = coalesce(s.user_id, $user_id)
+  SET s.retain_until = CASE WHEN session_days IS NULL OR coalesce(s.legal_hold, false)
+                              OR EXISTS { MATCH (:LegalHold {tenant_id: $tenant_id, target_kind: 'session', target_id: s.id}) }
+                              OR EXISTS { MATCH (:LegalHold {tenant_id: $tenant_id, target_kind: 'user', target_id: s.user_id}) }
+                            THEN null ELSE now + duration({days: session_days}) END
   REMOVE s._lock
   RETURN s, claimed
   UNION

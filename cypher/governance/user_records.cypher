@@ -2,27 +2,31 @@
 // of those sessions and the write-policy refusals of those episodes, newest first (maps without embeddings). Like
 // every read, it leaves out what is past retention at $now before the sweeper removes it: expired episodes, and
 // summaries built on one or revising one that is (their text carries it forward; as a window does,
-// cypher/sessions/window_state).
+// cypher/sessions/window_state), and sessions past their retention (retain_until: idle longer than the tenant's
+// session_ttl_days) with their episodes, pins and summaries.
 CALL () {
   UNWIND $episode_ids AS eid
   MATCH (e:Episode {id: eid})
   WHERE e.tenant_id = $tenant_id AND NOT coalesce(e.retain_until <= $now, false)
+    AND NOT EXISTS { MATCH (ss:Session {tenant_id: $tenant_id, id: e.session_id}) WHERE ss.retain_until <= $now }
   WITH e ORDER BY e.occurred_at, e.seq
   RETURN collect(e {.*, embedding: null, search_terms: null}) AS episodes
 }
 CALL () {
   OPTIONAL MATCH (s:Session {tenant_id: $tenant_id})
-  WHERE s.id IN $session_ids
+  WHERE s.id IN $session_ids AND NOT coalesce(s.retain_until <= $now, false)
   RETURN collect(s {.*}) AS sessions
 }
 CALL () {
   OPTIONAL MATCH (p:Pin {tenant_id: $tenant_id})
   WHERE p.session_id IN $session_ids
+    AND NOT EXISTS { MATCH (ss:Session {tenant_id: $tenant_id, id: p.session_id}) WHERE ss.retain_until <= $now }
   RETURN collect(p {.*, embedding: null, search_terms: null}) AS pins
 }
 CALL () {
   OPTIONAL MATCH (m:Summary {tenant_id: $tenant_id})
   WHERE m.session_id IN $session_ids
+    AND NOT EXISTS { MATCH (ss:Session {tenant_id: $tenant_id, id: m.session_id}) WHERE ss.retain_until <= $now }
     AND NOT EXISTS { MATCH (m)-[:REVISES*0..]->(:Summary)-[:COVERS]->(x) WHERE x.retain_until <= $now }
   RETURN collect(m {.*, embedding: null, search_terms: null}) AS summaries
 }

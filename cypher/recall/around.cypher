@@ -112,6 +112,7 @@ CALL (paths) {
                                             ELSE f.valid_to END),
                     episode_ids: [(f)-[d:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id
                                   AND (e.retain_until IS NULL OR e.retain_until > t.now)
+                                  AND NOT EXISTS { MATCH (ss:Session {tenant_id: $tenant_id, id: e.session_id}) WHERE ss.retain_until <= t.now }
                                   AND d.recorded_at <= t.known_at
                                   AND coalesce(d.role, 'assertion') IN ['assertion', 'confirmation'] | e.id]}) AS facts
 }

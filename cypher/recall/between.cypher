@@ -208,6 +208,7 @@ CALL (best, t) {
                                             ELSE f.valid_to END),
                     episode_ids: [(f)-[d:DERIVED_FROM]->(ep:Episode) WHERE ep.tenant_id = $tenant_id
                                   AND (ep.retain_until IS NULL OR ep.retain_until > t.now)
+                                  AND NOT EXISTS { MATCH (ss:Session {tenant_id: $tenant_id, id: ep.session_id}) WHERE ss.retain_until <= t.now }
                                   AND d.recorded_at <= t.known_at
                                   AND coalesce(d.role, 'assertion') IN ['assertion', 'confirmation'] | ep.id]}})
          AS facts

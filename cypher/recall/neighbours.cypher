@@ -22,5 +22,6 @@ RETURN f {.*, embedding: null, search_terms: null, subject_id: s.id,
           object_id: CASE WHEN type(r) = 'SUBJECT' THEN n.id ELSE a.id END} AS fact,
        CASE WHEN type(r) = 'SUBJECT' THEN 'out' ELSE 'in' END AS direction,
        n {.*, embedding: null, search_terms: null, search_text: null} AS neighbour,
-       [(f)-[d:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > $now) AND d.recorded_at <= $known_at
+       [(f)-[d:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > $now)
+         AND NOT EXISTS { MATCH (ss:Session {tenant_id: $tenant_id, id: e.session_id}) WHERE ss.retain_until <= $now } AND d.recorded_at <= $known_at
          AND coalesce(d.role, 'assertion') IN ['assertion', 'confirmation'] | e.id] AS episode_ids

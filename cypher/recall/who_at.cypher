@@ -50,10 +50,12 @@ RETURN p {.*, embedding: null, search_terms: null, search_text: null} AS entity,
        m {.*, embedding: null, search_terms: null,
           subject_id: CASE WHEN type(mp) = 'SUBJECT' THEN p.id ELSE $org_id END,
           object_id: CASE WHEN type(mp) = 'SUBJECT' THEN $org_id ELSE p.id END} AS membership,
-       [(m)-[d:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > $now) AND d.recorded_at <= $known_at
+       [(m)-[d:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > $now)
+         AND NOT EXISTS { MATCH (ss:Session {tenant_id: $tenant_id, id: e.session_id}) WHERE ss.retain_until <= $now } AND d.recorded_at <= $known_at
          AND coalesce(d.role, 'assertion') IN ['assertion', 'confirmation'] | e.id] AS membership_episode_ids,
        CASE WHEN h IS NULL THEN null ELSE h {.*, embedding: null, search_terms: null, subject_id: hs.id, object_id: ho.id} END AS property,
-       CASE WHEN h IS NULL THEN [] ELSE [(h)-[d:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > $now) AND d.recorded_at <= $known_at
+       CASE WHEN h IS NULL THEN [] ELSE [(h)-[d:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > $now)
+         AND NOT EXISTS { MATCH (ss:Session {tenant_id: $tenant_id, id: e.session_id}) WHERE ss.retain_until <= $now } AND d.recorded_at <= $known_at
          AND coalesce(d.role, 'assertion') IN ['assertion', 'confirmation'] | e.id] END
          AS property_episode_ids
 ORDER BY entity.name, entity.id, membership.id, property.id

@@ -42,6 +42,9 @@
 // retriever's top $k among the candidates before it (0 without a viewer).
 // `starved`: the retrievers ('fulltext', 'vector', once per kind) that read $fetch candidates, so that more may
 // match further down, and kept fewer than $limit after the filters: graphmem.recall.search reads again deeper.
+// Retention of an episode is its own retain_until and its session's (a session idle past the tenant's session
+// TTL: its Session.retain_until, found by the (tenant_id, id) constraint): wherever an episode's retain_until is
+// checked, its session's is too.
 // One row: entity_hits, fact_hits, episode_hits, each a list of {reasons [{retriever, rank, score}], id, text (what
 // MMR compares: a fact's statement, an episode's speaker-prefixed content, an entity's name and aliases)}; an
 // episode hit also has `reply` ({id, text} or null): when it asks something (its content has a '?'), the next
@@ -202,6 +205,7 @@ CALL (t) {
             ELSE EXISTS {
               MATCH (f)-[d:DERIVED_FROM]->(e:Episode)
               WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > t.now)
+                AND NOT EXISTS { MATCH (ss:Session {tenant_id: $tenant_id, id: e.session_id}) WHERE ss.retain_until <= t.now }
                 AND d.recorded_at <= t.known_at AND coalesce(d.role, 'assertion') IN ['assertion', 'confirmation']
                 AND (e.session_id = t.viewer.session_id                                          // visible
                      OR (e.session_id IS NULL AND (e.user_id IS NULL OR e.user_id = t.viewer.user_id))
@@ -258,6 +262,7 @@ CALL (t) {
   WITH t, retriever, e, score, fetched,
     e.tenant_id = $tenant_id AND e.searchable IS NULL
     AND (e.retain_until IS NULL OR e.retain_until > t.now)
+    AND NOT EXISTS { MATCH (ss:Session {tenant_id: $tenant_id, id: e.session_id}) WHERE ss.retain_until <= t.now }
     AND e.ingested_at <= t.known_at
     AND (t.episodes_until IS NULL OR e.occurred_at <= t.episodes_until)
     AND (t.session_id IS NULL OR e.session_id = t.session_id)
@@ -285,6 +290,8 @@ CALL (t) {
                                  ELSE coalesce(e.source, '') <> coalesce(r.source, '') END   // another party
                         AND r.tenant_id = $tenant_id
                         AND (r.retain_until IS NULL OR r.retain_until > te.now)
+                        AND NOT EXISTS { MATCH (ss:Session {tenant_id: $tenant_id, id: r.session_id})
+                                         WHERE ss.retain_until <= te.now }
                         AND r.ingested_at <= te.known_at
                         AND (te.episodes_until IS NULL OR r.occurred_at <= te.episodes_until)
                         AND (te.session_id IS NULL OR r.session_id = te.session_id)
@@ -339,6 +346,7 @@ CALL (t, top) {
                     retain_until: toString(f.retain_until)},
            provenance: [(f)-[d:DERIVED_FROM]->(e:Episode)
                         WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > t.now)
+                          AND NOT EXISTS { MATCH (ss:Session {tenant_id: $tenant_id, id: e.session_id}) WHERE ss.retain_until <= t.now }
                           AND d.recorded_at <= t.known_at
                           AND (NOT $scoped OR ((t.session_id IS NULL OR e.session_id = t.session_id)
                                AND (t.user_id IS NULL OR e.user_id = t.user_id)

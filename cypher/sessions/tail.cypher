@@ -1,10 +1,11 @@
 // The session's raw tail, read in one statement (so a turn committed meanwhile cannot push an older episode out
 // of it): the episodes since the window start that no active summary covers, oldest first. No rows when the
-// session does not exist.
+// session does not exist or is past its retention (retain_until), as after the sweep.
 // `occurred_at IS NOT NULL` (every episode has one) lets the planner seek episode_tenant_session
 // (tenant_id, session_id, occurred_at) instead of scanning the tenant's episodes (a hint: the planner's
 // statistics can prefer episode_tenant on a large tenant).
 MATCH (s:Session {tenant_id: $tenant_id, id: $session_id})
+WHERE NOT coalesce(s.retain_until <= $now, false)
 MATCH (e:Episode {tenant_id: $tenant_id, session_id: $session_id})
 USING INDEX e:Episode(tenant_id, session_id, occurred_at)
 WHERE e.occurred_at IS NOT NULL

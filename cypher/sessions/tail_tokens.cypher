@@ -3,6 +3,7 @@
 // (tenant_id, session_id, occurred_at) instead of scanning the tenant's episodes (a hint: the planner's
 // statistics can prefer episode_tenant on a large tenant).
 MATCH (s:Session {tenant_id: $tenant_id, id: $session_id})
+WHERE NOT coalesce(s.retain_until <= $now, false)
 OPTIONAL MATCH (e:Episode {tenant_id: $tenant_id, session_id: $session_id})
 USING INDEX e:Episode(tenant_id, session_id, occurred_at)
 WHERE e.occurred_at IS NOT NULL

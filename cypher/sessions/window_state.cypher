@@ -9,6 +9,8 @@
 // null (and pins, summaries and tail empty) for an unknown session. Lean on purpose (this runs at the start of
 // every turn): only the fields assembly renders or checks, and temporal values as ISO strings (toString), which
 // pydantic / datetime.fromisoformat parse far faster than the driver hydrates neo4j.time.DateTime.
+// A session past its retention (retain_until: idle longer than the tenant's session_ttl_days, not yet swept) is
+// null, as after the sweep: none of its pins, summaries or turns.
 // Index use: Pin by pin_key_unique (tenant_id, session_id, key), the tail by episode_tenant_session
 // (tenant_id, session_id, occurred_at) - hence the IS NOT NULL on key and occurred_at, which every node has. The
 // tail's index is a hint: at 1M facts the planner's statistics preferred episode_tenant (every episode of the
@@ -19,6 +21,7 @@
 // ISO-8601 string (the driver packs a datetime parameter in ~40 µs).
 WITH datetime($now) AS now
 OPTIONAL MATCH (s:Session {tenant_id: $tenant_id, id: $session_id})
+WHERE NOT coalesce(s.retain_until <= now, false)
 CALL (s) {
   OPTIONAL MATCH (p:Pin {tenant_id: $tenant_id, session_id: $session_id})
   WHERE s IS NOT NULL AND p.key IS NOT NULL

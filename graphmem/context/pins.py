@@ -333,7 +333,8 @@ class PinStore:
     def get(self, tenant_id: str, session_id: str, key: str) -> Pin:
         """One pin; `NotFound` (field `key`) when the session has none under `key`."""
         require_tenant(tenant_id)
-        row = self.db.one("pins/get", tenant_id=tenant_id, session_id=session_id, key=check_key(key))
+        row = self.db.one("pins/get", tenant_id=tenant_id, session_id=session_id, key=check_key(key),
+                          now=utcnow())
         if row is None or live(row["pin"], "version") is None:
             raise NotFound(f"session {session_id!r} has no pin {key!r}", field="key")
         return from_row(row["pin"])
@@ -432,7 +433,7 @@ class PinStore:
 def list_in(tx: Tx, tenant_id: str, session_id: str, *, status: str | None = None, offset: int = 0,
             limit: int = 500) -> list[Pin]:
     """`PinStore.list` inside a transaction."""
-    return [from_row(r["pin"]) for r in tx.rows("pins/list", tenant_id=tenant_id, session_id=session_id,
+    return [from_row(r["pin"]) for r in tx.rows("pins/list", tenant_id=tenant_id, session_id=session_id, now=utcnow(),
                                                   status=status, offset=offset, limit=limit) if live(r["pin"], "version")]
 
 
@@ -507,7 +508,7 @@ def delete_in(tx: Tx, tenant_id: str, session_id: str, key: str, expected_versio
 def pin_version_check(tx: Tx, tenant_id: str, session_id: str, key: str) -> tuple[int | None, bool]:
     """The current version of a pin (None when absent, `graphmem.store.live`) and whether it is a candidate
     compaction proposed, read without locking (pre-checks)."""
-    row = tx.one("pins/get", tenant_id=tenant_id, session_id=session_id, key=key)
+    row = tx.one("pins/get", tenant_id=tenant_id, session_id=session_id, key=key, now=utcnow())
     pin = live(row["pin"], "version") if row else None
     return (pin["version"], pin.get("status") == "candidate") if pin else (None, False)
 

@@ -100,7 +100,7 @@ class SessionStore:
     def get(self, tenant_id: str, session_id: str) -> SessionInfo:
         """One session with its counts; `NotFound` (field `session_id`) if this tenant has none by that id."""
         require_tenant(tenant_id)
-        row = self.db.one("sessions/get", tenant_id=tenant_id, session_id=session_id)
+        row = self.db.one("sessions/get", tenant_id=tenant_id, session_id=session_id, now=utcnow())
         if row is None:
             raise NotFound(f"no session {session_id!r}", field="session_id")
         return _info(row["session"], row["pins"], row["episodes"])
@@ -108,13 +108,13 @@ class SessionStore:
     def find(self, tenant_id: str, session_id: str) -> SessionInfo | None:
         """Like `get` without the counts; None when absent."""
         require_tenant(tenant_id)
-        row = self.db.one("sessions/get", tenant_id=tenant_id, session_id=session_id)
+        row = self.db.one("sessions/get", tenant_id=tenant_id, session_id=session_id, now=utcnow())
         return _info(row["session"]) if row else None
 
     def list(self, tenant_id: str, user_id: str | None = None, offset: int = 0, limit: int = 50) -> list[SessionInfo]:
         """The tenant's sessions (of one user if given), most recently active first."""
         require_tenant(tenant_id)
-        return [_info(r["session"]) for r in self.db.rows("sessions/list", tenant_id=tenant_id, user_id=user_id,
+        return [_info(r["session"]) for r in self.db.rows("sessions/list", tenant_id=tenant_id, user_id=user_id, now=utcnow(),
                                                           offset=offset, limit=limit)]
 
     def is_expired(self, info: SessionInfo) -> bool:

@@ -4,7 +4,8 @@ per tenant, and the `retain_until` stamps that make expired data disappear from 
 Effective TTL of a fact (days after it was last asserted, `last_confirmed_at`):
 the predicate's own `ttl_days`, else the tenant's override for its fact class, else the ontology's class default
 (graphmem/data/ontology_crm.json `fact_classes`). An episode's `retain_until` is `ingested_at` + the tenant's
-`episode_retention_days`. Anything a legal hold covers gets `retain_until = null` (a hold blocks expiry).
+`episode_retention_days`; a session's is `last_active_at` + the tenant's `session_ttl_days` (the writes that move
+`last_active_at` stamp it too). Anything a legal hold covers gets `retain_until = null` (a hold blocks expiry).
 """
 from __future__ import annotations
 
@@ -75,27 +76,34 @@ class Retention:
 
     # ---- stamping ---------------------------------------------------------------------------
     def recompute(self, tenant_id: str) -> dict[str, int]:
-        """Recompute `retain_until` of every fact and episode of the tenant. Returns {"facts": n, "episodes": n}."""
+        """Recompute `retain_until` of every fact, episode and session of the tenant. Returns {"facts": n,
+        "episodes": n, "sessions": n} (sessions: how many changed)."""
         view = self.settings(tenant_id)
         return {"facts": self._stamp_facts(tenant_id, view, only_stale=False),
-                "episodes": self._stamp_episodes(tenant_id, view.episode_retention_days, only_missing=False)}
+                "episodes": self._stamp_episodes(tenant_id, view.episode_retention_days, only_missing=False),
+                "sessions": self._stamp_sessions(tenant_id, view.session_ttl_days)}
 
     def stamp(self, tenant_id: str) -> dict[str, int]:
-        """The sweeper's incremental pass: stamp episodes that have no `retain_until` yet and facts written or
+        """The sweeper's incremental pass: stamp episodes that have no `retain_until` yet, facts written or
         re-asserted since their last stamp (the store stamps new facts with the ontology default, which a tenant
-        override may change). Returns {"facts": n, "episodes": n}."""
+        override may change) and sessions whose `retain_until` or hold flag is not what the settings and holds make
+        it. Returns {"facts": n, "episodes": n, "sessions": n}."""
         view = self.settings(tenant_id)
         episodes = (self._stamp_episodes(tenant_id, view.episode_retention_days, only_missing=True)
                     if view.episode_retention_days else 0)
-        return {"facts": self._stamp_facts(tenant_id, view, only_stale=True), "episodes": episodes}
+        return {"facts": self._stamp_facts(tenant_id, view, only_stale=True), "episodes": episodes,
+                "sessions": self._stamp_sessions(tenant_id, view.session_ttl_days)}
 
     def sync_holds(self, tenant_id: str) -> int:
         """Set episodes' `legal_hold` flags from the tenant's holds; when any flag changed, recompute retention
-        (held data gets no `retain_until`; released data gets it back). Returns how many flags changed."""
+        (held data gets no `retain_until`; released data gets it back); else restamp the sessions alone (a hold on
+        a session or a user with no episodes changes no episode flag). Returns how many episode flags changed."""
         require_tenant(tenant_id)
         changed = self.db.execute("governance/sync_hold_flags", tenant_id=tenant_id)
         if changed:
             self.recompute(tenant_id)
+        else:
+            self._stamp_sessions(tenant_id, self.settings(tenant_id).session_ttl_days)
         return len(changed)
 
     def _stamp_facts(self, tenant_id: str, view: RetentionView, *, only_stale: bool) -> int:
@@ -103,6 +111,9 @@ class Retention:
         ttls = [{"predicate": p.name, "days": self.fact_ttl_days(ontology, view, p.name)} for p in ontology.predicates.values()]
         return self.db.execute("governance/stamp_fact_retention", tenant_id=tenant_id, ttls=ttls,
                                only_stale=only_stale)[0]["stamped"]
+
+    def _stamp_sessions(self, tenant_id: str, days: Days) -> int:
+        return self.db.execute("governance/stamp_session_retention", tenant_id=tenant_id, days=days)[0]["stamped"]
 
     def _stamp_episodes(self, tenant_id: str, days: Days, *, only_missing: bool) -> int:
         return self.db.execute("governance/stamp_episode_retention", tenant_id=tenant_id, days=days,
