@@ -316,3 +316,28 @@ def test_a_write_to_a_session_past_its_ttl_starts_it_afresh_instead_of_reviving_
     assert swept["sessions"] == 0 and swept["episodes"] == 0 and swept["pins"] == 0
     sweeps = [a for a in admin.get(f"/v1/admin/tenants/{tenant}/audit").json()["items"] if a["action"] == "sweep"]
     assert sorted(a["counts"]["sessions"] for a in sweeps) == [1, 1, 1]
+
+
+def test_creating_a_session_past_its_ttl_starts_it_afresh(services, client_for, tenant):
+    """Helper-found: POST /v1/sessions with the id of a session idle past `session_ttl_days`, not yet swept, answered
+    200 "already existed" with the old session (another user: 409 "belongs to another user") although every read
+    answers 404 for it, and left it so: GET right after the 200 was a 404. Creating it now expires it first, as
+    the other writes do, and creates it afresh (201)."""
+    agent, admin = client_for(tenant, "agent"), client_for("admin", "admin")
+    assert admin.put(f"/v1/admin/tenants/{tenant}/retention", json={"session_ttl_days": 1}).status_code == 200
+    for sid in ("same-user", "other-user"):
+        r = agent.post(f"/v1/sessions/{sid}/turns", json={
+            "idempotency_key": f"{sid}-1", "user_id": "u1",
+            "episodes": [{"role": "user", "content": "My flamingo lamp parcel never arrived",
+                          "occurred_at": "2024-05-01T09:00:00Z"}]})
+        assert r.status_code == 201, r.text
+    with services.db.driver.session() as s:          # three days idle: past the TTL, not swept yet
+        s.run("MATCH (x:Session {tenant_id: $t}) SET x.last_active_at = x.last_active_at - duration({days: 3}), "
+              "x.retain_until = x.retain_until - duration({days: 3})", t=tenant)
+
+    for sid, user in (("same-user", "u1"), ("other-user", "u2")):
+        r = agent.post("/v1/sessions", json={"id": sid, "user_id": user})
+        assert r.status_code == 201 and r.json()["user_id"] == user, r.text
+        got = agent.get(f"/v1/sessions/{sid}")
+        assert got.status_code == 200 and got.json()["episodes"] == 0, got.text
+    assert "flamingo" not in agent.get("/v1/memories/export", params={"user_id": "u1"}).text

@@ -39,6 +39,8 @@ class RollbackResult(BaseModel):
              responses={200: {"description": "the session already existed for this user (returned unchanged)"},
                         409: {"description": "the id belongs to another user's session"}})
 def create_session(body: SessionCreate, who: Writer, services: ServicesDep, response: Response) -> SessionInfo:
+    if body.id is not None:      # past the retention session TTL, not yet swept: expired first, created afresh
+        services.context.expire_if_idle(who.tenant_id, body.id)
     info, created = services.context.sessions.create(who.tenant_id, body.user_id, body.id, body.agent_id)
     if not created:
         response.status_code = 200
