@@ -171,3 +171,30 @@ def test_a_sessions_retention_stamp_follows_settings_and_holds(make_context, ser
     assert stamp() == {"due": True, "none": False}
     gov.retention.update(tenant, RetentionSettings())
     assert stamp() == {"due": None, "none": True}
+
+
+def test_a_users_memories_show_no_provenance_past_retention(make_context, services, db, client_for, tenant):
+    """Helper-found: GET /v1/memories listed, as a fact's provenance, an expired episode and an episode of a session
+    idle past its TTL (id, session, when) until the sweep, while every other read left them out. The fact stays
+    (expiry is not erasure); its provenance from them goes at once."""
+    agent, admin = client_for(tenant, "agent"), client_for("admin", "admin")
+    assert admin.put(f"/v1/admin/tenants/{tenant}/retention", json={"session_ttl_days": 1}).status_code == 200
+    ctx = make_context()
+    ctx.append_turn(tenant, "idle", say("i1", "u1", "My flamingo lamp parcel never arrived"))
+    ctx.append_turn(tenant, "live", say("l1", "u1", "The courier was Zeppelin"))
+    idle, = services.graph.session_episodes(tenant, "idle")
+    expired, = services.graph.session_episodes(tenant, "live")
+    for name, ep in (("Ana", idle), ("Bo", expired)):
+        services.graph.assert_fact(tenant, FactIn(subject=EntityRef(kind="Person", name=name), predicate="OBSERVED",
+                                                  value=f"{name} reported a loss", episode_id=ep.id))
+    with db.driver.session() as s:      # the session idle three days, the other episode past its retention
+        s.run("MATCH (x:Session {tenant_id: $t, id: 'idle'}) "
+              "SET x.last_active_at = x.last_active_at - duration({days: 3}), "
+              "    x.retain_until = x.retain_until - duration({days: 3})", t=tenant)
+    _expire(db, expired.id)
+
+    memories = agent.get("/v1/memories", params={"user_id": "u1"})
+    assert memories.status_code == 200
+    items = memories.json()["items"]
+    assert sorted(m["fact"]["statement"] for m in items) == ["Ana reported a loss", "Bo reported a loss"]
+    assert [m["provenance"] for m in items] == [[], []], memories.text

@@ -1,6 +1,7 @@
 // A user's facts (see docs/governance.md): facts with provenance in the user's episodes $episode_ids, plus facts
 // about the user's own entities $entity_ids. $candidates picks held candidates or the others; facts past
-// retention are gone. One row with a null fact when the page is empty. Each with the provenance from the user's episodes and a count of other sources. Paginated.
+// retention are gone. One row with a null fact when the page is empty. Each with the provenance from the user's episodes (not those past retention
+// at $now: their own retain_until, or their session's) and a count of other sources. Paginated.
 CALL () {
   UNWIND $episode_ids AS eid
   MATCH (e:Episode {id: eid})<-[:DERIVED_FROM]-(f:Fact)
@@ -23,7 +24,8 @@ OPTIONAL MATCH (f)-[:SUBJECT]->(s:Entity)
 OPTIONAL MATCH (f)-[:OBJECT]->(o:Entity)
 CALL (f) {
   OPTIONAL MATCH (f)-[d:DERIVED_FROM]->(ep:Episode)
-  WHERE ep.tenant_id = $tenant_id AND ep.id IN $episode_ids
+  WHERE ep.tenant_id = $tenant_id AND ep.id IN $episode_ids AND (ep.retain_until IS NULL OR ep.retain_until > $now)
+    AND NOT EXISTS { MATCH (ss:Session {tenant_id: $tenant_id, id: ep.session_id}) WHERE ss.retain_until <= $now }
   WITH d, ep ORDER BY ep.occurred_at
   RETURN [x IN collect({episode_id: ep.id, occurred_at: ep.occurred_at, recorded_at: d.recorded_at,
                         source: d.source, confidence: d.confidence, role: d.role, session_id: ep.session_id,
