@@ -198,3 +198,26 @@ def test_a_users_memories_show_no_provenance_past_retention(make_context, servic
     items = memories.json()["items"]
     assert sorted(m["fact"]["statement"] for m in items) == ["Ana reported a loss", "Bo reported a loss"]
     assert [m["provenance"] for m in items] == [[], []], memories.text
+
+
+def test_an_entity_is_in_a_sessions_scope_only_through_episodes_still_retained(make_context, services, graph, db,
+                                                                               tenant):
+    """Found by a helper (read in cypher/search/rank): a search scoped to a session kept an entity that only an
+    expired episode of that session mentioned or supported. The entity itself stays (expiry is not erasure, and its
+    fact lives by its own TTL), but it is no longer in that session's scope."""
+    ctx = make_context()
+    ctx.append_turn(tenant, "s2", say("k1", "u1", "Our carrier is Kestrel Logistics", minute=0))
+    [turn] = graph.session_episodes(tenant, "s2")
+    graph.assert_fact(tenant, FactIn(subject=EntityRef(kind="Organization", name="Kestrel Logistics"),
+                                     predicate="OBSERVED", value="Kestrel Logistics carries the parcels",
+                                     episode_id=turn.id))
+
+    def found(**scope) -> bool:
+        req = SearchRequest(query="Kestrel Logistics", k=10, targets=["entity"], **scope)
+        return any(h.entity is not None and h.entity.name == "Kestrel Logistics"
+                   for h in services.recall.search(tenant, req).hits)
+
+    assert found(session_id="s2") and found(user_id="u1") and found()
+    _expire(db, turn.id)
+    assert not found(session_id="s2") and not found(user_id="u1")
+    assert found()   # unscoped: the entity and its fact are still there

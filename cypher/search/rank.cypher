@@ -27,7 +27,7 @@
 //     entity kinds (an episode that MENTIONS an entity of one of them, as recorded by $known_at) and the scope
 //     filters; never the record of an API write (`searchable: false`, graphmem.store.episodes.append);
 //   entities: tenant, entity kinds, created by $known_at, and the scope filters ($scoped: mentioned by an episode
-//     in scope, or the subject or object of a fact derived from one);
+//     in scope and still retained, or the subject or object of a fact derived from one);
 //   and, with a $viewer (a context window: {session_id, user_id, consent_classes, sensitive_classes, shown}, or null
 //     for none; graphmem.recall.models.Viewer), what that session may see and does not already show. The viewer's
 //     user is the session's, else $viewer.user_id; `shared` is that user's consent flag, else the tenant's
@@ -121,12 +121,16 @@ CALL (t) {
     AND (NOT $scoped OR EXISTS {
           MATCH (n)<-[m:MENTIONS]-(e:Episode)
           WHERE e.tenant_id = $tenant_id AND m.recorded_at <= t.known_at
+            AND (e.retain_until IS NULL OR e.retain_until > t.now)
+            AND NOT EXISTS { MATCH (ss:Session {tenant_id: $tenant_id, id: e.session_id}) WHERE ss.retain_until <= t.now }
             AND (t.session_id IS NULL OR e.session_id = t.session_id) AND (t.user_id IS NULL OR e.user_id = t.user_id)
             AND (t.occurred_after IS NULL OR e.occurred_at >= t.occurred_after)
             AND (t.occurred_before IS NULL OR e.occurred_at < t.occurred_before) }
         OR EXISTS {
           MATCH (n)<-[:SUBJECT|OBJECT]-(:Fact)-[d:DERIVED_FROM]->(e:Episode)
           WHERE e.tenant_id = $tenant_id AND d.recorded_at <= t.known_at AND coalesce(d.role, 'assertion') IN ['assertion', 'confirmation']
+            AND (e.retain_until IS NULL OR e.retain_until > t.now)
+            AND NOT EXISTS { MATCH (ss:Session {tenant_id: $tenant_id, id: e.session_id}) WHERE ss.retain_until <= t.now }
             AND (t.session_id IS NULL OR e.session_id = t.session_id) AND (t.user_id IS NULL OR e.user_id = t.user_id)
             AND (t.occurred_after IS NULL OR e.occurred_at >= t.occurred_after)
             AND (t.occurred_before IS NULL OR e.occurred_at < t.occurred_before) }) AS ok
