@@ -94,15 +94,16 @@ class Retention:
         return {"facts": self._stamp_facts(tenant_id, view, only_stale=True), "episodes": episodes,
                 "sessions": self._stamp_sessions(tenant_id, view.session_ttl_days)}
 
-    def sync_holds(self, tenant_id: str) -> int:
+    def sync_holds(self, tenant_id: str, *, stamp_sessions: bool = True) -> int:
         """Set episodes' `legal_hold` flags from the tenant's holds; when any flag changed, recompute retention
         (held data gets no `retain_until`; released data gets it back); else restamp the sessions alone (a hold on
-        a session or a user with no episodes changes no episode flag). Returns how many episode flags changed."""
+        a session or a user with no episodes changes no episode flag), unless `stamp_sessions` is false (the
+        sweeper's `stamp` pass, which follows, restamps them). Returns how many episode flags changed."""
         require_tenant(tenant_id)
         changed = self.db.execute("governance/sync_hold_flags", tenant_id=tenant_id)
         if changed:
             self.recompute(tenant_id)
-        else:
+        elif stamp_sessions:
             self._stamp_sessions(tenant_id, self.settings(tenant_id).session_ttl_days)
         return len(changed)
 

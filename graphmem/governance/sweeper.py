@@ -118,7 +118,7 @@ class Sweeper:
 
     def _sweep_tenant(self, tenant_id: str, now: datetime, stop: threading.Event | None, counts: Counter) -> None:
         """`sweep_tenant`'s work, counting into `counts` as it goes."""
-        counts["hold_flags_changed"] = self.retention.sync_holds(tenant_id)
+        counts["hold_flags_changed"] = self.retention.sync_holds(tenant_id, stamp_sessions=False)   # stamp() does
         stamped = self.retention.stamp(tenant_id)
         counts["stamped_facts"], counts["stamped_episodes"] = stamped["facts"], stamped["episodes"]
         view = self.retention.settings(tenant_id)
