@@ -58,7 +58,7 @@ from bench.common import free_port, pct  # noqa: E402
 from graphmem.context.assembly import HEADERS, episode_line  # noqa: E402
 from graphmem.tokens import TokenCounter  # noqa: E402
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "benchdata" / "locomo" / "locomo_dev7.json"
+DEFAULT_DATA = lc.SHARED / "benchdata" / "locomo" / "locomo_dev7.json"
 SLICE_FILE = lc.ROOT / "tests" / "data" / "locomo_http_slice.json"
 POLICY = "You answer questions about a long conversation between two people, using the memory below."
 CATS = ["multi_hop", "temporal", "open_domain", "single_hop", "adversarial", "all_but_5", "all"]

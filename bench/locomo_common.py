@@ -22,7 +22,11 @@ from bench.common import provenance as machine  # noqa: F401  (re-exported: resu
 from graphmem.models import EntityRef, EpisodeIn, FactIn
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path(__file__).resolve().parents[2] / "shared"   # the workspace's shared/ folder, beside the repo
+_BESIDE = Path(__file__).resolve().parents[2] / "shared"   # the workspace's shared/ folder, beside the repo
+WORKSPACE_SHARED = Path("/work/shared")
+"""Where the workspace keeps shared/ on these machines: a clone made elsewhere (CI's clean clone, a temporary
+directory) has no shared/ beside it, and the LoCoMo regression slice would be skipped there."""
+SHARED = _BESIDE if _BESIDE.is_dir() or not WORKSPACE_SHARED.is_dir() else WORKSPACE_SHARED
 DATA = Path(os.environ.get("LOCOMO_DATA", SHARED / "benchdata" / "locomo" / "locomo_dev7.json"))
 SCORER = Path(os.environ.get("LOCOMO_SCORER", SHARED / "tools" / "locomo_recall.py"))
 _ID = re.compile(r"D:?(\d+):(\d+)")
