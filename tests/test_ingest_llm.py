@@ -270,6 +270,30 @@ def test_an_inferred_end_does_not_end_what_a_user_stated(llm_services, fake_llm,
     assert "user_explicit" in refused.detail, refused
 
 
+def test_an_inferred_end_does_not_end_what_a_user_stated_the_other_way_round(llm_services, fake_llm, tenant):
+    """KNOWS is symmetric: the user said Frank knows Dana (stored with Frank as subject); an extracted "Dana no
+    longer knows Frank" names the same pair the other way round. Explicit beats inferred there too: it is refused as
+    `temporal_rule`, and the user's fact stays current (the check read only facts stored with Dana as subject, and
+    the retraction then closed the user's fact through the symmetric pair)."""
+    from graphmem.models import EntityRef, FactIn
+    told, _ = llm_services.graph.append_episode(tenant, EpisodeIn(content="Frank knows Dana", occurred_at=WED),
+                                                extraction_status="skipped", extraction_reason="explicit facts")
+    [knows] = llm_services.graph.assert_facts(tenant, [FactIn(
+        subject=EntityRef(kind="Person", name="Frank Ocean"), predicate="KNOWS", source="user_explicit",
+        object=EntityRef(kind="Person", name="Dana Reyes"), valid_from=datetime(2023, 1, 1, tzinfo=UTC),
+        episode_id=told.id)])
+    reply = {"entities": [GOOD["entities"][0], {"ref": "e2", "kind": "Person", "name": "Frank Ocean"}],
+             "facts": [{"subject": "e1", "predicate": "KNOWS", "object": "e2", "valid_from": None,
+                        "valid_to": "March 2024", "confidence": 0.9}]}
+    ep, job = extract_one(llm_services, fake_llm, tenant, reply)
+    assert job.status == "done" and (job.facts_asserted, job.facts_refused) == (0, 1), job
+    assert not job.facts_retracted, job
+    fact = llm_services.graph.get_fact(tenant, knows.fact_id)
+    assert (fact.status, fact.valid_to) == ("current", None), fact
+    [refused] = [r for r in llm_services.ingest.list_refusals(tenant) if r.episode_id == ep.id]
+    assert (refused.reason, refused.field, refused.predicate) == ("temporal_rule", "extraction.facts[0]", "KNOWS")
+
+
 def test_429_retry_after_is_honoured(llm_services, fake_llm, tenant):
     fake_llm.script(PATH, Reply(429, error_body("slow down", "rate_limit_exceeded"), headers={"Retry-After": "1"}),
                     ok(GOOD))

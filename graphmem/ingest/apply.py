@@ -274,10 +274,11 @@ def _end(tx: Tx, tenant: str, fact: FactIn, index: int, ontology: Ontology, sett
     briefs = entity_store.resolve(tx, tenant, refs, settings, [f"{field}.subject", f"{field}.object"][:len(refs)],
                                   namesakes="owner", episodes=[fact.episode_id] * len(refs))
     key = f"e:{briefs[1].id}" if fact.object is not None else f"v:{fact_store.value_key(fact.value)}"
+    # the facts the retraction would close: the pair's, and a symmetric predicate's pair stored the other way round
+    ends = {(briefs[0].id, key)} | ({(briefs[1].id, f"e:{briefs[0].id}")} if p.symmetric and fact.object else set())
     for held in fact_store.about_all(tx, tenant, briefs[0].id, fact.valid_to, p.name):
         held_key = f"e:{held.object_id}" if held.object_id else f"v:{fact_store.value_key(held.value)}"
-        if (held.subject_id == briefs[0].id and held_key == key
-                and SOURCE_RANK[fact.source] < SOURCE_RANK[held.source]):
+        if (held.subject_id, held_key) in ends and SOURCE_RANK[fact.source] < SOURCE_RANK[held.source]:
             # explicit beats inferred (DESIGN.md, "Temporal rules"): an inferred end does not close what a user or
             # a system stated
             return AssertOutcome(action="rejected", fact_id=held.id,
