@@ -221,3 +221,24 @@ def test_an_entity_is_in_a_sessions_scope_only_through_episodes_still_retained(m
     _expire(db, turn.id)
     assert not found(session_id="s2") and not found(user_id="u1")
     assert found()   # unscoped: the entity and its fact are still there
+
+
+def test_a_session_idle_past_its_ttl_has_no_summary_to_roll_back(make_context, db, client_for, tenant):
+    """A rollback of a session idle past `session_ttl_days` (not yet swept) answered 200 and marked its hidden
+    revision rolled back, while every read of the session answers 404 and the sweep would delete it: it is the 404
+    of a session without a summary, and the revision is left as it was."""
+    agent, admin = client_for(tenant, "agent"), client_for("admin", "admin")
+    assert admin.put(f"/v1/admin/tenants/{tenant}/retention", json={"session_ttl_days": 1}).status_code == 200
+    ctx = make_context(compaction_keep_tokens=0)
+    ctx.append_turn(tenant, "old", say("o1", "u1", "My flamingo lamp parcel 4471 never arrived", minute=0))
+    ctx.append_turn(tenant, "old", say("o2", "u1", "The flamingo lamp was a gift", minute=1))
+    assert ctx.compact_now(tenant, "old", force=True).summary.rev == 1
+    with db.driver.session() as s:      # what three days of idleness do to "old" (test-only raw write)
+        s.run("MATCH (x:Session {tenant_id: $t, id: 'old'}) SET x.last_active_at = x.last_active_at - "
+              "duration({days: 3}), x.retain_until = x.retain_until - duration({days: 3})", t=tenant)
+
+    back = agent.post("/v1/sessions/old/summaries/rollback")
+    assert back.status_code == 404 and back.json()["field"] == "session_id", back.text
+    with db.driver.session() as s:
+        assert s.run("MATCH (m:Summary {tenant_id: $t, session_id: 'old'}) RETURN collect(m.status) AS st",
+                     t=tenant).single()["st"] == ["active"]
