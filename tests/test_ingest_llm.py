@@ -294,6 +294,24 @@ def test_an_inferred_end_does_not_end_what_a_user_stated_the_other_way_round(llm
     assert (refused.reason, refused.field, refused.predicate) == ("temporal_rule", "extraction.facts[0]", "KNOWS")
 
 
+def test_the_earlier_prompt_keeps_its_reading_of_an_end_without_a_start(make_services, fake_llm, tenant):
+    """`extract_v1` is kept as it was, and so is how its replies read: a `valid_to` with no `valid_from` is a fact
+    from the reference time until then ("Dana is at Globex until June": null = at the reference time), not an end
+    of a stored fact. It was refused as `no_current_fact` (the ended-fact rule of `extract_v2` applied to every
+    prompt's reply)."""
+    services = make_services(llm_base_url=fake_llm.base_url, llm_api_key="test", llm_timeout_s=LLM_TIMEOUT_S,
+                             llm_max_retries=2, extraction_prompt="extract_v1")
+    reply = {"entities": GOOD["entities"],
+             "facts": [{"subject": "e1", "predicate": "WORKS_AT", "object": "e2", "valid_from": None,
+                        "valid_to": "2024-06-01", "confidence": 0.9}]}
+    ep, job = extract_one(services, fake_llm, tenant, reply)
+    assert job.status == "done" and job.prompt_version == "extract_v1", job
+    assert (job.facts_asserted, job.facts_refused, job.facts_retracted) == (1, 0, 0), job
+    [dana] = services.graph.find_entities(tenant, "Dana Reyes", "Person")
+    [works] = services.graph.facts_about(tenant, dana.id, as_of=WED, predicates=["WORKS_AT"])
+    assert (works.valid_from, works.valid_to) == (WED, datetime(2024, 6, 1, tzinfo=UTC)), works
+
+
 def test_429_retry_after_is_honoured(llm_services, fake_llm, tenant):
     fake_llm.script(PATH, Reply(429, error_body("slow down", "rate_limit_exceeded"), headers={"Retry-After": "1"}),
                     ok(GOOD))

@@ -154,12 +154,22 @@ class Extracted:
     (`graphmem.ingest.apply`), or are refused as `no_current_fact`."""
 
 
+PROMPTS_WITHOUT_ENDS = frozenset({"extract_v1"})
+"""Prompts written before the ended-fact rule (extract_v2): their `valid_from` null means "at the reference time"
+whatever `valid_to` says, so such a fact is asserted from then until its `valid_to` (a `valid_to` not after the
+reference time is refused as `invalid_date`), as it was when they were the default."""
+
+
 class LLMExtractor:
     """Extracts facts from text episodes with one LLM call (plus at most one repair call)."""
 
     def __init__(self, client: ChatClient, prompt_version: str = "extract_v2"):
+        """`prompt_version`: the prompt file (graphmem/prompts/<version>.md and its .repair.md). A reply's fact with
+        a `valid_to` and no `valid_from` is an end (`Extracted.ends`) unless the prompt is one of
+        `PROMPTS_WITHOUT_ENDS`, which read it as true from the reference time until then."""
         self.client = client
         self.prompt_version = prompt_version
+        self.ends = prompt_version not in PROMPTS_WITHOUT_ENDS
         self._prompt = Template((PROMPTS / f"{prompt_version}.md").read_text())
         self._repair = Template((PROMPTS / f"{prompt_version}.repair.md").read_text())
 
@@ -190,8 +200,7 @@ class LLMExtractor:
         self._to_facts(parsed, episode, ontology, out)
         return out
 
-    @staticmethod
-    def _to_facts(x: Extraction, episode: Episode, ontology: Ontology, out: Extracted) -> None:
+    def _to_facts(self, x: Extraction, episode: Episode, ontology: Ontology, out: Extracted) -> None:
         refs: dict[str, EntityRef | None] = {}
         for e in x.entities:
             e.kind = entity_kind(e.kind, ontology)
@@ -232,8 +241,10 @@ class LLMExtractor:
             except ValueError:
                 refuse("invalid_date", "valid_from", "a date could not be read")
                 continue
-            end = vf is None and vt is not None   # "Dana left Acme in March": the stored fact ends then
-            if vt is not None and not end and vt <= vf:
+            # "Dana left Acme in March": the stored fact ends then (a prompt without that rule: valid from the
+            # reference time)
+            end = self.ends and vf is None and vt is not None
+            if vt is not None and not end and vt <= (vf or episode.occurred_at):
                 refuse("invalid_date", "valid_to", "valid_to is not after valid_from")
                 continue
             try:
