@@ -141,6 +141,8 @@ def test_forget_hold_retention_sweep_and_audit_routes(services, client_for, tena
     assert last["actor"]
     bad = admin.put(f"/v1/admin/tenants/{tenant}/retention", json={"fact_class_ttl_days": {"nope": 3}})
     assert bad.status_code == 422 and bad.json()["field"] == "fact_class_ttl_days.nope"
+    # the message starts with the field it names, as every other field's message does (docs/http.md "Errors")
+    assert bad.json()["detail"].startswith("fact_class_ttl_days.nope: unknown fact class 'nope'"), bad.text
     neg = admin.put(f"/v1/admin/tenants/{tenant}/retention", json={"episode_retention_days": 0})
     assert neg.status_code == 422 and neg.json()["field"] == "episode_retention_days"
     for body, field in (({"episode_retention_days": "30"}, "episode_retention_days"),   # whole numbers only

@@ -55,7 +55,7 @@ class Retention:
         classes = self._classes(ontology)
         for name in new.fact_class_ttl_days:
             if name not in classes:
-                raise InvalidInput(f"fact_class_ttl_days: unknown fact class {name!r}; known: {', '.join(sorted(classes))}",
+                raise InvalidInput(f"fact_class_ttl_days.{name}: unknown fact class {name!r}; known: {', '.join(sorted(classes))}",
                                    field=f"fact_class_ttl_days.{name}")
         now = utcnow()
         days = {k: v for k, v in (("episode_retention_days", new.episode_retention_days),
