@@ -247,6 +247,21 @@ def test_a_field_inside_a_typed_pin_value_is_named_as_sent(client_for, tenant):
     assert r.status_code == 422 and r.json()["field"] == "updated_at", r.text
 
 
+def test_reading_a_pin_of_a_session_that_does_not_exist_names_the_session(client_for, tenant):
+    """helper-found (a new user): GET .../pins/{key} of a mistyped session id said "session 'x' has no pin 'k'",
+    field `key`, as if the session existed; listing its pins, or writing or deleting one, names `session_id`."""
+    c = client_for(tenant)
+    for r in (c.get("/v1/sessions/no-such-session/pins/order_id"), c.get("/v1/sessions/no-such-session/pins"),
+              c.delete("/v1/sessions/no-such-session/pins/order_id", headers={"If-Match": "1"})):
+        assert r.status_code == 404 and r.json()["field"] == "session_id", r.text
+        assert r.json()["detail"] == "no session 'no-such-session'", r.text
+    assert c.put("/v1/sessions/s-pin/pins/order_id", json={"value": {"type": "order_id", "value": "A-1"}}).status_code \
+        == 404   # a pin write on its own creates no session
+    assert c.post("/v1/sessions", json={"id": "s-pin", "user_id": "u-pin"}).status_code == 201
+    r = c.get("/v1/sessions/s-pin/pins/order_id")          # the session exists: the key is what is missing
+    assert r.status_code == 404 and r.json()["field"] == "key", r.text
+
+
 def test_a_key_rotated_from_many_clients_at_once_is_rotated_once(client_for, tenant):
     """Found by a helper: 8 rotations of one key sent at once all answered 201 and left 8 live keys (and 8 audit
     records). One rotation wins; the others are 409 naming key_id, as for a key already revoked."""

@@ -56,6 +56,7 @@ def list_pins(session_id: str, who: Reader, services: ServicesDep, page: PageDep
 @router.get("/v1/sessions/{session_id}/pins/{key}", response_model=Pin, summary="Get a pin (ETag: its version)",
             responses={404: {"description": "no such pin"}})
 def get_pin(session_id: str, key: str, who: Reader, services: ServicesDep, response: Response) -> Pin:
+    services.context.sessions.get(who.tenant_id, session_id)   # no session: 404 naming session_id, not the key
     pin = services.context.pins.get(who.tenant_id, session_id, key)
     response.headers["ETag"] = f'"{pin.version}"'
     return pin
