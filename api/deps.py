@@ -46,6 +46,10 @@ def principal(request: Request, services: ServicesDep,
     read from `request`). 401 when the key is missing, unknown or revoked, or when two different keys are sent."""
     secret = _secret(request.headers.getlist("authorization"), request.headers.getlist("x-api-key"))
     if not secret:
+        if any(a.strip() and not a.strip().lower().startswith("bearer")    # a key without "Bearer ", say
+               for a in request.headers.getlist("authorization")):
+            raise HTTPException(401, "the Authorization header was sent without the Bearer scheme: it takes "
+                                     "'Bearer <key>' (or send the key as X-API-Key)")
         raise HTTPException(401, "an API key is required (Authorization: Bearer <key> or X-API-Key)")
     who = services.keys.authenticate(secret)
     if who is None:

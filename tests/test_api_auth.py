@@ -89,6 +89,21 @@ def test_two_different_keys_are_refused_not_one_picked(api_url, make_key, tenant
     assert httpx.get(url, headers={"Authorization": f"Bearer {a}", "X-API-Key": a}).status_code == 200
 
 
+def test_a_key_sent_without_the_bearer_scheme_is_told_so(api_url, make_key, tenant):
+    """helper-found (a new user): `Authorization: gm_...` (no `Bearer `) answered "an API key is required", as if
+    none had been sent. Still a 401 naming Authorization, now saying what the header takes."""
+    a = make_key(tenant)
+    url = api_url + "/v1/sessions"
+    for value in (a, f"Token {a}", "Basic dXNlcjpwYXNz"):
+        r = httpx.get(url, headers={"Authorization": value})
+        assert r.status_code == 401 and r.json()["field"] == "Authorization", r.text
+        assert "without the Bearer scheme" in r.json()["detail"] and a not in r.text, r.text
+    assert httpx.get(url, headers={"Authorization": f"bearer {a}"}).status_code == 200
+    for headers in ({}, {"Authorization": "Bearer"}):    # no key at all
+        r = httpx.get(url, headers=headers)
+        assert r.status_code == 401 and r.json()["detail"].startswith("an API key is required"), r.text
+
+
 def test_one_header_sent_twice_with_two_keys_is_refused(api_url, make_key, tenant):
     """The same header twice with different keys: 401, not the first one (helper-found: `X-API-Key: <A>` then
     `X-API-Key: <B>` answered as tenant A, B's as B, and a good key before a bad or revoked one got in). The same
