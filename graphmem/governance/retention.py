@@ -55,8 +55,8 @@ class Retention:
         classes = self._classes(ontology)
         for name in new.fact_class_ttl_days:
             if name not in classes:
-                raise InvalidInput(f"fact_class_ttl_days.{name}: unknown fact class {name!r}; known: {', '.join(sorted(classes))}",
-                                   field=f"fact_class_ttl_days.{name}")
+                raise InvalidInput(f"fact_class_ttl_days.{name}: unknown fact class {name!r}; known: "
+                                   f"{', '.join(sorted(classes))}", field=f"fact_class_ttl_days.{name}")
         now = utcnow()
         days = {k: v for k, v in (("episode_retention_days", new.episode_retention_days),
                                   ("session_ttl_days", new.session_ttl_days),
