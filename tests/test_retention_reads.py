@@ -242,3 +242,33 @@ def test_a_session_idle_past_its_ttl_has_no_summary_to_roll_back(make_context, d
     with db.driver.session() as s:
         assert s.run("MATCH (m:Summary {tenant_id: $t, session_id: 'old'}) RETURN collect(m.status) AS st",
                      t=tenant).single()["st"] == ["active"]
+
+
+def test_a_fact_cannot_cite_an_episode_past_its_retention(make_context, services, graph, db, client_for, tenant):
+    """Found by a helper: `POST /v1/facts` citing an episode past its retention (its own, or its session's idle
+    TTL) answered 200 "created", while `GET /v1/episodes/{id}` said there was no such episode and the sweep later
+    removed it. Such an episode is gone to a fact write as to every read: a 404 naming the field, nothing written."""
+    agent, admin = client_for(tenant, "agent"), client_for("admin", "admin")
+    ctx = make_context()
+    ctx.append_turn(tenant, "s1", say("k1", "u1", "My flamingo parcel never arrived", minute=0))
+    ctx.append_turn(tenant, "s2", say("k2", "u1", "The courier was Zeppelin Express", minute=1))
+    [own] = graph.session_episodes(tenant, "s1")
+    [idle] = graph.session_episodes(tenant, "s2")
+    fact = {"subject": {"kind": "Person", "name": "Ana"}, "predicate": "OBSERVED", "value": "Ana lost a parcel"}
+    for ep in (own, idle):   # retained: the fact is written
+        r = agent.post("/v1/facts", json={"facts": [{**fact, "episode_id": ep.id}]})
+        assert r.status_code == 200, r.text
+    assert admin.put(f"/v1/admin/tenants/{tenant}/retention", json={"session_ttl_days": 1}).status_code == 200
+    _expire(db, own.id)
+    with db.driver.session() as s:      # three days of idleness for s2 (test-only raw write)
+        s.run("MATCH (x:Session {tenant_id: $t, id: 's2'}) SET x.retain_until = x.last_active_at - duration({days: 2})",
+              t=tenant)
+    before = graph.session_episodes(tenant, "s1")
+    for ep in (own, idle):
+        assert agent.get(f"/v1/episodes/{ep.id}").status_code == 404
+        r = agent.post("/v1/facts", json={"facts": [{**fact, "value": "Ana lost another parcel",
+                                                       "episode_id": ep.id}]})
+        assert r.status_code == 404 and r.json()["field"] == "facts[0].episode_id", r.text
+    assert graph.session_episodes(tenant, "s1") == before
+    hits = agent.post("/v1/search", json={"query": "Ana lost another parcel", "k": 50}).json()["hits"]
+    assert hits and not [h for h in hits if "another" in h["text"]], hits

@@ -111,9 +111,11 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
                                    f"{settings.max_value_chars}", field=_at(fld, name))
         preds.append(p)
 
-    # locked: an erasure of one of them either sees this write's facts or this write sees the episode gone
+    # locked: an erasure of one of them either sees this write's facts or this write sees the episode gone; one past
+    # its retention is gone to every read already, and is to this write too
     episode_times = {r["id"]: from_us(r["occurred_us"]) for r in
-                     tx.rows("episodes/lock_many", tenant_id=tenant_id, ids=sorted({f.episode_id for f in facts}))}
+                     tx.rows("episodes/lock_many", tenant_id=tenant_id, ids=sorted({f.episode_id for f in facts}))
+                     if r["retained"]}
     for f, fld in zip(facts, fields):
         if f.episode_id not in episode_times:
             raise NotFound(f"{_at(fld, 'episode_id')}: no episode {f.episode_id!r}", field=_at(fld, "episode_id"))
