@@ -253,45 +253,33 @@ def test_an_extracted_end_without_a_start_ends_the_stored_fact_or_is_refused(llm
     assert llm_services.graph.find_entities(tenant, "Initech") == []
 
 
-def test_an_inferred_end_does_not_end_what_a_user_stated(llm_services, fake_llm, tenant):
-    """Explicit beats inferred (DESIGN.md, "Temporal rules"), for ends too: the user said Dana works at Acme; an
-    extracted "Dana left Acme in March 2024" is refused as `temporal_rule`, and the user's fact stays current."""
-    _, works = dana_at_acme(llm_services, tenant, "user_explicit")
-    reply = {"entities": [GOOD["entities"][0], {"ref": "e2", "kind": "Organization", "name": "Acme"}],
-             "facts": [{"subject": "e1", "predicate": "WORKS_AT", "object": "e2", "valid_from": None,
-                        "valid_to": "March 2024", "confidence": 0.9}]}
-    ep, job = extract_one(llm_services, fake_llm, tenant, reply)
-    assert job.status == "done" and (job.facts_asserted, job.facts_refused) == (0, 1), job
-    assert not job.facts_retracted, job
-    fact = llm_services.graph.get_fact(tenant, works.fact_id)
-    assert (fact.status, fact.valid_to) == ("current", None), fact
-    [refused] = [r for r in llm_services.ingest.list_refusals(tenant) if r.episode_id == ep.id]
-    assert (refused.reason, refused.field, refused.predicate) == ("temporal_rule", "extraction.facts[0]", "WORKS_AT")
-    assert "user_explicit" in refused.detail, refused
-
-
-def test_an_inferred_end_does_not_end_what_a_user_stated_the_other_way_round(llm_services, fake_llm, tenant):
-    """KNOWS is symmetric: the user said Frank knows Dana (stored with Frank as subject); an extracted "Dana no
-    longer knows Frank" names the same pair the other way round. Explicit beats inferred there too: it is refused as
-    `temporal_rule`, and the user's fact stays current (the check read only facts stored with Dana as subject, and
-    the retraction then closed the user's fact through the symmetric pair)."""
+@pytest.mark.parametrize("predicate, subject, obj, other", [
+    ("WORKS_AT", ("Person", "Dana Reyes"), ("Organization", "Acme"), ("Organization", "Acme")),
+    # KNOWS is symmetric: the user's "Frank knows Dana" is stored with Frank as subject, and the extracted "Dana no
+    # longer knows Frank" names the pair the other way round (the check read only facts with Dana as subject, and
+    # the retraction then closed the user's fact through the symmetric pair)
+    ("KNOWS", ("Person", "Frank Ocean"), ("Person", "Dana Reyes"), ("Person", "Frank Ocean"))])
+def test_an_inferred_end_does_not_end_what_a_user_stated(llm_services, fake_llm, tenant, predicate, subject, obj,
+                                                         other):
+    """Explicit beats inferred (DESIGN.md, "Temporal rules"), for ends too: the user stated the fact; an extracted
+    end of it ("Dana left Acme in March 2024") is refused as `temporal_rule`, and the user's fact stays current."""
     from graphmem.models import EntityRef, FactIn
-    told, _ = llm_services.graph.append_episode(tenant, EpisodeIn(content="Frank knows Dana", occurred_at=WED),
+    told, _ = llm_services.graph.append_episode(tenant, EpisodeIn(content="what the user said", occurred_at=WED),
                                                 extraction_status="skipped", extraction_reason="explicit facts")
-    [knows] = llm_services.graph.assert_facts(tenant, [FactIn(
-        subject=EntityRef(kind="Person", name="Frank Ocean"), predicate="KNOWS", source="user_explicit",
-        object=EntityRef(kind="Person", name="Dana Reyes"), valid_from=datetime(2023, 1, 1, tzinfo=UTC),
-        episode_id=told.id)])
-    reply = {"entities": [GOOD["entities"][0], {"ref": "e2", "kind": "Person", "name": "Frank Ocean"}],
-             "facts": [{"subject": "e1", "predicate": "KNOWS", "object": "e2", "valid_from": None,
+    [stated] = llm_services.graph.assert_facts(tenant, [FactIn(
+        subject=EntityRef(kind=subject[0], name=subject[1]), predicate=predicate, source="user_explicit",
+        object=EntityRef(kind=obj[0], name=obj[1]), valid_from=datetime(2023, 1, 1, tzinfo=UTC), episode_id=told.id)])
+    reply = {"entities": [GOOD["entities"][0], {"ref": "e2", "kind": other[0], "name": other[1]}],
+             "facts": [{"subject": "e1", "predicate": predicate, "object": "e2", "valid_from": None,
                         "valid_to": "March 2024", "confidence": 0.9}]}
     ep, job = extract_one(llm_services, fake_llm, tenant, reply)
     assert job.status == "done" and (job.facts_asserted, job.facts_refused) == (0, 1), job
     assert not job.facts_retracted, job
-    fact = llm_services.graph.get_fact(tenant, knows.fact_id)
+    fact = llm_services.graph.get_fact(tenant, stated.fact_id)
     assert (fact.status, fact.valid_to) == ("current", None), fact
     [refused] = [r for r in llm_services.ingest.list_refusals(tenant) if r.episode_id == ep.id]
-    assert (refused.reason, refused.field, refused.predicate) == ("temporal_rule", "extraction.facts[0]", "KNOWS")
+    assert (refused.reason, refused.field, refused.predicate) == ("temporal_rule", "extraction.facts[0]", predicate)
+    assert "user_explicit" in refused.detail, refused
 
 
 def test_the_earlier_prompt_keeps_its_reading_of_an_end_without_a_start(make_services, fake_llm, tenant):
