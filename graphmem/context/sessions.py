@@ -114,8 +114,8 @@ class SessionStore:
     def list(self, tenant_id: str, user_id: str | None = None, offset: int = 0, limit: int = 50) -> list[SessionInfo]:
         """The tenant's sessions (of one user if given), most recently active first."""
         require_tenant(tenant_id)
-        return [_info(r["session"]) for r in self.db.rows("sessions/list", tenant_id=tenant_id, user_id=user_id, now=utcnow(),
-                                                          offset=offset, limit=limit)]
+        return [_info(r["session"]) for r in self.db.rows("sessions/list", tenant_id=tenant_id, user_id=user_id,
+                                                          now=utcnow(), offset=offset, limit=limit)]
 
     def is_expired(self, info: SessionInfo) -> bool:
         """True when the session has been idle longer than the TTL."""

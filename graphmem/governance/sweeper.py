@@ -5,8 +5,8 @@ in order: sync legal-hold flags, stamp `retain_until` where missing or stale (se
 sessions idle past the session TTL (with their episodes, pins and summaries), expire episodes past their
 retention, then facts past their TTL. Held data is never selected. A write to a session that is past the session
 TTL expires it first, through the same cascade (`Sweeper.expire_idle_sessions`), so the write starts it afresh.
-Each batch of `settings.sweep_batch_size` records is one transaction through the cascade in "expire" mode (`Eraser.expire`); a tenant that had anything
-removed gets one audit record (action "sweep"). Receipts and totals list every kind of `SWEEP_KINDS`, zero or not.
+Each batch of `settings.sweep_batch_size` records is one transaction through the cascade in "expire" mode
+(`Eraser.expire`); a tenant that had anything removed gets one audit record (action "sweep"). Receipts and totals list every kind of `SWEEP_KINDS`, zero or not.
 
 `graphmem worker` and `graphmem serve --with-worker` run it every `settings.sweep_interval_s` seconds in a
 thread (`Sweeper.start`, whose stop call ends the run in progress after its current batch and waits for it);

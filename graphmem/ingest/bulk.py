@@ -1,8 +1,8 @@
 """Bulk import of JSONL files (one `EpisodeIn` or one `FactIn` per line) that resumes where it stopped.
 
-Lines are UTF-8 (a byte order mark at the start is ignored) and read in batches of `batch` lines; a batch is parsed and validated whole before anything of it is written
-(a bad line stops the import with its line number and writes nothing of its batch). After each written batch the
-checkpoint file (`<file>.checkpoint.json` by default: byte offset, line number, the file's size and a sha256 of its
+Lines are UTF-8 (a byte order mark at the start is ignored) and read in batches of `batch` lines; a batch is
+parsed and validated whole before anything of it is written (a bad line stops the import with its line number and
+writes nothing of its batch). After each written batch the checkpoint file (`<file>.checkpoint.json` by default: byte offset, line number, the file's size and a sha256 of its
 first 64 KiB) is replaced atomically; a re-run with the same file continues after the last checkpoint. Episodes
 without an `idempotency_key` get `bulk:<sha256(line)[:24]>:<line number>`, so a batch written just before a crash
 (whose checkpoint was not saved) is replayed idempotently. Facts re-asserted after a crash are duplicates to the core

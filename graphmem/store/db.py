@@ -223,7 +223,8 @@ class Database:
         """`attempt()` run again while it fails with a `_retryable` error: for up to `unavailable_retry_s` seconds
         from the first try when the connection is lost or refused or the database is unavailable (starting or
         stopping), `TRANSIENT_RETRY_S` otherwise (a deadlock), and for `GONE_TRIES` tries when what it read was
-        deleted concurrently (`_GONE`), with jittered exponential waits (0.1 s doubling, at most 2 s). The last error is raised."""
+        deleted concurrently (`_GONE`), with jittered exponential waits (0.1 s doubling, at most 2 s). The last
+        error is raised."""
         def stop(state: tenacity.RetryCallState) -> bool:
             exc = state.outcome.exception()
             if _gone(exc):
