@@ -115,7 +115,8 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
     # its retention is gone to every read already, and is to this write too
     episode_times = {r["id"]: from_us(r["occurred_us"]) for r in
                      tx.rows("episodes/lock_many", tenant_id=tenant_id, ids=sorted({f.episode_id for f in facts}))
-                     if r["retained"]}
+                     if all(r[k] is None or from_us(r[k]) > now
+                            for k in ("retain_until_us", "session_retain_until_us"))}
     for f, fld in zip(facts, fields):
         if f.episode_id not in episode_times:
             raise NotFound(f"{_at(fld, 'episode_id')}: no episode {f.episode_id!r}", field=_at(fld, "episode_id"))
