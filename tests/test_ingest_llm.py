@@ -95,6 +95,48 @@ def test_a_year_alone_is_its_first_day():
     assert resolve_time("since March", WED) == datetime(2024, 3, 1, tzinfo=UTC)
 
 
+@pytest.mark.parametrize("text, start", [
+    ("Q1 2023", (2023, 1, 1)), ("Q2 2023", (2023, 4, 1)), ("Q3 2023", (2023, 7, 1)), ("q4 2023", (2023, 10, 1)),
+    ("2023 Q3", (2023, 7, 1)), ("3Q 2023", (2023, 7, 1)), ("Q3-2023", (2023, 7, 1)), ("since Q3 2023", (2023, 7, 1)),
+    ("in Q2 2021", (2021, 4, 1)), ("H1 2022", (2022, 1, 1)), ("H2 2022", (2022, 7, 1)), ("2022 H2", (2022, 7, 1)),
+    ("early 2021", (2021, 1, 1)), ("mid-2022", (2022, 7, 1)), ("mid 2022", (2022, 7, 1)),
+    ("late 2020", (2020, 10, 1)), ("since late 2020", (2020, 10, 1)), ("in early 2019", (2019, 1, 1))])
+def test_a_quarter_half_or_part_of_a_year_is_its_start(text, start):
+    """A quarter, half or early/mid/late part of a year reads as the first day of the period it names, whatever the
+    reference time: "Q3 2023" read as the reference time's month plus some in 2023 (2023-08-01 against an episode
+    of May 2024, 2023-09-01 against one of September), "H2 2022" as 2022-02-01, "mid-2022" not at all."""
+    for reference in (WED, datetime(2025, 9, 30, tzinfo=UTC), datetime(2024, 1, 3, tzinfo=UTC)):
+        assert resolve_time(text, reference) == datetime(*start, tzinfo=UTC), (text, reference)
+
+
+@pytest.mark.parametrize("text", ["Q5 2023", "Q0 2023", "mid-ish 2022", "sometime"])
+def test_an_unreadable_period_is_still_unreadable(text):
+    with pytest.raises(ValueError):
+        resolve_time(text, WED)
+
+
+def test_extracted_quarters_and_parts_of_years_are_stored_from_their_start(llm_services, fake_llm, tenant):
+    """End to end: the LLM's "Q3 2023" and "mid-2022" become the facts' starts (2023-07-01, 2022-07-01); an
+    unreadable date is still refused alone as `invalid_date` on the fact's `valid_from`."""
+    reply = {"entities": [*GOOD["entities"], {"ref": "e3", "kind": "Person", "name": "Sam Ortiz"}],
+             "facts": [{"subject": "e1", "predicate": "WORKS_AT", "object": "e2", "valid_from": "Q3 2023",
+                        "confidence": 0.9},
+                       {"subject": "e1", "predicate": "HAS_TITLE", "value": "Buyer", "valid_from": "mid-2022",
+                        "valid_to": "late 2023", "confidence": 0.9},
+                       {"subject": "e1", "predicate": "REPORTS_TO", "object": "e3", "valid_from": "mid-ish 2022",
+                        "confidence": 0.9}]}
+    ep, job = extract_one(llm_services, fake_llm, tenant, reply)
+    assert job.status == "done" and (job.facts_asserted, job.facts_refused) == (2, 1), job
+    [dana] = llm_services.graph.find_entities(tenant, "Dana Reyes", "Person")
+    facts = {f.predicate: f for f in llm_services.graph.facts_about(tenant, dana.id, as_of=datetime(2023, 8, 1,
+                                                                                                    tzinfo=UTC))}
+    assert facts["WORKS_AT"].valid_from == datetime(2023, 7, 1, tzinfo=UTC), facts["WORKS_AT"]
+    assert (facts["HAS_TITLE"].valid_from, facts["HAS_TITLE"].valid_to) == (
+        datetime(2022, 7, 1, tzinfo=UTC), datetime(2023, 10, 1, tzinfo=UTC)), facts["HAS_TITLE"]
+    [refused] = [r for r in llm_services.ingest.list_refusals(tenant) if r.episode_id == ep.id]
+    assert (refused.reason, refused.field) == ("invalid_date", "extraction.facts[2].valid_from"), refused
+
+
 def test_extraction_end_to_end_with_policy_and_usage(llm_services, fake_llm, tenant):
     fake_llm.script(PATH, ok(GOOD))
     ep = append(llm_services, tenant)

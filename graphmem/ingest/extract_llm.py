@@ -81,11 +81,40 @@ class Extraction(BaseModel):
         return self
 
 
+def _quarter(n: str) -> int:
+    return 3 * int(n) - 2
+
+
+def _half(n: str) -> int:
+    return 6 * int(n) - 5
+
+
+_PART_OF_YEAR = {"early": 1, "mid": 7, "late": 10}
+_PERIODS = [(re.compile(r"(?i)(?:in\s+)?" + pattern), first_month) for pattern, first_month in (
+    (r"q(?P<n>[1-4])[\s/-]*(?P<y>\d{4})", _quarter), (r"(?P<n>[1-4])q[\s/-]*(?P<y>\d{4})", _quarter),
+    (r"(?P<y>\d{4})[\s/-]*q(?P<n>[1-4])", _quarter),
+    (r"h(?P<n>[12])[\s/-]*(?P<y>\d{4})", _half), (r"(?P<y>\d{4})[\s/-]*h(?P<n>[12])", _half),
+    (r"(?P<n>early|mid|late)[\s-]*(?P<y>\d{4})", _PART_OF_YEAR.__getitem__))]
+"""A part of a year as (its pattern, with `n` the part and `y` the year; the month the part starts in, 1-12)."""
+
+
 def resolve_time(text: str | None, reference: datetime) -> datetime | None:
     """An ISO 8601 date/date-time or a relative phrase ("last Tuesday", "since March") as an aware UTC datetime,
     resolved against `reference` (the episode's occurred_at). A date means midnight UTC; a date-time without an
     offset is taken as UTC (the prompt asks for UTC); a year alone ("2023", ISO 8601's reduced precision, or "in
-    2023") is its first day. None for None/"null"; `ValueError` if unparseable."""
+    2023") is its first day, and so is a month alone ("2023-06", "since March").
+
+    A part of a year is the first day of the period it names (`_PERIODS`), whatever the reference time: a quarter
+    ("Q3 2023", "2023 Q3", "3Q 2023": Q1 January 1, Q2 April 1, Q3 July 1, Q4 October 1), a half ("H1 2022"
+    January 1, "H2 2022" July 1), and "early 2021" January 1, "mid-2022" July 1, "late 2020" October 1. Why the
+    start: one rule for every period, the one a year or a month alone already follows, so a date names the moment
+    the period began and a fact "since Q3 2023" is never placed after a day it held; early, mid and late are read
+    as the start of the part of the year they mostly name (the first quarter, the second half, the last quarter)
+    rather than a midpoint no one said. dateparser has no quarters or halves (it read "Q3 2023" as the reference
+    time's month plus a few in 2023, and "H2 2022" as 2022-02-01).
+
+    Returns None for None, "", "null", "none", "now", "present". Raises `ValueError` if unreadable (also "Q5 2023",
+    "mid-ish 2022"), or outside years 1-9999 once in UTC."""
     if text is None or not text.strip() or text.strip().lower() in ("null", "none", "now", "present"):
         return None
     s = text.strip()
@@ -100,6 +129,10 @@ def resolve_time(text: str | None, reference: datetime) -> datetime | None:
     year = re.fullmatch(r"(?i)(?:in\s+)?(\d{4})", phrase)
     if year:   # dateparser would take the month (and day) from the reference time
         return datetime(int(year.group(1)), 1, 1, tzinfo=UTC)
+    for pattern, first_month in _PERIODS:
+        part = pattern.fullmatch(phrase)
+        if part:
+            return datetime(int(part["y"]), first_month(part["n"].lower()), 1, tzinfo=UTC)
     try:
         got = dateparser.parse(phrase, settings={
             "RELATIVE_BASE": reference.astimezone(UTC).replace(tzinfo=None), "PREFER_DATES_FROM": "past",
