@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 from graphmem.ingest.worker import Worker
 from graphmem.models import EpisodeIn
-from tests.ingest_fixture import LLM_TIMEOUT_S
+from tests.ingest_fixture import LLM_TIMEOUT_S, tenant_strings
 
 EP = {"kind": "message", "role": "user", "content": "Dana moved to Globex.", "occurred_at": "2024-05-01T09:00:00Z",
       "session_id": "s1", "user_id": "u1", "idempotency_key": "k1"}
@@ -122,6 +122,21 @@ def test_jobs_and_refusals_over_http(client_for, services, tenant):
     assert [(r["reason"], r["episode_id"]) for r in refusals] == [("secret_redacted", ids[2])]
     assert "hunter2" not in json.dumps(refusals)
     assert client_for(tenant + "-x").get("/v1/refusals").json()["items"] == []
+
+
+def test_a_free_text_password_with_a_comma_is_redacted_whole(client_for, db, tenant):
+    """"password: hunter2,xyz9 and more" was stored as "password: [REDACTED:labelled_secret],xyz9 and more": the
+    unquoted value stopped at the comma, and its tail reached the database and the episode's answer."""
+    c = client_for(tenant)
+    r = c.post("/v1/episodes", json={**EP, "idempotency_key": "pw", "content": "password: hunter2,xyz9 and more"})
+    assert r.status_code == 201, r.text
+    ep = r.json()["episode"]
+    assert ep["content"] == "password: [REDACTED:labelled_secret] and more", ep
+    assert c.get(f"/v1/episodes/{ep['id']}").json()["content"] == ep["content"]
+    stored = "\n".join(tenant_strings(db, tenant))
+    assert "xyz9" not in stored and "hunter2" not in stored
+    refusals = c.get("/v1/refusals").json()["items"]
+    assert [(x["reason"], x["episode_id"]) for x in refusals] == [("secret_redacted", ep["id"])]
 
 
 def test_job_shows_disambiguation_and_retractions_over_http(client_for, make_services, fake_llm, tenant):

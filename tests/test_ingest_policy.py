@@ -67,6 +67,23 @@ def test_redaction_takes_a_quoted_value_whole(text, secret):
         json.loads(r.text)
 
 
+@pytest.mark.parametrize("text,redacted", [
+    ("password: hunter2,xyz9 and more", "password: [REDACTED:labelled_secret] and more"),
+    ("pwd=a1;b2;c3 ok", "pwd=[REDACTED:labelled_secret] ok"),
+    ("api_key=ab,cd;ef,gh", "api_key=[REDACTED:labelled_secret]"),
+    # a comma or semicolon that ends the value is the sentence's (or a JSON text's), not the secret's
+    ("my password is hunter2, and more", "my password is [REDACTED:labelled_secret], and more"),
+    ("token: abc,def; next", "token: [REDACTED:labelled_secret]; next"),
+    ('{"pwd":1234,"title":"CTO"}', '{"pwd":[REDACTED:labelled_secret],"title":"CTO"}'),
+])
+def test_an_unquoted_secret_runs_to_whitespace_commas_included(text, redacted):
+    """An unquoted labelled secret is redacted up to whitespace: a comma or semicolon inside it is part of it (the
+    value stopped at the first one, so "password: hunter2,xyz9" kept "xyz9")."""
+    r = redact(text)
+    assert r.text == redacted and r.kinds == ("labelled_secret",), r.text
+    assert redact(r.text).text == r.text
+
+
 def test_crm_record_with_a_quoted_password_keeps_its_facts(make_services, db, tenant):
     services = make_services()
     ep, _ = services.ingest.append_episodes(tenant, [EpisodeIn(kind="json", occurred_at=T0, content=json.dumps(
