@@ -1,6 +1,7 @@
 """Episodes, entity resolution, schema, bad input, concurrency and tenant isolation on the real Neo4j."""
 from __future__ import annotations
 
+import functools
 import threading
 from datetime import datetime, timedelta, timezone
 
@@ -161,6 +162,14 @@ def test_schema_7_graph_is_migrated_to_8(db, settings, graph, tenant):
     assert graph.get_episode(tenant, later.id).user_id == "u1"
 
 
+def stored_terms(db, tenant: str) -> dict[str, tuple[str, str | None]]:
+    """Each searchable node's id -> (its text, its search_terms) in `tenant`."""
+    with db.driver.session(database=db.database) as s:
+        return {r["id"]: (r["text"], r["terms"]) for r in s.run(
+            "MATCH (n) WHERE (n:Fact OR n:Episode OR n:Entity) AND n.tenant_id = $t RETURN n.id AS id, "
+            "coalesce(n.statement, n.content, n.search_text) AS text, n.search_terms AS terms", t=tenant)}
+
+
 def test_schema_8_graph_gets_terms_of_curly_apostrophes_folded(db, settings, graph, tenant):
     """Before schema 9 a curly apostrophe split a word in stored terms ("O’Hara" was "o" and "hara"); queries now
     fold it to the straight one ("o'hara"), so start-up recomputes the terms of every searchable node whose text
@@ -182,10 +191,7 @@ def test_schema_8_graph_gets_terms_of_curly_apostrophes_folded(db, settings, gra
     recall = RecallService(db, graph)
 
     def terms():
-        with db.driver.session(database=db.database) as s:
-            return {r["id"]: (r["text"], r["terms"]) for r in s.run(
-                "MATCH (n) WHERE (n:Fact OR n:Episode OR n:Entity) AND n.tenant_id = $t RETURN n.id AS id, "
-                "coalesce(n.statement, n.content, n.search_text) AS text, n.search_terms AS terms", t=tenant)}
+        return stored_terms(db, tenant)
 
     def age():   # what a schema-8 graph holds: the old tokenizer split words at a curly apostrophe
         with db.driver.session(database=db.database) as s:
@@ -208,6 +214,55 @@ def test_schema_8_graph_gets_terms_of_curly_apostrophes_folded(db, settings, gra
     assert terms() == expected and found() == {"fact", "episode", "entity"}
     age()
     assert refold_search_terms(db, batch=1) >= 3 and terms() == expected   # one node a transaction, every one
+
+
+def test_schema_17_graph_gets_the_joined_terms_of_names_with_an_apostrophe(db, settings, graph, tenant):
+    """Since schema 18 a word with an inner apostrophe that is no English possessive or contraction is also indexed
+    without it ("O'Neil" as "o'neil" and "oneil"), so that "ONeil" finds it. Start-up recomputes the terms of the
+    searchable nodes whose text holds such a word (straight, curly or modifier-letter apostrophe), tenant by tenant
+    in batches; text without one ("Dana's car" included) is not read again."""
+    from graphmem.recall.models import SearchRequest
+    from graphmem.recall.service import RecallService
+    from graphmem.store.fulltext import INDEX_STOP_WORDS, search_terms, words
+    from graphmem.store.schema import JOINED, refold_search_terms
+
+    ep, _ = graph.append_episode(tenant, msg("Niamh O\u2019Neil knows Fionn Byrne"))
+    possessive, _ = graph.append_episode(tenant, msg("Dana's car isn't here"))
+    niamh, fionn = EntityRef(kind="Person", name="Niamh O'Neil"), EntityRef(kind="Person", name="Fionn Byrne")
+    graph.assert_facts(tenant, [FactIn(subject=niamh, predicate="KNOWS", object=fionn, episode_id=ep.id)])
+    recall = RecallService(db, graph)
+    terms = functools.partial(stored_terms, db, tenant)
+
+    def age():   # what a schema-17 graph holds: the words with an apostrophe only as they are written
+        with db.driver.session(database=db.database) as s:
+            for nid, (_, t) in terms().items():
+                s.run("MATCH (n {id: $id}) SET n.search_terms = $terms", id=nid,
+                      terms=" ".join(w for w in t.split() if not w.endswith("_oneil"))).consume()
+
+    def found():
+        return {h.kind for h in recall.search(tenant, SearchRequest(query="ONeil", k=10)).hits}
+
+    expected = terms()
+    assert found() == {"fact", "episode", "entity"}
+    age()
+    aged = terms()
+    assert aged != expected and aged[possessive.id] == expected[possessive.id]
+    assert found() == set()
+    db.execute("meta/set_schema", version=17, embedding_dimension=settings.embedding_dimension)
+    assert apply_schema(db, settings.embedding_dimension)["migrated"] is True
+    assert terms() == expected and found() == {"fact", "episode", "entity"}
+    age()
+    assert refold_search_terms(db, batch=1, pattern=JOINED) >= 3 and terms() == expected
+    with db.driver.session(database=db.database) as s:   # which text the migration reads again
+        read = {t: s.run("RETURN $t =~ $p AS m", t=t, p=JOINED).single()["m"] for t in (
+            "O'Neil", "o\u2019neil", "D\u02bcAngelo", "L'Or\u00e9al", "Dana's car", "don't", "we'll", "it\u2019s",
+            "O'S\u00e9", "no apostrophe", "rock 'n' roll")}
+    assert read == {"O'Neil": True, "o\u2019neil": True, "D\u02bcAngelo": True, "L'Or\u00e9al": True,
+                    "Dana's car": False, "don't": False, "we'll": False, "it\u2019s": False, "O'S\u00e9": True,
+                    "no apostrophe": False, "rock 'n' roll": False}, read
+    for text in read:   # every text whose terms gain a joined form is read again
+        gains = len(search_terms(tenant, text).split()) > len([w for w in words(text) if w not in INDEX_STOP_WORDS])
+        assert read[text] or not gains, text
 
 
 def test_search_folds_accents_fullwidth_letters_and_ligatures(db, settings, graph, tenant):

@@ -1,6 +1,8 @@
 // Schema migrations 8 -> 9 and 10 -> 11: the tenant's searchable nodes whose text holds a character outside ASCII
 // ($pattern matches such text), whose search_terms were computed before graphmem.store.fulltext.words folded curly
-// apostrophes (9) and accents, fullwidth letters and ligatures (11), with the text the terms are made from (a fact's
+// apostrophes (9) and accents, fullwidth letters and ligatures (11); 17 -> 18: those whose text holds a word with an
+// inner apostrophe ($pattern is graphmem.store.schema.JOINED), now also indexed without it (graphmem.store.fulltext.
+// forms). With the text the terms are made from (a fact's
 // statement, an episode's content, an entity's search_text). Read in one pass (Database.stream), in no particular
 // order. A node without search_terms (an episode kept out of search) is left alone.
 CALL () {

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from graphmem.store.fulltext import tenant_query, words as _tokens
+from graphmem.store.fulltext import forms, tenant_query, words as _tokens
 
 _SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/]|&&|\|\|)')
 
@@ -62,6 +62,7 @@ def fuzzy_query(text: str, tenant_id: str) -> str | None:
 
 
 def build_query(text: str, tenant_id: str) -> str | None:
-    """The whole Lucene query string for `text` in tenant `tenant_id`'s terms: its escaped `terms`, OR-ed
+    """The whole Lucene query string for `text` in tenant `tenant_id`'s terms: its escaped `terms`, each in its
+    `graphmem.store.fulltext.forms` ("O'Neil" as "o'neil" and "oneil", so that it finds a stored "ONeil"), OR-ed
     (`tenant_query`). None when `text` has no words."""
-    return tenant_query(tenant_id, [escape(t) for t in terms(text)])
+    return tenant_query(tenant_id, list(dict.fromkeys(escape(f) for t in terms(text) for f in forms(t))))

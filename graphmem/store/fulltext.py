@@ -2,7 +2,8 @@
 
 Every searchable node stores `search_terms`: the words of its text (a fact's statement, an episode's content, an
 entity's name and aliases; `words`, which queries share), folded (`fold`: case, accents on Latin and Greek letters,
-fullwidth forms, ligatures), Lucene's English stop words left out, each prefixed with its tenant's
+fullwidth forms, ligatures), Lucene's English stop words left out, a word with an inner apostrophe also without it
+(`forms`: "o'neil" and "oneil", not "dana's" and "danas"), each prefixed with its tenant's
 `tenant_prefix` ("t<digits>_"). The index's English analyzer still stems each term (Porter) and strips possessives;
 the prefix has no vowel, so Porter's measure, and hence the stem, is that of the bare word (except that a leading
 "y" now counts as a vowel; index and query terms go through the same analyzer, so they still match).
@@ -111,6 +112,22 @@ def _spaced(text: str) -> str:
                    and not (n := unicodedata.normalize("NFKC", c)).isdigit() and n != c else c for c in text)
 
 
+# An English possessive or contraction after an apostrophe ("dana's", "don't", "we'll", "i'm", "they've"): such a
+# word is not also indexed joined (`forms`).
+CLITIC = re.compile(r"'(?:s|t|d|m|ll|re|ve)$")
+
+
+def forms(word: str) -> list[str]:
+    """The terms one word token (`words`) stands for: itself, and for a word with an inner apostrophe that is no
+    English possessive or contraction (`CLITIC`) the word without it too: "o'neil" is "o'neil" and "oneil",
+    "d'angelo" also "dangelo"; "dana's" and "don't" are themselves only. Stored terms (`search_terms`) and queries
+    (`graphmem.recall.lucene.build_query`) take both, so a name written with or without its apostrophe ("O'Neil",
+    "O’Neil", "ONeil", "oneil") finds the other, as the name keys already resolve them alike."""
+    if "'" in word and not CLITIC.search(word):
+        return [word, word.replace("'", "")]
+    return [word]
+
+
 def words(text: str) -> list[str]:
     """Word tokens of `fold(text)` in order (letters and digits, with inner apostrophes: "dana's", "o'sullivan").
     The one tokenizer of stored terms (`search_terms`) and of queries (`graphmem.recall.lucene`)."""
@@ -118,9 +135,10 @@ def words(text: str) -> list[str]:
 
 
 def search_terms(tenant_id: str, text: str) -> str:
-    """The `search_terms` property for `text` of tenant `tenant_id` (see the module docstring)."""
+    """The `search_terms` property for `text` of tenant `tenant_id` (see the module docstring): each word's `forms`
+    ("O'Neil" is "t.._o'neil t.._oneil")."""
     prefix = tenant_prefix(tenant_id)
-    return " ".join(prefix + w for w in words(text) if w not in INDEX_STOP_WORDS)
+    return " ".join(prefix + f for w in words(text) if w not in INDEX_STOP_WORDS for f in forms(w))
 
 
 def tenant_query(tenant_id: str, terms: list[str]) -> str | None:

@@ -48,6 +48,10 @@ Version 17 records which episodes declared each entity attribute (`(Episode)-[:D
 that erasure strips what only erased episodes declared (and renames an entity whose name only they gave): an older
 graph's attributes count as declared by every episode
 that mentions their entity or that a fact about it came from (`backfill_declarations`).
+Version 18 also indexes a word with an inner apostrophe that is no English possessive or contraction without it
+(graphmem.store.fulltext.forms: "O'Neil" is "o'neil" and "oneil"), so that "ONeil" or "oneil" finds "O'Neil" as
+the name keys already resolve them alike: the searchable nodes whose text holds such a word (`JOINED`) get their
+search_terms again (`refold_search_terms`, as for version 9).
 """
 from __future__ import annotations
 
@@ -64,7 +68,7 @@ from graphmem.store.entities import alias_key
 from graphmem.store.fulltext import search_terms
 
 log = logging.getLogger(__name__)
-SCHEMA_VERSION = 17
+SCHEMA_VERSION = 18
 LEGACY_DECLARERS_CAP = 1000
 """Schema 17's migration records legacy attributes as declared by every episode that mentions their entity (or is
 the provenance of a fact about it), for entities with at most this many such episodes (`backfill_declarations`)."""
@@ -91,6 +95,12 @@ PERIODS = "(?s).*[.\\x{2024}\\x{FE52}\\x{FF0E}\\x{200B}].*"
 """A Java regular expression (Cypher's =~) matching text with a period (or a one-dot leader, small or fullwidth full
 stop, which NFKC makes one) or a zero-width space: the names and values whose keys `name_key` / `value_key` made
 otherwise before schema 16 (`graphmem.models.WORD_END`, `graphmem.models.ZWSP`)."""
+JOINED = ("(?s).*[\\p{L}\\p{N}\\p{M}]['\\x{2019}\\x{2018}\\x{02BC}\\x{FF07}]"
+          "(?!(?i:s|t|d|m|ll|re|ve)(?![\\p{L}\\p{N}\\p{M}]))[\\p{L}\\p{N}].*")
+"""A Java regular expression (Cypher's =~) matching text with a letter or digit, an apostrophe (straight, curly,
+modifier letter or fullwidth: what `graphmem.store.fulltext.fold` makes "'") and a letter or digit that does not
+start an English possessive or contraction ("'s", "'t", "'ll", ...: `graphmem.store.fulltext.CLITIC`): the text
+whose terms gained a joined form in schema 18 ("O'Neil"; not "Dana's car" or "don't")."""
 
 
 def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict:
@@ -177,6 +187,9 @@ def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict
     if recorded and (recorded["version"] or 1) < 17:  # who declared each entity attribute (erasure strips them)
         backfill_declarations(db)
         migrated = True
+    if recorded and (recorded["version"] or 1) < 18:  # words with an apostrophe also indexed without it
+        refold_search_terms(db, pattern=JOINED)
+        migrated = True
     db.execute("meta/set_schema", version=SCHEMA_VERSION, embedding_dimension=dimension)
     return {"version": SCHEMA_VERSION, "embedding_dimension": dimension, "migrated": migrated}
 
@@ -208,16 +221,18 @@ def _batches(rows: Iterable[dict], size: int) -> Iterator[list[dict]]:
         yield chunk
 
 
-def refold_search_terms(db: Database, batch: int = BACKFILL_BATCH) -> int:
-    """Recompute `search_terms` of the searchable nodes whose text holds a character outside ASCII (`NON_ASCII`),
-    whose terms were made before `graphmem.store.fulltext.words` folded curly apostrophes (schema 8 -> 9) and
-    accents, fullwidth letters and ligatures (10 -> 11): each tenant's such nodes read in one pass
-    (`meta/refold_terms`, `Database.stream`), written `batch` per transaction; safe to re-run after an interruption
-    (the terms come out the same). Returns the number of nodes updated."""
+def refold_search_terms(db: Database, batch: int = BACKFILL_BATCH, *, pattern: str = NON_ASCII) -> int:
+    """Recompute `search_terms` of the searchable nodes whose text matches `pattern` (a Java regular expression):
+    by default text with a character outside ASCII (`NON_ASCII`), whose terms were made before
+    `graphmem.store.fulltext.words` folded curly apostrophes (schema 8 -> 9) and accents, fullwidth letters and
+    ligatures (10 -> 11); `JOINED`, text with a word whose apostrophe `graphmem.store.fulltext.forms` now also drops
+    (17 -> 18). Each tenant's such nodes read in one pass (`meta/refold_terms`, `Database.stream`), written `batch`
+    per transaction; safe to re-run after an interruption (the terms come out the same). Returns the number of nodes
+    updated."""
     done = 0
-    for row in db.rows("meta/refold_terms_tenants", pattern=NON_ASCII):
+    for row in db.rows("meta/refold_terms_tenants", pattern=pattern):
         tenant = row["tenant_id"]
-        for nodes in _batches(db.stream("meta/refold_terms", tenant_id=tenant, pattern=NON_ASCII), batch):
+        for nodes in _batches(db.stream("meta/refold_terms", tenant_id=tenant, pattern=pattern), batch):
             done += db.execute("meta/set_search_terms", tenant_id=tenant, rows=[
                 {"eid": n["eid"], "terms": search_terms(tenant, n["text"])} for n in nodes])[0]["updated"]
     return done
