@@ -84,6 +84,22 @@ def test_an_unquoted_secret_runs_to_whitespace_commas_included(text, redacted):
     assert redact(r.text).text == r.text
 
 
+@pytest.mark.parametrize("text,redacted", [
+    ("password: it'sme,x9 ok", "password: [REDACTED:labelled_secret] ok"),
+    ('pwd=ab"cd ok', "pwd=[REDACTED:labelled_secret] ok"),
+    ("token is x'y'z9 ok", "token is [REDACTED:labelled_secret] ok"),
+    # a quote that ends the value closes the text around it, and stays
+    ("'password: hunter2' he said", "'password: [REDACTED:labelled_secret]' he said"),
+    ('{"note":"password: abc9","x":1}', '{"note":"password: [REDACTED:labelled_secret]","x":1}'),
+])
+def test_a_quote_inside_an_unquoted_secret_is_part_of_it(text, redacted):
+    """A quote between two letters or digits of an unquoted secret is part of it: "password: it'sme,x9" was kept
+    whole (the value stopped at the apostrophe, and "it" is too short to be one), and "pwd=ab\"cd" kept "cd"."""
+    r = redact(text)
+    assert r.text == redacted and r.kinds == ("labelled_secret",), r.text
+    assert redact(r.text).text == r.text
+
+
 def test_crm_record_with_a_quoted_password_keeps_its_facts(make_services, db, tenant):
     services = make_services()
     ep, _ = services.ingest.append_episodes(tenant, [EpisodeIn(kind="json", occurred_at=T0, content=json.dumps(

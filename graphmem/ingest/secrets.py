@@ -10,8 +10,9 @@ returns or logs the secret itself. Patterns (sources):
   Google `AIza` + 35;
 - labelled secrets: "password: x", "api_key=x", "token is x" (the label stays, the value goes; a quoted value,
   `password: "two words"` or a JSON string's `"pwd": "a\\"b"`, up to its closing quote; an unquoted one up to
-  whitespace or a quote, commas and semicolons inside it included, "password: hunter2,xyz9", a final one left as
-  punctuation, "password is hunter2, and");
+  whitespace, with the commas, semicolons and quotes inside it, "password: hunter2,xyz9", "pwd=it'sme"; a final
+  comma or semicolon is left as punctuation, "password is hunter2, and", and a quote not between two letters or
+  digits as the text's own, "'password: x' he said");
 - payment card numbers: 13-19 digits (ISO/IEC 7812) that pass the Luhn check (ISO/IEC 7812-1 Annex B).
 """
 from __future__ import annotations
@@ -32,9 +33,11 @@ _LABEL_WORD = (r"(?:password|passwd|pwd|passphrase|passcode|pin code|api[ _-]?ke
                r"access[ _-]?token|auth[ _-]?token|refresh[ _-]?token|client[ _-]?secret|private[ _-]?key|token)")
 _LABEL = r"\b" + _LABEL_WORD + r"\b[\"']?\s*(?:is|was|=|:|:=)\s*"
 _SECRET_KEY = re.compile(r"(?i)\s*" + _LABEL_WORD + r"\s*")
-# An unquoted value runs to whitespace or a quote: a comma or semicolon inside it is part of it ("hunter2,xyz9"), one
-# that ends it is punctuation ("is hunter2, and", `{"pwd":1234,"a":1}`). `\x`: one escape, never split.
-_LABELLED = re.compile(r"(?i)(" + _LABEL + r"[\"']?)((?:\\\S|[^\s\"'\\]){3,}(?<![,;]))")
+# An unquoted value runs to whitespace: a comma or semicolon inside it is part of it ("hunter2,xyz9"), one that ends
+# it is punctuation ("is hunter2, and", `{"pwd":1234,"a":1}`); a quote between two letters or digits is part of it
+# ("it'sme"), another one closes the text around it ("'password: x' he said", `{"a":"pwd: x"}`, `1234,"a"`).
+# `\x`: one escape, never split.
+_LABELLED = re.compile(r"(?i)(" + _LABEL + r"[\"']?)((?:\\\S|[^\s\"'\\]|(?<=[^\W_])[\"'](?=[^\W_])){3,}(?<![,;]))")
 # A value in quotes (`"...`, `'...'`, or `\"...\"` inside a JSON string) runs to its closing quote, spaces, commas
 # and escaped quotes included: the value group is 3, the quote group 2.
 _LABELLED_QUOTED = re.compile(r"(?i)(" + _LABEL + r"(\\?[\"']))((?:(?!\2)(?:\\.|[^\\\r\n])){3,})(?=\2)")
