@@ -109,7 +109,8 @@ def test_a_quarter_half_or_part_of_a_year_is_its_start(text, start):
         assert resolve_time(text, reference) == datetime(*start, tzinfo=UTC), (text, reference)
 
 
-@pytest.mark.parametrize("text", ["Q5 2023", "Q0 2023", "mid-ish 2022", "sometime"])
+@pytest.mark.parametrize("text", ["Q5 2023", "Q0 2023", "mid-ish 2022", "sometime", "H3 2022", "X3 2022",
+                                  "B2 2022", "since 5Q 2021"])
 def test_an_unreadable_period_is_still_unreadable(text):
     with pytest.raises(ValueError):
         resolve_time(text, WED)
@@ -117,24 +118,27 @@ def test_an_unreadable_period_is_still_unreadable(text):
 
 def test_extracted_quarters_and_parts_of_years_are_stored_from_their_start(llm_services, fake_llm, tenant):
     """End to end: the LLM's "Q3 2023" and "mid-2022" become the facts' starts (2023-07-01, 2022-07-01); an
-    unreadable date is still refused alone as `invalid_date` on the fact's `valid_from`."""
+    unreadable date is still refused alone as `invalid_date`, on the field that holds it."""
     reply = {"entities": [*GOOD["entities"], {"ref": "e3", "kind": "Person", "name": "Sam Ortiz"}],
              "facts": [{"subject": "e1", "predicate": "WORKS_AT", "object": "e2", "valid_from": "Q3 2023",
                         "confidence": 0.9},
                        {"subject": "e1", "predicate": "HAS_TITLE", "value": "Buyer", "valid_from": "mid-2022",
                         "valid_to": "late 2023", "confidence": 0.9},
                        {"subject": "e1", "predicate": "REPORTS_TO", "object": "e3", "valid_from": "mid-ish 2022",
-                        "confidence": 0.9}]}
+                        "confidence": 0.9},
+                       {"subject": "e3", "predicate": "WORKS_AT", "object": "e2", "valid_from": "2023-01-01",
+                        "valid_to": "Q5 2023", "confidence": 0.9}]}
     ep, job = extract_one(llm_services, fake_llm, tenant, reply)
-    assert job.status == "done" and (job.facts_asserted, job.facts_refused) == (2, 1), job
+    assert job.status == "done" and (job.facts_asserted, job.facts_refused) == (2, 2), job
     [dana] = llm_services.graph.find_entities(tenant, "Dana Reyes", "Person")
     facts = {f.predicate: f for f in llm_services.graph.facts_about(tenant, dana.id, as_of=datetime(2023, 8, 1,
                                                                                                     tzinfo=UTC))}
     assert facts["WORKS_AT"].valid_from == datetime(2023, 7, 1, tzinfo=UTC), facts["WORKS_AT"]
     assert (facts["HAS_TITLE"].valid_from, facts["HAS_TITLE"].valid_to) == (
         datetime(2022, 7, 1, tzinfo=UTC), datetime(2023, 10, 1, tzinfo=UTC)), facts["HAS_TITLE"]
-    [refused] = [r for r in llm_services.ingest.list_refusals(tenant) if r.episode_id == ep.id]
-    assert (refused.reason, refused.field) == ("invalid_date", "extraction.facts[2].valid_from"), refused
+    refused = sorted((r.reason, r.field) for r in llm_services.ingest.list_refusals(tenant) if r.episode_id == ep.id)
+    assert refused == [("invalid_date", "extraction.facts[2].valid_from"),
+                       ("invalid_date", "extraction.facts[3].valid_to")], refused
 
 
 def test_extraction_end_to_end_with_policy_and_usage(llm_services, fake_llm, tenant):

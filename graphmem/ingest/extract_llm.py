@@ -96,6 +96,9 @@ _PERIODS = [(re.compile(r"(?i)(?:in\s+)?" + pattern), first_month) for pattern, 
     (r"h(?P<n>[12])[\s/-]*(?P<y>\d{4})", _half), (r"(?P<y>\d{4})[\s/-]*h(?P<n>[12])", _half),
     (r"(?P<n>early|mid|late)[\s-]*(?P<y>\d{4})", _PART_OF_YEAR.__getitem__))]
 """A part of a year as (its pattern, with `n` the part and `y` the year; the month the part starts in, 1-12)."""
+_CODE = re.compile(r"(?i)\b(?:[a-z]\d{1,2}|\d[a-z])\b")
+"""A letter-and-digit code that no date contains ("H3", "X3", "5Q"): dateparser would read "H3 2022" as March 2022,
+so such a phrase is unreadable (a quarter or a half is read by `_PERIODS` first)."""
 
 
 def resolve_time(text: str | None, reference: datetime) -> datetime | None:
@@ -114,7 +117,7 @@ def resolve_time(text: str | None, reference: datetime) -> datetime | None:
     time's month plus a few in 2023, and "H2 2022" as 2022-02-01).
 
     Returns None for None, "", "null", "none", "now", "present". Raises `ValueError` if unreadable (also "Q5 2023",
-    "mid-ish 2022"), or outside years 1-9999 once in UTC."""
+    "mid-ish 2022", and a letter-and-digit code dateparser would guess at, "H3 2022": `_CODE`), or outside years 1-9999 once in UTC."""
     if text is None or not text.strip() or text.strip().lower() in ("null", "none", "now", "present"):
         return None
     s = text.strip()
@@ -133,6 +136,8 @@ def resolve_time(text: str | None, reference: datetime) -> datetime | None:
         part = pattern.fullmatch(phrase)
         if part:
             return datetime(int(part["y"]), first_month(part["n"].lower()), 1, tzinfo=UTC)
+    if _CODE.search(phrase):
+        raise ValueError(f"cannot read {s!r} as a date")
     try:
         got = dateparser.parse(phrase, settings={
             "RELATIVE_BASE": reference.astimezone(UTC).replace(tzinfo=None), "PREFER_DATES_FROM": "past",
@@ -270,9 +275,13 @@ class LLMExtractor:
                 continue
             try:
                 vf = resolve_time(f.valid_from, episode.occurred_at)
-                vt = resolve_time(f.valid_to, episode.occurred_at)
             except ValueError:
                 refuse("invalid_date", "valid_from", "a date could not be read")
+                continue
+            try:
+                vt = resolve_time(f.valid_to, episode.occurred_at)
+            except ValueError:
+                refuse("invalid_date", "valid_to", "a date could not be read")
                 continue
             # "Dana left Acme in March": the stored fact ends then (a prompt without that rule: valid from the
             # reference time)
