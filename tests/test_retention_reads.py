@@ -272,3 +272,56 @@ def test_a_fact_cannot_cite_an_episode_past_its_retention(make_context, services
     assert graph.session_episodes(tenant, "s1") == before
     hits = agent.post("/v1/search", json={"query": "Ana lost another parcel", "k": 50}).json()["hits"]
     assert hits and not [h for h in hits if "another" in h["text"]], hits
+
+
+def test_refusals_and_jobs_of_an_episode_past_retention_are_gone_from_every_read(make_context, services, db,
+                                                                                 client_for, tenant):
+    """Found by a helper: `GET /v1/refusals`, the refusals of a user's export (and of `GET /v1/memories/candidates`)
+    and `GET /v1/jobs/{episode_id}` (and `GET /v1/jobs/failed`) still showed the refusals and the job of an episode
+    of a session idle past its TTL (and of an episode past its own retention), while `GET /v1/episodes/{id}`
+    answered 404 and the sweep would delete them. They are gone from those reads at once too; the job is the 404 of
+    an episode that does not exist, and a retry of it is that 404 too, re-queuing nothing."""
+    agent, admin = client_for(tenant, "agent"), client_for("admin", "admin")
+    assert admin.put(f"/v1/admin/tenants/{tenant}/retention", json={"session_ttl_days": 1}).status_code == 200
+    ctx = make_context()
+    for sid, key in (("idle", "i1"), ("own", "o1"), ("live", "l1")):
+        ctx.append_turn(tenant, sid, say(key, "u1", f"My parcel from the {sid} chat never arrived"))
+    [idle], [own], [live] = (services.graph.session_episodes(tenant, s) for s in ("idle", "own", "live"))
+    for ep in (idle, own, live):      # a secret in a fact is refused and recorded against its episode
+        r = agent.post("/v1/facts", json={"facts": [{"subject": {"kind": "Person", "name": "Ana"},
+                                                     "predicate": "OBSERVED", "episode_id": ep.id,
+                                                     "value": "Ana said my password is hunter22!"}]})
+        assert r.status_code == 200 and r.json()["outcomes"][0]["action"] == "rejected", r.text
+
+    def shown() -> dict[str, set[str]]:
+        listed = agent.get("/v1/refusals", params={"limit": 200})
+        export = agent.get("/v1/memories/export", params={"user_id": "u1"})
+        cands = agent.get("/v1/memories/candidates", params={"user_id": "u1"})
+        assert listed.status_code == export.status_code == cands.status_code == 200
+        return {"list": {r["episode_id"] for r in listed.json()["items"]},
+                "export": {r["episode_id"] for r in export.json()["refusals"]},
+                "candidates": {r["episode_id"] for r in cands.json()["refusals"]},
+                "jobs": {ep.id for ep in (idle, own, live) if agent.get(f"/v1/jobs/{ep.id}").status_code == 200},
+                "failed": {j["episode_id"] for j in agent.get("/v1/jobs/failed").json()["items"]}}
+
+    everything = {idle.id, own.id, live.id}
+    with db.driver.session() as s:      # their extraction failed (test-only raw write)
+        s.run("MATCH (e:Episode) WHERE e.id IN $ids SET e.extraction_status = 'failed'", ids=list(everything))
+    assert shown() == {"list": everything, "export": everything, "candidates": everything, "jobs": everything,
+                       "failed": everything}
+    with db.driver.session() as s:      # three days of idleness for "idle" (test-only raw write)
+        s.run("MATCH (x:Session {tenant_id: $t, id: 'idle'}) SET x.last_active_at = x.last_active_at - "
+              "duration({days: 3}), x.retain_until = x.retain_until - duration({days: 3})", t=tenant)
+    _expire(db, own.id)
+
+    for ep in (idle, own):
+        assert agent.get(f"/v1/episodes/{ep.id}").status_code == 404
+        job = agent.get(f"/v1/jobs/{ep.id}")
+        assert job.status_code == 404 and job.json()["field"] == "episode_id", job.text
+        retry = agent.post(f"/v1/jobs/{ep.id}/retry")      # nor re-queued, which the 404 would hide
+        assert retry.status_code == 404 and retry.json()["field"] == "episode_id", retry.text
+    assert shown() == {"list": {live.id}, "export": {live.id}, "candidates": {live.id}, "jobs": {live.id},
+                       "failed": {live.id}}
+    with db.driver.session() as s:
+        assert s.run("MATCH (e:Episode) WHERE e.id IN $ids RETURN collect(DISTINCT e.extraction_status) AS st",
+                     ids=[idle.id, own.id]).single()["st"] == ["failed"]

@@ -3,7 +3,8 @@
 // every read, it leaves out what is past retention at $now before the sweeper removes it: expired episodes, and
 // summaries built on one or revising one that is (their text carries it forward; as a window does,
 // cypher/sessions/window_state), and sessions past their retention (retain_until: idle longer than the tenant's
-// session_ttl_days) with their episodes, pins and summaries.
+// session_ttl_days) with their episodes, pins and summaries, and the refusals of every episode left out
+// (policy/list reads them the same way).
 CALL () {
   UNWIND $episode_ids AS eid
   MATCH (e:Episode {id: eid})
@@ -32,8 +33,20 @@ CALL () {
 }
 CALL () {
   OPTIONAL MATCH (r:Refusal {tenant_id: $tenant_id})
-  WHERE r.episode_id IN $episode_ids
-     OR EXISTS { MATCH (r)--(e:Episode) WHERE e.tenant_id = $tenant_id AND e.id IN $episode_ids }
+  WHERE (r.episode_id IN $episode_ids
+         OR EXISTS { MATCH (r)--(e:Episode) WHERE e.tenant_id = $tenant_id AND e.id IN $episode_ids })
+    AND NOT EXISTS {
+      MATCH (e:Episode {id: r.episode_id})
+      WHERE e.tenant_id = $tenant_id
+        AND (e.retain_until <= $now
+             OR EXISTS { MATCH (ss:Session {tenant_id: $tenant_id, id: e.session_id}) WHERE ss.retain_until <= $now })
+    }
+    AND NOT EXISTS {
+      MATCH (r)--(e:Episode)
+      WHERE e.tenant_id = $tenant_id
+        AND (e.retain_until <= $now
+             OR EXISTS { MATCH (ss:Session {tenant_id: $tenant_id, id: e.session_id}) WHERE ss.retain_until <= $now })
+    }
   WITH r ORDER BY r.created_at DESC, r.id
   RETURN collect(r {.*, embedding: null, search_terms: null}) AS refusals
 }

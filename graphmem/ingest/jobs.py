@@ -146,16 +146,19 @@ def renew(db: Database, tenant_id: str, claims: list[Claim], lease_s: float) -> 
 
 
 def get(db: Database, tenant_id: str, episode_id: str) -> Job:
-    """The job of episode `episode_id`; `NotFound` if the tenant has no such episode."""
-    row = db.one("jobs/get", tenant_id=tenant_id, id=episode_id)
+    """The job of episode `episode_id`; `NotFound` (field `episode_id`) if the tenant has no such episode, or it is
+    past retention (its own, or its session's idle TTL), as every read of the episode answers."""
+    row = db.one("jobs/get", tenant_id=tenant_id, id=episode_id, now=utcnow())
     if row is None:
         raise NotFound(f"no extraction job for episode {episode_id!r}", field="episode_id")
     return Job.from_row(row["job"])
 
 
 def failed(db: Database, tenant_id: str, offset: int = 0, limit: int = 50) -> list[Job]:
-    """Failed and dead-lettered jobs, most recent first."""
-    return [Job.from_row(r["job"]) for r in db.rows("jobs/failed", tenant_id=tenant_id, offset=offset, limit=limit)]
+    """Failed and dead-lettered jobs, most recent first; none of an episode past retention (its own, or its
+    session's idle TTL)."""
+    return [Job.from_row(r["job"]) for r in db.rows("jobs/failed", tenant_id=tenant_id, offset=offset, limit=limit,
+                                                    now=utcnow())]
 
 
 EXPLICIT_FACTS = "explicit facts"
@@ -164,8 +167,9 @@ nothing to extract from it, so it is never retried."""
 
 
 def retry(db: Database, tenant_id: str, episode_id: str) -> Job:
-    """Re-queue a failed, dead or skipped job with a fresh attempt budget. `NotFound`; `Conflict` if it is
-    pending, running or done, or is the record of explicit facts (`EXPLICIT_FACTS`)."""
+    """Re-queue a failed, dead or skipped job with a fresh attempt budget. `NotFound` (field `episode_id`: no such
+    episode, or one past retention, which stays as it is); `Conflict` if it is pending, running or done, or is the
+    record of explicit facts (`EXPLICIT_FACTS`)."""
     if not db.execute("jobs/retry", tenant_id=tenant_id, id=episode_id, now=utcnow(), explicit=EXPLICIT_FACTS):
         job = get(db, tenant_id, episode_id)
         if job.status == "skipped" and job.reason == EXPLICIT_FACTS:

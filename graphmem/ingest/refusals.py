@@ -55,5 +55,7 @@ def record_tx(tx: Tx, tenant_id: str, refusals: list[PolicyRefusal], scope: str 
 
 
 def list_(db: Database, tenant_id: str, offset: int = 0, limit: int = 50) -> list[Refusal]:
-    """The tenant's refusals, newest first."""
-    return [Refusal(**r["refusal"]) for r in db.rows("policy/list", tenant_id=tenant_id, offset=offset, limit=limit)]
+    """The tenant's refusals, newest first (`offset`/`limit` count refusals); none of an episode past retention (its
+    own, or its session's idle TTL), as every read leaves the episode out before the sweeper removes both."""
+    return [Refusal(**r["refusal"]) for r in db.rows("policy/list", tenant_id=tenant_id, offset=offset, limit=limit,
+                                                     now=utcnow())]
