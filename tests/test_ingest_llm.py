@@ -328,6 +328,61 @@ def test_an_inferred_end_does_not_end_what_a_user_stated(llm_services, fake_llm,
     assert "user_explicit" in refused.detail, refused
 
 
+def test_a_restatement_committed_while_an_end_is_applied_is_not_ended(llm_services, fake_llm, tenant, monkeypatch):
+    """Found by a helper: `_end` checked that the fact it ends was not stated by a user or a system before
+    `retract` took the subject's lock, so a user's restatement committing in between (it makes the inferred fact
+    the user's: `strengthen`) was ended all the same. Reproduced deterministically: the restatement runs, in its
+    own transaction, when the extraction's transaction calls `retract`, and commits before it goes on. (The
+    extraction locks an entity when it first links its episode to it, `episodes/mention`; here the episode already
+    mentions Dana and Acme, as when an agent sent explicit facts citing it before the worker extracted it, so
+    nothing but the retraction's own lock keeps the restatement out.) The check now runs under that lock: the end
+    is refused as `temporal_rule`, and the user's fact stays current."""
+    import threading
+
+    from graphmem.models import EntityRef, FactIn
+    from graphmem.store import facts as fact_store
+    graph = llm_services.graph
+    _, works = dana_at_acme(llm_services, tenant, "inferred")
+    dana, acme = EntityRef(kind="Person", name="Dana Reyes"), EntityRef(kind="Organization", name="Acme")
+    ep = append(llm_services, tenant, text="Dana left Acme in March 2024.")
+    graph.assert_facts(tenant, [FactIn(subject=who, predicate="OBSERVED", value=f"{who.name} was named",
+                                       episode_id=ep.id) for who in (dana, acme)])
+    said, _ = graph.append_episode(tenant, EpisodeIn(content="I work at Acme", occurred_at=WED),
+                                   extraction_status="skipped", extraction_reason="explicit facts")
+    restated: list = []
+    committed = threading.Event()
+
+    def restate():
+        restated.extend(graph.assert_facts(tenant, [FactIn(
+            subject=dana, predicate="WORKS_AT", object=acme, source="user_explicit",
+            valid_from=datetime(2023, 1, 1, tzinfo=UTC), episode_id=said.id)]))
+        committed.set()
+
+    real_retract = fact_store.retract
+
+    def retract_after_a_restatement(*args, **kwargs):
+        if not restated:      # once: the driver may run the transaction again
+            threading.Thread(target=restate, daemon=True).start()
+            assert committed.wait(60), "the restatement waited for the extraction's lock: no race to reproduce"
+        return real_retract(*args, **kwargs)
+
+    monkeypatch.setattr(fact_store, "retract", retract_after_a_restatement)
+    fake_llm.script(PATH, ok({"entities": [{"ref": "e1", "kind": "Person", "name": "Dana Reyes"},
+                                           {"ref": "e2", "kind": "Organization", "name": "Acme"}],
+                              "facts": [{"subject": "e1", "predicate": "WORKS_AT", "object": "e2", "valid_from": None,
+                                         "valid_to": "March 2024", "confidence": 0.9}]}))
+    run(llm_services, tenant)
+    job = llm_services.ingest.job_status(tenant, ep.id)
+
+    assert [o.action for o in restated] == ["duplicate"] and restated[0].fact_id == works.fact_id, restated
+    fact = graph.get_fact(tenant, works.fact_id)
+    assert (fact.status, fact.valid_to, fact.source) == ("current", None, "user_explicit"), fact
+    assert job.status == "done" and (job.facts_refused, job.facts_retracted) == (1, 0), job
+    [refused] = [r for r in llm_services.ingest.list_refusals(tenant) if r.episode_id == ep.id]
+    assert (refused.reason, refused.field) == ("temporal_rule", "extraction.facts[0]"), refused
+    assert "user_explicit" in refused.detail, refused
+
+
 def test_the_earlier_prompt_keeps_its_reading_of_an_end_without_a_start(make_services, fake_llm, tenant):
     """`extract_v1` is kept as it was, and so is how its replies read: a `valid_to` with no `valid_from` is a fact
     from the reference time until then ("Dana is at Globex until June": null = at the reference time), not an end

@@ -81,7 +81,6 @@ from graphmem.store import Database
 from graphmem.store import entities as entity_store
 from graphmem.store import facts as fact_store
 from graphmem.store.db import Tx
-from graphmem.temporal import SOURCE_RANK
 from graphmem.timeutil import utcnow
 
 
@@ -265,7 +264,8 @@ def _end(tx: Tx, tenant: str, fact: FactIn, index: int, ontology: Ontology, sett
     as provenance with role retraction and the fact's source; a symmetric predicate's pair both ways). Returns a
     "retracted" outcome naming the closed fact, or a "rejected" one (a `temporal_rule` refusal) when that fact's
     source ranks above the end's (`graphmem.temporal.SOURCE_RANK`: an inferred end does not close what a user or a
-    system stated). Raises `NoCurrentFact` (field `extraction.facts[index]`) when no such
+    system stated), judged by `retract` under the subjects' locks (`keep_stronger`), so a user's restatement
+    committed while this transaction ran counts. Raises `NoCurrentFact` (field `extraction.facts[index]`) when no such
     fact is valid then, and `InvalidInput`/`NotFound` from entity resolution: either refuses this end alone (the
     transaction runs again without it, so nothing of it stays, not even its entities)."""
     field = f"extraction.facts[{index}]"
@@ -274,18 +274,14 @@ def _end(tx: Tx, tenant: str, fact: FactIn, index: int, ontology: Ontology, sett
     briefs = entity_store.resolve(tx, tenant, refs, settings, [f"{field}.subject", f"{field}.object"][:len(refs)],
                                   namesakes="owner", episodes=[fact.episode_id] * len(refs))
     key = f"e:{briefs[1].id}" if fact.object is not None else f"v:{fact_store.value_key(fact.value)}"
-    # the facts the retraction would close: the pair's, and a symmetric predicate's pair stored the other way round
-    ends = {(briefs[0].id, key)} | ({(briefs[1].id, f"e:{briefs[0].id}")} if p.symmetric and fact.object else set())
-    for held in fact_store.about_all(tx, tenant, briefs[0].id, fact.valid_to, p.name):
-        held_key = f"e:{held.object_id}" if held.object_id else f"v:{fact_store.value_key(held.value)}"
-        if (held.subject_id, held_key) in ends and SOURCE_RANK[fact.source] < SOURCE_RANK[held.source]:
-            # explicit beats inferred (DESIGN.md, "Temporal rules"): an inferred end does not close what a user or
-            # a system stated
-            return AssertOutcome(action="rejected", fact_id=held.id,
-                                 reason=f"an inferred end may not end a {held.source} fact ({held.id})")
     try:
         closed = fact_store.retract(tx, tenant, briefs[0].id, p.name, fact.valid_to, fact.episode_id, key,
-                                    source=fact.source, symmetric=p.symmetric)
+                                    source=fact.source, symmetric=p.symmetric, keep_stronger=True)
+    except fact_store.Outranked as held:
+        # explicit beats inferred (DESIGN.md, "Temporal rules"): an inferred end does not close what a user or a
+        # system stated; decided under the subjects' locks, which a restatement of the fact also takes
+        return AssertOutcome(action="rejected", fact_id=held.fact_id,
+                             reason=f"an inferred end may not end a {held.source} fact ({held.fact_id})")
     except NotFound:
         raise NoCurrentFact(f"no {p.name} fact of this subject with this {'object' if fact.object else 'value'} is "
                             f"valid at {fact.valid_to.isoformat()} to end", field=field) from None

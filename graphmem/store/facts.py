@@ -24,7 +24,7 @@ from graphmem.settings import Settings
 from graphmem.store import entities
 from graphmem.store.db import EntityGone, Tx, tenant_token
 from graphmem.store.fulltext import search_terms
-from graphmem.temporal import Assertion, Decision, TimelineFact, decide
+from graphmem.temporal import SOURCE_RANK, Assertion, Decision, TimelineFact, decide
 from graphmem.timeutil import utcnow
 
 
@@ -293,13 +293,27 @@ def about_all(tx: Tx, tenant_id: str, entity_id: str, at: datetime, predicate: s
             return out
 
 
+class Outranked(Exception):
+    """`retract(..., keep_stronger=True)` found, under the subjects' locks, a fact to close whose source ranks above
+    the retraction's (`graphmem.temporal.SOURCE_RANK`); nothing was closed. `fact_id` and `source` name that fact
+    and its source."""
+
+    def __init__(self, fact_id: str, source: str):
+        super().__init__(f"fact {fact_id} was stated by a {source} source")
+        self.fact_id, self.source = fact_id, source
+
+
 def retract(tx: Tx, tenant_id: str, subject_id: str, predicate: str, at: datetime, episode_id: str,
-            object_key: str | None = None, source: str = "user_explicit", symmetric: bool = False) -> list[str]:
+            object_key: str | None = None, source: str = "user_explicit", symmetric: bool = False,
+            keep_stronger: bool = False) -> list[str]:
     """Close the facts of (subject, predicate[, object]) valid at `at`, with status `retracted` and the episode as
     provenance (role `retraction`). Nothing is deleted. For a `symmetric` predicate (KNOWS) the pair's facts stored
     the other way round are closed too ("Dana no longer knows Frank" closes "Frank knows Dana"); for their subject
     that is a retraction of one value, not of the whole predicate. Returns the closed fact ids; `NotFound` if none
-    was valid (field `value` or `object_id` when `object_key` was given, else `predicate`)."""
+    was valid (field `value` or `object_id` when `object_key` was given, else `predicate`). With `keep_stronger`,
+    `Outranked` if one of them has a source ranking above `source` (an inferred end does not close what a user or
+    a system stated), decided under the subjects' locks, so a restatement committed before them counts; then
+    nothing is closed."""
     targets: list[tuple[str, str | None]] = [(subject_id, object_key)]
     if symmetric and object_key is None:
         targets += sorted({(f.subject_id, f"e:{subject_id}")
@@ -310,15 +324,19 @@ def retract(tx: Tx, tenant_id: str, subject_id: str, predicate: str, at: datetim
     tx.rows("facts/lock_subjects", tenant_id=tenant_id, ids=ids)
     rows = tx.rows("facts/timelines", tenant_id=tenant_id,
                    pairs=[{"subject_id": s, "predicate": predicate} for s in ids])
-    hit = [(r["id"], r["subject_id"] != subject_id or object_key is not None) for r in rows
-           if any(r["subject_id"] == s and (k is None or r["object_key"] == k) for s, k in targets)
-           and from_us(r["valid_from_us"]) <= at and (r["valid_to_us"] is None or from_us(r["valid_to_us"]) > at)]
+    rows = [r for r in rows
+            if any(r["subject_id"] == s and (k is None or r["object_key"] == k) for s, k in targets)
+            and from_us(r["valid_from_us"]) <= at and (r["valid_to_us"] is None or from_us(r["valid_to_us"]) > at)]
+    hit = [(r["id"], r["subject_id"] != subject_id or object_key is not None) for r in rows]
     if not hit and object_key is not None:   # the fact may be there with another value: name what did not match
         field, what = ("value", "value") if object_key.startswith("v:") else ("object_id", "object")
         raise NotFound(f"{field}: no {predicate} fact with this {what} valid at {at.isoformat()} to retract",
                        field=field)
     if not hit:
         raise NotFound(f"no {predicate} fact valid at {at.isoformat()} to retract", field="predicate")
+    stronger = [r for r in rows if keep_stronger and SOURCE_RANK[r["source"]] > SOURCE_RANK[source]]
+    if stronger:
+        raise Outranked(stronger[0]["id"], stronger[0]["source"])
     now = utcnow()
     tx.run("facts/close_batch", tenant_id=tenant_id, now=now,
            rows=[{"id": fid, "valid_to": iso(at), "status": "retracted", "value_retraction": one_value}
