@@ -20,7 +20,7 @@ from api import problems
 from api.middleware import RequestContext
 from api.routes import ROUTERS
 from graphmem import ops
-from graphmem.errors import Unavailable
+from graphmem.errors import QueryTimedOut, Unavailable
 from graphmem.services import Services
 from graphmem.settings import Settings, get_settings
 
@@ -131,7 +131,7 @@ def warm_up(services: Services, timeout_s: float) -> WarmUp:
     return status
 
 
-def keep_warm(services: Services, interval_s: float) -> Callable[[], None]:
+def keep_warm(services: Services, interval_s: float, query_timeout_s: float | None = None) -> Callable[[], None]:
     """Run the warm-up reads (`graphmem.ops.warm_up`) again every `interval_s` seconds in a background thread; returns
     the function that stops it. Neo4j replans a cached plan once the statistics it was made from have changed by
     more than `dbms.cypher.statistics_divergence_threshold` (0.75, decaying to 0.1 over about 7 hours) and
@@ -140,23 +140,41 @@ def keep_warm(services: Services, interval_s: float) -> Callable[[], None]:
     (docs/benchmarks/recall.md, "Replans after writes"). Run every few seconds, the warm-up is nearly always the
     query that finds the plan stale, but not always: a window's search that came first (keep-warm rounds are slow
     on a loaded machine) spent 5 s replanning in CI. So while this runs, searches use the cached plan however stale
-    (`HybridSearch.skip_replan`, `CYPHER replan=skip`) and only these rounds replan. A failed round is logged at
-    debug level and the next one tried."""
+    (`HybridSearch.skip_replan`, `CYPHER replan=skip`) and only these rounds replan. Each read of a round runs with
+    a transaction timeout of `query_timeout_s` seconds (default `settings.keep_warm_query_timeout_s`;
+    `Database.timeout`): a Neo4j that does not answer (a read waiting for a lock it never gets) ends the round
+    there, logged as a warning for the first such round in a row (at debug level for the next ones, and at info
+    level once a round succeeds again), and the next round runs; nor does a read that never ends keep a stop
+    waiting (it waits for the round in progress, up to `query_timeout_s` + 30 s). A round that failed otherwise is
+    logged at debug level and the next one tried."""
     stop = threading.Event()
+    timeout_s = query_timeout_s or services.settings.keep_warm_query_timeout_s
     services.recall.hybrid.skip_replan = True
 
     def run() -> None:
+        timed_out = 0     # rounds in a row that Neo4j ended past the timeout
         while not stop.wait(interval_s):
             try:
-                ops.warm_up(services)
+                with services.db.timeout(timeout_s):
+                    ops.warm_up(services)
+            except QueryTimedOut as exc:   # Neo4j stuck (a lock held for long): logged, and the next round runs
+                timed_out += 1
+                (log.warning if timed_out == 1 else log.debug)(
+                    "keep-warm round %d timed out: %s (GRAPHMEM_KEEP_WARM_QUERY_TIMEOUT_S); next round in %g s",
+                    timed_out, exc.detail, interval_s)
+                continue
             except Exception as exc:   # Neo4j down for a while: /readyz reports it, requests get their 503s
                 log.debug("keep-warm round failed: %s: %s", type(exc).__name__, exc)
+                continue
+            if timed_out:
+                log.info("keep-warm rounds back after %d timed out", timed_out)
+                timed_out = 0
     thread = threading.Thread(target=run, name="graphmem-keep-warm", daemon=True)
     thread.start()
 
     def stop_keep_warm() -> None:
         stop.set()
-        thread.join(timeout=30)
+        thread.join(timeout=timeout_s + 30)
         services.recall.hybrid.skip_replan = False
     return stop_keep_warm
 

@@ -87,3 +87,8 @@ class Unavailable(GraphmemError):
 
     status = 503
     title = "Service unavailable"
+
+
+class QueryTimedOut(Unavailable):
+    """Neo4j did not finish a transaction within the timeout its caller set (`Database.timeout`, seconds): it ended
+    the transaction, nothing of it was written (HTTP 503)."""

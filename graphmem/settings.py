@@ -155,6 +155,12 @@ class Settings(BaseSettings):
         "context_search_timeout_s): while it runs, searches use the cached plan however stale (CYPHER replan=skip) "
         "and the warm-up is the one that waits (a few milliseconds a round otherwise), so a plan stale after a bulk "
         "write serves searches until the next round. 0 also lets searches replan."))
+    keep_warm_query_timeout_s: float = Field(default=30.0, ge=1, le=600, description=(
+        "The transaction timeout of each keep-warm read (seconds, 1-600; Neo4j ends the transaction past it, "
+        "also while it waits for a lock): a Neo4j that never answers a round's read ends that round with a "
+        "warning instead of hanging the keep-warm thread, and the next round runs after keep_warm_interval_s. "
+        "Far above a round's own cost (a few milliseconds; 1.2-1.4 s when it replans the search, 5 s on a "
+        "loaded machine), so that a slow replan is not cut off."))
     context_retrieval_k: int = Field(default=8, ge=0, le=100, description="Facts/episodes asked of recall per turn.")
     context_search_depth: int = Field(default=20, ge=1, le=500, description=(
         "Hits each recall retriever contributes to fusion for the window's search (SearchRequest.depth; at least "

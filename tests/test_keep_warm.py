@@ -7,6 +7,8 @@ is read from Neo4j's query collector (`tests.plan_stats`), not from a timeout, s
 fails the test nor hides a replan: the search's timeout here is generous."""
 from __future__ import annotations
 
+import logging
+import threading
 import time
 
 import httpx
@@ -62,3 +64,50 @@ def test_a_window_after_writes_that_stale_the_plans_does_not_wait_for_a_replan(t
                 assert max(searches) < planning_s / 10, (searches, planning_s)
         finally:
             services.close()
+
+
+def test_a_keep_warm_round_blocked_by_neo4j_times_out_logs_and_carries_on(make_services, db, caplog):
+    """Found by a helper: the keep-warm's reads ran without a timeout, so a Neo4j that never answered them hung its
+    thread for good (and its stop waited 30 s for it). Here a transaction creating an index, left open, holds the
+    schema lock the warm-up's search needs, so each of its reads waits for it: with
+    `keep_warm_query_timeout_s` Neo4j ends the round's transaction after that long, the round logs a warning and
+    the next one runs; once the lock is gone a round succeeds again, and stopping returns at once."""
+    from api.app import keep_warm
+
+    timeout_s = 2.0
+    services = make_services(keep_warm_query_timeout_s=timeout_s)
+    caplog.set_level(logging.DEBUG, logger="graphmem.app")
+    holder = db.driver.session()
+    hold = holder.begin_transaction()     # never committed: rolled back below, so no index is made
+    hold.run("CREATE INDEX keep_warm_blocker IF NOT EXISTS FOR (n:Entity) ON (n.keep_warm_blocker)").consume()
+    stop = None
+    try:
+        started = time.monotonic()
+        stop = keep_warm(services, 0.05)
+
+        def logged(text: str, deadline_s: float) -> list[logging.LogRecord]:
+            deadline = time.monotonic() + deadline_s
+            while time.monotonic() < deadline:
+                found = [r for r in caplog.records if r.name == "graphmem.app" and text in r.getMessage()]
+                if found:
+                    return found
+                time.sleep(0.05)
+            return []
+
+        [first] = logged("keep-warm round 1 timed out", timeout_s + 20) or [None]
+        assert first is not None and first.levelno == logging.WARNING, caplog.text
+        assert time.monotonic() - started >= timeout_s           # it waited for the lock, then gave up
+        assert logged("keep-warm round 2 timed out", 2 * (timeout_s + 20)), caplog.text   # and carried on
+        hold.rollback()
+        assert logged("keep-warm rounds back", timeout_s + 20), caplog.text
+        began = time.monotonic()
+        stop()
+        stop = None
+        assert time.monotonic() - began < timeout_s + 5
+        assert not [t for t in threading.enumerate() if t.name == "graphmem-keep-warm" and t.is_alive()]
+    finally:
+        if not hold.closed():
+            hold.rollback()
+        holder.close()
+        if stop is not None:
+            stop()

@@ -10,11 +10,13 @@ down, so every request hung for minutes before its 503). Work functions must be 
 that ran out of transaction memory is not retried (it would fill the pool again). What still fails after the
 retries because the server is unreachable or overloaded (`ServiceUnavailable`, `SessionExpired`, a
 `TransientError` such as a full transaction memory pool) leaves this module as `Unavailable` (HTTP 503), naming the
-cause; any other server error (a Cypher or constraint error) stays the driver's.
+cause; any other server error (a Cypher or constraint error) stays the driver's. Inside `Database.timeout(seconds)`
+each transaction has that Neo4j transaction timeout, and one Neo4j ends past it leaves as `QueryTimedOut`.
 """
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import logging
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
@@ -24,7 +26,7 @@ import tenacity
 from neo4j import GraphDatabase, ManagedTransaction
 
 import cypher
-from graphmem.errors import Conflict, InvalidInput, TenantRequired, Unavailable
+from graphmem.errors import Conflict, InvalidInput, QueryTimedOut, TenantRequired, Unavailable
 from graphmem.models import blank, path_segment
 from graphmem.settings import Settings
 
@@ -58,6 +60,12 @@ def tenant_token(tenant_id: str) -> str:
 
 
 _UNAVAILABLE = (neo4j.exceptions.TransientError, neo4j.exceptions.ServiceUnavailable, neo4j.exceptions.SessionExpired)
+_TIMEOUT: contextvars.ContextVar[float | None] = contextvars.ContextVar("graphmem_tx_timeout", default=None)
+"""The transaction timeout (seconds) `Database.timeout` set for the transactions the current context runs."""
+# Neo4j ended a transaction that ran past its timeout: while it ran, or (LockClientStopped) while it waited for a lock
+_TIMED_OUT = ("Neo.ClientError.Transaction.TransactionTimedOut",
+              "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration",
+              "Neo.ClientError.Transaction.LockClientStopped")
 # The query needed more memory than the server lets one transaction or all of them hold
 # (db.memory.transaction.max / dbms.memory.transaction.total.max): running it again at once fills the pool again.
 _MEMORY = ("Neo.TransientError.General.MemoryPoolOutOfMemoryError",
@@ -133,7 +141,8 @@ class _OutOfMemory(Exception):
 
 
 def _no_memory_retry(work: Callable[["Tx"], T]) -> Callable[[ManagedTransaction], T]:
-    """`work` as a managed transaction function whose out-of-memory errors end the transaction (`_OutOfMemory`)."""
+    """`work` as a managed transaction function whose out-of-memory errors end the transaction (`_OutOfMemory`),
+    with the transaction timeout `Database.timeout` set, if any (the driver's `unit_of_work`)."""
     def run(tx: ManagedTransaction) -> T:
         try:
             return work(Tx(tx))
@@ -141,13 +150,21 @@ def _no_memory_retry(work: Callable[["Tx"], T]) -> Callable[[ManagedTransaction]
             if getattr(exc, "code", None) in _MEMORY:
                 raise _OutOfMemory(exc) from exc
             raise
-    return run
+    timeout = _TIMEOUT.get()
+    return run if timeout is None else neo4j.unit_of_work(timeout=timeout)(run)
+
+
+def _query(text: str) -> str | neo4j.Query:
+    """An auto-commit transaction's query, with the transaction timeout `Database.timeout` set, if any."""
+    timeout = _TIMEOUT.get()
+    return text if timeout is None else neo4j.Query(text, timeout=timeout)
 
 
 @contextlib.contextmanager
 def _unavailable() -> Iterator[None]:
-    """Turn what is left of a transient or connection error after the retries into `Unavailable`, and of a
-    concurrent deletion (`_GONE`) into `Conflict`."""
+    """Turn what is left of a transient or connection error after the retries into `Unavailable`, of a
+    concurrent deletion (`_GONE`) into `Conflict`, and a transaction Neo4j ended past the timeout `Database.timeout`
+    set into `QueryTimedOut`."""
     try:
         yield
     except _OutOfMemory as exc:
@@ -160,6 +177,9 @@ def _unavailable() -> Iterator[None]:
         reason = " ".join(((exc.message if isinstance(exc, neo4j.exceptions.Neo4jError) else None) or str(exc)).split())
         raise Unavailable(f"Neo4j could not run the query now ({type(exc).__name__}: {reason}); try again") from exc
     except (neo4j.exceptions.Neo4jError, neo4j.exceptions.ResultFailedError, EntityGone) as exc:
+        timeout = _TIMEOUT.get()
+        if timeout is not None and getattr(exc, "code", None) in _TIMED_OUT:
+            raise QueryTimedOut(f"Neo4j did not finish the query within its {timeout:g} s timeout") from exc
         if not _gone(exc):
             raise
         raise Conflict(_GONE_DETAIL) from exc
@@ -253,6 +273,22 @@ class Database:
         except (neo4j.exceptions.ServiceUnavailable, neo4j.exceptions.AuthError, OSError) as exc:
             raise Unavailable(f"Neo4j at {self.uri} is not reachable: {exc}") from exc
 
+    @staticmethod
+    @contextlib.contextmanager
+    def timeout(seconds: float) -> Iterator[None]:
+        """Within the block, every transaction this context (thread) starts through a `Database` (`read`, `write`,
+        `read_one`, `stream` and the helpers over them) has a timeout of `seconds` (> 0): Neo4j ends one still
+        running then, also one waiting for a lock, and the call raises `QueryTimedOut` (not retried). Nested
+        blocks: the innermost wins. A thread started inside does not inherit it unless it runs in a copy of the
+        context (`contextvars.copy_context`). Raises `ValueError` for `seconds` <= 0."""
+        if not seconds > 0:
+            raise ValueError(f"a transaction timeout must be > 0 seconds, not {seconds!r}")
+        token = _TIMEOUT.set(float(seconds))
+        try:
+            yield
+        finally:
+            _TIMEOUT.reset(token)
+
     def read(self, work: Callable[[Tx], T]) -> T:
         """Run `work(tx)` in a managed read transaction (retried on transient errors, a deadlock the driver reports
         as a failed result included, and briefly on a lost connection, `_retrying`; running out of transaction
@@ -295,7 +331,7 @@ class Database:
             for attempt in (0, 1):
                 try:
                     with self.driver.session(database=self.database, default_access_mode=neo4j.READ_ACCESS) as s:
-                        rec = s.run(text, params).single(strict=False)
+                        rec = s.run(_query(text), params).single(strict=False)
                         return dict(rec.items()) if rec else None
                 except _UNAVAILABLE as exc:
                     if attempt or getattr(exc, "code", None) in _MEMORY:
@@ -312,7 +348,7 @@ class Database:
         text = _checked(name, params)
         with _unavailable(), self.driver.session(database=self.database,
                                                  default_access_mode=neo4j.READ_ACCESS) as s:
-            for rec in s.run(text, params):
+            for rec in s.run(_query(text), params):
                 yield dict(rec.items())
 
     def execute(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
