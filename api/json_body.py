@@ -13,6 +13,8 @@ from typing import Any
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
 
+from graphmem import strict_json
+
 
 def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """One JSON object as a dict (`json.loads`' object_pairs_hook); `json.JSONDecodeError` naming a repeated name."""
@@ -26,14 +28,15 @@ def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 class UniqueKeysRequest(Request):
-    """A `Request` whose `json()` refuses an object with a repeated name (`json.JSONDecodeError`, which FastAPI
-    answers as a 422 `json_invalid`, rendered by `api.problems`) and a body that is not UTF-8 (RFC 8259, section
-    8.1; a leading UTF-8 byte order mark is ignored, as it allows): `json.loads` given bytes would guess UTF-16 or
-    UTF-32 from them. The `UnicodeDecodeError` is FastAPI's 400, which `api.problems` answers as a 422 naming body."""
+    """A `Request` whose `json()` reads the body with `graphmem.strict_json.loads`: an object with a repeated name, a
+    body that is not UTF-8 (RFC 8259, section 8.1; a leading UTF-8 byte order mark is ignored, as it allows:
+    `json.loads` given bytes would guess UTF-16 or UTF-32 from them), NaN or Infinity, a number out of range and
+    nesting too deep are each a `json.JSONDecodeError` saying so, which FastAPI answers as a 422 `json_invalid`,
+    rendered by `api.problems` after the key and the role are checked."""
 
     async def json(self) -> Any:
         if not hasattr(self, "_json"):
-            self._json = json.loads((await self.body()).decode("utf-8-sig"), object_pairs_hook=_unique)
+            self._json = strict_json.loads(await self.body(), object_pairs_hook=_unique)
         return self._json
 
 

@@ -217,9 +217,10 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException):
-        if exc.status_code == 400:   # FastAPI's only 400: a body it could not decode (not UTF-8), so not JSON
+        if exc.status_code == 400:   # FastAPI's only 400: a body it could not read (api.json_body turns every
+            # reason it knows, UTF-8 included, into a json_invalid 422 after the key check)
             return _invalid(request, [{"type": "json_invalid", "loc": ("body",),
-                                       "msg": "not JSON: the body must be UTF-8 (RFC 8259)"}])
+                                       "msg": "not JSON: the body could not be read as JSON"}])
         titles = {401: "Unauthorized", 403: "Forbidden", 404: "Not found", 405: "Method not allowed"}
         return problem(exc.status_code, titles.get(exc.status_code, "Error"), str(exc.detail),
                        field=_http_field(request, exc.status_code), request=request)

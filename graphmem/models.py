@@ -7,7 +7,6 @@ All datetimes are timezone-aware UTC; naive datetimes are refused.
 from __future__ import annotations
 
 import functools
-import json
 import re
 import unicodedata
 import uuid
@@ -17,6 +16,8 @@ from typing import Annotated, Any, Literal
 from pydantic import (AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr,
                       ValidationInfo, field_validator, model_validator)
 from pydantic_core import PydanticCustomError
+
+from graphmem import strict_json
 
 
 _NUMBER = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)\s*")
@@ -433,9 +434,9 @@ def json_content(content: str, info: ValidationInfo) -> str:
     later, when an error is too late). Raises ValueError, which pydantic reports at the field."""
     if info.data.get("kind") == "json":
         try:
-            json.loads(content)
-        except (ValueError, RecursionError):   # RecursionError: nested deeper than the parser can go
-            raise ValueError("an episode of kind json must hold a JSON document") from None
+            strict_json.loads(content)
+        except ValueError as exc:   # strict_json: NaN, Infinity, too deep ... are JSONDecodeErrors too
+            raise ValueError(f"an episode of kind json must hold a JSON document ({exc.msg})") from None
     return content
 
 

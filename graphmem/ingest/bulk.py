@@ -22,6 +22,7 @@ from typing import Literal
 
 from pydantic import ValidationError
 
+from graphmem import strict_json
 from graphmem.errors import GraphmemError, InvalidInput
 from graphmem.models import EpisodeIn, FactIn, error_message
 
@@ -72,7 +73,7 @@ def _batches(path: Path, offset: int, line_no: int, batch: int) -> Iterator[tupl
 
 def _parse(kind: str, line_no: int, text: str):
     try:
-        data = json.loads(text)
+        data = strict_json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"line {line_no}: not JSON ({exc.msg})", field=f"line {line_no}") from exc
     try:

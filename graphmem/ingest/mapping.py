@@ -59,6 +59,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError, model_validator
 
+from graphmem import strict_json
 from graphmem.errors import InvalidInput
 from graphmem.models import EntityRef, Episode, FactIn, blank
 from graphmem.timeutil import to_utc
@@ -333,7 +334,7 @@ def extract(mapping: Mapping, episode: Episode) -> Mapped:
     of its fact in `facts`, as is each key of `partials`).
     Raises `MappingError`."""
     try:
-        data = json.loads(episode.content)
+        data = strict_json.loads(episode.content)
     except json.JSONDecodeError as exc:
         raise MappingError(f"episode content is not JSON: {exc.msg} at character {exc.pos}") from exc
     records = data if isinstance(data, list) else [data]

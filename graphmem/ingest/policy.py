@@ -11,11 +11,11 @@ Each refusal becomes a `Refusal` (reason and field, never the refused content) r
 """
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from dataclasses import dataclass
 
+from graphmem import strict_json
 from graphmem.ingest.secrets import contains_secret, redact, redact_json
 from graphmem.models import EntityRef, Episode, EpisodeIn, FactIn, name_key
 from graphmem.ontology import Ontology
@@ -73,8 +73,8 @@ def is_text(ep: EpisodeIn | Episode) -> bool:
     if ep.kind != "event":
         return False
     try:
-        return not isinstance(json.loads(ep.content), (dict, list))
-    except (ValueError, RecursionError):
+        return not isinstance(strict_json.loads(ep.content), (dict, list))
+    except ValueError:
         return True
 
 

@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from graphmem import strict_json
+
 _PEM = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
                   re.S)
 _BEARER = re.compile(r"(?i)\bbearer\s+[A-Za-z0-9\-._~+/]{8,}=*")
@@ -104,8 +106,8 @@ def redact_json(text: str) -> Redaction:
     mark (a string); null and booleans are no secrets and stay. Changed only when something was redacted (it is then
     written again as compact JSON). Text that is not JSON is redacted as text."""
     try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
+        data = strict_json.loads(text)
+    except ValueError:
         return redact(text)
     kinds: list[str] = []
 
