@@ -7,8 +7,10 @@ a route that reads `?force=` would answer as if it had not been sent. `check_req
 422 listing the faults in `errors`, as request validation does. A body is read as JSON only when its Content-Type
 says so (FastAPI's rule: `application/json` or `application/*+json`); any other body (curl's `-d` without
 `-H "Content-Type: application/json"` sends a form-encoded one) was answered "body: must be a JSON object" when it
-was one, so it is a 415 naming `Content-Type` instead. The routes' shapes are read once per app from its
-OpenAPI document, the contract callers see.
+was one, so it is a 415 naming `Content-Type` instead. A header the operation reads one value of
+(`Idempotency-Key`, `If-Match`) sent on several lines is a 422 naming it: Starlette reads the first line and drops
+the others, so a retry under two keys replayed one of them and a pin write naming two versions wrote at one. The
+routes' shapes are read once per app from its OpenAPI document, the contract callers see.
 """
 from __future__ import annotations
 
@@ -23,10 +25,18 @@ from graphmem.errors import UnsupportedMediaType
 
 @dataclass(frozen=True)
 class Shape:
-    """One operation's query parameters (name -> takes a list, i.e. may repeat) and whether it takes a body."""
+    """One operation's query parameters (name -> takes a list, i.e. may repeat), its header parameters other than
+    the API key's (lower-case name -> the name as the docs and problems spell it, `If-Match`), and whether it takes a
+    body."""
 
     query: dict[str, bool]
     body: bool
+    headers: dict[str, str]
+
+
+KEY_HEADERS = frozenset({"authorization", "x-api-key"})
+"""The API key's headers: `api.deps` reads every line of each (two different keys are a 401, one key sent twice is
+that key)."""
 
 
 def _takes_list(schema: dict) -> bool:
@@ -41,7 +51,10 @@ def shapes(app) -> dict[tuple[str, str], Shape]:
             (path, method.upper()): Shape(
                 query={p["name"]: _takes_list(p.get("schema", {})) for p in op.get("parameters", [])
                        if p["in"] == "query"},
-                body="requestBody" in op)
+                body="requestBody" in op,
+                headers={p["name"].lower(): "-".join(w.capitalize() for w in p["name"].split("-"))
+                         for p in op.get("parameters", [])
+                         if p["in"] == "header" and p["name"].lower() not in KEY_HEADERS})
             for path, ops in app.openapi()["paths"].items() for method, op in ops.items()}
     return found
 
@@ -53,7 +66,8 @@ MAX_ERRORS = 20
 async def check_request_shape(request: Request) -> None:
     """Raise `UnsupportedMediaType` (415, field `Content-Type`) for a non-empty body sent to an operation that takes
     one without a JSON Content-Type (`is_json`); then `RequestValidationError` (422, the faults in `errors`, at most
-    `MAX_ERRORS`) for query parameters the operation does not declare, a single-valued one given more than once, or
+    `MAX_ERRORS`) for query parameters the operation does not declare, a single-valued one given more than once, a
+    header parameter it declares sent on more than one line (named as the docs spell it: `If-Match`), or
     a non-empty body sent to an operation without one (a chunked body is read to see whether it is empty)."""
     route = request.scope.get("route")
     shape = shapes(request.app).get((getattr(route, "path_format", None), request.method)) if route else None
@@ -74,6 +88,10 @@ async def check_request_shape(request: Request) -> None:
         elif not shape.query[name] and len(request.query_params.getlist(name)) > 1:
             errors.append({"loc": ("query", name), "type": "multiple_values",
                            "msg": "given more than once; it takes one value"})
+    for name, documented in shape.headers.items():
+        if len(request.headers.getlist(name)) > 1:
+            errors.append({"loc": ("header", documented), "type": "multiple_values",
+                           "msg": "sent more than once; it takes one value"})
     if not shape.body and await _has_body(request):
         options = f" (its options are query parameters: {takes})" if shape.query else ""
         errors.append({"loc": ("body",), "type": "unexpected_body",
