@@ -7,6 +7,7 @@ are the ones supersession applies to (DESIGN.md, "Temporal rules").
 from __future__ import annotations
 
 import json
+import string
 from datetime import timedelta
 from pathlib import Path
 from typing import Literal, get_args
@@ -24,6 +25,24 @@ Sensitivity = Literal["none", "health", "finance", "legal"]
 # An inferred fact of a sensitive predicate is held as a candidate (graphmem.store.facts); a fact of a sensitive
 # class enters a context window only through a provenance episode that session may see (graphmem.recall.models.Viewer).
 SENSITIVE_CLASSES: tuple[str, ...] = tuple(s for s in get_args(Sensitivity) if s != "none")
+
+TEMPLATE_FIELDS = ("subject", "object", "predicate")
+"""The fields a predicate's sentence template names, each plain: `{subject}`, never `{subject:>9}`, `{subject!r}`,
+`{subject.upper}` or `{object[0]}` (`str.format` would run those: a width of 10^9 built a 1 GB statement)."""
+
+
+def _template_parts(template: str) -> list[tuple[str, str | None, str]]:
+    """(literal text, plain field name or None, the replacement field as written) per part of `template`, by
+    `string.Formatter.parse` (`{{` and `}}` are literal braces). Raises ValueError for unbalanced braces."""
+    parts = []
+    for literal, field, spec, conversion in string.Formatter().parse(template):
+        if field is None:
+            parts.append((literal, None, ""))
+            continue
+        written = "{" + field + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+        plain = field if field in TEMPLATE_FIELDS and not spec and not conversion else None
+        parts.append((literal, plain, written))
+    return parts
 
 
 class Predicate(BaseModel):
@@ -48,6 +67,19 @@ class Predicate(BaseModel):
     def _name(cls, v: str) -> str:
         if not PREDICATE_RE.match(v):
             raise ValueError("predicate name must be UPPER_SNAKE_CASE")
+        return v
+
+    @field_validator("template")
+    @classmethod
+    def _plain_fields(cls, v: str) -> str:
+        """Only plain `{subject}`, `{object}` and `{predicate}` fields (ValueError otherwise, unbalanced braces too)."""
+        try:
+            parts = _template_parts(v)
+        except ValueError:
+            parts = None
+        if parts is None or any(written and plain is None for _, plain, written in parts):
+            raise ValueError("template may use only {subject}, {object} and {predicate}, plain (no format spec, "
+                             "conversion, attribute or index; a literal brace is {{ or }})")
         return v
 
     @field_validator("subject_kinds", "object_kinds")
@@ -95,8 +127,12 @@ class Predicate(BaseModel):
         return ANY_KIND in self.object_kinds or kind in self.object_kinds
 
     def statement(self, subject: str, obj: str) -> str:
-        """The readable sentence for a fact, from the predicate's template."""
-        return self.template.format(subject=subject, object=obj, predicate=self.name.lower().replace("_", " "))
+        """The readable sentence for a fact, from the predicate's template: its plain `TEMPLATE_FIELDS` filled in.
+        Any other replacement field (of a template stored before they were refused: predicates are read as stored)
+        stays as written, text; nothing of it runs. Raises ValueError for unbalanced braces."""
+        values = {"subject": subject, "object": obj, "predicate": self.name.lower().replace("_", " ")}
+        return "".join(literal + (values[plain] if plain else written)
+                       for literal, plain, written in _template_parts(self.template))
 
 
 class Ontology:
