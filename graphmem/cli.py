@@ -257,8 +257,9 @@ def _records(title: str, records: list[tuple[str, dict[str, Any]]]) -> None:
 
 
 def _shown_time(t: datetime | None) -> str | None:
-    """A time as a table shows it: UTC to the second, "2026-12-03 21:40:59Z" (20 characters, kept whole)."""
-    return t.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ") if t else None
+    """A time as a table shows it: UTC to the second, "2026-12-03 21:40:59Z" (20 characters, kept whole; a year
+    before 1000 with four digits, which `strftime("%Y")` does not give on Linux)."""
+    return t.astimezone(timezone.utc).replace(tzinfo=None, microsecond=0).isoformat(sep=" ") + "Z" if t else None
 
 
 def _said(field: str | None, detail: str, options: dict[str, str]) -> str:

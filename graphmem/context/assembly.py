@@ -220,8 +220,9 @@ def _render(placed: dict[str, list[tuple[Candidate, WindowPiece]]]) -> str:
 
 # ---- rendering of each kind of piece (pure, deterministic) ----------------------------------------------------
 def iso(dt: datetime | None) -> str:
-    """UTC ISO 8601 to the second ('2024-05-01T09:00:00Z'), or '?' when unknown."""
-    return dt.strftime("%Y-%m-%dT%H:%M:%SZ") if dt else "?"
+    """UTC ISO 8601 to the second ('2024-05-01T09:00:00Z', '0999-03-01T09:30:00Z': four-digit years, which
+    `strftime("%Y")` does not pad on Linux), or '?' when unknown. `dt` is a UTC datetime."""
+    return dt.replace(tzinfo=None, microsecond=0).isoformat() + "Z" if dt else "?"
 
 
 def canonical_json(value: Any) -> str:
