@@ -172,12 +172,26 @@ def _null_fields(fs: dict[str, Any]) -> list[str]:
     return []
 
 
+def _field(record: dict[str, Any], name: str) -> str | int | float | None:
+    """The record's value of a mapped field: a string or a number; None when it is absent, null or blank ("", "   "
+    or only invisible characters). Raises `MappingError` for a JSON object, array or boolean, which no template
+    renders as a value (Python would write "{'a': 1}", "['1', '2']" or "True" into the fact)."""
+    v = record.get(name)
+    if v is None or (isinstance(v, str) and blank(v)):
+        return None
+    if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+        kind = "boolean" if isinstance(v, bool) else "array" if isinstance(v, list) else "object"
+        raise MappingError(f"record field {name!r} holds a JSON {kind}; a mapped field takes a string or a number")
+    return v
+
+
 def _render(template: str, record: dict[str, Any]) -> str | None:
+    """`template` filled in from `record`'s fields (`_field`); None when one is missing or the result is blank."""
     fields = [f for _, f, _, _ in _FMT.parse(template) if f is not None]
     vals = {}
     for f in fields:
-        v = record.get(f)
-        if v is None or (isinstance(v, str) and blank(v)):   # "", "   " or only invisible characters: missing
+        v = _field(record, f)
+        if v is None:
             return None
         vals[f] = v
     out = template.format(**vals).strip()
@@ -190,8 +204,8 @@ def _partial(template: str, record: dict[str, Any]) -> Partial | None:
     fields = list(dict.fromkeys(_fields(template)))
     given = {}
     for f in fields:
-        v = record.get(f)
-        if v is not None and not (isinstance(v, str) and blank(v)):
+        v = _field(record, f)
+        if v is not None:
             given[f] = str(v).strip()
     missing = tuple(f for f in fields if f not in given)
     cleared = tuple(f for f in missing if f in record and record[f] is None)
