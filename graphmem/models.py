@@ -156,6 +156,10 @@ def session_id(v: str) -> str:
 SessionId = Annotated[str, AfterValidator(session_id)]
 """A session id as `session_id` checks it; anything else is a validation error."""
 
+EpisodeId = Annotated[str, Field(min_length=1, max_length=200, pattern=VISIBLE)]
+"""An episode a write names as its provenance: never blank (`""` would read as "none given", and the call would be
+recorded as an episode of its own, silently cited instead)."""
+
 Source = Literal["user_explicit", "user_confirmed", "inferred", "system"]
 """Where a fact came from (DESIGN.md, principle 5)."""
 
@@ -521,7 +525,7 @@ class FactIn(Input):
     confidence: float = Field(default=1.0, ge=0.0, le=1.0, strict=True)   # "0.5" or true is a 422
     source: Source = "user_explicit"
     statement: str | None = Field(default=None, pattern=VISIBLE)
-    episode_id: str | None = None
+    episode_id: EpisodeId | None = None
 
     @field_validator("predicate")
     @classmethod

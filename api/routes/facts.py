@@ -19,8 +19,8 @@ from api.idempotency import recorded_call
 from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
 from graphmem.errors import InvalidInput
-from graphmem.models import (PRINTABLE_ASCII, VISIBLE, AssertOutcome, EntityRef, Fact, FactIn, Input, PredicateName, Provenance,
-                             UtcDatetime)
+from graphmem.models import (PRINTABLE_ASCII, VISIBLE, AssertOutcome, EntityRef, EpisodeId, Fact, FactIn, Input,
+                             PredicateName, Provenance, UtcDatetime)
 
 router = APIRouter(route_class=UniqueKeysRoute, prefix="/v1/facts", tags=["facts"])
 
@@ -63,7 +63,7 @@ class FactCorrection(Input):
 
     value: str | None = Field(default=None, min_length=1, examples=["VP Procurement"])
     object: EntityRef | None = None
-    episode_id: str | None = Field(default=None, description="The episode that carried the correction; "
+    episode_id: EpisodeId | None = Field(default=None, description="The episode that carried the correction; "
                                    "omitted = the call is recorded as an event episode.")
 
     @model_validator(mode="after")
@@ -82,7 +82,7 @@ class FactRetraction(Input):
     object_id: str | None = Field(default=None, min_length=1, pattern=VISIBLE)
     value: str | None = Field(default=None, min_length=1, pattern=VISIBLE, examples=["phone"])
     at: UtcDatetime | None = None
-    episode_id: str | None = None
+    episode_id: EpisodeId | None = None
 
     @model_validator(mode="after")
     def _at_most_one(self) -> "FactRetraction":
