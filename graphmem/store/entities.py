@@ -66,11 +66,15 @@ def keyless_name_dropped(ref: EntityRef) -> EntityRef:
 
 
 def _check_ref(ref: EntityRef, field: str, settings: Settings) -> None:
-    for n in [ref.name or "", *ref.aliases]:
+    """`InvalidInput` for a name or alias longer than `settings.max_name_chars`, or (when the reference has a name)
+    with no letter or digit to resolve it by: a name's names the reference (`field`), an alias's the alias
+    (`field.aliases[i]`)."""
+    for i, n in enumerate([ref.name or "", *ref.aliases]):
+        where, what, plural = (field, "name", "names") if i == 0 else (f"{field}.aliases[{i - 1}]", "alias", "aliases")
         if len(n) > settings.max_name_chars:
-            raise InvalidInput(f"{field}: names are limited to {settings.max_name_chars} characters", field=field)
+            raise InvalidInput(f"{where}: {plural} are limited to {settings.max_name_chars} characters", field=where)
         if ref.name is not None and not name_key(n):
-            raise InvalidInput(f"{field}: name {n!r} has no letters or digits", field=field)
+            raise InvalidInput(f"{where}: {what} {n!r} has no letters or digits", field=where)
 
 
 class EntityBrief(NamedTuple):
