@@ -503,3 +503,34 @@ def test_chatter_is_gated_without_an_llm_call(llm_services, fake_llm, tenant):
     run(llm_services, tenant)
     assert llm_services.ingest.job_status(tenant, ep.id).reason == "chatter"
     assert fake_llm.requests_for(PATH) == []
+
+
+def test_the_worker_leaves_episodes_past_retention_to_the_sweeper(llm_services, fake_llm, db, tenant):
+    """Found by a helper: the claim had no retention filter, so the worker sent to the LLM the content of an episode
+    past its own `retain_until`, or of a session idle past the tenant's `session_ttl_days`, which every read already
+    hides and the sweep will delete. The claim skips them (left pending for the sweeper); a live episode of the same
+    run is still extracted."""
+    from graphmem.governance.models import RetentionSettings
+    from tests.test_context_sessions import say
+    llm_services.governance.retention.update(tenant, RetentionSettings(session_ttl_days=1))
+    ctx = llm_services.context
+    for sid, text in (("idle", "Zanzibar walrus invoice"), ("own", "Quokka harbour contract"),
+                      ("live", "Dana Reyes moved to Globex")):
+        ctx.append_turn(tenant, sid, say(sid, "u1", text))
+    [idle], [own], [live] = (llm_services.graph.session_episodes(tenant, s) for s in ("idle", "own", "live"))
+    with db.driver.session() as s:      # their extraction is due; three days of idleness for "idle"; "own" past its
+        s.run("MATCH (e:Episode) WHERE e.id IN $ids SET e.extraction_status = 'pending', e.not_before = null",
+              ids=[idle.id, own.id, live.id])           # own retention (test-only raw writes)
+        s.run("MATCH (x:Session {tenant_id: $t, id: 'idle'}) SET x.last_active_at = x.last_active_at - "
+              "duration({days: 3}), x.retain_until = x.retain_until - duration({days: 3})", t=tenant)
+        s.run("MATCH (e:Episode {id: $id}) SET e.retain_until = $t", id=own.id, t=datetime(2020, 1, 1, tzinfo=UTC))
+    fake_llm.set_default(PATH, lambda req: ok(GOOD))
+    run(llm_services, tenant)
+
+    sent = " ".join(json.dumps(r.json()) for r in fake_llm.requests_for(PATH))
+    assert "Dana Reyes moved to Globex" in sent
+    assert [w for w in ("Zanzibar", "Quokka") if w in sent] == []
+    assert llm_services.ingest.job_status(tenant, live.id).status == "done"
+    with db.driver.session() as s:
+        assert s.run("MATCH (e:Episode) WHERE e.id IN $ids RETURN collect(DISTINCT e.extraction_status) AS st",
+                     ids=[idle.id, own.id]).single()["st"] == ["pending"]

@@ -3,11 +3,15 @@
 // is taken (SET _claim_lock) before the claim condition is read again, so of two concurrent claimers only the
 // first to lock sees the job claimable; the other skips it (the Neo4j "lost update" pattern). Candidates are a
 // random $limit of the oldest $window due jobs, so concurrent claimers mostly pick different jobs; locks are taken
-// in id order (no deadlock between claimers).
+// in id order (no deadlock between claimers). As every read of the episode (jobs/get), none of an episode past
+// retention at $now (past its own retain_until, or of a session past its retention): its content is not sent to the
+// LLM; it stays as it is for the sweeper.
 MATCH (e:Episode)
 WHERE e.tenant_id = $tenant_id AND e.extraction_status IN ['pending', 'running']
   AND ((e.extraction_status = 'pending' AND coalesce(e.not_before, $now) <= $now)
        OR (e.extraction_status = 'running' AND e.lease_until < $now))
+  AND (e.retain_until IS NULL OR e.retain_until > $now)
+  AND NOT EXISTS { MATCH (ss:Session {tenant_id: $tenant_id, id: e.session_id}) WHERE ss.retain_until <= $now }
 WITH e ORDER BY e.ingested_at, e.id LIMIT $window
 WITH e ORDER BY rand() LIMIT $limit
 WITH e ORDER BY e.id
