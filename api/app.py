@@ -100,19 +100,27 @@ def warm_up(services: Services, timeout_s: float) -> WarmUp:
     `timeout_s` seconds: a Neo4j that is slow or down at start delays the start by no more than that (the warm-up
     then finishes, or fails with a warning, in the background, and logs when it does). Returns its `WarmUp`,
     whose state `GET /readyz` reports: until it is "done", the first context windows may lose their retrieved
-    tier to the search timeout."""
+    tier to the search timeout. Each of its reads runs with the keep-warm rounds' transaction timeout
+    (`settings.keep_warm_query_timeout_s`; `Database.timeout`): a Neo4j that does not answer one (a read waiting for
+    a lock it never gets) ends the warm-up there as failed, logged as a warning, instead of hanging its thread."""
     status = WarmUp()
     if timeout_s <= 0:
         return status
     started = time.monotonic()
     waited = threading.Event()   # set once the start stopped waiting: later news is logged as background news
+    query_timeout_s = services.settings.keep_warm_query_timeout_s
 
     def run() -> None:
         try:
-            ops.warm_up(services)
+            with services.db.timeout(query_timeout_s):
+                ops.warm_up(services)
             status.state = "done"
             if waited.is_set():
                 log.info("warm-up done in the background, %.1f s after the start", time.monotonic() - started)
+        except QueryTimedOut as exc:   # Neo4j stuck (a lock held for long): the keep-warm rounds plan the reads
+            status.state = f"failed: {type(exc).__name__}: {exc}"
+            log.warning("warm-up timed out: %s (GRAPHMEM_KEEP_WARM_QUERY_TIMEOUT_S); serving without it",
+                        exc.detail)
         except Exception as exc:   # never fatal: the first windows are merely slower
             status.state = f"failed: {type(exc).__name__}: {exc}"
             log.warning("warm-up failed: %s: %s", type(exc).__name__, exc)

@@ -156,9 +156,11 @@ class Settings(BaseSettings):
         "and the warm-up is the one that waits (a few milliseconds a round otherwise), so a plan stale after a bulk "
         "write serves searches until the next round. 0 also lets searches replan."))
     keep_warm_query_timeout_s: float = Field(default=30.0, ge=1, le=600, description=(
-        "The transaction timeout of each keep-warm read (seconds, 1-600; Neo4j ends the transaction past it, "
+        "The transaction timeout of each keep-warm read, and of each read of the start's warm-up "
+        "(seconds, 1-600; Neo4j ends the transaction past it, "
         "also while it waits for a lock): a Neo4j that never answers a round's read ends that round with a "
-        "warning instead of hanging the keep-warm thread, and the next round runs after keep_warm_interval_s. "
+        "warning instead of hanging the keep-warm thread, and the next round runs after keep_warm_interval_s "
+        "(the warm-up ends as failed, with a warning, and the server serves). "
         "Far above a round's own cost (a few milliseconds; 1.2-1.4 s when it replans the search, 5 s on a "
         "loaded machine), so that a slow replan is not cut off."))
     context_retrieval_k: int = Field(default=8, ge=0, le=100, description="Facts/episodes asked of recall per turn.")

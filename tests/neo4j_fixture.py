@@ -19,6 +19,17 @@ from graphmem.localneo4j import LocalNeo4j
 from graphmem.settings import Settings, get_settings
 
 
+def schema_lock_held(db, name: str):
+    """Open a session and in it a transaction creating the index `name` (on `Entity`), left open: until it is rolled
+    back it holds the schema lock, so every query Neo4j has to plan waits for it (a Neo4j that does not answer).
+    Returns (session, transaction); the caller rolls the transaction back (no index is made) and closes the
+    session."""
+    holder = db.driver.session()
+    hold = holder.begin_transaction()
+    hold.run(f"CREATE INDEX {name} IF NOT EXISTS FOR (n:Entity) ON (n.{name})").consume()
+    return holder, hold
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on right now."""
     with socket.socket() as s:

@@ -18,7 +18,7 @@ from graphmem.ops import WARM_UP_TENANT
 from graphmem.services import Services
 from tests.context_fixture import PATIENT_SEARCH
 from tests.http_fixture import serve
-from tests.neo4j_fixture import private_neo4j
+from tests.neo4j_fixture import private_neo4j, schema_lock_held
 from tests.plan_stats import collecting
 
 
@@ -77,9 +77,7 @@ def test_a_keep_warm_round_blocked_by_neo4j_times_out_logs_and_carries_on(make_s
     timeout_s = 2.0
     services = make_services(keep_warm_query_timeout_s=timeout_s)
     caplog.set_level(logging.DEBUG, logger="graphmem.app")
-    holder = db.driver.session()
-    hold = holder.begin_transaction()     # never committed: rolled back below, so no index is made
-    hold.run("CREATE INDEX keep_warm_blocker IF NOT EXISTS FOR (n:Entity) ON (n.keep_warm_blocker)").consume()
+    holder, hold = schema_lock_held(db, "keep_warm_blocker")     # rolled back below, so no index is made
     stop = None
     try:
         others = {t for t in threading.enumerate() if t.name == "graphmem-keep-warm"}   # other tests' servers

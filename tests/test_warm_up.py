@@ -5,6 +5,8 @@ plan is read from Neo4j's query collector (`tests.plan_stats`), not from a timeo
 neither fails the test nor hides a cold plan: the window's timeouts here are generous."""
 from __future__ import annotations
 
+import logging
+import threading
 import time
 
 import httpx
@@ -14,6 +16,7 @@ from graphmem.ops import WARM_UP_TENANT
 from graphmem.services import Services
 from tests.context_fixture import PATIENT_SEARCH
 from tests.http_fixture import serve
+from tests.neo4j_fixture import schema_lock_held
 from tests.plan_stats import collecting
 
 
@@ -53,3 +56,33 @@ def test_the_first_window_after_a_start_holds_what_search_finds(db, settings, te
             assert max(searches) < planning_s / 10, (searches, planning_s)      # the windows' came from the cache
     finally:
         services.context.close()     # its thread pools; the database is the session's
+
+
+def test_a_warm_up_blocked_by_neo4j_times_out_logs_and_the_server_serves(make_services, db, caplog):
+    """Found by a helper: the start's warm-up ran its reads without a transaction timeout (the keep-warm rounds have
+    one), so a Neo4j that never answered them hung the warm-up thread for good, /readyz saying "running" forever.
+    As in the keep-warm test, a transaction creating an index, left open, holds the schema lock the warm-up's search
+    needs. Its reads now run under `keep_warm_query_timeout_s` (`Database.timeout`): Neo4j ends the blocked read
+    after that long, the warm-up logs a warning and ends as failed, and the start had already stopped waiting."""
+    from api.app import warm_up
+
+    timeout_s = 2.0
+    services = make_services(keep_warm_query_timeout_s=timeout_s)
+    caplog.set_level(logging.DEBUG, logger="graphmem.app")
+    holder, hold = schema_lock_held(db, "warm_up_blocker")     # rolled back below, so no index is made
+    try:
+        others = {t for t in threading.enumerate() if t.name == "graphmem-warm-up"}   # other tests' servers
+        started = time.monotonic()
+        status = warm_up(services, 0.2)                      # the start waits 0.2 s, then serves
+        assert time.monotonic() - started < timeout_s and status.state == "running"
+        [mine] = [t for t in threading.enumerate() if t.name == "graphmem-warm-up" and t not in others]
+        mine.join(timeout_s + 20)
+        assert not mine.is_alive(), "the warm-up thread still waits for Neo4j"
+        assert time.monotonic() - started >= timeout_s                        # it waited for the lock, then gave up
+        assert status.state.startswith("failed: QueryTimedOut"), status.state
+        assert [r for r in caplog.records if r.name == "graphmem.app" and r.levelno == logging.WARNING
+                and "warm-up timed out" in r.getMessage()], caplog.text
+    finally:
+        hold.rollback()
+        holder.close()
+        services.context.close()
