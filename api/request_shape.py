@@ -8,8 +8,9 @@ a route that reads `?force=` would answer as if it had not been sent. `check_req
 says so (FastAPI's rule: `application/json` or `application/*+json`); any other body (curl's `-d` without
 `-H "Content-Type: application/json"` sends a form-encoded one) was answered "body: must be a JSON object" when it
 was one, so it is a 415 naming `Content-Type` instead. A header the operation reads one value of
-(`Idempotency-Key`, `If-Match`) sent on several lines is a 422 naming it: Starlette reads the first line and drops
-the others, so a retry under two keys replayed one of them and a pin write naming two versions wrote at one. The
+(`Idempotency-Key`, `If-Match`, and `Content-Type` on an operation that takes a body) sent on several lines is a 422
+naming it: Starlette reads the first line and drops the others, so a retry under two keys replayed one of them, a pin
+write naming two versions wrote at one, and a body sent as `application/json` and `text/plain` was read as JSON. The
 routes' shapes are read once per app from its OpenAPI document, the contract callers see.
 """
 from __future__ import annotations
@@ -67,13 +68,17 @@ async def check_request_shape(request: Request) -> None:
     """Raise `UnsupportedMediaType` (415, field `Content-Type`) for a non-empty body sent to an operation that takes
     one without a JSON Content-Type (`is_json`); then `RequestValidationError` (422, the faults in `errors`, at most
     `MAX_ERRORS`) for query parameters the operation does not declare, a single-valued one given more than once, a
-    header parameter it declares sent on more than one line (named as the docs spell it: `If-Match`), or
+    header parameter it declares (or `Content-Type`, when it takes a body) sent on more than one line (named as the
+    docs spell it: `If-Match`; a repeated Content-Type is this 422, not the 415), or
     a non-empty body sent to an operation without one (a chunked body is read to see whether it is empty)."""
     route = request.scope.get("route")
     shape = shapes(request.app).get((getattr(route, "path_format", None), request.method)) if route else None
     if shape is None:
         return
-    if shape.body and not is_json(request.headers.get("content-type")) and await _has_body(request):
+    single = {**shape.headers, **({"content-type": "Content-Type"} if shape.body else {})}
+    repeated = [name for name in single if len(request.headers.getlist(name)) > 1]
+    if shape.body and "content-type" not in repeated and not is_json(request.headers.get("content-type")) \
+            and await _has_body(request):
         sent = request.headers.get("content-type")
         raise UnsupportedMediaType(
             f"Content-Type: the body is read as JSON only when sent with Content-Type: application/json (this "
@@ -88,10 +93,9 @@ async def check_request_shape(request: Request) -> None:
         elif not shape.query[name] and len(request.query_params.getlist(name)) > 1:
             errors.append({"loc": ("query", name), "type": "multiple_values",
                            "msg": "given more than once; it takes one value"})
-    for name, documented in shape.headers.items():
-        if len(request.headers.getlist(name)) > 1:
-            errors.append({"loc": ("header", documented), "type": "multiple_values",
-                           "msg": "sent more than once; it takes one value"})
+    for name in repeated:
+        errors.append({"loc": ("header", single[name]), "type": "multiple_values",
+                       "msg": "sent more than once; it takes one value"})
     if not shape.body and await _has_body(request):
         options = f" (its options are query parameters: {takes})" if shape.query else ""
         errors.append({"loc": ("body",), "type": "unexpected_body",

@@ -47,3 +47,18 @@ def test_an_if_match_sent_twice_is_a_422_and_leaves_the_pin(client_for, tenant):
     key = c.headers["Authorization"]
     r = c.get(pin, headers=[("Authorization", key), ("Authorization", key)])
     assert r.status_code == 200, r.text
+
+
+def test_a_content_type_sent_twice_is_a_422_naming_it_and_writes_nothing(client_for, tenant):
+    """Only the first Content-Type line counted (`application/json`, `text/plain` read as JSON): a 422 naming it."""
+    import json
+    c = client_for(tenant)
+    body = json.dumps({"facts": [FACT]}).encode()
+    for values in (("application/json", "text/plain"), ("application/json", "application/json")):
+        r = c.post("/v1/facts", content=body, headers=[("Content-Type", v) for v in values])
+        assert r.status_code == 422 and r.json()["field"] == "Content-Type", (values, r.text)
+        assert r.headers["content-type"].startswith("application/problem+json"), r.headers
+        assert "more than once" in r.json()["detail"], r.text
+    assert c.get("/v1/entities", params={"name": "Twice Keyed"}).json()["items"] == []   # nothing written
+    r = c.post("/v1/facts", content=body, headers={"Content-Type": "application/json"})
+    assert r.status_code == 200, r.text
