@@ -40,3 +40,24 @@ def test_a_record_field_holding_an_object_array_or_boolean_fails_its_job(client_
     [deal] = c.get("/v1/entities", params={"name": "Fine Deal"}).json()["items"]
     [amount] = c.get("/v1/facts", params={"entity_id": deal["id"], "predicate": "DEAL_AMOUNT"}).json()["items"]
     assert amount["value"] == "150000 EUR"
+
+
+def test_a_float_field_is_written_as_a_plain_decimal(client_for, services, tenant):
+    """Helper-found: a JSON float was written with Python's float repr: "worth 1500000.0 EUR", "1e-07 EUR". An
+    integral float is written as an integer, any other as a plain decimal without exponent."""
+    c = client_for(tenant)
+    cases = [("d-f1", 1500000.0, "1500000 EUR"), ("d-f2", 0.15, "0.15 EUR"), ("d-f3", 1e-07, "0.0000001 EUR"),
+             ("d-f4", 2.5e20, "250000000000000000000 EUR"), ("d-f5", 1234.5, "1234.5 EUR")]
+    for i, (did, amount, _) in enumerate(cases):
+        content = f'{{"object": "deal", "id": "{did}", "name": "Float Deal {i}", "amount": {amount!r}, ' \
+                  '"currency": "EUR"}'
+        r = c.post("/v1/episodes", json={"kind": "json", "content": content, "idempotency_key": f"fl-{i}",
+                                         "occurred_at": "2024-09-03T08:00:00Z"})
+        assert r.status_code == 201, r.text
+    Worker(services, tenants=[tenant]).run(until_idle=True)
+    for i, (_, _, value) in enumerate(cases):
+        [deal] = [e for e in c.get("/v1/entities", params={"name": f"Float Deal {i}"}).json()["items"]
+                  if e["name"] == f"Float Deal {i}"]
+        [fact] = c.get("/v1/facts", params={"entity_id": deal["id"], "predicate": "DEAL_AMOUNT"}).json()["items"]
+        assert fact["value"] == value, fact
+        assert fact["statement"] == f"Float Deal {i} is worth {value}", fact

@@ -53,6 +53,7 @@ import re
 import string
 from dataclasses import dataclass, field
 from datetime import datetime
+from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -172,17 +173,31 @@ def _null_fields(fs: dict[str, Any]) -> list[str]:
     return []
 
 
-def _field(record: dict[str, Any], name: str) -> str | int | float | None:
+def _field(record: dict[str, Any], name: str) -> str | int | None:
     """The record's value of a mapped field: a string or a number; None when it is absent, null or blank ("", "   "
-    or only invisible characters). Raises `MappingError` for a JSON object, array or boolean, which no template
-    renders as a value (Python would write "{'a': 1}", "['1', '2']" or "True" into the fact)."""
+    or only invisible characters). A JSON float is given as the plain decimal it reads as (`plain_number`:
+    1500000.0 -> "1500000", 1e-07 -> "0.0000001"), never Python's float repr. Raises `MappingError` for a JSON
+    object, array or boolean, which no template renders as a value (Python would write "{'a': 1}", "['1', '2']" or
+    "True" into the fact)."""
     v = record.get(name)
     if v is None or (isinstance(v, str) and blank(v)):
         return None
     if isinstance(v, bool) or not isinstance(v, (str, int, float)):
         kind = "boolean" if isinstance(v, bool) else "array" if isinstance(v, list) else "object"
         raise MappingError(f"record field {name!r} holds a JSON {kind}; a mapped field takes a string or a number")
-    return v
+    return plain_number(v) if isinstance(v, float) else v
+
+
+def plain_number(v: float) -> str:
+    """A finite float as a plain decimal: an integral one as an integer ("1500000", "250000000000000000000"), any
+    other as its shortest round-trip digits without exponent ("0.15", "0.0000001"). Raises `ValueError` for NaN or
+    infinity (`strict_json` refuses them before a record gets here)."""
+    d = Decimal(repr(v))
+    if not d.is_finite():
+        raise ValueError(f"not a finite number: {v!r}")
+    if d == 0:
+        return "0"   # -0.0 too
+    return format(d.to_integral_value() if d == d.to_integral_value() else d, "f")
 
 
 def _render(template: str, record: dict[str, Any]) -> str | None:
