@@ -623,3 +623,23 @@ def test_an_episode_takes_its_source_from_its_role_unless_given(client_for, tena
     pre["episodes"][0].pop("source")
     r = c.post("/v1/sessions/roles-pre/turns", json=pre)
     assert r.status_code == 200 and r.json()["replayed"], r.text
+
+
+def test_a_turn_replayed_with_another_version_names_the_field_that_differs(client_for, tenant):
+    """Helper-found: a turn resent under its key with only `agent_version` changed was a 422 saying "other
+    episodes, user or pin updates", none of which differed. The message names the field(s) that differ."""
+    c = client_for(tenant)
+    turn = {"idempotency_key": "t-v", "user_id": "u1", "agent_version": "bot 1.0",
+            "episodes": [{"content": "hello there", "occurred_at": "2024-09-02T10:00:00Z"}]}
+    assert c.post("/v1/sessions/s-ver/turns", json=turn).status_code == 201
+    r = c.post("/v1/sessions/s-ver/turns", json={**turn, "agent_version": "bot 1.1"})
+    assert r.status_code == 422 and r.headers["content-type"].startswith("application/problem+json"), r.text
+    assert r.json()["field"] == "idempotency_key" and "agent_version" in r.json()["detail"], r.text
+    for other in ("episodes", "user_id", "pins", "prompt_version"):
+        assert other not in r.json()["detail"], r.text
+    r = c.post("/v1/sessions/s-ver/turns", json={**turn, "agent_version": "bot 1.1", "prompt_version": "p2",
+                                                 "episodes": [{"content": "bye", "occurred_at": "2024-09-02T10:00:00Z"}]})
+    assert r.status_code == 422, r.text
+    assert all(f in r.json()["detail"] for f in ("agent_version", "prompt_version", "episodes")), r.text
+    r = c.post("/v1/sessions/s-ver/turns", json=turn)   # the same turn still replays
+    assert r.status_code == 200 and r.json()["replayed"] is True, r.text

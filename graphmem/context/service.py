@@ -260,9 +260,14 @@ class ContextService:
             info = self.sessions.find(tenant_id, session_id)
             if info is not None and info.user_id and info.user_id != turn.user_id:
                 raise InvalidInput(f"session {session_id!r} belongs to another user", field="user_id")
+            stored = json.loads(seen["fields"]) if seen.get("fields") else None
+            sent = turn_field_fingerprints(turn)
+            differ = ([f for f in sorted(stored.keys() | sent.keys()) if stored.get(f) != sent.get(f)]
+                      if stored is not None else [])
+            what = (f"{', '.join(differ)} {'differs' if len(differ) == 1 else 'differ'} from the turn sent under it"
+                    if differ else "other episodes, user, versions or pin updates")
             raise InvalidInput(f"idempotency_key {turn.idempotency_key!r} already names another turn of this session "
-                               "(other episodes, user or pin updates); use a new key for a new turn",
-                               field="idempotency_key")
+                               f"({what}); use a new key for a new turn", field="idempotency_key")
         return TurnResult(**{**json.loads(seen["result"]), "replayed": True})
 
     def _append_turn(self, tenant_id: str, session_id: str, turn: TurnIn, agent_id: str | None) -> TurnResult:
@@ -328,7 +333,8 @@ class ContextService:
                                 compaction_scheduled=scheduled, window_reset=reset)
             receipt = tx.one("sessions/turn_put", tenant_id=tenant_id, session_id=session_id,
                              key=turn.idempotency_key, result=result.model_dump_json(),
-                             fingerprint=turn_fingerprint(turn), now=utcnow(), call_id=new_id())
+                             fingerprint=turn_fingerprint(turn), fields=json.dumps(turn_field_fingerprints(turn)),
+                             now=utcnow(), call_id=new_id())
             if not receipt["created"]:     # a try of this key committed first: undo this one's pins, answer with it
                 raise _ReceiptTaken(receipt)
             return versions
@@ -466,6 +472,15 @@ def turn_fingerprint(turn: TurnIn, legacy: bool = False) -> str:
             if not sent.source_given:
                 dumped["source"] = "user_explicit"
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+def turn_field_fingerprints(turn: TurnIn) -> dict[str, str]:
+    """Top-level field of the turn as sent -> SHA-256 (hex) of its value, on the body `turn_fingerprint` hashes
+    (episodes without `occurred_at`): kept with the turn's receipt so that a 422 for a key resent with another body
+    names the fields that differ (`agent_version`, `episodes` ...)."""
+    body = turn.model_dump(mode="json", exclude={"episodes": {"__all__": {"occurred_at"}}})
+    return {name: hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
+            for name, value in body.items()}
 
 
 def build(services: Any) -> ContextService:
