@@ -343,3 +343,55 @@ def test_creating_a_session_past_its_ttl_starts_it_afresh(services, client_for, 
         got = agent.get(f"/v1/sessions/{sid}")
         assert got.status_code == 200 and got.json()["episodes"] == 0, got.text
     assert "flamingo" not in agent.get("/v1/memories/export", params={"user_id": "u1"}).text
+
+
+INTERNAL = {"tenant_token", "search_terms", "processed_by", "embedding", "attrs", "value_type", "claim_token",
+            "lease_until", "_lock"}
+
+
+def _keys(v, found=None):
+    found = set() if found is None else found
+    if isinstance(v, dict):
+        for k, x in v.items():
+            found.add(k)
+            _keys(x, found)
+    elif isinstance(v, list):
+        for x in v:
+            _keys(x, found)
+    return found
+
+
+def test_an_export_carries_each_records_public_shape(services, client_for, tenant):
+    """Helper-found: the export gave episodes and pins as stored nodes (`tenant_token`, `search_terms`,
+    `processed_by`, `embedding: null`, a lock marker ...). Each record now has the shape its own GET answers with."""
+    agent = client_for(tenant, "agent")
+    turn = {"idempotency_key": "t-x", "user_id": "u1", "agent_version": "bot 1",
+            "episodes": [{"content": "my order is A-77", "occurred_at": "2024-09-02T10:00:00Z"}],
+            "pins": [{"key": "order_id", "value": {"type": "order_id", "value": "A-77"}},
+                     {"key": "amount", "value": {"type": "amount", "value": "129.99"}}]}
+    r = agent.post("/v1/sessions/s-x/turns", json=turn)
+    assert r.status_code == 201, r.text
+    [ep] = r.json()["episode_ids"]
+    _fact(services, tenant, ep, "HAS_TITLE", "CFO")
+    for i in range(3):
+        more = {**turn, "idempotency_key": f"t-x{i}", "pins": [],
+                "episodes": [{"content": f"and another thing number {i} " + "lorem ipsum dolor " * 200, "occurred_at": f"2024-09-02T10:0{i + 1}:00Z"}]}
+        assert agent.post("/v1/sessions/s-x/turns", json=more).status_code == 201
+    r = agent.post("/v1/sessions/s-x/compact", params={"force": "true"})
+    assert r.status_code == 200 and r.json()["summary"] is not None, r.text
+    export = agent.get("/v1/memories/export", params={"user_id": "u1"}).json()
+    assert not (_keys(export) & INTERNAL), _keys(export) & INTERNAL
+    listed = agent.get("/v1/sessions/s-x/summaries").json()["items"]
+    assert len(export["summaries"]) == len(listed) == 1
+    assert {k: v for k, v in export["summaries"][0].items() if listed[0][k] != v} == {}, listed
+    assert len(export["episodes"]) == 4 and export["episodes"][0]["id"] == ep
+    for episode in export["episodes"]:
+        assert episode == agent.get(f"/v1/episodes/{episode['id']}").json()
+    pins = {p["key"]: p for p in export["pins"]}
+    assert set(pins) == {"order_id", "amount"}
+    for key, pin in pins.items():
+        assert pin == agent.get(f"/v1/sessions/s-x/pins/{key}").json(), key
+    [session] = export["sessions"]
+    whole = agent.get("/v1/sessions/s-x").json()
+    assert session == {**whole, "pins": None, "episodes": None} or session == whole, (session, whole)
+    assert len(export["facts"]) == 1 and export["facts"][0]["fact"]["value"] == "CFO"

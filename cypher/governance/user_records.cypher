@@ -1,5 +1,7 @@
 // For a user's export: the user's sessions $session_ids and episodes $episode_ids, with the pins and summaries
-// of those sessions and the write-policy refusals of those episodes, newest first (maps without embeddings). Like
+// of those sessions and the write-policy refusals of those episodes, newest first (maps without embeddings; a
+// summary with `covers`, the episodes it covers itself, as cypher/summaries/list gives it; the caller keeps the
+// public fields of each through the record's model). Like
 // every read, it leaves out what is past retention at $now before the sweeper removes it: expired episodes, and
 // summaries built on one or revising one that is (their text carries it forward; as a window does,
 // cypher/sessions/window_state), and sessions past their retention (retain_until: idle longer than the tenant's
@@ -29,7 +31,7 @@ CALL () {
   WHERE m.session_id IN $session_ids
     AND NOT EXISTS { MATCH (ss:Session {tenant_id: $tenant_id, id: m.session_id}) WHERE ss.retain_until <= $now }
     AND NOT EXISTS { MATCH (m)-[:REVISES*0..]->(:Summary)-[:COVERS]->(x) WHERE x.retain_until <= $now }
-  RETURN collect(m {.*, embedding: null, search_terms: null}) AS summaries
+  RETURN collect(m {.*, embedding: null, search_terms: null, covers: COUNT { (m)-[:COVERS]->() }}) AS summaries
 }
 CALL () {
   OPTIONAL MATCH (r:Refusal {tenant_id: $tenant_id})

@@ -32,7 +32,7 @@ from graphmem.context.models import (CompactionResult, ContextRequest, Degraded,
                                      Window)
 from graphmem.context.pins import (PinStore, check_definition, check_key, delete_in, from_row, pin_version_check,
                                    put_in, version_conflict)
-from graphmem.context.sessions import SessionInfo, SessionStore, _info, check_session_id
+from graphmem.context.sessions import SessionInfo, SessionStore, check_session_id, session_info
 from graphmem.context.summarizer import build_summarizer
 from graphmem.errors import Conflict, GraphmemError, InvalidInput, NotFound, Unavailable
 from graphmem.models import EpisodeIn, new_id, trim_blank
@@ -148,7 +148,7 @@ class ContextService:
         strings; the tail comes back as `TailTurn`s. (Consent is read by the search, which applies it.)"""
         row = self.db.read_one("sessions/window_state", tenant_id=tenant_id, session_id=session_id,
                                limit=self.settings.context_tail_max_episodes, now=utcnow().isoformat())
-        return {"session": _info(row["session"]) if row["session"] else None,
+        return {"session": session_info(row["session"]) if row["session"] else None,
                 "pins": [from_row(p) for p in row["pins"] if live(p, "version")],
                 "summary": Summary(**row["summaries"][0]) if row["summaries"] else None,
                 "tail": [assembly.TailTurn.from_row(e) for e in row["tail"]], "tail_total": row["tail_total"]}

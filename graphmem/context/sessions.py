@@ -57,7 +57,9 @@ class Consent(ConsentIn):
     updated_at: UtcDatetime | None = None
 
 
-def _info(row: dict, pins: int | None = None, episodes: int | None = None) -> SessionInfo:
+def session_info(row: dict, pins: int | None = None, episodes: int | None = None) -> SessionInfo:
+    """A stored Session node's properties (`row`) as the API shows the session; the counts only for single-session
+    reads."""
     data = {k: v for k, v in row.items() if not k.startswith("_")}
     data["window_from_seq"] = data.get("window_from_seq") or 0
     data.setdefault("last_active_at", data.get("created_at"))
@@ -92,7 +94,7 @@ class SessionStore:
         sid = check_session_id(session_id) if session_id is not None else new_id()
         row = self.db.execute("sessions/create", tenant_id=tenant_id, session_id=sid, user_id=user_id,
                               agent_id=agent_id, now=utcnow(), call_id=new_id())[0]
-        info = _info(row["session"])
+        info = session_info(row["session"])
         if not row["created"] and info.user_id != user_id:
             raise Conflict(f"session {sid!r} belongs to another user", field="user_id")
         return info, row["created"]
@@ -103,18 +105,18 @@ class SessionStore:
         row = self.db.one("sessions/get", tenant_id=tenant_id, session_id=session_id, now=utcnow())
         if row is None:
             raise NotFound(f"no session {session_id!r}", field="session_id")
-        return _info(row["session"], row["pins"], row["episodes"])
+        return session_info(row["session"], row["pins"], row["episodes"])
 
     def find(self, tenant_id: str, session_id: str) -> SessionInfo | None:
         """Like `get` without the counts; None when absent."""
         require_tenant(tenant_id)
         row = self.db.one("sessions/get", tenant_id=tenant_id, session_id=session_id, now=utcnow())
-        return _info(row["session"]) if row else None
+        return session_info(row["session"]) if row else None
 
     def list(self, tenant_id: str, user_id: str | None = None, offset: int = 0, limit: int = 50) -> list[SessionInfo]:
         """The tenant's sessions (of one user if given), most recently active first."""
         require_tenant(tenant_id)
-        return [_info(r["session"]) for r in self.db.rows("sessions/list", tenant_id=tenant_id, user_id=user_id,
+        return [session_info(r["session"]) for r in self.db.rows("sessions/list", tenant_id=tenant_id, user_id=user_id,
                                                           now=utcnow(), offset=offset, limit=limit)]
 
     def is_expired(self, info: SessionInfo) -> bool:
@@ -130,7 +132,7 @@ class SessionStore:
                                idle_before=now - timedelta(seconds=self.ttl_s))
         if not rows:
             return None, False
-        return _info(rows[0]["session"]), bool(rows[0]["expired"])
+        return session_info(rows[0]["session"]), bool(rows[0]["expired"])
 
     # ---- consent -----------------------------------------------------------------------------
     def set_consent(self, tenant_id: str, consent: ConsentIn) -> Consent:

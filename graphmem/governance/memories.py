@@ -10,12 +10,16 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from graphmem.context.models import Summary
+from graphmem.context.pins import from_row as pin_from_row
+from graphmem.context.sessions import session_info
 from graphmem.errors import InvalidInput, NotFound
 from graphmem.governance.erasure import USER_KEY, Eraser
 from graphmem.governance.models import Memory, MemoryPage, ProvenanceNote, Receipt
 from graphmem.graph import TemporalGraph
 from graphmem.ingest.jobs import EXPLICIT_FACTS
-from graphmem.models import AssertOutcome, EntityRef, EpisodeIn, Fact, FactIn, blank
+from graphmem.ingest.refusals import Refusal
+from graphmem.models import AssertOutcome, EntityRef, Episode, EpisodeIn, Fact, FactIn, blank
 from graphmem.store import Database, require_tenant
 from graphmem.store import facts as fact_store
 from graphmem.timeutil import utcnow
@@ -92,7 +96,9 @@ class Memories:
     def export(self, tenant_id: str, user_id: str, now: datetime | None = None) -> dict:
         """Everything stored about the user as one JSON-ready dict: sessions, episodes (with content), facts and
         candidates with provenance, pins, summaries and write-policy refusals; nothing past retention at `now`
-        (UTC, default now: expired episodes and the summaries built on them, as every read leaves them out)."""
+        (UTC, default now: expired episodes and the summaries built on them, as every read leaves them out). Each
+        record has the shape its own read answers with, from the same model (`Episode`, `SessionInfo`, `Pin`,
+        `Summary`, `Refusal`): no stored-only property (search terms, tenant token, locks) is exported."""
         now = now or utcnow()
         sessions, episodes, _ = self._scope(tenant_id, user_id)
         records = self.db.one("governance/user_records", tenant_id=tenant_id, session_ids=sessions,
@@ -100,9 +106,12 @@ class Memories:
         big = 10_000_000
         facts = self._page(tenant_id, user_id, candidates=False, offset=0, limit=big, now=now).items
         cands = self._page(tenant_id, user_id, candidates=True, offset=0, limit=big, now=now).items
+        public = [("episodes", Episode.model_validate), ("sessions", session_info), ("pins", pin_from_row),
+                  ("summaries", Summary.model_validate), ("refusals", Refusal.model_validate)]
         return {"user_id": user_id, "tenant_id": tenant_id, "exported_at": now.isoformat(),
                 "facts": [m.model_dump(mode="json") for m in facts],
-                "candidates": [m.model_dump(mode="json") for m in cands], **_plain(records)}
+                "candidates": [m.model_dump(mode="json") for m in cands],
+                **{name: [shape(row).model_dump(mode="json") for row in records[name]] for name, shape in public}}
 
     # ---- changes ------------------------------------------------------------------------------
     def _owned(self, tenant_id: str, user_id: str, fact_id: str) -> str:
