@@ -330,11 +330,21 @@ class Spoken(Input):
 # --------------------------------------------------------------------------------------------
 # Entities
 # --------------------------------------------------------------------------------------------
+BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+"""The bidirectional controls (Unicode UAX #9): the embeddings and overrides U+202A-U+202E, the isolates
+U+2066-U+2069 and the marks U+200E, U+200F, U+061C. In a name they reorder how it is displayed ("Alice\u202eecilA"
+shows as "AliceAlice": a Trojan-Source style spoof), so a name or an alias holding one is refused (`_printable`)."""
+
+
 def _printable(name: str) -> str:
     """`name` unless it holds a control character (Unicode category Cc: NUL, tab, newline, escape, ...), which
-    no name is spelt with and which would print as nothing, or break a line, in every list that shows it."""
+    no name is spelt with and which would print as nothing, or break a line, in every list that shows it, or a
+    bidirectional control (`BIDI_CONTROLS`), which would show it reordered. Raises `ValueError` saying which."""
     if _has_control(name):
         raise ValueError("a name must not contain control characters (NUL, tab, newline, ...)")
+    if not BIDI_CONTROLS.isdisjoint(name):
+        raise ValueError("a name must not contain bidirectional controls (U+202A-U+202E, U+2066-U+2069, U+200E, "
+                         "U+200F, U+061C), which reorder how it is displayed")
     return name
 
 
@@ -350,7 +360,7 @@ class EntityRef(Input):
     id: str | None = None
     kind: str | None = Field(default=None, description="PascalCase kind label, e.g. Person, Organization, Deal.")
     name: str | None = None
-    aliases: list[str] = Field(default_factory=list)
+    aliases: list[Annotated[str, AfterValidator(_printable)]] = Field(default_factory=list)  # errors name aliases[i]
     email: str | None = None
     domain: str | None = None
     external_ids: list[str] = Field(default_factory=list, description="'system:id' strings, e.g. 'hubspot:123'.")
@@ -367,11 +377,6 @@ class EntityRef(Input):
         if v is not None and blank(v):
             raise ValueError("name must not be empty")
         return _printable(v.strip()) if v else v
-
-    @field_validator("aliases")
-    @classmethod
-    def _aliases(cls, v: list[str]) -> list[str]:
-        return [_printable(a) for a in v]
 
     @field_validator("external_ids")
     @classmethod

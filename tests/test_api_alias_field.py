@@ -18,3 +18,24 @@ def test_a_bad_alias_is_named_as_the_alias(client_for, tenant):
     r = c.post("/v1/facts", json={"facts": [{"subject": {"kind": "Person", "name": "..."}, "predicate": "HAS_TITLE",
                                              "value": "CTO"}]})
     assert r.status_code == 422 and r.json()["field"] == "facts[0].subject", r.text
+
+
+BIDI = ["\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069", "\u200e", "\u200f",
+        "\u061c"]
+
+
+def test_a_bidi_control_in_a_name_or_alias_is_refused_naming_it(client_for, tenant):
+    """A bidirectional control (embedding, override, isolate, or a direction mark) in a name or an alias would
+    show it reordered ("Alice\\u202eecilA" displays as "AliceAlice"): a 422 naming the name or the alias, nothing
+    stored."""
+    c = client_for(tenant)
+    for ch in BIDI:
+        for subject, field in (({"kind": "Person", "name": f"Alice{ch}ecilA"}, "facts[0].subject.name"),
+                               ({"kind": "Person", "name": "Alice Hart", "aliases": ["AH", f"Al{ch}ice"]},
+                                "facts[0].subject.aliases[1]")):
+            r = c.post("/v1/facts", json={"facts": [{"subject": subject, "predicate": "HAS_TITLE", "value": "CTO"}]})
+            assert r.status_code == 422, (repr(ch), r.text)
+            assert r.headers["content-type"].startswith("application/problem+json"), r.headers
+            assert r.json()["field"] == field and "bidirectional" in r.json()["detail"], (repr(ch), r.text)
+    assert c.get("/v1/entities", params={"name": "Alice Hart"}).json()["items"] == []
+    assert c.get("/v1/entities", params={"name": "Alice"}).json()["items"] == []

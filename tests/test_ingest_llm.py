@@ -187,6 +187,23 @@ def test_an_oversized_or_letterless_name_is_refused_alone_not_the_job(llm_servic
     assert ("self_reference", "extraction.facts[3].object") in refused, refused
 
 
+def test_a_bidi_control_in_an_extracted_name_or_alias_refuses_its_facts(llm_services, fake_llm, tenant):
+    """An extracted entity whose name or alias holds a bidirectional control ("Alice\\u202eecilA" displays
+    reversed) costs its facts, refused as invalid_name naming the name or the alias; the alias is not dropped
+    silently and the episode's other facts are stored."""
+    reply = {**GOOD, "entities": [*GOOD["entities"], {"ref": "e3", "kind": "Person", "name": "Alice\u202eecilA"},
+                                  {"ref": "e4", "kind": "Person", "name": "Bob Hart", "aliases": ["B\u2067ob"]}],
+             "facts": [GOOD["facts"][1], {"subject": "e3", "predicate": "HAS_TITLE", "value": "CFO", "confidence": 0.9},
+                       {"subject": "e4", "predicate": "HAS_TITLE", "value": "CTO", "confidence": 0.9}]}
+    _, job = extract_one(llm_services, fake_llm, tenant, reply)
+    assert job.status == "done" and (job.facts_asserted, job.facts_refused) == (1, 2), job
+    refused = {r.field: (r.reason, r.detail) for r in llm_services.ingest.list_refusals(tenant)}
+    assert refused["extraction.facts[1].subject.name"][0] == "invalid_name", refused
+    assert refused["extraction.facts[2].subject.aliases[0]"][0] == "invalid_name", refused
+    assert all("bidirectional" in d for _, d in refused.values()), refused
+    assert llm_services.graph.find_entities(tenant, "Bob Hart", "Person") == []
+
+
 def test_an_entity_kind_in_another_case_is_the_ontology_kind(llm_services, fake_llm, tenant):
     """A kind the LLM writes in another case than the ontology's ("person", "ORGANIZATION") is that kind, as a
     predicate in lower case is that predicate: its facts are stored (they were refused as "needs a valid subject",

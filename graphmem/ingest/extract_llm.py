@@ -101,6 +101,18 @@ _CODE = re.compile(r"(?i)\b(?:[a-z]\d{1,2}|\d[a-z])\b")
 so such a phrase is unreadable (a quarter or a half is read by `_PERIODS` first)."""
 
 
+def _name_error(err: ValidationError, kept: list[int]) -> tuple[str, str] | None:
+    """The first error of `err` (an `EntityRef`'s) about the entity's name or an alias, as (field, reason):
+    ("name", "a name must not contain ...") or ("aliases[i]", ...), `i` the alias's index in the LLM's list
+    (`kept[j]` for the `j`th alias given to `EntityRef`); None when the name and aliases are fine."""
+    for e in err.errors():
+        loc = e["loc"]
+        if loc and loc[0] in ("name", "aliases"):
+            where = "name" if loc[0] == "name" or len(loc) < 2 else f"aliases[{kept[int(loc[1])]}]"
+            return where, str(e.get("ctx", {}).get("error") or e["msg"])
+    return None
+
+
 def resolve_time(text: str | None, reference: datetime) -> datetime | None:
     """An ISO 8601 date/date-time or a relative phrase ("last Tuesday", "since March") as an aware UTC datetime,
     resolved against `reference` (the episode's occurred_at). A date means midnight UTC; a date-time without an
@@ -240,12 +252,17 @@ class LLMExtractor:
 
     def _to_facts(self, x: Extraction, episode: Episode, ontology: Ontology, out: Extracted) -> None:
         refs: dict[str, EntityRef | None] = {}
+        bad_names: dict[str, tuple[str, str]] = {}   # entity ref -> (its field, why): refuses the entity's facts
         for e in x.entities:
             e.kind = entity_kind(e.kind, ontology)
+            kept = [i for i, a in enumerate(e.aliases) if a and a.strip()]
             try:
                 refs[e.ref] = EntityRef(kind=e.kind, name=e.name, email=e.email, domain=e.domain,
-                                        aliases=[a for a in e.aliases if a and a.strip()])
-            except ValidationError:
+                                        aliases=[e.aliases[i] for i in kept])
+            except ValidationError as err:
+                if (named := _name_error(err, kept)) is not None:
+                    refs[e.ref], bad_names[e.ref] = None, named
+                    continue
                 try:  # keep the entity without a malformed identifier
                     refs[e.ref] = EntityRef(kind=e.kind, name=e.name)
                 except ValidationError:
@@ -266,6 +283,11 @@ class LLMExtractor:
             if bad is not None:
                 refuse("invalid_fact", "subject" if bad == f.subject else "object",
                        f"entity kind {kinds[bad][:64]!r} is not a PascalCase word such as Person")
+                continue
+            named = next(((side, bad_names[r]) for side, r in (("subject", f.subject), ("object", f.object))
+                          if r in bad_names), None)
+            if named is not None:
+                refuse("invalid_name", f"{named[0]}.{named[1][0]}", named[1][1])
                 continue
             if subj is None or (f.object and obj is None) or (obj is None) == (f.value is None):
                 refuse("invalid_fact", "object", "needs a valid subject and exactly one of object or value")
