@@ -39,3 +39,24 @@ def test_a_bidi_control_in_a_name_or_alias_is_refused_naming_it(client_for, tena
             assert r.json()["field"] == field and "bidirectional" in r.json()["detail"], (repr(ch), r.text)
     assert c.get("/v1/entities", params={"name": "Alice Hart"}).json()["items"] == []
     assert c.get("/v1/entities", params={"name": "Alice"}).json()["items"] == []
+
+
+def test_a_letterless_alias_is_refused_when_the_reference_has_no_name(client_for, tenant):
+    """An alias with no letter or digit is a 422 naming it whether or not its reference has a name: a reference by
+    id or by email alone with aliases ["DR", "..."] had the "..." dropped silently (and the write succeed)."""
+    c = client_for(tenant)
+    dana = {"kind": "Person", "name": "Dana Reyes", "email": "dana@reyes.io"}
+    r = c.post("/v1/facts", json={"facts": [{"subject": dana, "predicate": "HAS_TITLE", "value": "CTO"}]})
+    assert r.status_code == 200, r.text
+    dana_id = c.get("/v1/entities", params={"name": "Dana Reyes"}).json()["items"][0]["id"]
+    for subject in ({"email": "dana@reyes.io", "aliases": ["DR", "..."]},
+                    {"id": dana_id, "aliases": ["DR", "..."]},
+                    {"kind": "Person", "email": "dana@reyes.io", "name": "...", "aliases": ["DR", "❤️"]}):
+        r = c.post("/v1/facts", json={"facts": [{"subject": subject, "predicate": "HAS_TITLE", "value": "CFO"}]})
+        assert r.status_code == 422, (subject, r.text)
+        assert r.headers["content-type"].startswith("application/problem+json"), r.headers
+        assert r.json()["field"] == "facts[0].subject.aliases[1]", (subject, r.text)
+        assert "has no letters or digits" in r.json()["detail"], r.text
+    facts = c.get("/v1/facts", params={"entity_id": dana_id}).json()
+    assert [f["value"] for f in facts["items"]] == ["CTO"], facts
+    assert c.get("/v1/entities", params={"name": "DR"}).json()["items"] == []

@@ -66,14 +66,15 @@ def keyless_name_dropped(ref: EntityRef) -> EntityRef:
 
 
 def _check_ref(ref: EntityRef, field: str, settings: Settings) -> None:
-    """`InvalidInput` for a name or alias longer than `settings.max_name_chars`, or (when the reference has a name)
-    with no letter or digit to resolve it by: a name's names the reference (`field`), an alias's the alias
+    """`InvalidInput` for a name or alias longer than `settings.max_name_chars`, or with no letter or digit to
+    resolve it by (a name when the reference has one; an alias whether or not it has: a reference by id or email
+    alone brings its aliases too): a name's names the reference (`field`), an alias's the alias
     (`field.aliases[i]`)."""
     for i, n in enumerate([ref.name or "", *ref.aliases]):
         where, what, plural = (field, "name", "names") if i == 0 else (f"{field}.aliases[{i - 1}]", "alias", "aliases")
         if len(n) > settings.max_name_chars:
             raise InvalidInput(f"{where}: {plural} are limited to {settings.max_name_chars} characters", field=where)
-        if ref.name is not None and not name_key(n):
+        if (i > 0 or ref.name is not None) and not name_key(n):
             raise InvalidInput(f"{where}: {what} {n!r} has no letters or digits", field=where)
 
 
