@@ -216,6 +216,15 @@ def test_schema_8_graph_gets_terms_of_curly_apostrophes_folded(db, settings, gra
     assert refold_search_terms(db, batch=1) >= 3 and terms() == expected   # one node a transaction, every one
 
 
+def knows_fionn(graph, tenant: str, said: str, name: str):
+    """An episode saying `said` and the fact it gives, Person `name` KNOWS Person "Fionn Byrne"; returns the
+    episode."""
+    ep, _ = graph.append_episode(tenant, msg(said))
+    graph.assert_facts(tenant, [FactIn(subject=EntityRef(kind="Person", name=name), predicate="KNOWS",
+                                       object=EntityRef(kind="Person", name="Fionn Byrne"), episode_id=ep.id)])
+    return ep
+
+
 def test_schema_17_graph_gets_the_joined_terms_of_names_with_an_apostrophe(db, settings, graph, tenant):
     """Since schema 18 a word with an inner apostrophe that is no English possessive or contraction is also indexed
     without it ("O'Neil" as "o'neil" and "oneil"), so that "ONeil" finds it. Start-up recomputes the terms of the
@@ -226,10 +235,8 @@ def test_schema_17_graph_gets_the_joined_terms_of_names_with_an_apostrophe(db, s
     from graphmem.store.fulltext import INDEX_STOP_WORDS, search_terms, words
     from graphmem.store.schema import JOINED, refold_search_terms
 
-    ep, _ = graph.append_episode(tenant, msg("Niamh O\u2019Neil knows Fionn Byrne"))
+    knows_fionn(graph, tenant, "Niamh O\u2019Neil knows Fionn Byrne", "Niamh O'Neil")
     possessive, _ = graph.append_episode(tenant, msg("Dana's car isn't here"))
-    niamh, fionn = EntityRef(kind="Person", name="Niamh O'Neil"), EntityRef(kind="Person", name="Fionn Byrne")
-    graph.assert_facts(tenant, [FactIn(subject=niamh, predicate="KNOWS", object=fionn, episode_id=ep.id)])
     recall = RecallService(db, graph)
     terms = functools.partial(stored_terms, db, tenant)
 
@@ -263,6 +270,60 @@ def test_schema_17_graph_gets_the_joined_terms_of_names_with_an_apostrophe(db, s
     for text in read:   # every text whose terms gain a joined form is read again
         gains = len(search_terms(tenant, text).split()) > len([w for w in words(text) if w not in INDEX_STOP_WORDS])
         assert read[text] or not gains, text
+
+
+def test_schema_18_graph_gets_the_terms_of_names_with_a_backtick_or_prime_apostrophe(db, settings, graph, tenant):
+    """Since schema 19 a backtick or a prime (U+2032) between letters is an apostrophe to search, as it is to the name
+    keys ("O`Neil", "O\u2032Neil" and "ONeil" name one entity): "ONeil" finds text that says "O`Neil" or
+    "O\u2032Neil" (and "O\u02bcneil", which was an apostrophe already). Start-up recomputes the terms of the
+    searchable nodes whose text holds a backtick or prime between a letter or digit and a letter or digit, tenant by
+    tenant in batches; other text is not read again."""
+    from graphmem.recall.models import SearchRequest
+    from graphmem.recall.service import RecallService
+    from graphmem.store.fulltext import search_terms
+
+    ep = knows_fionn(graph, tenant, "Niamh O`Neil knows Fionn Byrne", "Niamh O\u2032Neil")
+    modifier, _ = graph.append_episode(tenant, msg("Ciara O\u02bcneil called"))
+    other, _ = graph.append_episode(tenant, msg("Dana's `car` isn't here"))
+    recall = RecallService(db, graph)
+    terms = functools.partial(stored_terms, db, tenant)
+
+    def old_terms(text):   # what a schema-18 graph holds: a backtick or prime split the word
+        return search_terms(tenant, text.replace("`", " ").replace("\u2032", " "))
+
+    def age():
+        with db.driver.session(database=db.database) as s:
+            for nid, (text, _) in terms().items():
+                s.run("MATCH (n {id: $id}) SET n.search_terms = $terms", id=nid, terms=old_terms(text)).consume()
+
+    def found():
+        return {(h.kind, h.id) for h in recall.search(tenant, SearchRequest(query="ONeil", k=10)).hits}
+
+    expected = terms()
+    hits = found()
+    assert {k for k, _ in hits} == {"fact", "episode", "entity"} and ("episode", ep.id) in hits, hits
+    assert ("episode", modifier.id) in hits, hits
+    assert {h.kind for h in recall.search(tenant, SearchRequest(query="O'Neil", k=10)).hits} == \
+        {"fact", "episode", "entity"}
+    age()
+    aged = terms()
+    assert aged != expected and aged[other.id] == expected[other.id] and aged[modifier.id] == expected[modifier.id]
+    assert found() == {("episode", modifier.id)}
+    from graphmem.store.schema import QUOTED, refold_search_terms
+    db.execute("meta/set_schema", version=18, embedding_dimension=settings.embedding_dimension)
+    assert apply_schema(db, settings.embedding_dimension)["migrated"] is True
+    assert terms() == expected and found() == hits
+    age()
+    assert refold_search_terms(db, batch=1, pattern=QUOTED) >= 3 and terms() == expected
+    with db.driver.session(database=db.database) as s:   # which text the migration reads again
+        read = {t: s.run("RETURN $t =~ $p AS m", t=t, p=QUOTED).single()["m"] for t in (
+            "O`Neil", "o\u2032neil", "it`s", "`code` block", "5\u203210\u2033", "x \u2032 y", "no apostrophe",
+            "O\u02bcneil", "O'Neil", "caf\u00e9`s")}
+    assert read == {"O`Neil": True, "o\u2032neil": True, "it`s": True, "`code` block": False,
+                    "5\u203210\u2033": True, "x \u2032 y": False, "no apostrophe": False, "O\u02bcneil": False,
+                    "O'Neil": False, "caf\u00e9`s": True}, read
+    for text in read:   # every text whose terms change is read again
+        assert read[text] or old_terms(text) == search_terms(tenant, text), text
 
 
 def test_search_folds_accents_fullwidth_letters_and_ligatures(db, settings, graph, tenant):

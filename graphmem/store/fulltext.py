@@ -40,8 +40,10 @@ from graphmem.store.db import require_tenant, tenant_token
 _LETTER = rf"(?:[^\W_]|[{MARKS}])"
 WORD = re.compile(rf"[^\W_]{_LETTER}*(?:'[^\W_]{_LETTER}*)?")
 # Apostrophes folded to the straight one before `WORD` splits text (typed text and LLM output use the right single
-# quotation mark for it): right and left single quotation marks, modifier letter apostrophe.
-APOSTROPHES = "\u2019\u2018\u02bc"
+# quotation mark for it): right and left single quotation marks, modifier letter apostrophe, and the grave accent
+# (backtick) and prime that keyboards without an apostrophe key type for it ("O`Neil", "O\u2032Neil", which the name
+# keys already resolve as "O'Neil"; schema 19 recomputed the terms of text with them, `graphmem.store.schema.QUOTED`).
+APOSTROPHES = "\u2019\u2018\u02bc`\u2032"
 _FOLD = str.maketrans(dict.fromkeys(APOSTROPHES, "'"))
 # Latin letters with a stroke or ligatures, which NFD does not split into a letter and a mark (as Lucene's
 # ASCIIFoldingFilter folds them), lower case: "Łódź Ørsted" is "lodz orsted"; and Russian "ё", mostly written "е".
@@ -76,7 +78,7 @@ def fold(text: str) -> str:
     - NFKC: fullwidth forms and ligatures as their plain letters ("Ｄａｎａ" -> "Dana", "ﬁ" -> "fi"); a symbol or
       number that NFKC spells out stands apart from its neighbours (`_spaced`: "Acme™" -> "acme tm", not
       "acmetm"; "3½" -> "3 1⁄2");
-    - curly and modifier-letter apostrophes (`APOSTROPHES`) as the straight one;
+    - curly and modifier-letter apostrophes, backticks and primes (`APOSTROPHES`) as the straight one;
     - Unicode case folding ("Straße" -> "strasse");
     - accents off Latin letters: the combining marks NFD splits off a letter of Basic Latin, Latin-1, Latin
       Extended-A/B or Latin Extended Additional ("José Müller" -> "jose muller"), and the Latin letters NFD keeps
@@ -122,7 +124,7 @@ def forms(word: str) -> list[str]:
     English possessive or contraction (`CLITIC`) the word without it too: "o'neil" is "o'neil" and "oneil",
     "d'angelo" also "dangelo"; "dana's" and "don't" are themselves only. Stored terms (`search_terms`) and queries
     (`graphmem.recall.lucene.build_query`) take both, so a name written with or without its apostrophe ("O'Neil",
-    "O’Neil", "ONeil", "oneil") finds the other, as the name keys already resolve them alike."""
+    "O’Neil", "O`Neil", "O′Neil", "ONeil", "oneil") finds the other, as the name keys already resolve them alike."""
     if "'" in word and not CLITIC.search(word):
         return [word, word.replace("'", "")]
     return [word]

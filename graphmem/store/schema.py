@@ -52,6 +52,10 @@ Version 18 also indexes a word with an inner apostrophe that is no English posse
 (graphmem.store.fulltext.forms: "O'Neil" is "o'neil" and "oneil"), so that "ONeil" or "oneil" finds "O'Neil" as
 the name keys already resolve them alike: the searchable nodes whose text holds such a word (`JOINED`) get their
 search_terms again (`refold_search_terms`, as for version 9).
+Version 19 folds a backtick or a prime (U+2032) to an apostrophe in search terms (graphmem.store.fulltext.APOSTROPHES:
+"O`Neil" and "O\u2032Neil" are "o'neil" and "oneil", as the name keys already resolve them), where they split the
+word before: the searchable nodes whose text holds one between letters or digits (`QUOTED`) get their search_terms
+again (`refold_search_terms`, as for version 9).
 """
 from __future__ import annotations
 
@@ -68,7 +72,7 @@ from graphmem.store.entities import alias_key
 from graphmem.store.fulltext import search_terms
 
 log = logging.getLogger(__name__)
-SCHEMA_VERSION = 18
+SCHEMA_VERSION = 19
 LEGACY_DECLARERS_CAP = 1000
 """Schema 17's migration records legacy attributes as declared by every episode that mentions their entity (or is
 the provenance of a fact about it), for entities with at most this many such episodes (`backfill_declarations`)."""
@@ -101,6 +105,11 @@ JOINED = ("(?s).*[\\p{L}\\p{N}\\p{M}]['\\x{2019}\\x{2018}\\x{02BC}\\x{FF07}]"
 modifier letter or fullwidth: what `graphmem.store.fulltext.fold` makes "'") and a letter or digit that does not
 start an English possessive or contraction ("'s", "'t", "'ll", ...: `graphmem.store.fulltext.CLITIC`): the text
 whose terms gained a joined form in schema 18 ("O'Neil"; not "Dana's car" or "don't")."""
+
+QUOTED = "(?s).*[\\p{L}\\p{N}\\p{M}][`\\x{2032}][\\p{L}\\p{N}].*"
+"""A Java regular expression (Cypher's =~) matching text with a backtick or prime between a letter or digit and a
+letter or digit: the text whose terms `graphmem.store.fulltext.words` made otherwise before schema 19 ("O`Neil",
+"it`s": one word now, two before)."""
 
 
 def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict:
@@ -190,6 +199,9 @@ def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict
     if recorded and (recorded["version"] or 1) < 18:  # words with an apostrophe also indexed without it
         refold_search_terms(db, pattern=JOINED)
         migrated = True
+    if recorded and (recorded["version"] or 1) < 19:  # a backtick or prime between letters is an apostrophe
+        refold_search_terms(db, pattern=QUOTED)
+        migrated = True
     db.execute("meta/set_schema", version=SCHEMA_VERSION, embedding_dimension=dimension)
     return {"version": SCHEMA_VERSION, "embedding_dimension": dimension, "migrated": migrated}
 
@@ -226,7 +238,8 @@ def refold_search_terms(db: Database, batch: int = BACKFILL_BATCH, *, pattern: s
     by default text with a character outside ASCII (`NON_ASCII`), whose terms were made before
     `graphmem.store.fulltext.words` folded curly apostrophes (schema 8 -> 9) and accents, fullwidth letters and
     ligatures (10 -> 11); `JOINED`, text with a word whose apostrophe `graphmem.store.fulltext.forms` now also drops
-    (17 -> 18). Each tenant's such nodes read in one pass (`meta/refold_terms`, `Database.stream`), written `batch`
+    (17 -> 18); `QUOTED`, text with a backtick or prime `graphmem.store.fulltext.words` now reads as an apostrophe
+    (18 -> 19). Each tenant's such nodes read in one pass (`meta/refold_terms`, `Database.stream`), written `batch`
     per transaction; safe to re-run after an interruption (the terms come out the same). Returns the number of nodes
     updated."""
     done = 0
