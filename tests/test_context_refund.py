@@ -293,6 +293,79 @@ def test_compaction_never_proposes_a_deleted_pin_or_a_gates_approval_again(make_
         {"d": None}]
 
 
+def test_an_unrelated_erasure_keeps_a_deleted_pin_deleted(make_context, db, tenant):
+    """Found by a helper: any erasure in a session wiped every value deleted from its pins (`dismissed_pins`), so
+    after forgetting a turn about the user's cat, the next compaction proposed the deleted order id again. An
+    erasure forgets only the dismissals whose value its own text holds."""
+    ctx = make_context(**SMALL)
+    sid = "dismissed"
+    ctx.append_turn(tenant, sid, turn(0, {"role": "user", "content": "Refund order A-10293 please."},
+                                      pins=[PinUpdate(key="order_id", value={"type": "order_id", "value": "A-10293"})]))
+    ctx.pins.delete(tenant, sid, "order_id", expected_version=1)
+    ctx.append_turn(tenant, sid, turn(1, {"role": "user", "content": "By the way, my cat is called Mirko."}))
+    mirko = [e for e in ctx.services.graph.session_episodes(tenant, sid) if "Mirko" in e.content]
+    assert len(mirko) == 1
+    ctx.services.governance.forget(tenant, episode_id=mirko[0].id)     # no order id in it
+    from tests.test_governance_support import raw
+    assert raw(db, "MATCH (s:Session {tenant_id: $t, id: $s}) RETURN s.dismissed_pins AS d", t=tenant, s=sid) == [
+        {"d": ["order_id:a10293"]}]
+    for i in range(2, 8):
+        chatter(ctx, tenant, sid, i)
+        ctx.wait_for_compaction(tenant, sid)
+    assert ctx.summaries.current(tenant, sid) is not None
+    pins = {p.key: (p.status, p.value) for p in ctx.pins.list(tenant, sid)}
+    assert "order_id" not in pins, pins
+
+
+def test_erasing_a_turn_forgets_the_dismissals_its_words_hold_and_no_other(make_context, db, tenant):
+    """The dismissals an erasure forgets are those whose value its text holds, however it is spelled there (an
+    order id by its letters and digits, case-blind; an amount as a number): "ORDER a10293" holds the deleted
+    A-10293, "$1,299.00" the deleted 1299; the deleted approval of another turn stays deleted until that turn goes."""
+    from tests.test_governance_support import raw
+    ctx = make_context(**SMALL)
+    sid = "dismissed-some"
+    ctx.append_turn(tenant, sid, turn(0, {"role": "user", "content": "Refund ORDER a10293, I paid $1,299.00."},
+                                      pins=[PinUpdate(key="order_id", value={"type": "order_id", "value": "A-10293"}),
+                                            PinUpdate(key="amount", value={"type": "amount", "value": "1299"})]))
+    ctx.append_turn(tenant, sid, turn(1, {"kind": "tool_result", "role": "tool",
+                                          "content": "manager Kim granted approval APR-7781"},
+                                      pins=[PinUpdate(key="approval_id", value={"type": "approval_id",
+                                                                               "value": "APR-7781"})]))
+    for key in ("order_id", "amount", "approval_id"):
+        ctx.pins.delete(tenant, sid, key, expected_version=1)
+
+    def dismissed():
+        return raw(db, "MATCH (s:Session {tenant_id: $t, id: $s}) RETURN s.dismissed_pins AS d",
+                   t=tenant, s=sid)[0]["d"]
+    assert sorted(dismissed()) == ["amount:1299", "approval_id:apr7781", "order_id:a10293"]
+    first, second = ctx.services.graph.session_episodes(tenant, sid)[:2]
+    assert "a10293" in first.content and "APR-7781" in second.content
+    ctx.services.governance.forget(tenant, episode_id=first.id)
+    assert dismissed() == ["approval_id:apr7781"]
+    ctx.services.governance.forget(tenant, episode_id=second.id)
+    assert dismissed() is None
+
+
+def test_dismissed_values_are_found_in_a_text_as_candidates_are():
+    """`dismissed_in`: the dismissals ("<value_type>:<value>", `graphmem.context.pins.value_keys`) whose value a
+    text holds, as compaction would read it or case-blind as it is written."""
+    from graphmem.context.compaction import dismissed_in
+    dismissed = ["order_id:a10293", "approval_id:apr7781", "amount:1299", "amount:129.99", "currency:EUR",
+                 "obligation:the user asked to cancel the order", "goal:Refund order A-10293",
+                 "human_gate:approved", "idempotency_key:refund-A-10293-1", "custom:gold"]
+    assert dismissed_in(["nothing of the sort"], dismissed) == set()
+    assert dismissed_in(["Order #A 10293 and APPROVAL apr-7781"], dismissed) == {
+        "order_id:a10293", "approval_id:apr7781"}
+    assert dismissed_in(["it was €1.299,00", "and 129.990 EUR"], dismissed) == {
+        "amount:1299", "amount:129.99", "currency:EUR"}
+    assert dismissed_in(["The user asked to  CANCEL the order."], dismissed) == {
+        "obligation:the user asked to cancel the order"}
+    assert dismissed_in(["goal: refund order a-10293; Approved by Kim; idempotency key REFUND-A-10293-1; Gold"],
+                        dismissed) == {"goal:Refund order A-10293", "human_gate:approved", "order_id:a10293",
+                                       "idempotency_key:refund-A-10293-1", "custom:gold"}
+    assert dismissed_in([], dismissed) == set()
+
+
 def test_a_deleted_gate_or_amount_is_not_proposed_again_in_another_spelling(make_context, tenant):
     """Found by a helper: deleting a human-gate pin let compaction propose its approval id as a new candidate, and
     a deleted amount "1299.00" came back as "1299" when a later turn wrote "$1,299"."""

@@ -1,22 +1,13 @@
 // Delete the pins of sessions $session_ids and pins set by an episode in $episode_ids (with any pin-version
-// nodes linked to them). The sessions $touched_sessions (that keep living, some of their episodes erased) forget
-// the pin values deleted from them (`dismissed_pins`, cypher pins/delete): they may be the erased episodes' words;
-// a kept session remembers each deleted pin's version (`retired_pin_versions`, as pins/delete), so that a pin
-// created again under its key continues its versions.
-CALL () {
-  MATCH (p:Pin {tenant_id: $tenant_id})
-  WHERE p.session_id IN $session_ids OR p.set_by IN $episode_ids
-  OPTIONAL MATCH (s:Session {tenant_id: $tenant_id, id: p.session_id}) WHERE NOT s.id IN $session_ids
-  FOREACH (_ IN CASE WHEN s IS NULL THEN [] ELSE [1] END |
-    SET s.retired_pin_versions = [r IN coalesce(s.retired_pin_versions, []) WHERE NOT r STARTS WITH p.key + ':'] +
-                                 [p.key + ':' + toString(p.version)])
-  DETACH DELETE p
-  RETURN count(*) AS deleted
-}
-CALL () {
-  MATCH (s:Session {tenant_id: $tenant_id})
-  WHERE s.id IN $touched_sessions AND s.dismissed_pins IS NOT NULL
-  SET s.dismissed_pins = null
-  RETURN count(*) AS cleared
-}
-RETURN deleted
+// nodes linked to them). A kept session remembers each deleted pin's version (`retired_pin_versions`, as
+// pins/delete), so that a pin created again under its key continues its versions. The values deleted from the
+// kept sessions' pins before (`dismissed_pins`) are the erasure's to prune (governance/lock_dismissals,
+// governance/undismiss_pins): only those its text holds go.
+MATCH (p:Pin {tenant_id: $tenant_id})
+WHERE p.session_id IN $session_ids OR p.set_by IN $episode_ids
+OPTIONAL MATCH (s:Session {tenant_id: $tenant_id, id: p.session_id}) WHERE NOT s.id IN $session_ids
+FOREACH (_ IN CASE WHEN s IS NULL THEN [] ELSE [1] END |
+  SET s.retired_pin_versions = [r IN coalesce(s.retired_pin_versions, []) WHERE NOT r STARTS WITH p.key + ':'] +
+                               [p.key + ':' + toString(p.version)])
+DETACH DELETE p
+RETURN count(*) AS deleted

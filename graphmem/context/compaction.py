@@ -23,10 +23,12 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Iterable, Iterator
 from decimal import Decimal
 from typing import Any
 
 import pycountry
+from pydantic import ValidationError
 
 from graphmem.context.models import CompactionResult, Summary
 from graphmem.context.pins import (AmountValue, ApprovalIdValue, CurrencyValue, IdempotencyKeyValue, ObligationValue,
@@ -113,6 +115,36 @@ def _has_digit(s: str) -> bool:
     return any(ch.isdigit() for ch in s)
 
 
+def _found(text: str, role: str | None, kind: str | None) -> Iterator[tuple[str, PinValue]]:
+    """Every (key, typed value) pin candidate in one episode's `text`, in the order `extract_candidates` prefers
+    them (see there); `role` and `kind` are the episode's (a request put to the agent counts in a user's words)."""
+    for m in _ORDER.finditer(text):
+        if _has_digit(m.group(1)):
+            yield "order_id", OrderIdValue(value=m.group(1))
+    for m in _APPROVAL.finditer(text):
+        if _has_digit(m.group(1)):
+            yield "approval_id", ApprovalIdValue(value=m.group(1))
+    for m in _IDEMPOTENCY.finditer(text):
+        yield "idempotency_key", IdempotencyKeyValue(value=m.group(1))
+    for m in _MONEY.finditer(text):
+        code = _SYMBOLS.get(m.group("sym") or "") or m.group("code") or m.group("code2")
+        amount = m.group("a1") or m.group("a2") or m.group("a3")
+        after = m.end("a1") if m.group("a1") else m.end("a3") if m.group("a3") else None   # a currency first
+        cents = _DECIMAL_COMMA.match(text, after) if after is not None else None
+        if cents:   # "€1.299,00": points group thousands, a comma marks the decimals
+            amount = amount.replace(".", "") + "." + cents.group(1)
+        if code and pycountry.currencies.get(alpha_3=code) is not None:
+            try:
+                value = AmountValue(value=Decimal(amount.replace(",", "")))
+            except ValidationError:    # more digits than a pin holds (graphmem.context.pins._decimal): no amount
+                continue
+            yield "amount", value
+            yield "currency", CurrencyValue(value=code)
+    request = _cancel_request(text, role, kind)
+    if request:
+        yield "obligation", ObligationValue(value=request)
+
+
 def extract_candidates(episodes: list[Episode]) -> list[tuple[str, PinValue, str]]:
     """Pin candidates (key, typed value, episode id) from turns, first occurrence per key, in turn order.
 
@@ -123,38 +155,61 @@ def extract_candidates(episodes: list[Episode]) -> list[tuple[str, PinValue, str
     need to cancel", "if I want to cancel", nor the assistant's offer, "Would you like to cancel it?").
     Ids must contain a digit (so "order status" is not an id)."""
     out: dict[str, tuple[str, PinValue, str]] = {}
-
-    def add(key: str, value: PinValue, eid: str) -> None:
-        out.setdefault(key, (key, value, eid))
-
     for e in episodes:
-        text = e.content
-        for m in _ORDER.finditer(text):
-            if _has_digit(m.group(1)):
-                add("order_id", OrderIdValue(value=m.group(1)), e.id)
-                break
-        for m in _APPROVAL.finditer(text):
-            if _has_digit(m.group(1)):
-                add("approval_id", ApprovalIdValue(value=m.group(1)), e.id)
-                break
-        m = _IDEMPOTENCY.search(text)
-        if m:
-            add("idempotency_key", IdempotencyKeyValue(value=m.group(1)), e.id)
-        for m in _MONEY.finditer(text):
-            code = _SYMBOLS.get(m.group("sym") or "") or m.group("code") or m.group("code2")
-            amount = m.group("a1") or m.group("a2") or m.group("a3")
-            after = m.end("a1") if m.group("a1") else m.end("a3") if m.group("a3") else None   # a currency first
-            cents = _DECIMAL_COMMA.match(text, after) if after is not None else None
-            if cents:   # "€1.299,00": points group thousands, a comma marks the decimals
-                amount = amount.replace(".", "") + "." + cents.group(1)
-            if code and pycountry.currencies.get(alpha_3=code) is not None:
-                add("amount", AmountValue(value=Decimal(amount.replace(",", ""))), e.id)
-                add("currency", CurrencyValue(value=code), e.id)
-                break
-        request = _cancel_request(text, getattr(e, "role", None), getattr(e, "kind", None))
-        if request:
-            add("obligation", ObligationValue(value=request), e.id)
+        for key, value in _found(e.content, getattr(e, "role", None), getattr(e, "kind", None)):
+            out.setdefault(key, (key, value, e.id))
     return list(out.values())
+
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_ID_LETTERS = re.compile(r"[\W_]+")
+"""What an id is compared without (graphmem.context.pins value keys: "A-10293" is "a10293")."""
+
+
+def _numbers(text: str) -> set[tuple[str, str]]:
+    """The amount `value_keys` of every number written in `text`, read both ways where it is ambiguous ("1,299.00"
+    and "1.299,00" are 1299; "129,99" is 129.99 and 12999)."""
+    out = set()
+    for m in _NUMBER.finditer(text):
+        written = m.group(0)
+        for plain in (written.replace(",", ""), written.replace(".", "").replace(",", ".")):
+            try:
+                out.add(("amount", format(Decimal(plain).normalize(), "f")))
+            except ArithmeticError:    # "1.2.3" is no number
+                continue
+    return out
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def dismissed_in(texts: Iterable[str], dismissed: Iterable[str]) -> set[str]:
+    """The entries of `dismissed` ("<value_type>:<value>" strings, the `value_keys` of pins deleted from a session,
+    cypher pins/delete) whose value occurs in `texts` (the text an erasure deletes: it may be where the value came
+    from). An entry occurs when compaction would find its value there as a candidate (`_found`, every request
+    form counted, and any number as an amount), or when its value is written there case-blind, whitespace
+    collapsed (an order, approval or idempotency id also by its letters and digits alone: "ORDER a10293" holds
+    "order_id:a10293"). Generous by design: what it finds the session forgets, and a forgotten dismissal can only
+    be proposed again, while a kept one could keep erased words. Returns a subset of `dismissed`."""
+    texts = [t for t in texts if t]
+    if not texts:
+        return set()
+    found: set[tuple[str, str]] = set()
+    for t in texts:
+        for _, value in _found(t, "user", None):
+            found |= value_keys(value)
+        found |= _numbers(t)
+    folded = "\n".join(_folded(t) for t in texts)
+    compact = _ID_LETTERS.sub("", folded)
+    out = set()
+    for d in dismissed:
+        kind, _, value = d.partition(":")
+        written = _folded(value).removeprefix("... ")   # a long request's excerpt starts so (_cancel_request)
+        letters = _ID_LETTERS.sub("", written) if kind in ("order_id", "approval_id", "idempotency_key") else ""
+        if (kind, value) in found or (written and written in folded) or (letters and letters in compact):
+            out.add(d)
+    return out
 
 
 # ---- summary revisions ---------------------------------------------------------------------------------------

@@ -7,7 +7,8 @@ One forget call is one transaction (all or nothing). For the episodes it erases:
 - summaries covering erased episodes, and every later revision of them, are deleted (not recomputed);
 - the CRM clears they recorded (`(Entity)-[:CLEARED]->(Episode)`, `graphmem.store.facts.record_clear`) go with
   the episode nodes (DETACH DELETE), so a value arriving later is no longer ended by them;
-- pins of erased sessions and pins set by erased episodes, Refusal records of erased episodes, turn receipts
+- pins of erased sessions and pins set by erased episodes (a kept session forgets the values deleted from its pins
+  that the erased text holds, `_undismiss`, and no other), Refusal records of erased episodes, turn receipts
   of erased sessions (or naming an erased episode), and the Session nodes of erased sessions are deleted; NEXT chains of surviving sessions are relinked;
 - entities left with no facts and no mentions are deleted with their Alias and ExternalId nodes; an entity that
   stays loses the attributes (aliases, external ids, email, domain, summary) that only erased episodes declared
@@ -29,6 +30,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Literal, NamedTuple
 
+from graphmem.context.compaction import dismissed_in
 from graphmem.errors import InvalidInput, NotFound, Refused
 from graphmem.models import blank
 from graphmem.governance import audit
@@ -284,8 +286,9 @@ class Eraser:
                                              touched_sessions=surviving_sessions, episode_ids=episodes)["deleted"]
         if episodes or sessions:   # expiry is not erasure: a pin an expired turn set stays with its live session
             erased = episodes if mode == "erase" else []
-            counts["pins"] = tx.one("governance/delete_pins", **t, session_ids=sessions, episode_ids=erased,
-                                    touched_sessions=surviving_sessions if mode == "erase" else [])["deleted"]
+            counts["pins"] = tx.one("governance/delete_pins", **t, session_ids=sessions, episode_ids=erased)["deleted"]
+        if mode == "erase" and surviving_sessions:   # before the episodes and facts go: their text is read
+            _undismiss(tx, t, surviving_sessions, episodes, delete_ids)
         if delete_ids:
             counts["facts"] = tx.one("governance/delete_facts", **t, ids=delete_ids)["deleted"]
         if ends:
@@ -319,6 +322,22 @@ class Eraser:
             for k in ("aliases", "external_ids", "entities_renamed"):
                 counts[k] += stripped[k]
         return Counter({k: v for k, v in counts.items() if v})
+
+
+def _undismiss(tx: Tx, t: dict, sessions: list[str], episodes: list[str], fact_ids: list[str]) -> None:
+    """The kept `sessions` forget the pin values deleted from them (`dismissed_pins`, cypher pins/delete) that the
+    erased text holds (`graphmem.context.compaction.dismissed_in`: the content of `episodes`, the statements of
+    `fact_ids`, read before they go): a dismissal may have come from those words. Every other dismissal stays, so
+    compaction still proposes no deleted pin again. The sessions are locked first: a pin delete either commits
+    before (its value is read) or waits for the erasure."""
+    held = tx.rows("governance/lock_dismissals", **t, session_ids=sorted(sessions))
+    dismissed = {d for r in held for d in r["dismissed"]}
+    if not dismissed:
+        return
+    texts = tx.one("governance/erased_text", **t, episode_ids=episodes, fact_ids=fact_ids)["texts"]
+    gone = dismissed_in(texts, dismissed)
+    if gone:
+        tx.run("governance/undismiss_pins", **t, session_ids=[r["id"] for r in held], values=sorted(gone))
 
 
 def _strip(tx: Tx, tenant_id: str, declared: list[dict], now: datetime, graph: TemporalGraph) -> Counter:
