@@ -116,6 +116,27 @@ def test_only_the_ambiguous_mention_goes_to_the_llm_and_the_answer_links_it(llm_
     assert abs(job.cost_usd - (800 * 0.15 + 95 * 0.60) / 1e6) < 1e-12
 
 
+def test_an_episode_past_retention_after_its_extraction_is_not_sent_to_disambiguation(llm_services, fake_llm, db,
+                                                                                      tenant, known):
+    """The worker looks again before every LLM call that carries the episode's content: one that passed its
+    retention while its extraction ran is not sent to disambiguation; the job goes back to pending for the
+    sweeper and nothing of it is written."""
+    ep, _ = llm_services.ingest.append_episodes(tenant, [EpisodeIn(content=TEXT, occurred_at=T0, session_id="s1",
+                                                                   role="user", speaker="Sam")])[0]
+
+    def extract_then_expire(req) -> Reply:
+        with db.driver.session() as s:
+            s.run("MATCH (e:Episode {id: $id}) SET e.retain_until = $t", id=ep.id, t=datetime(2020, 1, 1, tzinfo=UTC))
+        return ok(EXTRACTION)
+    fake_llm.script(PATH, extract_then_expire, pick("Dana Lee"))
+    Worker(llm_services, tenants=[tenant], poll_s=0.05).run(until_idle=True)
+    assert len(fake_llm.requests_for(PATH)) == 1 and disambiguation_requests(fake_llm) == []
+    with db.driver.session() as s:
+        assert s.run("MATCH (e:Episode {id: $id}) RETURN e.extraction_status AS st", id=ep.id).single()["st"] == \
+            "pending"
+    assert llm_services.graph.facts_about(tenant, known["Dana Lee"].id) == []
+
+
 def test_answer_new_creates_a_new_entity(llm_services, fake_llm, tenant, known):
     fake_llm.script(PATH, ok(EXTRACTION), pick(None))
     job = ingest(llm_services, tenant)

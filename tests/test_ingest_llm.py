@@ -551,3 +551,39 @@ def test_the_worker_leaves_episodes_past_retention_to_the_sweeper(llm_services, 
     with db.driver.session() as s:
         assert s.run("MATCH (e:Episode) WHERE e.id IN $ids RETURN collect(DISTINCT e.extraction_status) AS st",
                      ids=[idle.id, own.id]).single()["st"] == ["pending"]
+
+
+def test_a_job_claimed_before_its_episode_passes_retention_sends_nothing_to_the_llm(llm_services, fake_llm, db,
+                                                                                    tenant):
+    """Found by a helper: the claim skips episodes past retention, but the worker did not look again between the
+    claim and the LLM call, so a job claimed just before its episode's `retain_until` (or its session's idle TTL)
+    passed still sent the content. The worker looks again right before: the job goes back to pending, the attempt
+    not counted, and the episode stays as it is for the sweeper."""
+    from graphmem.governance.models import RetentionSettings
+    from graphmem.ingest import jobs
+    from tests.test_context_sessions import say
+    llm_services.governance.retention.update(tenant, RetentionSettings(session_ttl_days=1))
+    ctx = llm_services.context
+    for sid, text in (("idle", "Zanzibar walrus invoice"), ("own", "Quokka harbour contract")):
+        ctx.append_turn(tenant, sid, say(sid, "u1", text))
+    [idle], [own] = (llm_services.graph.session_episodes(tenant, s) for s in ("idle", "own"))
+    with db.driver.session() as s:
+        s.run("MATCH (e:Episode) WHERE e.id IN $ids SET e.extraction_status = 'pending', e.not_before = null",
+              ids=[idle.id, own.id])
+    fake_llm.set_default(PATH, lambda req: ok(GOOD))
+    w = Worker(llm_services, tenants=[tenant], poll_s=0.05)
+    claims = jobs.claim(db, tenant, w.worker_id, 10, 60)
+    assert sorted(c.episode.id for c in claims) == sorted([idle.id, own.id])
+    with db.driver.session() as s:      # then the session goes idle past its TTL, and "own" past its own retention
+        s.run("MATCH (x:Session {tenant_id: $t, id: 'idle'}) SET x.last_active_at = x.last_active_at - "
+              "duration({days: 3}), x.retain_until = x.retain_until - duration({days: 3})", t=tenant)
+        s.run("MATCH (e:Episode {id: $id}) SET e.retain_until = $t", id=own.id, t=datetime(2020, 1, 1, tzinfo=UTC))
+    assert [w.process(c) for c in claims] == ["pending", "pending"]
+
+    sent = " ".join(json.dumps(r.json()) for r in fake_llm.requests_for(PATH))
+    assert [x for x in ("Zanzibar", "Quokka") if x in sent] == []
+    with db.driver.session() as s:
+        rows = s.run("MATCH (e:Episode) WHERE e.id IN $ids RETURN e.extraction_status AS st, e.attempts AS n, "
+                     "e.claim_token AS token, e.extraction_reason AS reason", ids=[idle.id, own.id]).data()
+    assert [(r["st"], r["n"], r["token"]) for r in rows] == [("pending", 0, None)] * 2
+    assert all("retention" in r["reason"] for r in rows), rows

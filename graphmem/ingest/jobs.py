@@ -154,6 +154,13 @@ def get(db: Database, tenant_id: str, episode_id: str) -> Job:
     return Job.from_row(row["job"])
 
 
+def retained(db: Database, tenant_id: str, episode_id: str) -> bool:
+    """Whether episode `episode_id` is still there and within retention now (its own `retain_until`, its session's
+    idle TTL: the condition of the claim and of every read, cypher jobs/get). The worker asks right before it sends
+    the episode's content to the LLM: a job claimed just before its episode passed retention sends nothing."""
+    return db.one("jobs/get", tenant_id=tenant_id, id=episode_id, now=utcnow()) is not None
+
+
 def failed(db: Database, tenant_id: str, offset: int = 0, limit: int = 50) -> list[Job]:
     """Failed and dead-lettered jobs, most recent first; none of an episode past retention (its own, or its
     session's idle TTL)."""

@@ -9,7 +9,9 @@ fence, the facts through the core with supersession, the mapping's retractions i
 anywhere before that commit leaves the job running with a lease that expires, after which any worker claims it again:
 facts are written exactly once. Transient errors (LLM down, Neo4j) retry with exponential backoff (`jobs.backoff_s`);
 after `settings.job_max_attempts` attempts the job is "dead" with the reason; permanent errors
-(malformed output after repair, unmappable JSON, a rejected request) end it "failed" with the reason.
+(malformed output after repair, unmappable JSON, a rejected request) end it "failed" with the reason. Right before
+each LLM call that carries an episode's content the worker checks that the episode is still within retention
+(`jobs.retained`); past it, the job goes back to pending (the attempt not counted) and the sweeper removes it.
 
 Threads: `concurrency` claim-and-process loops plus one heartbeat renewing leases every `lease_s / 3` seconds.
 `stop()` stops claiming, waits up to `grace_s` for jobs in progress and releases every job still held.
@@ -42,6 +44,15 @@ log = logging.getLogger("graphmem.worker")
 
 class PermanentFailure(Exception):
     """The job cannot succeed by retrying (its reason is recorded, status "failed")."""
+
+
+class PastRetention(Exception):
+    """The job's episode passed its retention (or went) after the claim, before its content reached the LLM: the
+    job goes back to pending, the attempt not counted, and the episode is left for the sweeper."""
+
+
+PAST_RETENTION = "past retention since the claim: not sent to the LLM, left for the sweeper"
+"""The reason of a job `PastRetention` ended."""
 
 
 class Worker:
@@ -209,6 +220,9 @@ class Worker:
             return status
         except LeaseLost:
             return "lost"
+        except PastRetention:
+            status = self._end(claim, "pending", PAST_RETENTION, extracted, attempts_delta=-1)
+            return status
         except (PermanentFailure, ExtractionMalformed, LLMRejected, MappingError, InvalidInput, NotFound,
                 EmailTaken) as exc:
             detail = exc.detail if isinstance(exc, GraphmemError) else str(exc)
@@ -234,6 +248,12 @@ class Worker:
                 self.history.append((ep.id, status))
                 self._touched.add(claim.tenant_id)
 
+    def _retained(self, claim: Claim) -> None:
+        """Raise `PastRetention` unless the claim's episode is still within retention (`jobs.retained`): asked right
+        before each LLM call that carries its content (the claim skips such episodes, but time passes after it)."""
+        if not jobs.retained(self.db, claim.tenant_id, claim.episode.id):
+            raise PastRetention(claim.episode.id)
+
     def _extract(self, claim: Claim, out: Extracted) -> None:
         ep = claim.episode
         if not is_text(ep):   # a JSON record (kind json, or an event holding one): the mapping
@@ -242,7 +262,9 @@ class Worker:
             out.entities, out.facts, out.retractions = mapped.entities, mapped.facts, mapped.retractions
             out.partials = mapped.partials
             return
-        self.ingest.extractor().extract(claim.tenant_id, ep, self.ingest.graph.ontology(claim.tenant_id), out)
+        ontology = self.ingest.graph.ontology(claim.tenant_id)
+        self._retained(claim)
+        self.ingest.extractor().extract(claim.tenant_id, ep, ontology, out)
 
     def disambiguator(self) -> Disambiguator:
         """The LLM disambiguator (built once, sharing the extractor's client and its concurrency bound)."""
@@ -259,6 +281,7 @@ class Worker:
         screened = screen_extraction(x, settings, ontology, claim.episode.id)
         extra: dict = {}
         if x.extractor == "llm" and screened.facts:
+            self._retained(claim)       # the extraction took time: the disambiguation call sends the content again
             d = self.disambiguator().apply(self.db, claim.tenant_id, claim.episode, screened.facts, x.usage)
             screened.facts = d.facts
             if d.mentions:
@@ -283,9 +306,11 @@ class Worker:
     def _stats_by(self, x: Extracted, asserted: int, refused: int) -> dict:
         return {**self._stats(x, asserted, refused), "processed_by": self.worker_id}
 
-    def _end(self, claim: Claim, status: str, reason: str | None, x: Extracted, not_before=None) -> str:
+    def _end(self, claim: Claim, status: str, reason: str | None, x: Extracted, not_before=None,
+             attempts_delta: int = 0) -> str:
         if not self.db.write(lambda tx: jobs.finish(tx, claim, status, reason=reason, not_before=not_before,
-                                                    usage=x.usage, stats=self._stats_by(x, 0, 0))):
+                                                    attempts_delta=attempts_delta, usage=x.usage,
+                                                    stats=self._stats_by(x, 0, 0))):
             return "lost"
         return status
 
