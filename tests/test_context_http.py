@@ -643,3 +643,26 @@ def test_a_turn_replayed_with_another_version_names_the_field_that_differs(clien
     assert all(f in r.json()["detail"] for f in ("agent_version", "prompt_version", "episodes")), r.text
     r = c.post("/v1/sessions/s-ver/turns", json=turn)   # the same turn still replays
     assert r.status_code == 200 and r.json()["replayed"] is True, r.text
+
+
+def test_a_turn_resent_after_its_receipt_went_names_what_differs_from_its_stored_episodes(client_for, tenant):
+    """Helper-found: a turn key resent with another body when the turn under it has no receipt (erasing one of its
+    episodes takes the receipt with it; or the first try's receipt is not written yet) was a 422 saying "other
+    episodes, user or pin updates" whatever differed. Its stored episodes say what they carry: the message names
+    the episode fields and versions that differ, and says that the pin updates cannot be compared."""
+    c = client_for(tenant)
+    turn = {"idempotency_key": "t-gone", "user_id": "u1", "agent_version": "bot 1.0",
+            "episodes": [{"content": "my cat is called Mirko", "occurred_at": "2024-09-02T10:00:00Z"},
+                         {"content": "refund order A-1 please", "occurred_at": "2024-09-02T10:00:01Z"}]}
+    r = c.post("/v1/sessions/s-gone/turns", json=turn)
+    assert r.status_code == 201, r.text
+    assert c.post("/v1/forget", json={"episode_id": r.json()["episode_ids"][0]}).status_code == 200
+    other = {**turn, "agent_version": "bot 1.1",
+             "episodes": [turn["episodes"][0], {**turn["episodes"][1], "content": "refund order A-2 please"}]}
+    r = c.post("/v1/sessions/s-gone/turns", json=other)
+    assert r.status_code == 422 and r.json()["field"] == "idempotency_key", r.text
+    detail = r.json()["detail"]
+    assert "episodes[1].content" in detail and "agent_version" in detail and "pin" in detail, detail
+    for same in ("episodes[0]", "user_id", "prompt_version", "tool_version", "role", "speaker"):
+        assert same not in detail, detail
+    assert len(c.get("/v1/sessions/s-gone/episodes").json()["items"]) == 1      # nothing of it was stored

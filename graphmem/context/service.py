@@ -35,8 +35,10 @@ from graphmem.context.pins import (PinStore, check_definition, check_key, delete
 from graphmem.context.sessions import SessionInfo, SessionStore, check_session_id, session_info
 from graphmem.context.summarizer import build_summarizer
 from graphmem.errors import Conflict, GraphmemError, InvalidInput, NotFound, Unavailable
+from graphmem.ingest.policy import redact_episode
 from graphmem.models import EpisodeIn, new_id, trim_blank
 from graphmem.ontology import SENSITIVE_CLASSES
+from graphmem.store import episodes as episode_store
 from graphmem.store import live, require_tenant
 from graphmem.store.db import Tx
 from graphmem.timeutil import utcnow
@@ -240,9 +242,34 @@ class ContextService:
                 raise
             if (seen := self._replay(tenant_id, session_id, turn)) is not None:
                 return seen
+            # no receipt to compare with (not written yet, or erased with one of the turn's episodes): what the
+            # stored episodes carry can be compared, the pin updates cannot
+            differ = self._stored_differences(tenant_id, session_id, turn)
+            what = (f"{_differ(differ)}; its pin updates cannot be compared: that turn has no receipt, not "
+                    "written yet or erased with one of its episodes" if differ else
+                    "other episodes, user or pin updates")
             raise InvalidInput(f"idempotency_key {turn.idempotency_key!r} already names another turn of this "
-                               "session (other episodes, user or pin updates); use a new key for a new turn",
-                               field="idempotency_key") from None
+                               f"session ({what}); use a new key for a new turn", field="idempotency_key") from None
+
+    def _stored_differences(self, tenant_id: str, session_id: str, turn: TurnIn) -> list[str]:
+        """The fields in which `turn` differs from the turn stored under its key, as far as that turn's stored
+        episodes tell (those under the keys derived from the turn's, `_episodes`; an episode sent with its own key
+        is not the turn's to compare): `episodes[i].<attribute>` (content, kind, role, speaker or source, compared
+        after redaction as stored: `graphmem.store.episodes.differences`), then the `user_id` and versions the
+        episodes carry (`agent_version`, `prompt_version`, `tool_version`). Pin updates are on no episode: only a
+        receipt's fingerprints compare them. [] when no episode of the turn is stored."""
+        sent = [(i, redact_episode(e)[0]) for i, (e, t) in enumerate(zip(self._episodes(session_id, turn),
+                                                                        turn.episodes)) if t.idempotency_key is None]
+        stored = self.db.read(lambda tx: episode_store.by_keys(tx, tenant_id, [e.idempotency_key for _, e in sent]))
+        fields, turn_fields = [], set()
+        for i, e in sent:
+            if (s := stored.get(e.idempotency_key)) is None:
+                continue
+            fields += [f"episodes[{i}].{a}" for a in episode_store.differences(s, e) if a not in ("session_id",
+                                                                                                 "user_id")]
+            turn_fields |= {a for a in ("user_id", "agent_version", "prompt_version", "tool_version")
+                            if getattr(s, a) != getattr(e, a)}
+        return fields + sorted(turn_fields)
 
     def _replay(self, tenant_id: str, session_id: str, turn: TurnIn) -> TurnResult | None:
         """The stored answer of the turn under `turn.idempotency_key` in the session, marked `replayed`, or None.
@@ -264,8 +291,7 @@ class ContextService:
             sent = turn_field_fingerprints(turn)
             differ = ([f for f in sorted(stored.keys() | sent.keys()) if stored.get(f) != sent.get(f)]
                       if stored is not None else [])
-            what = (f"{', '.join(differ)} {'differs' if len(differ) == 1 else 'differ'} from the turn sent under it"
-                    if differ else "other episodes, user, versions or pin updates")
+            what = _differ(differ) if differ else "other episodes, user, versions or pin updates"
             raise InvalidInput(f"idempotency_key {turn.idempotency_key!r} already names another turn of this session "
                                f"({what}); use a new key for a new turn", field="idempotency_key")
         return TurnResult(**{**json.loads(seen["result"]), "replayed": True})
@@ -460,6 +486,11 @@ def _turn_user_field() -> Iterator[None]:
         if exc.field and exc.field.startswith("episodes[") and exc.field.endswith("].user_id"):
             raise InvalidInput(exc.detail, field="user_id") from None
         raise
+
+
+def _differ(fields: list[str]) -> str:
+    """The words of a 422 naming the `fields` of a turn that differ from the turn sent before under its key."""
+    return f"{', '.join(fields)} {'differs' if len(fields) == 1 else 'differ'} from the turn sent under it"
 
 
 def turn_fingerprint(turn: TurnIn, legacy: bool = False) -> str:

@@ -78,10 +78,14 @@ def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_c
                    retain_until=now + timedelta(days=days) if days is not None else None), True
 
 
+IDENTITY = ("content", "kind", "session_id", "user_id", "role", "speaker", "source")
+"""The attributes that make two episodes under one idempotency key the same episode sent again (`identity`)."""
+
+
 def identity(ep: Episode | EpisodeIn) -> tuple:
     """What makes two episodes under one idempotency key the same episode sent again: content, kind, session,
     user, role, speaker and source (not the times: a retry may stamp them anew)."""
-    return ep.content, ep.kind, ep.session_id, ep.user_id, ep.role, ep.speaker, ep.source
+    return tuple(getattr(ep, a) for a in IDENTITY)
 
 
 def _key_refusal(stored: Episode, ep: EpisodeIn) -> InvalidInput:
@@ -102,9 +106,7 @@ def batch_conflict(tx: Tx, tenant_id: str, episodes: list[EpisodeIn]) -> tuple[i
     user (stored, or created by an earlier episode of the batch) belongs to the first episode of the batch that has
     one, as `append` claims it. Run before a batch writes anything, so a refused batch stores nothing (a concurrent
     writer can still win between the two)."""
-    keys = [ep.idempotency_key for ep in episodes if ep.idempotency_key]
-    stored = {r["episode"]["idempotency_key"]: Episode(**r["episode"])
-              for r in (tx.rows("episodes/by_keys", tenant_id=tenant_id, keys=keys) if keys else [])}
+    stored = by_keys(tx, tenant_id, [ep.idempotency_key for ep in episodes if ep.idempotency_key])
     sessions = sorted({ep.session_id for ep in episodes if ep.session_id})
     owners = {r["id"]: r["user_id"] for r in (tx.rows("sessions/owners", tenant_id=tenant_id, ids=sessions)
                                               if sessions else [])}
@@ -128,17 +130,28 @@ def same_episode(stored: Episode, sent: EpisodeIn) -> bool:
     """`sent` is `stored` sent again (`identity`); a `sent` without user_id into a session counts as the session
     owner's, which is what the stored episode got (`episodes/append`), and one without `source` counts as the
     stored one's (the default by role came later: an episode stored before took user_explicit)."""
+    return not differences(stored, sent)
+
+
+def differences(stored: Episode, sent: EpisodeIn) -> list[str]:
+    """The `IDENTITY` attributes in which `sent` is not `stored` sent again, in `IDENTITY` order ([]: the same
+    episode, read as `same_episode` says)."""
     if sent.user_id is None and sent.session_id is not None:
         sent = sent.model_copy(update={"user_id": stored.user_id})
     if not sent.source_given:
         sent = sent.model_copy(update={"source": stored.source})
-    return identity(stored) == identity(sent)
+    return [a for a in IDENTITY if getattr(stored, a) != getattr(sent, a)]
+
+
+def by_keys(tx: Tx, tenant_id: str, keys: list[str]) -> dict[str, Episode]:
+    """The episodes stored under idempotency keys `keys` in this tenant, by key ({} for no keys)."""
+    return {r["episode"]["idempotency_key"]: Episode(**r["episode"])
+            for r in (tx.rows("episodes/by_keys", tenant_id=tenant_id, keys=keys) if keys else [])}
 
 
 def by_key(tx: Tx, tenant_id: str, idempotency_key: str) -> Episode | None:
     """The episode stored under `idempotency_key` in this tenant, or None."""
-    row = tx.one("episodes/by_keys", tenant_id=tenant_id, keys=[idempotency_key])
-    return Episode(**row["episode"]) if row else None
+    return by_keys(tx, tenant_id, [idempotency_key]).get(idempotency_key)
 
 
 def get(tx: Tx, tenant_id: str, episode_id: str) -> Episode:
