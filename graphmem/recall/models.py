@@ -30,10 +30,10 @@ class SearchRequest(Input):
     include_superseded: bool = Field(default=False, strict=True, description=(
         "Also facts not valid at as_of: ended, superseded, retracted or not yet started (valid time). A corrected "
         "fact was never true, so the correction expired it in transaction time: it shows only with a known_at "
-        "before the correction."))
+        "before the correction. Only with \"fact\" in targets (a 422 naming it otherwise: it would do nothing)."))
     predicates: list[PredicateName] | None = Field(default=None, max_length=100, description=(
         "Only facts of these predicates (each must be in the tenant's ontology); entity and episode hits are not "
-        "filtered by predicate."))
+        "filtered by predicate, so a non-empty list needs \"fact\" in targets (a 422 naming it otherwise)."))
     entity_kinds: list[KindName] | None = Field(default=None, max_length=100, description=(
         "Only entities of these kinds, facts whose subject or object is of one, and episodes that mention one "
         "(an episode mentions the entities of the facts derived from it, and those its extraction found)."))

@@ -52,6 +52,17 @@ from a list of strings, so each empty/non-empty mix of the four id lists would b
 this query on a 2-core machine, five times a context window's search timeout."""
 
 
+def _fact_options_need_facts(req: SearchRequest) -> None:
+    """`InvalidInput` naming `predicates` (a non-empty list) or `include_superseded` (true) when `req.targets` has no
+    "fact": both act on fact hits only, so the search would run without them and its answer look like one to them."""
+    if "fact" in req.targets:
+        return
+    for name, given in (("predicates", bool(req.predicates)), ("include_superseded", req.include_superseded)):
+        if given:
+            raise InvalidInput(f"{name}: applies to fact hits only; add \"fact\" to targets or leave {name} out",
+                               field=name)
+
+
 def _ids(ids: list[str]) -> list[str]:
     """An id list for search/rank: `NO_ID`, then `ids`."""
     return [NO_ID, *ids]
@@ -126,11 +137,13 @@ class HybridSearch:
     def search(self, tenant_id: str, req: SearchRequest, viewer: Viewer | None = None) -> SearchResponse:
         """Hybrid search (module docstring). With `viewer` only what that context window may see is ranked, and
         the answer is a `ViewedSearchResponse` (it also counts the facts withheld). Raises `TenantRequired`,
-        `InvalidInput` (time range) and `NotFound` (a seed entity id that is not this tenant's, field
+        `InvalidInput` (time range; `predicates` or `include_superseded` without "fact" in `targets`, which would
+        do nothing) and `NotFound` (a seed entity id that is not this tenant's, field
         `seed_entity_ids[i]`)."""
         require_tenant(tenant_id)
         if req.occurred_after and req.occurred_before and req.occurred_after >= req.occurred_before:
             raise InvalidInput("occurred_after must be before occurred_before", field="occurred_after")
+        _fact_options_need_facts(req)
         now = utcnow()
         degraded: list[Degraded] = []
         vector = self._vector(req.query, degraded)
