@@ -35,3 +35,38 @@ def test_fact_only_search_options_without_fact_targets_are_refused(client_for, c
     for same_as_none in ({"predicates": []}, {"predicates": None}, {"include_superseded": False}):
         r = c.post("/v1/search", json={"query": "Dana Globex", "targets": ["episode"], **same_as_none})
         assert r.status_code == 200, (same_as_none, r.text)
+
+
+def test_a_fact_is_in_a_scope_only_through_provenance_episodes_still_retained(client_for, db, tenant):
+    """A search scoped to a session, a user or a time range kept a fact that only an expired episode (past its
+    retain_until, not yet swept) of that scope asserted: the hit came back with no `episode_ids` and no
+    `provenance` (both leave the expired episode out), while entities and episodes of that scope were already gone.
+    The fact itself stays (expiry is not erasure; it lives by its own TTL), cited by the episodes still retained."""
+    from tests.test_retention_reads import _expire
+
+    c = client_for(tenant)
+    turns = {}
+    for sid, user, day in (("s-old", "u-old", "01"), ("s-new", "u-new", "20")):
+        r = c.post(f"/v1/sessions/{sid}/turns", json={"idempotency_key": f"k-{sid}", "user_id": user, "episodes": [
+            {"content": "Quillon Bank wants the platinum renewal", "occurred_at": f"2024-03-{day}T10:00:00Z"}]})
+        assert r.status_code == 201, r.text
+        turns[sid] = r.json()["episode_ids"][0]
+        r = c.post("/v1/facts", json={"facts": [{"subject": {"kind": "Organization", "name": "Quillon Bank"},
+                                                 "predicate": "INTERESTED_IN", "value": "platinum renewal",
+                                                 "episode_id": turns[sid]}]})
+        assert r.status_code == 200, r.text
+
+    def hits(**scope):
+        r = c.post("/v1/search", json={"query": "Quillon platinum renewal", "targets": ["fact"], **scope})
+        assert r.status_code == 200, r.text
+        return [(h["episode_ids"], [p["episode_id"] for p in h["provenance"]]) for h in r.json()["hits"]]
+
+    old_scopes = ({"session_id": "s-old"}, {"user_id": "u-old"},
+                  {"occurred_after": "2024-03-01T00:00:00Z", "occurred_before": "2024-03-02T00:00:00Z"})
+    for scope in old_scopes:
+        assert hits(**scope) == [([turns["s-old"]], [turns["s-old"]])], scope
+    _expire(db, turns["s-old"])
+    for scope in old_scopes:
+        assert hits(**scope) == [], scope
+    assert hits(session_id="s-new") == [([turns["s-new"]], [turns["s-new"]])]
+    assert hits() == [([turns["s-new"]], [turns["s-new"]])]

@@ -19,8 +19,8 @@
 // WHERE, so that a list the filters emptied still says how many candidates it read: `starved` below):
 //   facts: tenant, valid at $as_of (unless $include_superseded) as known at $known_at, never candidates, never past
 //     retention ($now), optional predicates, entity kinds, and scope through provenance ($scoped: session, user,
-//     occurred_at range; the episodes that asserted or confirmed the fact, not one that only retracted or corrected
-//     it, as for the viewer below);
+//     occurred_at range; the episodes still inside retention that asserted or confirmed the fact, not one that only
+//     retracted or corrected it, as for the viewer below);
 //   episodes: tenant, retention, transaction time ($known_at vs ingested_at), valid time (nothing that occurred
 //     after $opt.episodes_until: the request's as_of when it gave one; without one every stored episode counts,
 //     so a client whose clock runs ahead still finds the turn it just stored),
@@ -197,7 +197,10 @@ CALL (t) {
     AND (t.entity_kinds IS NULL OR EXISTS { MATCH (f)-[:SUBJECT|OBJECT]->(x:Entity) WHERE x.kind IN t.entity_kinds })
     AND (NOT $scoped OR EXISTS {
           MATCH (f)-[d:DERIVED_FROM]->(e:Episode)
-          WHERE d.recorded_at <= t.known_at AND coalesce(d.role, 'assertion') IN ['assertion', 'confirmation']
+          WHERE e.tenant_id = $tenant_id AND d.recorded_at <= t.known_at
+            AND coalesce(d.role, 'assertion') IN ['assertion', 'confirmation']
+            AND (e.retain_until IS NULL OR e.retain_until > t.now)
+            AND NOT EXISTS { MATCH (ss:Session {tenant_id: $tenant_id, id: e.session_id}) WHERE ss.retain_until <= t.now }
             AND (t.session_id IS NULL OR e.session_id = t.session_id) AND (t.user_id IS NULL OR e.user_id = t.user_id)
             AND (t.occurred_after IS NULL OR e.occurred_at >= t.occurred_after)
             AND (t.occurred_before IS NULL OR e.occurred_at < t.occurred_before) }) AS ok
