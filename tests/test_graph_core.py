@@ -216,6 +216,32 @@ def test_schema_8_graph_gets_terms_of_curly_apostrophes_folded(db, settings, gra
     assert refold_search_terms(db, batch=1) >= 3 and terms() == expected   # one node a transaction, every one
 
 
+def age_terms(db, terms, old_terms) -> None:
+    """Give every searchable node of `terms()` (`stored_terms`) the terms `old_terms(text)`: what an older schema
+    wrote (test-only raw write)."""
+    with db.driver.session(database=db.database) as s:
+        for nid, (text, _) in terms().items():
+            s.run("MATCH (n {id: $id}) SET n.search_terms = $terms", id=nid, terms=old_terms(text)).consume()
+
+
+def assert_terms_migrate(db, settings, version: int, pattern: str, terms, expected, found, hits, age) -> None:
+    """A graph recorded at schema `version` with aged terms (`age`) gets `expected` back at start-up (`found()`
+    then finds `hits` again), and so does `refold_search_terms` with `pattern`, one node a transaction."""
+    from graphmem.store.schema import refold_search_terms
+    db.execute("meta/set_schema", version=version, embedding_dimension=settings.embedding_dimension)
+    assert apply_schema(db, settings.embedding_dimension)["migrated"] is True
+    assert terms() == expected and found() == hits
+    age()
+    assert refold_search_terms(db, batch=1, pattern=pattern) >= 3 and terms() == expected
+
+
+def matched(db, pattern: str, texts) -> dict[str, bool]:
+    """Each of `texts` -> whether the Java regular expression `pattern` (Cypher's =~) matches it: which text a
+    migration reads again."""
+    with db.driver.session(database=db.database) as s:
+        return {t: s.run("RETURN $t =~ $p AS m", t=t, p=pattern).single()["m"] for t in texts}
+
+
 def knows_fionn(graph, tenant: str, said: str, name: str):
     """An episode saying `said` and the fact it gives, Person `name` KNOWS Person "Fionn Byrne"; returns the
     episode."""
@@ -292,9 +318,7 @@ def test_schema_18_graph_gets_the_terms_of_names_with_a_backtick_or_prime_apostr
         return search_terms(tenant, text.replace("`", " ").replace("\u2032", " "))
 
     def age():
-        with db.driver.session(database=db.database) as s:
-            for nid, (text, _) in terms().items():
-                s.run("MATCH (n {id: $id}) SET n.search_terms = $terms", id=nid, terms=old_terms(text)).consume()
+        age_terms(db, terms, old_terms)
 
     def found():
         return {(h.kind, h.id) for h in recall.search(tenant, SearchRequest(query="ONeil", k=10)).hits}
@@ -309,19 +333,48 @@ def test_schema_18_graph_gets_the_terms_of_names_with_a_backtick_or_prime_apostr
     aged = terms()
     assert aged != expected and aged[other.id] == expected[other.id] and aged[modifier.id] == expected[modifier.id]
     assert found() == {("episode", modifier.id)}
-    from graphmem.store.schema import QUOTED, refold_search_terms
-    db.execute("meta/set_schema", version=18, embedding_dimension=settings.embedding_dimension)
-    assert apply_schema(db, settings.embedding_dimension)["migrated"] is True
-    assert terms() == expected and found() == hits
-    age()
-    assert refold_search_terms(db, batch=1, pattern=QUOTED) >= 3 and terms() == expected
-    with db.driver.session(database=db.database) as s:   # which text the migration reads again
-        read = {t: s.run("RETURN $t =~ $p AS m", t=t, p=QUOTED).single()["m"] for t in (
-            "O`Neil", "o\u2032neil", "it`s", "`code` block", "5\u203210\u2033", "x \u2032 y", "no apostrophe",
-            "O\u02bcneil", "O'Neil", "caf\u00e9`s")}
+    from graphmem.store.schema import QUOTED
+    assert_terms_migrate(db, settings, 18, QUOTED, terms, expected, found, hits, age)
+    read = matched(db, QUOTED, ("O`Neil", "o\u2032neil", "it`s", "`code` block", "5\u203210\u2033", "x \u2032 y",
+                                "no apostrophe", "O\u02bcneil", "O'Neil", "caf\u00e9`s"))
     assert read == {"O`Neil": True, "o\u2032neil": True, "it`s": True, "`code` block": False,
                     "5\u203210\u2033": True, "x \u2032 y": False, "no apostrophe": False, "O\u02bcneil": False,
                     "O'Neil": False, "caf\u00e9`s": True}, read
+    for text in read:   # every text whose terms change is read again
+        assert read[text] or old_terms(text) == search_terms(tenant, text), text
+
+
+def test_schema_19_graph_gets_the_terms_of_words_with_an_invisible_format_character(db, settings, graph, tenant):
+    """Since schema 20 an invisible format character (a soft hyphen, a joiner, a word joiner, a byte-order mark ...:
+    `graphmem.store.fulltext.INVISIBLE_FORMAT`) does not split a word for search, as it does not for the name keys:
+    "Renewal" finds text that says "re\u00adnewal". Start-up recomputes the terms of the searchable nodes whose text
+    holds one, tenant by tenant in batches; other text is not read again."""
+    from graphmem.recall.models import SearchRequest
+    from graphmem.recall.service import RecallService
+    from graphmem.store.fulltext import INVISIBLE_FORMAT, search_terms
+    from graphmem.store.schema import INVISIBLE
+
+    soft = knows_fionn(graph, tenant, "Quarterly re\u00adnewal with Fionn Byrne", "Ria Re\u2060newal")
+    plain, _ = graph.append_episode(tenant, msg("The renewal is due"))
+    spaced, _ = graph.append_episode(tenant, msg("re\u200bnewal"))
+    recall = RecallService(db, graph)
+    terms = functools.partial(stored_terms, db, tenant)
+    split = str.maketrans(dict.fromkeys(INVISIBLE_FORMAT, " "))
+    old_terms = lambda text: search_terms(tenant, text.translate(split))  # noqa: E731 - schema 19 split the word
+    age = functools.partial(age_terms, db, terms, old_terms)
+    found = lambda: {(h.kind, h.id) for h in recall.search(  # noqa: E731
+        tenant, SearchRequest(query="Renewal", k=10)).hits}
+    expected = terms()
+    hits = found()
+    assert {k for k, _ in hits} == {"fact", "episode", "entity"} and {("episode", soft.id), ("episode", plain.id)} \
+        <= hits and ("episode", spaced.id) not in hits, hits
+    age()
+    aged = terms()
+    assert aged != expected and aged[plain.id] == expected[plain.id] and aged[spaced.id] == expected[spaced.id]
+    assert found() == {("episode", plain.id)}
+    assert_terms_migrate(db, settings, 19, INVISIBLE, terms, expected, found, hits, age)
+    read = matched(db, INVISIBLE, [f"re{c}newal" for c in INVISIBLE_FORMAT] + ["re\u200bnewal", "renewal", "caf\u00e9"])
+    assert read == {t: "\u200b" not in t and t not in ("renewal", "caf\u00e9") for t in read}, read
     for text in read:   # every text whose terms change is read again
         assert read[text] or old_terms(text) == search_terms(tenant, text), text
 

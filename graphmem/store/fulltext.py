@@ -44,7 +44,19 @@ WORD = re.compile(rf"[^\W_]{_LETTER}*(?:'[^\W_]{_LETTER}*)?")
 # (backtick) and prime that keyboards without an apostrophe key type for it ("O`Neil", "O\u2032Neil", which the name
 # keys already resolve as "O'Neil"; schema 19 recomputed the terms of text with them, `graphmem.store.schema.QUOTED`).
 APOSTROPHES = "\u2019\u2018\u02bc`\u2032"
-_FOLD = str.maketrans(dict.fromkeys(APOSTROPHES, "'"))
+# Invisible format characters (Unicode category Cf) dropped before `WORD` splits text, as the name keys drop them
+# (`graphmem.models.name_key`): they show nothing, so a word holding one reads as the word without it ("re\u00adnewal"
+# with a soft hyphen from a hyphenated web page is "renewal"; Persian text with a zero-width non-joiner and without
+# it one word), where they split the word before (schema 20 recomputed the terms of text with one,
+# `graphmem.store.schema.INVISIBLE`): the soft hyphen, Arabic letter mark, Mongolian vowel separator, zero-width
+# non-joiner and joiner, direction marks, embeddings, overrides and isolates, word joiner and invisible operators,
+# deprecated format characters, byte-order mark (zero-width no-break space), interlinear annotation controls, and
+# the tag characters. The zero-width space (U+200B) is not among them: it separates words, as a space does for the
+# name keys.
+INVISIBLE_FORMAT = ("\u00ad\u061c\u180e\u200c\u200d\u200e\u200f" + "".join(map(chr, range(0x202A, 0x202F)))
+                    + "".join(map(chr, range(0x2060, 0x2065))) + "".join(map(chr, range(0x2066, 0x2070)))
+                    + "\ufeff\ufff9\ufffa\ufffb\U000e0001" + "".join(map(chr, range(0xE0020, 0xE0080))))
+_FOLD = str.maketrans({**dict.fromkeys(APOSTROPHES, "'"), **dict.fromkeys(INVISIBLE_FORMAT)})
 # Latin letters with a stroke or ligatures, which NFD does not split into a letter and a mark (as Lucene's
 # ASCIIFoldingFilter folds them), lower case: "Łódź Ørsted" is "lodz orsted"; and Russian "ё", mostly written "е".
 _BASE = str.maketrans({"ł": "l", "ø": "o", "đ": "d", "ħ": "h", "ŧ": "t", "ı": "i", "æ": "ae", "œ": "oe", "ð": "d",
@@ -79,6 +91,8 @@ def fold(text: str) -> str:
       number that NFKC spells out stands apart from its neighbours (`_spaced`: "Acme™" -> "acme tm", not
       "acmetm"; "3½" -> "3 1⁄2");
     - curly and modifier-letter apostrophes, backticks and primes (`APOSTROPHES`) as the straight one;
+    - invisible format characters (`INVISIBLE_FORMAT`: soft hyphen, joiners, direction marks ...) dropped, so that
+      they do not split a word ("re\u00adnewal" is "renewal");
     - Unicode case folding ("Straße" -> "strasse");
     - accents off Latin letters: the combining marks NFD splits off a letter of Basic Latin, Latin-1, Latin
       Extended-A/B or Latin Extended Additional ("José Müller" -> "jose muller"), and the Latin letters NFD keeps

@@ -56,6 +56,10 @@ Version 19 folds a backtick or a prime (U+2032) to an apostrophe in search terms
 "O`Neil" and "O\u2032Neil" are "o'neil" and "oneil", as the name keys already resolve them), where they split the
 word before: the searchable nodes whose text holds one between letters or digits (`QUOTED`) get their search_terms
 again (`refold_search_terms`, as for version 9).
+Version 20 drops invisible format characters (graphmem.store.fulltext.INVISIBLE_FORMAT: soft hyphen, joiners,
+direction marks, word joiner, byte-order mark, tag characters) from search terms ("re\u00adnewal" is "renewal", as the
+name keys already read it), where they split the word before: the searchable nodes whose text holds one
+(`INVISIBLE`) get their search_terms again (`refold_search_terms`, as for version 9).
 """
 from __future__ import annotations
 
@@ -72,7 +76,7 @@ from graphmem.store.entities import alias_key
 from graphmem.store.fulltext import search_terms
 
 log = logging.getLogger(__name__)
-SCHEMA_VERSION = 19
+SCHEMA_VERSION = 20
 LEGACY_DECLARERS_CAP = 1000
 """Schema 17's migration records legacy attributes as declared by every episode that mentions their entity (or is
 the provenance of a fact about it), for entities with at most this many such episodes (`backfill_declarations`)."""
@@ -110,6 +114,12 @@ QUOTED = "(?s).*[\\p{L}\\p{N}\\p{M}][`\\x{2032}][\\p{L}\\p{N}].*"
 """A Java regular expression (Cypher's =~) matching text with a backtick or prime between a letter or digit and a
 letter or digit: the text whose terms `graphmem.store.fulltext.words` made otherwise before schema 19 ("O`Neil",
 "it`s": one word now, two before)."""
+
+INVISIBLE = ("(?s).*[\\x{00AD}\\x{061C}\\x{180E}\\x{200C}-\\x{200F}\\x{202A}-\\x{202E}\\x{2060}-\\x{2064}"
+             "\\x{2066}-\\x{206F}\\x{FEFF}\\x{FFF9}-\\x{FFFB}\\x{E0001}\\x{E0020}-\\x{E007F}].*")
+"""A Java regular expression (Cypher's =~) matching text with an invisible format character that
+`graphmem.store.fulltext.fold` drops (`INVISIBLE_FORMAT`): the text whose terms `words` made otherwise before schema
+20 ("re\u00adnewal": one word now, two before)."""
 
 
 def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict:
@@ -202,6 +212,9 @@ def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict
     if recorded and (recorded["version"] or 1) < 19:  # a backtick or prime between letters is an apostrophe
         refold_search_terms(db, pattern=QUOTED)
         migrated = True
+    if recorded and (recorded["version"] or 1) < 20:  # invisible format characters do not split a word
+        refold_search_terms(db, pattern=INVISIBLE)
+        migrated = True
     db.execute("meta/set_schema", version=SCHEMA_VERSION, embedding_dimension=dimension)
     return {"version": SCHEMA_VERSION, "embedding_dimension": dimension, "migrated": migrated}
 
@@ -239,7 +252,8 @@ def refold_search_terms(db: Database, batch: int = BACKFILL_BATCH, *, pattern: s
     `graphmem.store.fulltext.words` folded curly apostrophes (schema 8 -> 9) and accents, fullwidth letters and
     ligatures (10 -> 11); `JOINED`, text with a word whose apostrophe `graphmem.store.fulltext.forms` now also drops
     (17 -> 18); `QUOTED`, text with a backtick or prime `graphmem.store.fulltext.words` now reads as an apostrophe
-    (18 -> 19). Each tenant's such nodes read in one pass (`meta/refold_terms`, `Database.stream`), written `batch`
+    (18 -> 19); `INVISIBLE`, text with an invisible format character `graphmem.store.fulltext.fold` now drops
+    (19 -> 20). Each tenant's such nodes read in one pass (`meta/refold_terms`, `Database.stream`), written `batch`
     per transaction; safe to re-run after an interruption (the terms come out the same). Returns the number of nodes
     updated."""
     done = 0
