@@ -304,8 +304,10 @@ class Eraser:
         if mode == "erase" and episodes:
             declared = tx.rows("governance/declared_only_by", **t, episode_ids=episodes)
         if episodes:
-            counts["episodes"] = tx.one("governance/delete_episodes", **t, ids=episodes)["deleted"]
             kept = sorted({r["id"] for r in derived} - delete)
+            if kept:   # the later starts these episodes said the kept facts' values from go too (facts.py)
+                tx.run("governance/drop_restatements", **t, ids=kept, episode_ids=episodes)
+            counts["episodes"] = tx.one("governance/delete_episodes", **t, ids=episodes)["deleted"]
             if mode == "erase" and kept:
                 _rebelieve(tx, t, kept)
         if sessions:

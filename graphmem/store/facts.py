@@ -10,14 +10,14 @@ or decodes a datetime in 50-100 us, which at a thousand facts a batch was most o
 """
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 
 from graphmem.errors import InvalidInput, NotFound
-from graphmem.models import AssertOutcome, Fact, FactIn, Provenance
+from graphmem.models import AssertOutcome, EntityRef, Fact, FactIn, Provenance
 from graphmem.models import value_key as _value_key
 from graphmem.ontology import Ontology
 from graphmem.settings import Settings
@@ -51,7 +51,8 @@ def iso(dt: datetime | None) -> str | None:
 def _timeline_fact(t: dict) -> TimelineFact:
     return TimelineFact(t["id"], t["object_key"], from_us(t["valid_from_us"]), from_us(t["valid_to_us"]),
                         t["confidence"], t["source"], t["status"], t["value_retraction"],
-                        from_us(t.get("retraction_to_us")))
+                        from_us(t.get("retraction_to_us")),
+                        [(from_us(us), ep, src, conf) for us, ep, src, conf in t.get("restated") or []])
 
 
 def _at(prefix: str, name: str) -> str:
@@ -113,10 +114,7 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
 
     # locked: an erasure of one of them either sees this write's facts or this write sees the episode gone; one past
     # its retention is gone to every read already, and is to this write too
-    episode_times = {r["id"]: from_us(r["occurred_us"]) for r in
-                     tx.rows("episodes/lock_many", tenant_id=tenant_id, ids=sorted({f.episode_id for f in facts}))
-                     if all(r[k] is None or from_us(r[k]) > now
-                            for k in ("retain_until_us", "session_retain_until_us"))}
+    episode_times = _live_episodes(tx, tenant_id, {f.episode_id for f in facts}, now)
     for f, fld in zip(facts, fields):
         if f.episode_id not in episode_times:
             raise NotFound(f"{_at(fld, 'episode_id')}: no episode {f.episode_id!r}", field=_at(fld, "episode_id"))
@@ -179,7 +177,12 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
     strengthen: dict[str, dict] = {}          # fact id -> the stronger belief a duplicate brought
     new_links: dict[tuple[str, str], None] = {}   # (newer, older) SUPERSEDES links to make, in order
     ttl_until: dict[str, str | None] = {}     # predicate -> retain_until of a fact asserted now (ISO)
-    for row, fid in zip(rows, entities.new_ids(len(rows))):
+    restated: dict[str, TimelineFact] = {}    # fact id -> its timeline fact whose `restated` list changed
+    # the batch's facts in order; a fact's restatements that a decision cut off are asserted right after it, as
+    # their own assertions (`_restatements`), with no outcome of their own
+    queue = deque((row, fid, True) for row, fid in zip(rows, entities.new_ids(len(rows))))
+    while queue:
+        row, fid, primary = queue.popleft()
         if row is None:
             outcomes.append(AssertOutcome(action="rejected", reason=SELF_REFERENCE))
             continue
@@ -196,8 +199,9 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
                 cleared = cleared + cleared_at.get((obj.id, p.name), [])
             d = decide(timeline + _pair_view(reverse, subj.id, okey), new, p.single_valued, links,
                        stated_end=stated_ends, clears=cleared)
-        outcomes.append(AssertOutcome(action=d.action, fact_id=d.fact_id, reason=d.reason,
-                                      closed_fact_id=d.closes[0][0] if d.closes else None))
+        if primary:
+            outcomes.append(AssertOutcome(action=d.action, fact_id=d.fact_id, reason=d.reason,
+                                          closed_fact_id=d.closes[0][0] if d.closes else None))
         if d.action == "rejected":
             continue
         if p.name not in ttl_until:
@@ -215,7 +219,11 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
 
         if d.action == "duplicate":
             confirm(d.fact_id)
+            if p.single_valued and f.valid_to is None:
+                _restate(restated, timeline, d.fact_id, valid_from, f)
             _close(closes, timeline + reverse, d.closes, stated=True)   # the end the duplicate's assertion gave
+            queue.extendleft(reversed(_restatements(tx, tenant_id, restated, timeline, d.closes, p, subj, now,
+                                                    creates)))
             continue
         statement = f.statement or p.statement(subj.name, obj.name if obj else f.value)
         status = ("candidate" if d.action == "candidate" else "current" if d.valid_to is None
@@ -232,6 +240,8 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
         if d.confirms:   # the later fact of the same object this history runs into is said too (graphmem.temporal)
             confirm(d.confirms)
         _close(closes, timeline + reverse, d.closes)
+        queue.extendleft(reversed(_restatements(tx, tenant_id, restated, timeline, d.closes, p, subj, now,
+                                                creates)))
         timeline.append(TimelineFact(new.id, okey, valid_from, d.valid_to, f.confidence, f.source, status))
         for pair in d.unlinks:   # a link made earlier in this batch is simply not made; a stored one is removed
             if new_links.pop(pair, False) is None:
@@ -258,7 +268,61 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
         tx.run("facts/add_provenance", tenant_id=tenant_id, now=now, rows=provenance)
     if strengthen:
         tx.run("facts/strengthen", tenant_id=tenant_id, rows=list(strengthen.values()))
+    if restated:
+        tx.run("facts/set_restatements", tenant_id=tenant_id, rows=[
+            {"id": tf.id, "from": [iso(r[0]) for r in tf.restated], "by": [r[1] for r in tf.restated],
+             "source": [r[2] for r in tf.restated], "confidence": [r[3] for r in tf.restated]}
+            for tf in restated.values()])
     return outcomes
+
+
+def _live_episodes(tx: Tx, tenant_id: str, ids: set[str], now: datetime) -> dict[str, datetime]:
+    """{episode id: occurred_at} of those of `ids` the tenant has and that are not past retention at `now`, each
+    write-locked (`episodes/lock_many`): an erasure of one either sees this write's facts or this write sees the
+    episode gone."""
+    return {r["id"]: from_us(r["occurred_us"])
+            for r in tx.rows("episodes/lock_many", tenant_id=tenant_id, ids=sorted(ids))
+            if all(r[k] is None or from_us(r[k]) > now for k in ("retain_until_us", "session_retain_until_us"))}
+
+
+def _restate(restated: dict[str, TimelineFact], timeline: list[TimelineFact], fact_id: str, valid_from: datetime,
+             f: FactIn) -> None:
+    """Keep a duplicate's later start on the stored fact it says again (`TimelineFact.restated`), so that the value
+    still holds from there if the fact is cut before it later on."""
+    for tf in timeline:
+        if tf.id == fact_id and valid_from > tf.valid_from and all(r[:2] != (valid_from, f.episode_id)
+                                                                   for r in tf.restated):
+            tf.restated = sorted([*tf.restated, (valid_from, f.episode_id, f.source, f.confidence)],
+                                 key=lambda r: r[0])
+            restated[tf.id] = tf
+
+
+def _restatements(tx: Tx, tenant_id: str, restated: dict[str, TimelineFact], timeline: list[TimelineFact],
+                  ends: list[tuple[str, datetime]], p, subj, now: datetime, creates: list[dict]) -> list[tuple]:
+    """The batch rows that assert again, each from its own start, the restatements of the facts a decision just
+    ended (`ends`: (fact id, new valid_to)) that start after that end: the value was said to hold then, and a
+    later value arriving, or an end stated, before it does not unsay that. They leave the ended fact's list (the
+    new fact keeps them, as its assertion and confirmations); one whose episode is gone (erased, past retention)
+    is dropped. `creates`: the `facts/create_batch` rows of the batch so far (a fact it made is not stored yet)."""
+    rows: list[tuple] = []
+    for fid, end in ends:
+        tf = next((t for t in timeline if t.id == fid), None)
+        if tf is None or not any(r[0] > end for r in tf.restated):
+            continue
+        cut = [r for r in tf.restated if r[0] > end]
+        tf.restated = [r for r in tf.restated if r[0] <= end]
+        restated[tf.id] = tf
+        alive = _live_episodes(tx, tenant_id, {r[1] for r in cut}, now)
+        made = next((c for c in creates if c["id"] == fid), None) or get(tx, tenant_id, fid).model_dump()
+        object_id, value, statement = made["object_id"], made["value"], made["statement"]
+        obj = entities.get(tx, tenant_id, object_id, "object") if object_id else None
+        for at, episode_id, source, confidence in cut:
+            if episode_id in alive:
+                again = FactIn(subject=EntityRef(id=subj.id), predicate=p.name, value=value,
+                               object=EntityRef(id=obj.id) if obj else None, valid_from=at, source=source,
+                               confidence=confidence, episode_id=episode_id, statement=statement)
+                rows.append(((again, p, subj, obj, at), entities.new_ids(1)[0], False))
+    return rows
 
 
 def _pair_view(reverse: list[TimelineFact], subject_id: str, object_key: str) -> list[TimelineFact]:

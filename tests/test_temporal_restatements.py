@@ -1,0 +1,106 @@
+"""A value said again from a later start (a `duplicate`: provenance only) is not lost when another value arriving
+late cuts the stored fact before that start: the restatement holds from its own start again. The timeline then
+does not depend on the order the statements arrived in."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from graphmem.models import EntityRef, EpisodeIn, FactIn
+from tests.test_governance_support import fact_node, gov  # noqa: F401
+
+UTC = timezone.utc
+
+
+def d(y, m=1, day=1):
+    return datetime(y, m, day, tzinfo=UTC)
+
+
+DANA = EntityRef(kind="Person", name="Dana Scully")
+
+
+def title(graph, tenant, value, when, **kw):
+    e, _ = graph.append_episode(tenant, EpisodeIn(content=f"title {value} since {when:%Y-%m}", occurred_at=when))
+    return graph.assert_fact(tenant, FactIn(subject=DANA, predicate="HAS_TITLE", value=value, valid_from=when,
+                                            episode_id=e.id, **kw))
+
+
+def works_at(graph, tenant, org, when):
+    e, _ = graph.append_episode(tenant, EpisodeIn(content=f"works at {org} since {when:%Y-%m}", occurred_at=when))
+    return graph.assert_fact(tenant, FactIn(subject=DANA, predicate="WORKS_AT", valid_from=when, episode_id=e.id,
+                                            object=EntityRef(kind="Organization", name=org)))
+
+
+def timeline(graph, tenant):
+    dana = graph.find_entities(tenant, "Dana Scully", "Person")[0].id
+    return [(f.value or graph.get_entity(tenant, f.object_id).name, f.valid_from, f.valid_to, f.status)
+            for f in graph.facts_about(tenant, dana, include_superseded=True)]
+
+
+def test_a_restatement_outlives_a_late_value_that_cuts_its_fact(graph, tenant):
+    title(graph, tenant, "VP", d(2024, 4))
+    assert title(graph, tenant, "VP", d(2024, 9)).action == "duplicate"     # said again: still VP in September
+    title(graph, tenant, "CTO", d(2024, 7))                                 # learned late: CTO from July
+    assert timeline(graph, tenant) == [
+        ("VP", d(2024, 4), d(2024, 7), "closed"),
+        ("CTO", d(2024, 7), d(2024, 9), "closed"),
+        ("VP", d(2024, 9), None, "current"),
+    ]
+
+
+def test_a_restatement_inside_a_late_history_value(graph, tenant):
+    works_at(graph, tenant, "Acme", d(2020))
+    works_at(graph, tenant, "Acme", d(2023))       # duplicate: Acme still in 2023
+    works_at(graph, tenant, "Globex", d(2024))     # supersedes Acme in 2024
+    works_at(graph, tenant, "Initech", d(2021))    # learned late: Initech from 2021 (history, inside Acme's fact)
+    assert timeline(graph, tenant) == [
+        ("Acme", d(2020), d(2021), "closed"),
+        ("Initech", d(2021), d(2023), "closed"),
+        ("Acme", d(2023), d(2024), "closed"),
+        ("Globex", d(2024), None, "current"),
+    ]
+
+
+def test_every_restatement_after_the_cut_is_kept_and_one_before_it_stays_a_confirmation(graph, tenant):
+    first = title(graph, tenant, "VP", d(2024, 1))
+    for month in (3, 8, 10):
+        title(graph, tenant, "VP", d(2024, month))
+    title(graph, tenant, "CTO", d(2024, 5))
+    assert timeline(graph, tenant) == [
+        ("VP", d(2024, 1), d(2024, 5), "closed"),
+        ("CTO", d(2024, 5), d(2024, 8), "closed"),
+        ("VP", d(2024, 8), None, "current"),
+    ]
+    later = [f for f in graph.fact_history(tenant, first.fact_id) if f.valid_from == d(2024, 8)][0]
+    assert [p.occurred_at for p in graph.fact_provenance(tenant, later.id)] == [d(2024, 8), d(2024, 10)]
+    # and it goes on: a second late value cuts the new fact again
+    title(graph, tenant, "COO", d(2024, 9))
+    assert timeline(graph, tenant)[2:] == [
+        ("VP", d(2024, 8), d(2024, 9), "closed"),
+        ("COO", d(2024, 9), d(2024, 10), "closed"),
+        ("VP", d(2024, 10), None, "current"),
+    ]
+
+
+def test_a_stated_end_also_keeps_a_later_restatement(graph, tenant):
+    title(graph, tenant, "VP", d(2024, 1))
+    title(graph, tenant, "VP", d(2024, 9))
+    out = title(graph, tenant, "VP", d(2024, 2), valid_to=d(2024, 6))     # "VP from February until June"
+    assert out.action == "duplicate"
+    assert timeline(graph, tenant) == [
+        ("VP", d(2024, 1), d(2024, 6), "closed"),
+        ("VP", d(2024, 9), None, "current"),
+    ]
+
+
+def test_an_erased_restatement_leaves_no_trace_and_is_not_asserted_again(gov, graph, db, tenant):
+    first = title(graph, tenant, "VP", d(2024, 4))
+    again = graph.append_episode(tenant, EpisodeIn(content="still VP", occurred_at=d(2024, 9)))[0]
+    graph.assert_fact(tenant, FactIn(subject=DANA, predicate="HAS_TITLE", value="VP", valid_from=d(2024, 9),
+                                     episode_id=again.id))
+    assert gov.forget(tenant, episode_id=again.id).counts["facts_kept"] == 1
+    assert again.id not in str(fact_node(db, first.fact_id))
+    title(graph, tenant, "CTO", d(2024, 7))
+    assert timeline(graph, tenant) == [
+        ("VP", d(2024, 4), d(2024, 7), "closed"),
+        ("CTO", d(2024, 7), None, "current"),
+    ]
