@@ -73,7 +73,7 @@ from graphmem.errors import SchemaMismatch
 from graphmem.models import FILLERS, MARKS, SELECTORS, name_key, turkish_i, value_key
 from graphmem.store.db import Database, tenant_token
 from graphmem.store.entities import alias_key
-from graphmem.store.fulltext import search_terms
+from graphmem.store.fulltext import INVISIBLE_FORMAT, search_terms
 
 log = logging.getLogger(__name__)
 SCHEMA_VERSION = 20
@@ -115,11 +115,10 @@ QUOTED = "(?s).*[\\p{L}\\p{N}\\p{M}][`\\x{2032}][\\p{L}\\p{N}].*"
 letter or digit: the text whose terms `graphmem.store.fulltext.words` made otherwise before schema 19 ("O`Neil",
 "it`s": one word now, two before)."""
 
-INVISIBLE = ("(?s).*[\\x{00AD}\\x{061C}\\x{180E}\\x{200C}-\\x{200F}\\x{202A}-\\x{202E}\\x{2060}-\\x{2064}"
-             "\\x{2066}-\\x{206F}\\x{FEFF}\\x{FFF9}-\\x{FFFB}\\x{E0001}\\x{E0020}-\\x{E007F}].*")
+INVISIBLE = "(?s).*[" + "".join(f"\\x{{{ord(c):04X}}}" for c in INVISIBLE_FORMAT) + "].*"
 """A Java regular expression (Cypher's =~) matching text with an invisible format character that
-`graphmem.store.fulltext.fold` drops (`INVISIBLE_FORMAT`): the text whose terms `words` made otherwise before schema
-20 ("re\u00adnewal": one word now, two before)."""
+`graphmem.store.fulltext.fold` drops (built from `INVISIBLE_FORMAT`, so the two cannot drift): the text whose terms
+`words` made otherwise before schema 20 ("re\u00adnewal": one word now, two before)."""
 
 
 def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict:
