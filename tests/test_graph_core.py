@@ -1264,3 +1264,17 @@ def test_tenants_never_see_each_other(graph):
             graph.facts_about(me, ent_id)
         assert [e.id for e in graph.find_entities(me, "Dana")] == [out[me][2]]
         assert len(graph.facts_about(me, out[me][2])) == 1
+
+
+def test_a_graph_before_schema_18_refolds_its_terms_in_one_pass_that_reads_what_each_step_would(db):
+    """Schemas 18, 19 and 20 each recompute the search terms of some text (`JOINED`, `QUOTED`, `INVISIBLE`); a graph
+    older than all three reads its searchable nodes once, through `any_of` of the three patterns, which must match
+    exactly the text that one of them matches (Java's inline (?s) and lookaheads inside each alternative)."""
+    from graphmem.store.schema import INVISIBLE, JOINED, QUOTED, any_of
+
+    texts = ["O'Neil", "Dana's car", "O`Neil", "re\u00adnewal", "re\u200bnewal", "plain text", "line\nO`Neil",
+             "don't", "caf\u00e9"]
+    each = [matched(db, p, texts) for p in (JOINED, QUOTED, INVISIBLE)]
+    assert matched(db, any_of([JOINED, QUOTED, INVISIBLE]), texts) == {t: any(m[t] for m in each) for t in texts}
+    assert [t for t in texts if any(m[t] for m in each)] == ["O'Neil", "O`Neil", "re\u00adnewal", "line\nO`Neil"]
+    assert any_of([QUOTED]) == QUOTED

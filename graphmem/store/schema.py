@@ -60,6 +60,7 @@ Version 20 drops invisible format characters (graphmem.store.fulltext.INVISIBLE_
 direction marks, word joiner, byte-order mark, tag characters) from search terms ("re\u00adnewal" is "renewal", as the
 name keys already read it), where they split the word before: the searchable nodes whose text holds one
 (`INVISIBLE`) get their search_terms again (`refold_search_terms`, as for version 9).
+A graph older than several of versions 18-20 reads its searchable nodes once for them all (`any_of` their patterns).
 """
 from __future__ import annotations
 
@@ -205,14 +206,12 @@ def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict
     if recorded and (recorded["version"] or 1) < 17:  # who declared each entity attribute (erasure strips them)
         backfill_declarations(db)
         migrated = True
-    if recorded and (recorded["version"] or 1) < 18:  # words with an apostrophe also indexed without it
-        refold_search_terms(db, pattern=JOINED)
-        migrated = True
-    if recorded and (recorded["version"] or 1) < 19:  # a backtick or prime between letters is an apostrophe
-        refold_search_terms(db, pattern=QUOTED)
-        migrated = True
-    if recorded and (recorded["version"] or 1) < 20:  # invisible format characters do not split a word
-        refold_search_terms(db, pattern=INVISIBLE)
+    # the terms of text the tokenizer reads otherwise since: words with an apostrophe also indexed without it (18),
+    # a backtick or prime between letters an apostrophe (19), invisible format characters no split (20); one pass
+    before = (recorded["version"] or 1) if recorded else None
+    refold = [p for v, p in ((18, JOINED), (19, QUOTED), (20, INVISIBLE)) if before is not None and before < v]
+    if refold:
+        refold_search_terms(db, pattern=any_of(refold))
         migrated = True
     db.execute("meta/set_schema", version=SCHEMA_VERSION, embedding_dimension=dimension)
     return {"version": SCHEMA_VERSION, "embedding_dimension": dimension, "migrated": migrated}
@@ -243,6 +242,13 @@ def _batches(rows: Iterable[dict], size: int) -> Iterator[list[dict]]:
             chunk = []
     if chunk:
         yield chunk
+
+
+def any_of(patterns: list[str]) -> str:
+    """One Java regular expression (Cypher's =~, which matches the whole text) matching text that any of `patterns`
+    matches: start-up reads the text of every searchable node once for several schema steps' refolds, not once per
+    step."""
+    return patterns[0] if len(patterns) == 1 else "|".join(f"(?:{p})" for p in patterns)
 
 
 def refold_search_terms(db: Database, batch: int = BACKFILL_BATCH, *, pattern: str = NON_ASCII) -> int:
