@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Path as PathParam, Query
 from pydantic import BaseModel
 
 from api.deps import PageDep, Reader, ServicesDep
 from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
-from graphmem.models import KIND_RE, Entity, PredicateName, UtcDatetime
+from graphmem.models import KIND_RE, VISIBLE, Entity, PredicateName, UtcDatetime
 from graphmem.errors import InvalidInput
 from graphmem.recall.paths import MAX_HOPS, Neighbour, Path
 
@@ -28,6 +28,11 @@ class EntityPage(ItemPage[Entity]):
 
 class NeighbourPage(ItemPage[Neighbour]):
     """A page of an entity's neighbours (one fact away)."""
+
+
+EntityId = Annotated[str, PathParam(pattern=VISIBLE, description="An entity id of the tenant; a blank one (only "
+                                                                "whitespace or invisible characters) is a 422.")]
+"""An entity id in the path: never blank (a 422 naming it; it answered 404 "no entity ' '")."""
 
 
 class PathList(BaseModel):
@@ -48,7 +53,7 @@ def list_entities(who: Reader, services: ServicesDep, page: PageDep,
 
 @router.get("/{entity_id}", response_model=Entity, summary="One entity",
             responses={200: {"content": {"application/json": {"example": ENTITY_EXAMPLE}}}})
-def get_entity(entity_id: str, who: Reader, services: ServicesDep) -> Entity:
+def get_entity(entity_id: EntityId, who: Reader, services: ServicesDep) -> Entity:
     return services.recall.get_entity(who.tenant_id, entity_id)
 
 
@@ -58,7 +63,7 @@ def get_entity(entity_id: str, who: Reader, services: ServicesDep) -> Entity:
             responses={200: {"content": {"application/json": {"example": {"items": [
                 {"direction": "in", "fact": {"predicate": "REPORTS_TO", "statement": "Bob Lee reports to Carol Jones"},
                  "neighbour": {"name": "Bob Lee"}, "episode_ids": ["41c2..."]}], "offset": 0, "limit": 50}}}}})
-def neighbourhood(entity_id: str, who: Reader, services: ServicesDep, page: PageDep,
+def neighbourhood(entity_id: EntityId, who: Reader, services: ServicesDep, page: PageDep,
                   predicate: Annotated[list[PredicateName] | None, Query(examples=["REPORTS_TO"])] = None,
                   direction: Annotated[Literal["in", "out", "both"], Query()] = "both",
                   as_of: Annotated[UtcDatetime | None, Query(description=(
@@ -78,7 +83,7 @@ def neighbourhood(entity_id: str, who: Reader, services: ServicesDep, page: Page
 @router.get("/{entity_id}/paths/{other_id}", response_model=PathList,
             summary="The k best shortest paths between two entities over facts valid at as_of",
             responses={200: {"content": {"application/json": {"example": {"paths": [{"length": 2, "hops": []}]}}}}})
-def paths(entity_id: str, other_id: str, who: Reader, services: ServicesDep,
+def paths(entity_id: EntityId, other_id: EntityId, who: Reader, services: ServicesDep,
           max_hops: Annotated[int, Query(ge=1, le=MAX_HOPS)] = 3,
           k: Annotated[int, Query(ge=1, le=5)] = 5,
           as_of: Annotated[UtcDatetime | None, Query()] = None,

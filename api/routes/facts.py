@@ -121,7 +121,7 @@ def assert_facts(body: FactsAssert, who: Writer, services: ServicesDep,
 @router.get("", response_model=FactPage, summary="An entity's facts (valid at as_of, as known at known_at)",
             description="By predicate, then oldest valid_from first (then recorded_at, id), as the neighbourhood.")
 def list_facts(who: Reader, services: ServicesDep, page: PageDep,
-               entity_id: Annotated[str, Query(min_length=1, description="The entity the facts are about "
+               entity_id: Annotated[str, Query(min_length=1, pattern=VISIBLE, description="The entity the facts are about "
                                                 "(as subject or object).")],
                as_of: Annotated[UtcDatetime | None, Query(description=(
                    "Valid time (UTC); default now. Not with include_superseded, which lists every version (a 422 "

@@ -48,9 +48,10 @@ class SearchRequest(Input):
         "Only what episodes that occurred before this time said (exclusive: occurred_at < occurred_before), as "
         "occurred_after: the two make a half-open range [occurred_after, occurred_before), so consecutive ranges "
         "(a day, then the next) neither share nor miss an episode."))
-    seed_entity_ids: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(
+    seed_entity_ids: list[Annotated[str, Field(min_length=1, max_length=200, pattern=VISIBLE)]] = Field(
         default_factory=list, max_length=100, description=(
-            "Entities whose graph neighbourhood ranks hits (graph proximity); each must be an entity of the tenant."))
+            "Entities whose graph neighbourhood ranks hits (graph proximity); each must be an entity of the tenant "
+            "(a 404 naming seed_entity_ids[i] otherwise) and not blank (a 422 naming it)."))
     min_similarity: float | None = Field(default=None, ge=0.0, le=1.0, strict=True, description=(
         "Relevance floor of the vector retriever: only nodes whose similarity to the query is at least this count "
         "as vector hits (Neo4j's cosine similarity, scaled to 0..1 as (1 + cos) / 2: the `score` of a `vector` "
