@@ -27,7 +27,11 @@
 //     entity kinds (an episode that MENTIONS an entity of one of them, as recorded by $known_at) and the scope
 //     filters; never the record of an API write (`searchable: false`, graphmem.store.episodes.append);
 //   entities: tenant, entity kinds, created by $known_at, and the scope filters ($scoped: mentioned by an episode
-//     in scope and still retained, or the subject or object of a fact derived from one);
+//     in scope and still retained, or the subject or object of a fact that such an episode asserted or confirmed
+//     and that a search could return at some valid time: never a candidate, past its retention or expired by a
+//     correction as of $known_at; a retracted or superseded fact counts, as it shows with $include_superseded.
+//     This matters for the record of an API write, which mentions nothing (cypher/facts/create_batch); any other
+//     episode mentions the entities of its facts, whatever becomes of them);
 //   and, with a $viewer (a context window: {session_id, user_id, consent_classes, sensitive_classes, shown}, or null
 //     for none; graphmem.recall.models.Viewer), what that session may see and does not already show. The viewer's
 //     user is the session's, else $viewer.user_id; `shared` is that user's consent flag, else the tenant's
@@ -127,8 +131,10 @@ CALL (t) {
             AND (t.occurred_after IS NULL OR e.occurred_at >= t.occurred_after)
             AND (t.occurred_before IS NULL OR e.occurred_at < t.occurred_before) }
         OR EXISTS {
-          MATCH (n)<-[:SUBJECT|OBJECT]-(:Fact)-[d:DERIVED_FROM]->(e:Episode)
-          WHERE e.tenant_id = $tenant_id AND d.recorded_at <= t.known_at AND coalesce(d.role, 'assertion') IN ['assertion', 'confirmation']
+          MATCH (n)<-[:SUBJECT|OBJECT]-(f:Fact)-[d:DERIVED_FROM]->(e:Episode)
+          WHERE f.tenant_id = $tenant_id AND f.status <> 'candidate' AND f.recorded_at <= t.known_at
+            AND (f.expired_at IS NULL OR f.expired_at > t.known_at) AND (f.retain_until IS NULL OR f.retain_until > t.now)
+            AND e.tenant_id = $tenant_id AND d.recorded_at <= t.known_at AND coalesce(d.role, 'assertion') IN ['assertion', 'confirmation']
             AND (e.retain_until IS NULL OR e.retain_until > t.now)
             AND NOT EXISTS { MATCH (ss:Session {tenant_id: $tenant_id, id: e.session_id}) WHERE ss.retain_until <= t.now }
             AND (t.session_id IS NULL OR e.session_id = t.session_id) AND (t.user_id IS NULL OR e.user_id = t.user_id)
