@@ -13,6 +13,7 @@ import uuid
 from datetime import datetime, timezone
 from typing import Annotated, Any, Literal
 
+import idna
 from pydantic import (AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr,
                       ValidationInfo, field_validator, model_validator)
 from pydantic_core import PydanticCustomError
@@ -146,6 +147,30 @@ def path_segment(v: str, what: str) -> str:
         raise ValueError(f"{what} is 1-200 characters, without surrounding whitespace, '/' or control characters, "
                          "and not '.', '..' or only invisible characters")
     return v
+
+
+EMAIL_RE = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
+"""What an email address must look like: something, "@", a domain with a dot, no whitespace."""
+
+
+def email_address(v: str) -> str:
+    """The one form of the email address `v` that entities are keyed by: stripped, lower-cased, and its domain, when
+    internationalised (a character outside ASCII, or a punycode "xn--" label), in Unicode as IDNA 2008 decodes it
+    with the UTS 46 mapping (`idna.decode(..., uts46=True)`): "ann@xn--bcher-kva.example", "Ann@BÜCHER.example",
+    "ann@bu\\u0308cher.example" (a combining diaeresis) and "ann@ｂüｃｈｅｒ.example" (fullwidth) are all
+    "ann@bücher.example". A domain IDNA refuses ("exa_mple.com", "☃.example") is kept as written, lower-cased, as
+    before. Raises `ValueError` for text that is no address (`EMAIL_RE`)."""
+    v = v.strip().lower()
+    if not EMAIL_RE.fullmatch(v):
+        raise ValueError("email is not a valid address")
+    local, _, domain = v.rpartition("@")
+    if domain.isascii() and "xn--" not in domain:
+        return v
+    try:
+        unicode_domain = idna.decode(domain, uts46=True)
+    except UnicodeError:   # idna.IDNAError and its kinds: no valid IDNA name, keep what was given
+        return v
+    return f"{local}@{unicode_domain}" if EMAIL_RE.fullmatch(f"{local}@{unicode_domain}") else v
 
 
 def session_id(v: str) -> str:
@@ -361,7 +386,9 @@ class EntityRef(Input):
     kind: str | None = Field(default=None, description="PascalCase kind label, e.g. Person, Organization, Deal.")
     name: str | None = None
     aliases: list[Annotated[str, AfterValidator(_printable)]] = Field(default_factory=list)  # errors name aliases[i]
-    email: str | None = None
+    email: str | None = Field(default=None, description=(
+        "Stored in one form (`email_address`): lower-cased, an internationalised domain in Unicode, so "
+        "'ann@xn--bcher-kva.example' is 'ann@bücher.example'."))
     domain: str | None = None
     external_ids: list[str] = Field(default_factory=list, description="'system:id' strings, e.g. 'hubspot:123'.")
     summary: str | None = Field(default=None, pattern=VISIBLE)
@@ -391,12 +418,7 @@ class EntityRef(Input):
     @field_validator("email")
     @classmethod
     def _email(cls, v: str | None) -> str | None:
-        if v is None:
-            return v
-        v = v.strip().lower()
-        if not re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", v):
-            raise ValueError("email is not a valid address")
-        return v
+        return v if v is None else email_address(v)
 
     @field_validator("domain")
     @classmethod

@@ -61,6 +61,10 @@ direction marks, word joiner, byte-order mark, tag characters) from search terms
 name keys already read it), where they split the word before: the searchable nodes whose text holds one
 (`INVISIBLE`) get their search_terms again (`refold_search_terms`, as for version 9).
 A graph older than several of versions 18-20 reads its searchable nodes once for them all (`any_of` their patterns).
+Version 21 writes an email with an internationalised domain in one form (graphmem.models.email_address: the domain
+in Unicode, "ann@xn--bcher-kva.example" is "ann@bücher.example"), where the punycode and the Unicode form named two
+entities: the entities whose email's domain has a character outside ASCII or an "xn--" label (`IDN_EMAIL`) get it
+again (`renormalise_emails`).
 """
 from __future__ import annotations
 
@@ -71,13 +75,13 @@ from collections.abc import Callable, Iterable, Iterator
 
 import cypher
 from graphmem.errors import SchemaMismatch
-from graphmem.models import FILLERS, MARKS, SELECTORS, name_key, turkish_i, value_key
+from graphmem.models import FILLERS, MARKS, SELECTORS, email_address, name_key, turkish_i, value_key
 from graphmem.store.db import Database, tenant_token
 from graphmem.store.entities import alias_key
 from graphmem.store.fulltext import INVISIBLE_FORMAT, search_terms
 
 log = logging.getLogger(__name__)
-SCHEMA_VERSION = 20
+SCHEMA_VERSION = 21
 LEGACY_DECLARERS_CAP = 1000
 """Schema 17's migration records legacy attributes as declared by every episode that mentions their entity (or is
 the provenance of a fact about it), for entities with at most this many such episodes (`backfill_declarations`)."""
@@ -120,6 +124,10 @@ INVISIBLE = "(?s).*[" + "".join(f"\\x{{{ord(c):04X}}}" for c in INVISIBLE_FORMAT
 """A Java regular expression (Cypher's =~) matching text with an invisible format character that
 `graphmem.store.fulltext.fold` drops (built from `INVISIBLE_FORMAT`, so the two cannot drift): the text whose terms
 `words` made otherwise before schema 20 ("re\u00adnewal": one word now, two before)."""
+
+IDN_EMAIL = "(?s)[^@]*@[^@]*(?:[^\\x00-\\x7F]|xn--)[^@]*"
+"""A Java regular expression (Cypher's =~) matching an email whose domain has a character outside ASCII or a punycode
+"xn--" label: the emails `graphmem.models.email_address` may write otherwise than a graph before schema 21 holds."""
 
 
 def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict:
@@ -212,6 +220,9 @@ def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict
     refold = [p for v, p in ((18, JOINED), (19, QUOTED), (20, INVISIBLE)) if before is not None and before < v]
     if refold:
         refold_search_terms(db, pattern=any_of(refold))
+        migrated = True
+    if recorded and (recorded["version"] or 1) < 21:  # one form of an email's internationalised domain
+        renormalise_emails(db)
         migrated = True
     db.execute("meta/set_schema", version=SCHEMA_VERSION, embedding_dimension=dimension)
     return {"version": SCHEMA_VERSION, "embedding_dimension": dimension, "migrated": migrated}
@@ -336,6 +347,40 @@ def rekey_marked_names(db: Database, batch: int = BACKFILL_BATCH, *, pattern: st
         for facts in _batches(db.stream("meta/marked_values", tenant_id=tenant, pattern=pattern), batch):
             done += db.execute("meta/set_object_keys", tenant_id=tenant, rows=[
                 {"id": f["id"], "object_key": f"v:{value_key(f['value'])}"} for f in facts])[0]["updated"]
+    return done
+
+
+def renormalise_emails(db: Database, batch: int = BACKFILL_BATCH) -> int:
+    """Give entities whose email's domain is internationalised (`IDN_EMAIL`) the email `email_address` makes now
+    (schema 20 -> 21): "ann@xn--bcher-kva.example" and "ann@bücher.example" were two keys, and named two entities.
+    Each tenant's such entities read in one pass, oldest first (`meta/idn_emails`, `Database.stream`), written `batch`
+    per transaction (`meta/set_entity_emails`); safe to re-run. Of two entities whose emails are now one (one person
+    stored twice, once per form), the one that holds that email already, else the older, takes it; the other keeps
+    its email as it was, its id still names it, and a warning names both ids (they are not merged). Returns the
+    number of entities updated."""
+    done = 0
+    for row in db.rows("meta/idn_email_tenants", pattern=IDN_EMAIL):
+        tenant, claimed, taken = row["tenant_id"], {}, []
+        for ents in _batches(db.stream("meta/idn_emails", tenant_id=tenant, pattern=IDN_EMAIL), batch):
+            rows = []
+            for e in ents:
+                email = email_address(e["email"])
+                if email == e["email"]:
+                    continue
+                if email in claimed:   # a batch's rows are checked before any is written: one per email
+                    taken.append({"id": e["id"], "email": email, "owner": claimed[email]})
+                    continue
+                claimed[email] = e["id"]
+                rows.append({"id": e["id"], "email": email})
+            if rows:
+                out = db.execute("meta/set_entity_emails", tenant_id=tenant, rows=rows)[0]
+                done += out["updated"]
+                taken += out["taken"]
+        if taken:
+            log.warning("schema migration: in tenant %r, %d entities keep their email as written because another "
+                        "entity holds it in its one form (one person stored twice? their ids still name each): %s",
+                        tenant, len(taken), ", ".join(f"{t['id']} ({t['email']}, held by {t['owner']})"
+                                                      for t in taken[:20]))
     return done
 
 
