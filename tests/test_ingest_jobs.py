@@ -189,3 +189,38 @@ def test_job_shows_retractions_and_disambiguation_through_the_service(make_servi
     [dead] = services.ingest.failed_jobs(tenant)
     assert dead.episode_id == failed.id and (dead.facts_retracted, dead.disambiguation_mentions) == (0, 0)
     assert "invoice" in dead.reason
+
+
+def test_a_mapping_job_claimed_before_its_episode_passes_retention_writes_nothing(make_services, db, tenant):
+    """Found by a helper: the worker looked at retention again only before LLM calls, so a JSON (CRM record) job
+    claimed just before its episode passed retention (its own `retain_until`, or its session's idle TTL) still
+    wrote its facts and entities, from content no read shows any more. The transaction that writes them checks
+    retention first (`jobs/fence`): nothing is written, the job goes back to pending as the LLM path's does (the
+    attempt not counted), and the sweeper removes the episode."""
+    from graphmem.governance.models import RetentionSettings
+    services = make_services()
+    services.governance.retention.update(tenant, RetentionSettings(session_ttl_days=1))
+    [own] = contacts(services, tenant, 1, prefix="own")
+    [idle], _ = zip(*services.ingest.append_episodes(tenant, [EpisodeIn(
+        kind="json", occurred_at=T0, session_id="crm-sync", idempotency_key="idle-0",
+        content=json.dumps({"object": "contact", "id": "idle-0", "name": "Person idle 0", "company": "Org idle",
+                            "title": "Engineer", "changed_at": T0.isoformat()}))]))
+    w = Worker(services, tenants=[tenant])
+    claims = jobs.claim(db, tenant, w.worker_id, 10, 60)
+    assert sorted(c.episode.id for c in claims) == sorted([own.id, idle.id])
+    with db.driver.session() as s:    # then "own" passes its own retention, the session its idle TTL (raw writes)
+        s.run("MATCH (e:Episode {id: $id}) SET e.retain_until = $t", id=own.id, t=datetime(2020, 1, 1, tzinfo=UTC))
+        s.run("MATCH (x:Session {tenant_id: $t, id: 'crm-sync'}) SET x.last_active_at = x.last_active_at - "
+              "duration({days: 3}), x.retain_until = x.retain_until - duration({days: 3})", t=tenant)
+    assert [w.process(c) for c in claims] == ["pending", "pending"]
+
+    assert counts(db, tenant)["facts"] == 0
+    with db.driver.session() as s:
+        assert s.run("MATCH (n:Entity {tenant_id: $t}) RETURN count(n) AS n", t=tenant).single()["n"] == 0
+        rows = s.run("MATCH (e:Episode) WHERE e.id IN $ids RETURN e.extraction_status AS st, e.attempts AS n, "
+                     "e.claim_token AS token, e.extraction_reason AS reason", ids=[own.id, idle.id]).data()
+    assert [(r["st"], r["n"], r["token"]) for r in rows] == [("pending", 0, None)] * 2
+    assert all("retention" in r["reason"] for r in rows), rows
+    services.governance.sweep(tenant)
+    with db.driver.session() as s:
+        assert s.run("MATCH (e:Episode {tenant_id: $t}) RETURN count(e) AS n", t=tenant).single()["n"] == 0

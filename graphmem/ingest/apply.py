@@ -13,6 +13,9 @@ Rules enforced:
 
 - Fencing: the transaction first checks the worker still holds the claim (`jobs/fence`); if not it raises
   `LeaseLost` and writes nothing, so a job's facts are written exactly once even when a lease expired mid-job.
+  Retention: the same query, under the same lock, checks the episode is still within retention (its own
+  `retain_until`, its session's idle TTL); if not it raises `jobs.PastRetention` and writes nothing (a job claimed
+  just before its episode passed retention writes no fact, entity or refusal from it).
 - Record order: facts and retractions are applied in the order of the episode's records (a retraction at
   `position` p goes after the first p facts), so a later record's value is asserted after an earlier record's null
   and vice versa. Supersession and out-of-order history are the core's (`graphmem.store.facts.assert_batch`).
@@ -155,9 +158,10 @@ def apply_extraction(db: Database, claim: Claim, x: Extracted, screened: Screene
     apply; a retry can, once its record is stored).
 
     Returns one `AssertOutcome` per fact of `screened.facts` (as it is at the end), in order. Raises `LeaseLost`
-    (another worker holds the job; nothing written), `InvalidInput`/`NotFound` from resolving a mapped record's own
-    entity or a retraction's target (nothing written), or the driver's errors once its retries are exhausted. See
-    the module docstring for the rules.
+    (another worker holds the job; nothing written), `jobs.PastRetention` (the episode passed retention since the
+    claim; nothing written, the job left running for the caller to end), `InvalidInput`/`NotFound` from resolving a
+    mapped record's own entity or a retraction's target (nothing written), or the driver's errors once its retries
+    are exhausted. See the module docstring for the rules.
     """
     stats = dict(stats)
     while True:

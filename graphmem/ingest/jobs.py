@@ -117,10 +117,22 @@ def claim(db: Database, tenant_id: str, worker_id: str, limit: int, lease_s: flo
     return []
 
 
+class PastRetention(Exception):
+    """The job's episode passed its retention (its own `retain_until`, or its session's idle TTL) after the claim:
+    its content is neither sent to the LLM nor written to the graph. The worker puts the job back to pending (the
+    attempt not counted) and leaves the episode for the sweeper."""
+
+
 def holds(tx: Tx, claim_: Claim) -> bool:
-    """Lock the job and tell whether `claim_` still holds it (call first in the transaction writing its facts)."""
-    row = tx.one("jobs/fence", tenant_id=claim_.tenant_id, id=claim_.episode.id, token=claim_.token)
-    return bool(row and row["held"])
+    """Lock the job and tell whether `claim_` still holds it (call first in the transaction writing its facts).
+    Raises `PastRetention` when it does but the episode is past retention now (cypher jobs/fence, the condition of
+    jobs/get), so that transaction writes nothing of it."""
+    row = tx.one("jobs/fence", tenant_id=claim_.tenant_id, id=claim_.episode.id, token=claim_.token, now=utcnow())
+    if not (row and row["held"]):
+        return False
+    if not row["retained"]:
+        raise PastRetention(claim_.episode.id)
+    return True
 
 
 def finish(tx: Tx, claim_: Claim, status: Literal["done", "skipped", "failed", "dead", "pending"], *,

@@ -11,7 +11,10 @@ facts are written exactly once. Transient errors (LLM down, Neo4j) retry with ex
 after `settings.job_max_attempts` attempts the job is "dead" with the reason; permanent errors
 (malformed output after repair, unmappable JSON, a rejected request) end it "failed" with the reason. Right before
 each LLM call that carries an episode's content the worker checks that the episode is still within retention
-(`jobs.retained`); past it, the job goes back to pending (the attempt not counted) and the sweeper removes it.
+(`jobs.retained`), and the transaction that writes the extraction checks it again under the job's lock
+(`jobs.holds`, cypher jobs/fence: a mapped JSON record is written from the content with no LLM call); past it
+(`jobs.PastRetention`), nothing is sent or written, the job goes back to pending (the attempt not counted) and the
+sweeper removes the episode.
 
 Threads: `concurrency` claim-and-process loops plus one heartbeat renewing leases every `lease_s / 3` seconds.
 `stop()` stops claiming, waits up to `grace_s` for jobs in progress and releases every job still held.
@@ -33,7 +36,7 @@ from graphmem.ingest import jobs
 from graphmem.ingest.apply import LeaseLost, apply_extraction, screen_extraction
 from graphmem.ingest.disambiguate import Disambiguator
 from graphmem.ingest.extract_llm import Extracted, ExtractionMalformed
-from graphmem.ingest.jobs import Claim
+from graphmem.ingest.jobs import Claim, PastRetention
 from graphmem.ingest.llm import LLMRejected, LLMUnavailable
 from graphmem.ingest.mapping import MappingError, extract as map_extract
 from graphmem.ingest.policy import is_text
@@ -46,12 +49,7 @@ class PermanentFailure(Exception):
     """The job cannot succeed by retrying (its reason is recorded, status "failed")."""
 
 
-class PastRetention(Exception):
-    """The job's episode passed its retention (or went) after the claim, before its content reached the LLM: the
-    job goes back to pending, the attempt not counted, and the episode is left for the sweeper."""
-
-
-PAST_RETENTION = "past retention since the claim: not sent to the LLM, left for the sweeper"
+PAST_RETENTION = "past retention since the claim: not sent to the LLM nor written, left for the sweeper"
 """The reason of a job `PastRetention` ended."""
 
 
