@@ -224,3 +224,35 @@ def test_a_mapping_job_claimed_before_its_episode_passes_retention_writes_nothin
     services.governance.sweep(tenant)
     with db.driver.session() as s:
         assert s.run("MATCH (e:Episode {tenant_id: $t}) RETURN count(e) AS n", t=tenant).single()["n"] == 0
+
+
+def test_a_tenant_whose_only_due_jobs_are_past_retention_has_no_work(make_services, db, tenant):
+    """Found by a helper: jobs/has_due and jobs/tenants_with_work had no retention condition, so a tenant whose only
+    pending jobs are of episodes past retention (their own `retain_until`, or their session's idle TTL), which the
+    claim never takes, kept being polled as a tenant with work (taking one of the `limit` places of the tenants an
+    unscoped worker polls, and a claim round of retries each time). They apply the claim's condition."""
+    from graphmem.governance.models import RetentionSettings
+    services = make_services()
+    services.governance.retention.update(tenant, RetentionSettings(session_ttl_days=1))
+    [own] = contacts(services, tenant, 1, prefix="own")
+    [idle], _ = zip(*services.ingest.append_episodes(tenant, [EpisodeIn(
+        kind="json", occurred_at=T0, session_id="crm-sync", idempotency_key="idle-0",
+        content=json.dumps({"object": "contact", "id": "idle-0", "name": "Person idle 0",
+                            "changed_at": T0.isoformat()}))]))
+
+    def work() -> tuple[bool, bool]:
+        due = db.one("jobs/has_due", tenant_id=tenant, now=datetime.now(UTC))["due"]
+        return due, tenant in jobs.tenants_with_work(db, limit=1_000_000)
+
+    assert work() == (True, True)
+    with db.driver.session() as s:    # "own" passes its own retention (test-only raw write)
+        s.run("MATCH (e:Episode {id: $id}) SET e.retain_until = $t", id=own.id, t=datetime(2020, 1, 1, tzinfo=UTC))
+    assert work() == (True, True)     # the session's episode is still live
+    with db.driver.session() as s:    # and the session goes idle past its TTL
+        s.run("MATCH (x:Session {tenant_id: $t, id: 'crm-sync'}) SET x.last_active_at = x.last_active_at - "
+              "duration({days: 3}), x.retain_until = x.retain_until - duration({days: 3})", t=tenant)
+    assert work() == (False, False)
+    assert jobs.claim(db, tenant, "w", 10, 60) == []
+    [live] = contacts(services, tenant, 1, prefix="live")
+    assert work() == (True, True)
+    assert [c.episode.id for c in jobs.claim(db, tenant, "w", 10, 60)] == [live.id]

@@ -92,15 +92,17 @@ def backoff_s(attempt: int, base_s: float, cap_s: float) -> float:
 
 
 def tenants_with_work(db: Database, limit: int = 100) -> list[str]:
-    """Tenant ids with claimable jobs (for an unscoped worker)."""
+    """Up to `limit` tenant ids with claimable jobs (for an unscoped worker): due jobs whose episode is within
+    retention now, as the claim takes them (cypher jobs/tenants_with_work)."""
     return [r["tenant_id"] for r in db.rows("jobs/tenants_with_work", now=utcnow(), limit=limit)]
 
 
 def claim(db: Database, tenant_id: str, worker_id: str, limit: int, lease_s: float, *, rounds: int = 5) -> list[Claim]:
     """Atomically claim up to `limit` due jobs of the tenant (one write query; see cypher/jobs/claim.cypher).
 
-    When every candidate was won by a concurrent claimer, tries again (up to `rounds` times) while due jobs remain,
-    so an empty result means the tenant's queue had nothing due.
+    When every candidate was won by a concurrent claimer, tries again (up to `rounds` times) while due jobs remain
+    (cypher jobs/has_due, with the claim's retention condition), so an empty result means the tenant's queue had
+    nothing due.
     """
     for _ in range(rounds):
         now = utcnow()
