@@ -137,6 +137,30 @@ def test_an_episode_past_retention_after_its_extraction_is_not_sent_to_disambigu
     assert llm_services.graph.facts_about(tenant, known["Dana Lee"].id) == []
 
 
+def test_an_episode_past_retention_during_disambiguation_gets_no_retry(llm_services, fake_llm, db, tenant, known):
+    """Found by a helper: the worker looked at retention once before the disambiguation call, but the client's
+    retries of a 429/5xx (after a Retry-After wait) and the repair call sent the content again without looking.
+    Now every request looks first: the episode passed its retention during the first call, so no retry is sent, the
+    job goes back to pending (not the resolver's fallback) and nothing of it is written."""
+    ep, _ = llm_services.ingest.append_episodes(tenant, [EpisodeIn(content=TEXT, occurred_at=T0, session_id="s1",
+                                                                   role="user", speaker="Sam")])[0]
+
+    def expire_then_overloaded(req) -> Reply:
+        with db.driver.session() as s:
+            s.run("MATCH (e:Episode {id: $id}) SET e.retain_until = $t", id=ep.id, t=datetime(2020, 1, 1, tzinfo=UTC))
+        return Reply(503, error_body("overloaded"), headers={"Retry-After": "0"})
+    fake_llm.script(PATH, ok(EXTRACTION), expire_then_overloaded)
+    fake_llm.set_default(PATH, pick("Dana Lee"))
+    Worker(llm_services, tenants=[tenant], poll_s=0.05).run(until_idle=True)
+    assert len(fake_llm.requests_for(PATH)) == 2 and len(disambiguation_requests(fake_llm)) == 1
+    with db.driver.session() as s:
+        row = s.run("MATCH (e:Episode {id: $id}) RETURN e.extraction_status AS st, e.extraction_reason AS reason",
+                    id=ep.id).single()
+    assert row["st"] == "pending" and "retention" in row["reason"], row
+    assert llm_services.graph.facts_about(tenant, known["Dana Lee"].id) == []
+    assert llm_services.graph.find_entities(tenant, "Ari Noor", "Person") == []
+
+
 def test_answer_new_creates_a_new_entity(llm_services, fake_llm, tenant, known):
     fake_llm.script(PATH, ok(EXTRACTION), pick(None))
     job = ingest(llm_services, tenant)

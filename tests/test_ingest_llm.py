@@ -553,23 +553,29 @@ def test_the_worker_leaves_episodes_past_retention_to_the_sweeper(llm_services, 
                      ids=[idle.id, own.id]).single()["st"] == ["pending"]
 
 
+def idle_and_own_due(services, db, tenant):
+    """Two turns whose extraction is due, in sessions "idle" ("Zanzibar walrus invoice") and "own" ("Quokka harbour
+    contract") of a tenant with a one-day session TTL; returns their episodes (idle, own)."""
+    from graphmem.governance.models import RetentionSettings
+    from tests.test_context_sessions import say
+    services.governance.retention.update(tenant, RetentionSettings(session_ttl_days=1))
+    for sid, text in (("idle", "Zanzibar walrus invoice"), ("own", "Quokka harbour contract")):
+        services.context.append_turn(tenant, sid, say(sid, "u1", text))
+    [idle], [own] = (services.graph.session_episodes(tenant, s) for s in ("idle", "own"))
+    with db.driver.session() as s:
+        s.run("MATCH (e:Episode) WHERE e.id IN $ids SET e.extraction_status = 'pending', e.not_before = null",
+              ids=[idle.id, own.id])
+    return idle, own
+
+
 def test_a_job_claimed_before_its_episode_passes_retention_sends_nothing_to_the_llm(llm_services, fake_llm, db,
                                                                                     tenant):
     """Found by a helper: the claim skips episodes past retention, but the worker did not look again between the
     claim and the LLM call, so a job claimed just before its episode's `retain_until` (or its session's idle TTL)
     passed still sent the content. The worker looks again right before: the job goes back to pending, the attempt
     not counted, and the episode stays as it is for the sweeper."""
-    from graphmem.governance.models import RetentionSettings
     from graphmem.ingest import jobs
-    from tests.test_context_sessions import say
-    llm_services.governance.retention.update(tenant, RetentionSettings(session_ttl_days=1))
-    ctx = llm_services.context
-    for sid, text in (("idle", "Zanzibar walrus invoice"), ("own", "Quokka harbour contract")):
-        ctx.append_turn(tenant, sid, say(sid, "u1", text))
-    [idle], [own] = (llm_services.graph.session_episodes(tenant, s) for s in ("idle", "own"))
-    with db.driver.session() as s:
-        s.run("MATCH (e:Episode) WHERE e.id IN $ids SET e.extraction_status = 'pending', e.not_before = null",
-              ids=[idle.id, own.id])
+    idle, own = idle_and_own_due(llm_services, db, tenant)
     fake_llm.set_default(PATH, lambda req: ok(GOOD))
     w = Worker(llm_services, tenants=[tenant], poll_s=0.05)
     claims = jobs.claim(db, tenant, w.worker_id, 10, 60)
@@ -586,4 +592,44 @@ def test_a_job_claimed_before_its_episode_passes_retention_sends_nothing_to_the_
         rows = s.run("MATCH (e:Episode) WHERE e.id IN $ids RETURN e.extraction_status AS st, e.attempts AS n, "
                      "e.claim_token AS token, e.extraction_reason AS reason", ids=[idle.id, own.id]).data()
     assert [(r["st"], r["n"], r["token"]) for r in rows] == [("pending", 0, None)] * 2
+    assert all("retention" in r["reason"] for r in rows), rows
+
+
+def test_no_repair_call_nor_retry_sends_the_content_of_an_episode_past_retention(llm_services, fake_llm, db, tenant):
+    """Found by a helper: the worker looked at retention once before the extraction call, but a reply that did not
+    parse got a repair call, and a 429/5xx or a timeout a retry, each sending the content again after the first
+    call (and any Retry-After wait, up to a minute) without looking again; the disambiguation call's repair and
+    retries likewise. The client now looks right before every request it sends (`ChatClient.complete`'s
+    `before_send`): once the episode is past retention (its own, or its session's idle TTL) nothing more is sent,
+    and the job goes back to pending, the attempt not counted, as before the first call."""
+    from graphmem.ingest import jobs
+    idle, own = idle_and_own_due(llm_services, db, tenant)
+
+    def expire_own_then_malformed(req):      # "own" passes its own retention during the call (test-only raw write)
+        with db.driver.session() as s:
+            s.run("MATCH (e:Episode {id: $id}) SET e.retain_until = $t", id=own.id, t=datetime(2020, 1, 1, tzinfo=UTC))
+        return ok('{"entities": [], "facts": [trunc')
+
+    def idle_session_then_overloaded(req):   # the session goes idle past its TTL during the call (test-only)
+        with db.driver.session() as s:
+            s.run("MATCH (x:Session {tenant_id: $t, id: 'idle'}) SET x.last_active_at = x.last_active_at - "
+                  "duration({days: 3}), x.retain_until = x.retain_until - duration({days: 3})", t=tenant)
+        return Reply(503, error_body("overloaded"), headers={"Retry-After": "0"})
+
+    fake_llm.set_default(PATH, lambda req: ok(GOOD))
+    w = Worker(llm_services, tenants=[tenant], poll_s=0.05)
+    claims = {c.episode.id: c for c in jobs.claim(db, tenant, w.worker_id, 10, 60)}
+    assert set(claims) == {idle.id, own.id}
+    fake_llm.script(PATH, expire_own_then_malformed)
+    assert w.process(claims[own.id]) == "pending"
+    fake_llm.script(PATH, idle_session_then_overloaded)
+    assert w.process(claims[idle.id]) == "pending"
+
+    sent = [json.dumps(r.json()) for r in fake_llm.requests_for(PATH)]
+    assert [("Quokka" in x, "Zanzibar" in x) for x in sent] == [(True, False), (False, True)]   # one call each
+    with db.driver.session() as s:
+        rows = s.run("MATCH (e:Episode) WHERE e.id IN $ids RETURN e.extraction_status AS st, e.attempts AS n, "
+                     "e.extraction_reason AS reason", ids=[idle.id, own.id]).data()
+        assert s.run("MATCH (n:Entity {tenant_id: $t}) RETURN count(n) AS n", t=tenant).single()["n"] == 0
+    assert [(r["st"], r["n"]) for r in rows] == [("pending", 0)] * 2
     assert all("retention" in r["reason"] for r in rows), rows

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from string import Template
 
@@ -259,28 +259,30 @@ class Disambiguator:
             mentions=json.dumps(listing, ensure_ascii=False, indent=1))
         return [{"role": "user", "content": text}]
 
-    def choose(self, tenant_id: str, episode: Episode, mentions: Sequence[Mention], usage: Usage
-               ) -> dict[str, str | None]:
-        """Mention handle -> chosen entity id (None = "new"). Every call made is counted in `usage`.
-        Raises `DisambiguationMalformed` (after one repair), `LLMUnavailable`, `LLMRejected`."""
+    def choose(self, tenant_id: str, episode: Episode, mentions: Sequence[Mention], usage: Usage, *,
+               before_send: Callable[[], None] | None = None) -> dict[str, str | None]:
+        """Mention handle -> chosen entity id (None = "new"). Every call made is counted in `usage`. `before_send`
+        is called right before every request carrying the episode (`ChatClient.complete`; its exception is raised
+        unchanged). Raises `DisambiguationMalformed` (after one repair), `LLMUnavailable`, `LLMRejected`."""
         messages = self.messages(episode, mentions)
-        reply = self.client.complete(tenant_id, messages, usage)
+        reply = self.client.complete(tenant_id, messages, usage, before_send=before_send)
         try:
             return parse(reply, mentions)
         except ValueError as first:
             messages += [{"role": "assistant", "content": reply[:4000]},
                          {"role": "user", "content": self._repair.safe_substitute(error=str(first)[:500])}]
-            reply = self.client.complete(tenant_id, messages, usage)
+            reply = self.client.complete(tenant_id, messages, usage, before_send=before_send)
             try:
                 return parse(reply, mentions)
             except ValueError as second:
                 raise DisambiguationMalformed(
                     f"malformed disambiguation output after one repair attempt: {second}"[:500]) from second
 
-    def apply(self, db: Database, tenant_id: str, episode: Episode, facts: list[FactIn], usage: Usage
-              ) -> Disambiguated:
+    def apply(self, db: Database, tenant_id: str, episode: Episode, facts: list[FactIn], usage: Usage, *,
+              before_send: Callable[[], None] | None = None) -> Disambiguated:
         """Disambiguate the subjects and objects of `facts` (one read query; one LLM call only if some mention is
-        ambiguous). Never raises for LLM trouble: it falls back to the deterministic resolver with a reason."""
+        ambiguous). Never raises for LLM trouble: it falls back to the deterministic resolver with a reason.
+        `before_send`: as for `choose`; what it raises is raised unchanged (no fallback)."""
         refs = [r for f in facts for r in (f.subject, f.object) if r is not None]
         mentions = db.read(lambda tx: find_ambiguous(tx, tenant_id, refs, min_similarity=self.min_similarity,
                                                      max_candidates=self.max_candidates))
@@ -288,7 +290,7 @@ class Disambiguator:
         if not mentions:
             return out
         try:
-            out.chosen = self.choose(tenant_id, episode, mentions, usage)
+            out.chosen = self.choose(tenant_id, episode, mentions, usage, before_send=before_send)
         except (DisambiguationMalformed, LLMUnavailable, LLMRejected) as exc:
             out.fallback_reason = (f"entity disambiguation fell back to the deterministic resolver: "
                                    f"{type(exc).__name__}: {exc}")[:1000]

@@ -12,6 +12,7 @@ applying it ends the stored fact (a retraction) instead of asserting one.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timezone
 from pathlib import Path
@@ -230,19 +231,22 @@ class LLMExtractor:
             episode_kind=episode.kind, speaker=episode.speaker or episode.role or "unknown", content=episode.content)
         return [{"role": "user", "content": text}]
 
-    def extract(self, tenant_id: str, episode: Episode, ontology: Ontology, out: Extracted | None = None) -> Extracted:
+    def extract(self, tenant_id: str, episode: Episode, ontology: Ontology, out: Extracted | None = None, *,
+                before_send: Callable[[], None] | None = None) -> Extracted:
         """Call the LLM and turn its reply into facts, filling `out` (so its `usage` counts the calls made even when
-        this raises). Raises `ExtractionMalformed`, `LLMUnavailable`, `LLMRejected`."""
+        this raises). `before_send` is called right before every request carrying the episode (the call, its
+        retries, the repair call: `ChatClient.complete`), and what it raises is raised unchanged. Raises
+        `ExtractionMalformed`, `LLMUnavailable`, `LLMRejected`."""
         out = out or Extracted()
         out.extractor, out.prompt_version = "llm", self.prompt_version
         messages = self.messages(episode, ontology)
-        reply = self.client.complete(tenant_id, messages, out.usage)
+        reply = self.client.complete(tenant_id, messages, out.usage, before_send=before_send)
         try:
             parsed = parse_reply(reply, Extraction)
         except ValueError as first:
             messages += [{"role": "assistant", "content": reply[:4000]},
                          {"role": "user", "content": self._repair.safe_substitute(error=str(first)[:500])}]
-            reply = self.client.complete(tenant_id, messages, out.usage)
+            reply = self.client.complete(tenant_id, messages, out.usage, before_send=before_send)
             try:
                 parsed = parse_reply(reply, Extraction)
             except ValueError as second:

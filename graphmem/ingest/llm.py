@@ -8,6 +8,9 @@
   process (a semaphore shared by every client of that URL).
 - Usage: every call's tokens go to `graphmem.metrics.LLM_TOKENS` / `LLM_CALLS` (per tenant) and to the `Usage`
   the caller passes (per job); cost in USD from `settings.llm_cost_*_usd_per_1m`.
+- A caller's `before_send` runs right before every request (the first and each retry, once the concurrency bound
+  let it through): the worker's check that the episode in the messages is still within retention, whose exception
+  stops the call before anything more is sent.
 Errors: `LLMUnavailable` (transient, after the retries) and `LLMRejected` (a 4xx other than 429: permanent).
 """
 from __future__ import annotations
@@ -16,6 +19,7 @@ import json
 import random
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -78,8 +82,10 @@ class ChatClient:
                                                timeout=settings.llm_timeout_s, max_retries=0)
         self._sem = endpoint_semaphore(self.base_url, settings.llm_max_concurrency)
 
-    def _once(self, tenant_id: str, messages: list[dict], usage: Usage):
+    def _once(self, tenant_id: str, messages: list[dict], usage: Usage, before_send: Callable[[], None] | None):
         with self._sem:
+            if before_send is not None:
+                before_send()
             usage.calls += 1
             try:
                 resp = self._client.chat.completions.create(model=self.model, messages=messages, temperature=0,
@@ -99,12 +105,15 @@ class ChatClient:
             LLM_TOKENS.labels(tenant_id, "completion").inc(c)
         return resp
 
-    def complete(self, tenant_id: str, messages: list[dict], usage: Usage) -> str:
-        """The assistant's reply text for `messages`. Raises `LLMUnavailable` or `LLMRejected`."""
+    def complete(self, tenant_id: str, messages: list[dict], usage: Usage, *,
+                 before_send: Callable[[], None] | None = None) -> str:
+        """The assistant's reply text for `messages`. `before_send()` is called right before each request (the first
+        and every retry); what it raises ends the call unchanged, not retried, with nothing more sent. Raises
+        `LLMUnavailable` or `LLMRejected`."""
         retrying = tenacity.Retrying(stop=tenacity.stop_after_attempt(self.settings.llm_max_retries + 1),
                                      wait=_wait, retry=tenacity.retry_if_exception(_is_retryable), reraise=True)
         try:
-            resp = retrying(self._once, tenant_id, messages, usage)
+            resp = retrying(self._once, tenant_id, messages, usage, before_send)
         except Exception as exc:
             if _is_retryable(exc):
                 raise LLMUnavailable(f"LLM unavailable after {usage.calls} calls: {type(exc).__name__}: "

@@ -10,8 +10,9 @@ anywhere before that commit leaves the job running with a lease that expires, af
 facts are written exactly once. Transient errors (LLM down, Neo4j) retry with exponential backoff (`jobs.backoff_s`);
 after `settings.job_max_attempts` attempts the job is "dead" with the reason; permanent errors
 (malformed output after repair, unmappable JSON, a rejected request) end it "failed" with the reason. Right before
-each LLM call that carries an episode's content the worker checks that the episode is still within retention
-(`jobs.retained`), and the transaction that writes the extraction checks it again under the job's lock
+each LLM request that carries an episode's content (the extraction and disambiguation calls, their repair calls and
+the client's retries: `ChatClient.complete`'s `before_send`) the worker checks that the episode is still within
+retention (`jobs.retained`), and the transaction that writes the extraction checks it again under the job's lock
 (`jobs.holds`, cypher jobs/fence: a mapped JSON record is written from the content with no LLM call); past it
 (`jobs.PastRetention`), nothing is sent or written, the job goes back to pending (the attempt not counted) and the
 sweeper removes the episode.
@@ -28,6 +29,7 @@ import threading
 import time
 import uuid
 from collections import defaultdict, deque
+from collections.abc import Callable
 from datetime import timedelta
 
 from graphmem.errors import EmailTaken, GraphmemError, InvalidInput, NotFound
@@ -49,7 +51,7 @@ class PermanentFailure(Exception):
     """The job cannot succeed by retrying (its reason is recorded, status "failed")."""
 
 
-PAST_RETENTION = "past retention since the claim: not sent to the LLM nor written, left for the sweeper"
+PAST_RETENTION = "past retention since the claim: nothing (more) sent to the LLM nor written, left for the sweeper"
 """The reason of a job `PastRetention` ended."""
 
 
@@ -246,11 +248,14 @@ class Worker:
                 self.history.append((ep.id, status))
                 self._touched.add(claim.tenant_id)
 
-    def _retained(self, claim: Claim) -> None:
-        """Raise `PastRetention` unless the claim's episode is still within retention (`jobs.retained`): asked right
-        before each LLM call that carries its content (the claim skips such episodes, but time passes after it)."""
-        if not jobs.retained(self.db, claim.tenant_id, claim.episode.id):
-            raise PastRetention(claim.episode.id)
+    def _retained(self, claim: Claim) -> Callable[[], None]:
+        """The check to run right before each LLM request that carries the claim's content (`before_send`): it
+        raises `PastRetention` unless the episode is still within retention (`jobs.retained`). The claim skips such
+        episodes, but time passes after it, during a call and the waits before its retries."""
+        def check() -> None:
+            if not jobs.retained(self.db, claim.tenant_id, claim.episode.id):
+                raise PastRetention(claim.episode.id)
+        return check
 
     def _extract(self, claim: Claim, out: Extracted) -> None:
         ep = claim.episode
@@ -261,8 +266,7 @@ class Worker:
             out.partials = mapped.partials
             return
         ontology = self.ingest.graph.ontology(claim.tenant_id)
-        self._retained(claim)
-        self.ingest.extractor().extract(claim.tenant_id, ep, ontology, out)
+        self.ingest.extractor().extract(claim.tenant_id, ep, ontology, out, before_send=self._retained(claim))
 
     def disambiguator(self) -> Disambiguator:
         """The LLM disambiguator (built once, sharing the extractor's client and its concurrency bound)."""
@@ -279,8 +283,9 @@ class Worker:
         screened = screen_extraction(x, settings, ontology, claim.episode.id)
         extra: dict = {}
         if x.extractor == "llm" and screened.facts:
-            self._retained(claim)       # the extraction took time: the disambiguation call sends the content again
-            d = self.disambiguator().apply(self.db, claim.tenant_id, claim.episode, screened.facts, x.usage)
+            # the disambiguation call sends the content again: each of its requests looks at retention first
+            d = self.disambiguator().apply(self.db, claim.tenant_id, claim.episode, screened.facts, x.usage,
+                                           before_send=self._retained(claim))
             screened.facts = d.facts
             if d.mentions:
                 extra = {"disambiguation_prompt_version": self.disambiguator().prompt_version,
