@@ -3,7 +3,9 @@
 Texts embedded: a fact's statement, an entity's name and aliases, an episode's speaker and content. The
 embedder is cached (`graphmem.embeddings.CachedEmbedder`), so a repeated text costs nothing. Embedding
 never blocks a write: failures are logged and the node is left for `backfill` (run by the worker). Vectors are
-only written by the embedding model recorded for the graph (`graphmem.recall.embedding_guard`).
+only written by the embedding model recorded for the graph (`graphmem.recall.embedding_guard`). Nothing past
+retention (a fact past its `retain_until`, an episode past its own or its session's), which no read shows and the
+sweeper removes, is sent to the embedder.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from collections.abc import Callable
 from graphmem.embeddings import Embedder
 from graphmem.recall.embedding_guard import EmbeddingGuard
 from graphmem.store import Database, require_tenant
+from graphmem.timeutil import utcnow
 
 log = logging.getLogger("graphmem.indexer")
 QUERY = {"fact": "embeddings/set_fact_vectors", "entity": "embeddings/set_entity_vectors",
@@ -56,25 +59,26 @@ class Indexer:
         return self._safe(tenant_id, items)
 
     def index_episodes(self, tenant_id: str, episode_ids: list[str]) -> int:
-        """Embed the episodes `episode_ids`, where missing."""
+        """Embed the episodes `episode_ids`, where missing and within retention now. Returns how many were stored."""
         require_tenant(tenant_id)
         if self.embedder is None or not episode_ids:
             return 0
         items = [("episode", r["id"], r["text"]) for r in
-                 self.db.rows("embeddings/episodes_missing", tenant_id=tenant_id, ids=episode_ids)]
+                 self.db.rows("embeddings/episodes_missing", tenant_id=tenant_id, ids=episode_ids, now=utcnow())]
         return self._safe(tenant_id, items)
 
     def backfill(self, tenant_id: str, limit: int = 500) -> int:
-        """Embed up to `limit` nodes of each kind that still lack a vector. Returns how many were stored."""
+        """Embed up to `limit` nodes of each kind that still lack a vector (facts and episodes within retention
+        now). Returns how many were stored."""
         require_tenant(tenant_id)
         if self.embedder is None:
             return 0
         return self._safe(tenant_id, self._candidates(tenant_id, limit))
 
     def _candidates(self, tenant_id: str, limit: int) -> list[tuple[str, str, str]]:
-        """Up to `limit` (kind, id, text) of each kind in the tenant that lack a vector."""
+        """Up to `limit` (kind, id, text) of each kind in the tenant that lack a vector, none past retention now."""
         return [(r["kind"], r["id"], r["text"]) for r in
-                self.db.rows("embeddings/backfill_candidates", tenant_id=tenant_id, limit=limit)]
+                self.db.rows("embeddings/backfill_candidates", tenant_id=tenant_id, limit=limit, now=utcnow())]
 
     def reembed(self, on_tenant: Callable[[str, int], None] | None = None, batch: int = 500) -> int:
         """Replace every stored vector, in every tenant, by one from this indexer's embedder: remove all

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta, timezone
 
 from graphmem.ingest import jobs
 from graphmem.ingest.worker import Worker
-from graphmem.models import EpisodeIn
+from graphmem.models import EntityRef, EpisodeIn, FactIn
 from tests.fake_openai import Reply, chat_completion_body
 from tests.ingest_fixture import worker_process, worker_summary
 
@@ -256,3 +256,31 @@ def test_a_tenant_whose_only_due_jobs_are_past_retention_has_no_work(make_servic
     [live] = contacts(services, tenant, 1, prefix="live")
     assert work() == (True, True)
     assert [c.episode.id for c in jobs.claim(db, tenant, "w", 10, 60)] == [live.id]
+
+
+def test_the_workers_backfill_embeds_no_episode_past_retention(make_services, db, tenant):
+    """Found by a helper: the worker's embedding backfill (`Indexer.backfill`, cypher embeddings/backfill_candidates)
+    sent the content of episodes past retention (their own `retain_until`, or their session's idle TTL), which no
+    read shows and the sweeper is about to remove, to the embedder (a remote endpoint with GRAPHMEM_EMBEDDER=openai)
+    and stored a vector on them; likewise a fact past its TTL. It takes only episodes within retention, as the claim
+    does, and facts within theirs."""
+    from graphmem.governance.models import RetentionSettings
+    plain = make_services()                          # written without an embedder: no vectors yet
+    plain.governance.retention.update(tenant, RetentionSettings(session_ttl_days=1))
+    (own, _), (idle, _), (live, _) = plain.ingest.append_episodes(tenant, [
+        EpisodeIn(kind="text", content=f"{name} chat about the parcel", occurred_at=T0, session_id=name)
+        for name in ("own", "idle", "live")])
+    kept, gone = (plain.graph.assert_fact(tenant, FactIn(subject=EntityRef(kind="Person", name="Ana"), predicate=p,
+                                                         value=v, episode_id=live.id)).fact_id
+                  for p, v in (("HAS_TITLE", "Courier"), ("WORKING_ON", "the parcel claim")))
+    with db.driver.session() as s:    # "own" passes its own retention, "idle" its session's, and a fact its TTL
+        s.run("MATCH (n) WHERE n.id IN $ids SET n.retain_until = $t", ids=[own.id, gone],
+              t=datetime(2020, 1, 1, tzinfo=UTC))             # (test-only raw writes)
+        s.run("MATCH (x:Session {tenant_id: $t, id: 'idle'}) SET x.last_active_at = x.last_active_at - "
+              "duration({days: 3}), x.retain_until = x.retain_until - duration({days: 3})", t=tenant)
+    embedding = make_services(embedder="local")
+    Worker(embedding, tenants=[tenant]).run(until_idle=True)
+    with db.driver.session() as s:
+        embedded = {r["id"] for r in s.run("MATCH (n) WHERE (n:Episode OR n:Fact) AND n.tenant_id = $t "
+                                           "AND n.embedding IS NOT NULL RETURN n.id AS id", t=tenant)}
+    assert embedded == {live.id, kept}
