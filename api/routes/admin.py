@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from api.deps import Admin, PageDep, ServicesDep, TenantAdmin, operates
 from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
+from api.path_ids import KeyId
 from graphmem.keys import ApiKey, TenantKeys
 from graphmem.models import VISIBLE, Input
 
@@ -56,13 +57,13 @@ def list_keys(tenant_id: str, _: TenantAdmin, services: ServicesDep, page: PageD
 
 
 @router.post("/tenants/{tenant_id}/keys/{key_id}/revoke", response_model=ApiKey, summary="Revoke a key")
-def revoke_key(tenant_id: str, key_id: str, who: TenantAdmin, services: ServicesDep) -> ApiKey:
+def revoke_key(tenant_id: str, key_id: KeyId, who: TenantAdmin, services: ServicesDep) -> ApiKey:
     return services.keys.revoke(tenant_id, key_id, actor=who.key_id)
 
 
 @router.post("/tenants/{tenant_id}/keys/{key_id}/rotate", response_model=KeyCreated, status_code=201,
              summary="Rotate a key: revoke it and issue a new one with the same role",
              responses={409: {"description": "the key was already revoked (a revoked key stays revoked)"}})
-def rotate_key(tenant_id: str, key_id: str, who: TenantAdmin, services: ServicesDep) -> KeyCreated:
+def rotate_key(tenant_id: str, key_id: KeyId, who: TenantAdmin, services: ServicesDep) -> KeyCreated:
     key, secret = services.keys.rotate(tenant_id, key_id, actor=who.key_id)
     return KeyCreated(key=key, secret=secret)

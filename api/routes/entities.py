@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Path as PathParam, Query
+from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
 from api.deps import PageDep, Reader, ServicesDep
 from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
-from graphmem.models import KIND_RE, VISIBLE, Entity, PredicateName, UtcDatetime
+from api.path_ids import EntityId
+from graphmem.models import KIND_RE, Entity, PredicateName, UtcDatetime
 from graphmem.errors import InvalidInput
 from graphmem.recall.paths import MAX_HOPS, Neighbour, Path
 
@@ -28,11 +29,6 @@ class EntityPage(ItemPage[Entity]):
 
 class NeighbourPage(ItemPage[Neighbour]):
     """A page of an entity's neighbours (one fact away)."""
-
-
-EntityId = Annotated[str, PathParam(pattern=VISIBLE, description="An entity id of the tenant; a blank one (only "
-                                                                "whitespace or invisible characters) is a 422.")]
-"""An entity id in the path: never blank (a 422 naming it; it answered 404 "no entity ' '")."""
 
 
 class PathList(BaseModel):

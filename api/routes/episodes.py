@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 from api.deps import PageDep, Reader, ServicesDep, Writer
 from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
+from api.path_ids import EpisodeId, SessionId
 from graphmem.models import Episode, EpisodeIn, Input
 
 router = APIRouter(route_class=UniqueKeysRoute, prefix="/v1", tags=["episodes"])
@@ -57,13 +58,13 @@ def append_batch(body: EpisodeBatch, who: Writer, services: ServicesDep, respons
 
 @router.get("/episodes/{episode_id}", response_model=Episode, summary="Get an episode",
             responses={404: {"description": "No such episode in this tenant"}})
-def get_episode(episode_id: str, who: Reader, services: ServicesDep) -> Episode:
+def get_episode(episode_id: EpisodeId, who: Reader, services: ServicesDep) -> Episode:
     return services.graph.get_episode(who.tenant_id, episode_id)
 
 
 @router.get("/sessions/{session_id}/episodes", response_model=EpisodePage, summary="A session's episodes in order",
             responses={200: {"content": {"application/json": {"example": {"items": [], "offset": 0, "limit": 50}}}}})
-def session_episodes(session_id: str, who: Reader, services: ServicesDep, page: PageDep) -> EpisodePage:
+def session_episodes(session_id: SessionId, who: Reader, services: ServicesDep, page: PageDep) -> EpisodePage:
     items = services.graph.session_episodes(who.tenant_id, session_id, page.offset, page.limit)
     if not items:
         services.context.sessions.get(who.tenant_id, session_id)   # 404 naming session_id for an unknown session

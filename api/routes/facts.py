@@ -18,6 +18,7 @@ from api.deps import PageDep, Reader, ServicesDep, Writer
 from api.idempotency import recorded_call
 from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
+from api.path_ids import FactId
 from graphmem.errors import InvalidInput
 from graphmem.models import (PRINTABLE_ASCII, VISIBLE, AssertOutcome, EntityRef, EpisodeId, Fact, FactIn, Input,
                              PredicateName, Provenance, UtcDatetime)
@@ -140,20 +141,20 @@ def list_facts(who: Reader, services: ServicesDep, page: PageDep,
 
 
 @router.get("/{fact_id}", response_model=Fact, summary="One fact")
-def get_fact(fact_id: str, who: Reader, services: ServicesDep) -> Fact:
+def get_fact(fact_id: FactId, who: Reader, services: ServicesDep) -> Fact:
     return services.graph.get_fact(who.tenant_id, fact_id)
 
 
 @router.get("/{fact_id}/history", response_model=FactPage,
             summary="The fact's supersession timeline, oldest valid_from first")
-def fact_history(fact_id: str, who: Reader, services: ServicesDep, page: PageDep) -> FactPage:
+def fact_history(fact_id: FactId, who: Reader, services: ServicesDep, page: PageDep) -> FactPage:
     items = services.graph.fact_history(who.tenant_id, fact_id)
     return FactPage.of(items[page.offset:page.offset + page.limit], page)
 
 
 @router.get("/{fact_id}/provenance", response_model=ProvenancePage,
             summary="The episodes that said, confirmed, retracted or corrected the fact")
-def fact_provenance(fact_id: str, who: Reader, services: ServicesDep, page: PageDep) -> ProvenancePage:
+def fact_provenance(fact_id: FactId, who: Reader, services: ServicesDep, page: PageDep) -> ProvenancePage:
     items = services.graph.fact_provenance(who.tenant_id, fact_id)
     return ProvenancePage.of(items[page.offset:page.offset + page.limit], page)
 
@@ -163,7 +164,7 @@ def fact_provenance(fact_id: str, who: Reader, services: ServicesDep, page: Page
              responses={200: {"content": {"application/json": {"example": {
                  "action": "corrected", "fact_id": "0a1b2c3d4e5f60718293a4b5c6d7e8f9",
                  "closed_fact_id": "9f1c0e1a2b3c4d5e6f708192a3b4c5d6"}}}}})
-def correct_fact(fact_id: str, body: FactCorrection, who: Writer, services: ServicesDep,
+def correct_fact(fact_id: FactId, body: FactCorrection, who: Writer, services: ServicesDep,
                  idempotency_key: IdempotencyKey = None) -> AssertOutcome:
     services.graph.get_fact(who.tenant_id, fact_id)  # 404 before anything is recorded
 

@@ -11,6 +11,7 @@ from pydantic import Field, model_validator
 from api.deps import Admin, PageDep, ServicesDep, TenantAdmin, Writer, operates
 from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
+from api.path_ids import HoldId
 from graphmem.errors import InvalidInput, NotFound
 from graphmem.governance.models import (ERASURE_KINDS, SWEEP_KINDS, AuditRecord, Hold, Receipt, RetentionSettings,
                                         RetentionView, SweepReceipt, every_kind)
@@ -107,7 +108,7 @@ def list_holds(tenant_id: str, _: TenantAdmin, services: ServicesDep, page: Page
 
 @router.delete("/v1/admin/tenants/{tenant_id}/holds/{hold_id}", response_model=Hold,
                summary="Release a legal hold (retention applies again)")
-def release_hold(tenant_id: str, hold_id: str, who: TenantAdmin, services: ServicesDep) -> Hold:
+def release_hold(tenant_id: str, hold_id: HoldId, who: TenantAdmin, services: ServicesDep) -> Hold:
     return services.governance.holds.release(tenant_id, hold_id, actor=who.key_id)
 
 

@@ -6,6 +6,7 @@ from fastapi import APIRouter
 from api.deps import PageDep, Reader, ServicesDep, Writer
 from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
+from api.path_ids import EpisodeId
 from graphmem.ingest.jobs import Job
 
 router = APIRouter(route_class=UniqueKeysRoute, prefix="/v1/jobs", tags=["jobs"])
@@ -25,11 +26,11 @@ def failed(who: Reader, services: ServicesDep, page: PageDep) -> JobPage:
 
 @router.get("/{episode_id}", response_model=Job, summary="The extraction job of an episode",
             responses={404: {"description": "No such episode in this tenant"}})
-def job(episode_id: str, who: Reader, services: ServicesDep) -> Job:
+def job(episode_id: EpisodeId, who: Reader, services: ServicesDep) -> Job:
     return services.ingest.job_status(who.tenant_id, episode_id)
 
 
 @router.post("/{episode_id}/retry", response_model=Job, summary="Re-queue a failed, dead or skipped job",
              responses={409: {"description": "The job is pending, running or done"}})
-def retry(episode_id: str, who: Writer, services: ServicesDep) -> Job:
+def retry(episode_id: EpisodeId, who: Writer, services: ServicesDep) -> Job:
     return services.ingest.retry_job(who.tenant_id, episode_id)

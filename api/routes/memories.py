@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from api.deps import PageDep, Reader, ServicesDep, Writer
 from api.json_body import UniqueKeysRoute
+from api.path_ids import FactId
 from graphmem.governance.models import MemoryPage, Receipt
 from graphmem.ingest.refusals import Refusal
 from graphmem.models import VISIBLE, AssertOutcome, EntityRef, Input
@@ -69,14 +70,14 @@ def candidates(user_id: UserQ, who: Reader, services: ServicesDep, page: PageDep
 @router.post("/candidates/{fact_id}/confirm", response_model=AssertOutcome,
              summary="Confirm a candidate: it becomes a user_confirmed fact under the normal assertion rules",
              responses={200: {"content": {"application/json": {"example": {"action": "created", "fact_id": "f9"}}}}})
-def confirm(fact_id: str, body: UserBody, who: Writer, services: ServicesDep) -> AssertOutcome:
+def confirm(fact_id: FactId, body: UserBody, who: Writer, services: ServicesDep) -> AssertOutcome:
     return services.governance.memories.confirm(who.tenant_id, body.user_id, fact_id)
 
 
 @router.post("/candidates/{fact_id}/reject", response_model=Receipt, summary="Reject a candidate (it is erased)",
              responses={200: {"content": {"application/json": {"example": {
                  "action": "reject", "target_kind": "fact", "at": "2024-05-01T09:00:00Z", "counts": {"facts": 1}}}}}})
-def reject(fact_id: str, body: UserBody, who: Writer, services: ServicesDep) -> Receipt:
+def reject(fact_id: FactId, body: UserBody, who: Writer, services: ServicesDep) -> Receipt:
     return services.governance.memories.reject(who.tenant_id, body.user_id, fact_id, actor=who.key_id)
 
 
@@ -84,7 +85,7 @@ def reject(fact_id: str, body: UserBody, who: Writer, services: ServicesDep) -> 
               summary="Correct a memory (a supersession with source user_explicit)",
               responses={200: {"content": {"application/json": {"example": {
                   "action": "corrected", "fact_id": "f10", "closed_fact_id": "f1"}}}}})
-def correct(fact_id: str, body: Correction, who: Writer, services: ServicesDep) -> AssertOutcome:
+def correct(fact_id: FactId, body: Correction, who: Writer, services: ServicesDep) -> AssertOutcome:
     return services.governance.memories.correct(who.tenant_id, body.user_id, fact_id, value=body.value,
                                                 object=body.object)
 
@@ -92,5 +93,5 @@ def correct(fact_id: str, body: Correction, who: Writer, services: ServicesDep) 
 @router.delete("/{fact_id}", response_model=Receipt, summary="Delete a memory (erasure of that fact)",
                responses={200: {"content": {"application/json": {"example": {
                    "action": "forget", "target_kind": "fact", "at": "2024-05-01T09:00:00Z", "counts": {"facts": 1}}}}}})
-def delete(fact_id: str, user_id: UserQ, who: Writer, services: ServicesDep) -> Receipt:
+def delete(fact_id: FactId, user_id: UserQ, who: Writer, services: ServicesDep) -> Receipt:
     return services.governance.memories.delete(who.tenant_id, user_id, fact_id, actor=who.key_id)

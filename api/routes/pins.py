@@ -11,6 +11,7 @@ from pydantic import ConfigDict, Field
 from api.deps import PageDep, Reader, ServicesDep, Writer
 from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
+from api.path_ids import PinKey, SessionId
 from graphmem.context.pins import Pin, PinKeyDef, PinValue, check_key
 from graphmem.errors import InvalidInput
 from graphmem.models import Input
@@ -46,7 +47,7 @@ def _version(header: str | None, body: int | None) -> int | None:
 
 
 @router.get("/v1/sessions/{session_id}/pins", response_model=PinList, summary="List a session's pins (by key)")
-def list_pins(session_id: str, who: Reader, services: ServicesDep, page: PageDep,
+def list_pins(session_id: SessionId, who: Reader, services: ServicesDep, page: PageDep,
               status: Literal["active", "candidate"] | None = Query(default=None, examples=["active"])) -> PinList:
     services.context.sessions.get(who.tenant_id, session_id)
     items = services.context.pins.list(who.tenant_id, session_id, status=status, offset=page.offset, limit=page.limit)
@@ -55,7 +56,7 @@ def list_pins(session_id: str, who: Reader, services: ServicesDep, page: PageDep
 
 @router.get("/v1/sessions/{session_id}/pins/{key}", response_model=Pin, summary="Get a pin (ETag: its version)",
             responses={404: {"description": "no such pin"}})
-def get_pin(session_id: str, key: str, who: Reader, services: ServicesDep, response: Response) -> Pin:
+def get_pin(session_id: SessionId, key: PinKey, who: Reader, services: ServicesDep, response: Response) -> Pin:
     services.context.sessions.get(who.tenant_id, session_id)   # no session: 404 naming session_id, not the key
     pin = services.context.pins.get(who.tenant_id, session_id, key)
     response.headers["ETag"] = f'"{pin.version}"'
@@ -65,7 +66,7 @@ def get_pin(session_id: str, key: str, who: Reader, services: ServicesDep, respo
 @router.put("/v1/sessions/{session_id}/pins/{key}", response_model=Pin, status_code=200,
             summary="Create or replace a pin at the version read",
             responses={201: {"description": "created"}, 409: {"description": "stale version: read the pin and retry"}})
-def put_pin(session_id: str, key: str, body: PinWrite, who: Writer, services: ServicesDep, response: Response,
+def put_pin(session_id: SessionId, key: PinKey, body: PinWrite, who: Writer, services: ServicesDep, response: Response,
             if_match: str | None = Header(default=None, examples=['"3"'])) -> Pin:
     check_key(key)
     pin, created = services.context.pins.put(who.tenant_id, session_id, key, body.value,
@@ -77,7 +78,7 @@ def put_pin(session_id: str, key: str, body: PinWrite, who: Writer, services: Se
 
 @router.delete("/v1/sessions/{session_id}/pins/{key}", status_code=204, summary="Delete a pin at the version read",
                responses={409: {"description": "stale version"}, 404: {"description": "no such pin"}})
-def delete_pin(session_id: str, key: str, who: Writer, services: ServicesDep,
+def delete_pin(session_id: SessionId, key: PinKey, who: Writer, services: ServicesDep,
                if_match: str | None = Header(default=None, examples=['"3"']),
                version: int | None = Query(default=None, ge=1, examples=[3])) -> Response:
     expected = _version(if_match, version)
@@ -98,7 +99,7 @@ class PinKeyDefIn(PinKeyDef):
 
 
 @router.put("/v1/pin-keys/{key}", response_model=PinKeyDef, summary="Define a tenant pin key and its type")
-def define_pin_key(key: str, body: PinKeyDefIn, who: Writer, services: ServicesDep) -> PinKeyDef:
+def define_pin_key(key: PinKey, body: PinKeyDefIn, who: Writer, services: ServicesDep) -> PinKeyDef:
     if body.key is not None and body.key != key:
         raise InvalidInput("the body's key differs from the path", field="key")
     return services.context.pins.define_key(who.tenant_id, PinKeyDef(**{**body.model_dump(), "key": key}))

@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 from api.deps import PageDep, Reader, ServicesDep, Writer
 from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
+from api.path_ids import SessionId as SessionIdPath
 from graphmem.context.models import CompactionResult, Summary
 from graphmem.context.sessions import Consent, ConsentIn, SessionInfo
 from graphmem.models import VISIBLE, Input, SessionId
@@ -56,13 +57,13 @@ def list_sessions(who: Reader, services: ServicesDep, page: PageDep,
 
 @router.get("/v1/sessions/{session_id}", response_model=SessionInfo, summary="Get a session",
             responses={404: {"description": "no such session in this tenant"}})
-def get_session(session_id: str, who: Reader, services: ServicesDep) -> SessionInfo:
+def get_session(session_id: SessionIdPath, who: Reader, services: ServicesDep) -> SessionInfo:
     return services.context.sessions.get(who.tenant_id, session_id)
 
 
 @router.get("/v1/sessions/{session_id}/summaries", response_model=SummaryList,
             summary="Summary revisions of a session (newest first, rolled-back ones included)")
-def list_summaries(session_id: str, who: Reader, services: ServicesDep, page: PageDep) -> SummaryList:
+def list_summaries(session_id: SessionIdPath, who: Reader, services: ServicesDep, page: PageDep) -> SummaryList:
     services.context.sessions.get(who.tenant_id, session_id)
     items = services.context.summaries.list(who.tenant_id, session_id, page.offset, page.limit)
     return SummaryList.of(items, page)
@@ -71,13 +72,13 @@ def list_summaries(session_id: str, who: Reader, services: ServicesDep, page: Pa
 @router.post("/v1/sessions/{session_id}/summaries/rollback", response_model=RollbackResult,
              summary="Roll back the current summary revision (kept, marked rolled_back)",
              responses={404: {"description": "the session has no active summary"}})
-def rollback_summary(session_id: str, who: Writer, services: ServicesDep) -> RollbackResult:
+def rollback_summary(session_id: SessionIdPath, who: Writer, services: ServicesDep) -> RollbackResult:
     return RollbackResult(current=services.context.summaries.rollback(who.tenant_id, session_id))
 
 
 @router.post("/v1/sessions/{session_id}/compact", response_model=CompactionResult,
              summary="Compact the session now (normally automatic after a turn)")
-def compact(session_id: str, who: Writer, services: ServicesDep,
+def compact(session_id: SessionIdPath, who: Writer, services: ServicesDep,
             force: bool = Query(default=False, description="compact even below the threshold")) -> CompactionResult:
     return services.context.compact_now(who.tenant_id, session_id, force=force)
 

@@ -7,6 +7,7 @@ from fastapi import APIRouter, Response
 
 from api.deps import Reader, ServicesDep, Writer
 from api.json_body import UniqueKeysRoute
+from api.path_ids import SessionId
 from graphmem.context.models import ContextRequest, TurnIn, TurnResult, Window
 
 router = APIRouter(route_class=UniqueKeysRoute, tags=["turns"])
@@ -16,7 +17,7 @@ router = APIRouter(route_class=UniqueKeysRoute, tags=["turns"])
              summary="Load the context window for the next turn (token-budgeted, cited, byte-stable)",
              responses={422: {"description": "bad input, or the system policy alone exceeds budget_tokens "
                                              "(field: budget)"}})
-def load_context(session_id: str, body: ContextRequest, who: Reader, services: ServicesDep,
+def load_context(session_id: SessionId, body: ContextRequest, who: Reader, services: ServicesDep,
                  response: Response) -> Window:
     started = time.perf_counter()
     window = services.context.assemble(who.tenant_id, session_id, body, read_only=who.role == "analyst")
@@ -28,7 +29,8 @@ def load_context(session_id: str, body: ContextRequest, who: Reader, services: S
              summary="Append a turn: episodes, tool results and pin updates (idempotent by key)",
              responses={200: {"description": "replay of a turn already appended under this key"},
                         409: {"description": "a pin update's expected_version is stale"}})
-def append_turn(session_id: str, body: TurnIn, who: Writer, services: ServicesDep, response: Response) -> TurnResult:
+def append_turn(session_id: SessionId, body: TurnIn, who: Writer, services: ServicesDep,
+                response: Response) -> TurnResult:
     result = services.context.append_turn(who.tenant_id, session_id, body, agent_id=who.key_id)
     if result.replayed:
         response.status_code = 200

@@ -1,0 +1,30 @@
+"""The ids a route's path names (`/v1/facts/{fact_id}`, `/v1/sessions/{session_id}/pins/{key}` ...), typed once.
+
+Each is a path parameter with the `graphmem.models.VISIBLE` pattern: an id of whitespace or invisible characters
+alone is a 422 naming the parameter ("must not be blank"), never a 404 "no fact ' '". An unknown id that is not
+blank stays the route's 404. The tenant of an admin route (`/v1/admin/tenants/{tenant_id}`) is checked by
+`api.deps.tenant_admin` instead (`graphmem.store.require_named_tenant`)."""
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Path
+
+from graphmem.models import VISIBLE
+
+_BLANK = "; a blank one (only whitespace or invisible characters) is a 422."
+
+EntityId = Annotated[str, Path(pattern=VISIBLE, description="An entity id of the tenant" + _BLANK)]
+"""An entity id in the path (`entity_id`, `other_id`)."""
+FactId = Annotated[str, Path(pattern=VISIBLE, description="A fact id of the tenant" + _BLANK)]
+"""A fact id in the path (`fact_id`)."""
+EpisodeId = Annotated[str, Path(pattern=VISIBLE, description="An episode id of the tenant" + _BLANK)]
+"""An episode id in the path (`episode_id`: the episode, or its extraction job)."""
+SessionId = Annotated[str, Path(pattern=VISIBLE, description="A session id of the tenant" + _BLANK)]
+"""A session id in the path (`session_id`)."""
+PinKey = Annotated[str, Path(pattern=VISIBLE, description="A pin key" + _BLANK)]
+"""A pin key in the path (`key`); a write checks its form too (`graphmem.context.pins.check_key`)."""
+HoldId = Annotated[str, Path(pattern=VISIBLE, description="A legal hold id of the tenant" + _BLANK)]
+"""A legal hold id in the path (`hold_id`)."""
+KeyId = Annotated[str, Path(pattern=VISIBLE, description="An API key id of the tenant" + _BLANK)]
+"""An API key id in the path (`key_id`)."""
