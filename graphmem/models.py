@@ -151,26 +151,40 @@ def path_segment(v: str, what: str) -> str:
 
 EMAIL_RE = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 """What an email address must look like: something, "@", a domain with a dot, no whitespace."""
+_LOCAL_PART = re.compile(r"[^@\s]+")
 
 
 def email_address(v: str) -> str:
-    """The one form of the email address `v` that entities are keyed by: stripped, lower-cased, and its domain, when
-    internationalised (a character outside ASCII, or a punycode "xn--" label), in Unicode as IDNA 2008 decodes it
-    with the UTS 46 mapping (`idna.decode(..., uts46=True)`): "ann@xn--bcher-kva.example", "Ann@BÜCHER.example",
+    """The one form of the email address `v` that entities are keyed by: stripped, lower-cased, its local part in
+    Unicode normalisation form NFKC (`_local_part`) and its domain, when internationalised (a character outside
+    ASCII, or a punycode "xn--" label), in Unicode as IDNA 2008 decodes it with the UTS 46 mapping
+    (`idna.decode(..., uts46=True)`): "ann@xn--bcher-kva.example", "Ann@BÜCHER.example",
     "ann@bu\\u0308cher.example" (a combining diaeresis) and "ann@ｂüｃｈｅｒ.example" (fullwidth) are all
-    "ann@bücher.example". A domain IDNA refuses ("exa_mple.com", "☃.example") is kept as written, lower-cased, as
+    "ann@bücher.example", and "jose\\u0301@example.com" (decomposed, NFD) and "ｊｏｓé@example.com" are
+    "josé@example.com". A domain IDNA refuses ("exa_mple.com", "☃.example") is kept as written, lower-cased, as
     before. Raises `ValueError` for text that is no address (`EMAIL_RE`)."""
     v = v.strip().lower()
     if not EMAIL_RE.fullmatch(v):
         raise ValueError("email is not a valid address")
     local, _, domain = v.rpartition("@")
+    local = _local_part(local)
     if domain.isascii() and "xn--" not in domain:
-        return v
+        return f"{local}@{domain}"
     try:
         unicode_domain = idna.decode(domain, uts46=True)
     except UnicodeError:   # idna.IDNAError and its kinds: no valid IDNA name, keep what was given
-        return v
-    return f"{local}@{unicode_domain}" if EMAIL_RE.fullmatch(f"{local}@{unicode_domain}") else v
+        unicode_domain = domain
+    return f"{local}@{unicode_domain}" if EMAIL_RE.fullmatch(f"{local}@{unicode_domain}") else f"{local}@{domain}"
+
+
+def _local_part(local: str) -> str:
+    """The one form of an email address's local part (the text before its "@", lower-cased): Unicode normalisation
+    form NFKC, then lower-cased again, as the UTS 46 mapping folds the domain (compatibility forms such as fullwidth
+    letters too, not only the canonical equivalents NFC joins: "jose\\u0301" and "ｊｏｓé" are "josé"). A local part
+    NFKC would give an "@" or a space (a small commercial at U+FE6B, say) is only composed (NFC), so the address
+    stays one address."""
+    folded = unicodedata.normalize("NFKC", local).lower()
+    return folded if _LOCAL_PART.fullmatch(folded) else unicodedata.normalize("NFC", local)
 
 
 def session_id(v: str) -> str:
@@ -387,8 +401,8 @@ class EntityRef(Input):
     name: str | None = None
     aliases: list[Annotated[str, AfterValidator(_printable)]] = Field(default_factory=list)  # errors name aliases[i]
     email: str | None = Field(default=None, description=(
-        "Stored in one form (`email_address`): lower-cased, an internationalised domain in Unicode, so "
-        "'ann@xn--bcher-kva.example' is 'ann@bücher.example'."))
+        "Stored in one form (`email_address`): lower-cased, the local part in NFKC, an internationalised domain in "
+        "Unicode, so 'ann@xn--bcher-kva.example' is 'ann@bücher.example'."))
     domain: str | None = None
     external_ids: list[str] = Field(default_factory=list, description="'system:id' strings, e.g. 'hubspot:123'.")
     summary: str | None = Field(default=None, pattern=VISIBLE)

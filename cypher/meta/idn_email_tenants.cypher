@@ -1,5 +1,5 @@
-// Every tenant id with an entity whose email's domain matches $pattern (a character outside ASCII, or a punycode
-// "xn--" label): schema migration 20 -> 21 writes those emails in the one form graphmem.models.email_address makes
+// Every tenant id with an entity whose email matches $pattern (a character outside ASCII, or a punycode "xn--"
+// label): schema migration 20 -> 21 writes those emails in the one form graphmem.models.email_address makes
 // (graphmem.store.schema.renormalise_emails).
 // tenant-free: migration over every tenant, run once at start-up by apply_schema
 MATCH (e:Entity)

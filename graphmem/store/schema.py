@@ -61,10 +61,11 @@ direction marks, word joiner, byte-order mark, tag characters) from search terms
 name keys already read it), where they split the word before: the searchable nodes whose text holds one
 (`INVISIBLE`) get their search_terms again (`refold_search_terms`, as for version 9).
 A graph older than several of versions 18-20 reads its searchable nodes once for them all (`any_of` their patterns).
-Version 21 writes an email with an internationalised domain in one form (graphmem.models.email_address: the domain
-in Unicode, "ann@xn--bcher-kva.example" is "ann@bücher.example"), where the punycode and the Unicode form named two
-entities: the entities whose email's domain has a character outside ASCII or an "xn--" label (`IDN_EMAIL`) get it
-again (`renormalise_emails`).
+Version 21 writes an internationalised email in one form (graphmem.models.email_address: the domain in Unicode,
+"ann@xn--bcher-kva.example" is "ann@bücher.example", and the local part in NFKC, "jose\u0301@example.com" is
+"jos\u00e9@example.com"), where the punycode and the Unicode form, or the decomposed and the composed one, named two
+entities: the entities whose email has a character outside ASCII or an "xn--" label (`IDN_EMAIL`) get it again
+(`renormalise_emails`).
 """
 from __future__ import annotations
 
@@ -125,9 +126,10 @@ INVISIBLE = "(?s).*[" + "".join(f"\\x{{{ord(c):04X}}}" for c in INVISIBLE_FORMAT
 `graphmem.store.fulltext.fold` drops (built from `INVISIBLE_FORMAT`, so the two cannot drift): the text whose terms
 `words` made otherwise before schema 20 ("re\u00adnewal": one word now, two before)."""
 
-IDN_EMAIL = "(?s)[^@]*@[^@]*(?:[^\\x00-\\x7F]|xn--)[^@]*"
-"""A Java regular expression (Cypher's =~) matching an email whose domain has a character outside ASCII or a punycode
-"xn--" label: the emails `graphmem.models.email_address` may write otherwise than a graph before schema 21 holds."""
+IDN_EMAIL = "(?s).*(?:[^\\x00-\\x7F]|xn--).*"
+"""A Java regular expression (Cypher's =~) matching an internationalised email: a character outside ASCII (in its
+local part or its domain) or a punycode "xn--" label: the emails `graphmem.models.email_address` may write otherwise
+than a graph before schema 21 holds (an ASCII local part and an ASCII domain without "xn--" are kept as they are)."""
 
 
 def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict:
@@ -351,8 +353,9 @@ def rekey_marked_names(db: Database, batch: int = BACKFILL_BATCH, *, pattern: st
 
 
 def renormalise_emails(db: Database, batch: int = BACKFILL_BATCH) -> int:
-    """Give entities whose email's domain is internationalised (`IDN_EMAIL`) the email `email_address` makes now
-    (schema 20 -> 21): "ann@xn--bcher-kva.example" and "ann@bücher.example" were two keys, and named two entities.
+    """Give entities whose email is internationalised (`IDN_EMAIL`) the email `email_address` makes now (schema
+    20 -> 21): "ann@xn--bcher-kva.example" and "ann@bücher.example", or "jose\u0301@example.com" (NFD) and
+    "jos\u00e9@example.com" (NFC), were two keys, and named two entities.
     Each tenant's such entities read in one pass, oldest first (`meta/idn_emails`, `Database.stream`), written `batch`
     per transaction (`meta/set_entity_emails`); safe to re-run. Of two entities whose emails are now one (one person
     stored twice, once per form), the one that holds that email already, else the older, takes it; the other keeps
