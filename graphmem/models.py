@@ -168,13 +168,21 @@ def email_address(v: str) -> str:
         raise ValueError("email is not a valid address")
     local, _, domain = v.rpartition("@")
     local = _local_part(local)
-    if domain.isascii() and "xn--" not in domain:
-        return f"{local}@{domain}"
-    try:
-        unicode_domain = idna.decode(domain, uts46=True)
-    except UnicodeError:   # idna.IDNAError and its kinds: no valid IDNA name, keep what was given
-        unicode_domain = domain
+    unicode_domain = _unicode_domain(domain) or domain   # no valid IDNA name: keep what was given
     return f"{local}@{unicode_domain}" if EMAIL_RE.fullmatch(f"{local}@{unicode_domain}") else f"{local}@{domain}"
+
+
+def _unicode_domain(domain: str) -> str | None:
+    """`domain` (lower-cased), when internationalised (a character outside ASCII, or a punycode "xn--" label), in
+    Unicode as IDNA 2008 decodes it with the UTS 46 mapping (`idna.decode(..., uts46=True)`: "xn--bcher-kva.example",
+    "BÜCHER.example" and "ｂüｃｈｅｒ.example" are "bücher.example"); `domain` itself when it is ASCII without "xn--";
+    None when IDNA refuses it ("☃.example", "xn--zz.example")."""
+    if domain.isascii() and "xn--" not in domain:
+        return domain
+    try:
+        return idna.decode(domain, uts46=True)
+    except UnicodeError:   # idna.IDNAError and its kinds: no valid IDNA name
+        return None
 
 
 def _local_part(local: str) -> str:
@@ -185,6 +193,32 @@ def _local_part(local: str) -> str:
     stays one address."""
     folded = unicodedata.normalize("NFKC", local).lower()
     return folded if _LOCAL_PART.fullmatch(folded) else unicodedata.normalize("NFC", local)
+
+
+HOST_RE = re.compile(r"[a-z0-9-]+(\.[a-z0-9-]+)+")
+"""What a domain must look like in ASCII (punycode for an internationalised one): two or more labels of letters,
+digits and hyphens, lower-cased."""
+
+
+def domain_name(v: str) -> str:
+    """The one form of the domain `v` that entities are keyed by: stripped, lower-cased, without a leading "www.",
+    and, when internationalised, in Unicode as an email's domain is (`_unicode_domain`, IDNA 2008 with the UTS 46
+    mapping), so "xn--bcher-kva.example", "www.BÜCHER.example" and "bücher.example" are all "bücher.example", the
+    domain of "ann@bücher.example". A punycode domain IDNA refuses ("xn--zz.example") is kept as written, as
+    before. Raises `ValueError` for text that is no host name (`HOST_RE`, in punycode for a Unicode domain), and for
+    a domain outside ASCII that IDNA refuses ("☃.example", "-bücher.example")."""
+    v = v.strip().lower()
+    unicode = _unicode_domain(v)
+    if unicode is None and not v.isascii():
+        raise ValueError("domain is not a valid host name")
+    v = (unicode or v).removeprefix("www.")
+    try:
+        ascii_form = v if v.isascii() else idna.encode(v).decode("ascii")
+    except UnicodeError:
+        ascii_form = ""
+    if not HOST_RE.fullmatch(ascii_form):
+        raise ValueError("domain is not a valid host name")
+    return v
 
 
 def session_id(v: str) -> str:
@@ -403,7 +437,9 @@ class EntityRef(Input):
     email: str | None = Field(default=None, description=(
         "Stored in one form (`email_address`): lower-cased, the local part in NFKC, an internationalised domain in "
         "Unicode, so 'ann@xn--bcher-kva.example' is 'ann@bücher.example'."))
-    domain: str | None = None
+    domain: str | None = Field(default=None, description=(
+        "A host name, stored in one form (`domain_name`): lower-cased, without 'www.', an internationalised one in "
+        "Unicode as an email's domain, so 'xn--bcher-kva.example' is 'bücher.example'."))
     external_ids: list[str] = Field(default_factory=list, description="'system:id' strings, e.g. 'hubspot:123'.")
     summary: str | None = Field(default=None, pattern=VISIBLE)
 
@@ -437,12 +473,7 @@ class EntityRef(Input):
     @field_validator("domain")
     @classmethod
     def _domain(cls, v: str | None) -> str | None:
-        if v is None:
-            return v
-        v = v.strip().lower().removeprefix("www.")
-        if not re.fullmatch(r"[a-z0-9-]+(\.[a-z0-9-]+)+", v):
-            raise ValueError("domain is not a valid host name")
-        return v
+        return v if v is None else domain_name(v)
 
     @model_validator(mode="after")
     def _enough(self) -> "EntityRef":

@@ -64,8 +64,9 @@ A graph older than several of versions 18-20 reads its searchable nodes once for
 Version 21 writes an internationalised email in one form (graphmem.models.email_address: the domain in Unicode,
 "ann@xn--bcher-kva.example" is "ann@bücher.example", and the local part in NFKC, "jose\u0301@example.com" is
 "jos\u00e9@example.com"), where the punycode and the Unicode form, or the decomposed and the composed one, named two
-entities: the entities whose email has a character outside ASCII or an "xn--" label (`IDN_EMAIL`) get it again
-(`renormalise_emails`).
+entities, and an entity's domain in the same form (graphmem.models.domain_name: "xn--bcher-kva.example" is
+"bücher.example", once refused): the entities whose email or domain has a character outside ASCII or an "xn--" label
+(`IDN`) get them again (`renormalise_identifiers`).
 """
 from __future__ import annotations
 
@@ -76,7 +77,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 import cypher
 from graphmem.errors import SchemaMismatch
-from graphmem.models import FILLERS, MARKS, SELECTORS, email_address, name_key, turkish_i, value_key
+from graphmem.models import FILLERS, MARKS, SELECTORS, domain_name, email_address, name_key, turkish_i, value_key
 from graphmem.store.db import Database, tenant_token
 from graphmem.store.entities import alias_key
 from graphmem.store.fulltext import INVISIBLE_FORMAT, search_terms
@@ -126,10 +127,11 @@ INVISIBLE = "(?s).*[" + "".join(f"\\x{{{ord(c):04X}}}" for c in INVISIBLE_FORMAT
 `graphmem.store.fulltext.fold` drops (built from `INVISIBLE_FORMAT`, so the two cannot drift): the text whose terms
 `words` made otherwise before schema 20 ("re\u00adnewal": one word now, two before)."""
 
-IDN_EMAIL = "(?s).*(?:[^\\x00-\\x7F]|xn--).*"
-"""A Java regular expression (Cypher's =~) matching an internationalised email: a character outside ASCII (in its
-local part or its domain) or a punycode "xn--" label: the emails `graphmem.models.email_address` may write otherwise
-than a graph before schema 21 holds (an ASCII local part and an ASCII domain without "xn--" are kept as they are)."""
+IDN = "(?s).*(?:[^\\x00-\\x7F]|xn--).*"
+"""A Java regular expression (Cypher's =~) matching an internationalised email or domain: a character outside ASCII
+(in an email's local part or domain) or a punycode "xn--" label: the emails and domains
+`graphmem.models.email_address` and `domain_name` may write otherwise than a graph before schema 21 holds (an ASCII
+local part and an ASCII domain without "xn--" are kept as they are)."""
 
 
 def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict:
@@ -223,8 +225,8 @@ def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict
     if refold:
         refold_search_terms(db, pattern=any_of(refold))
         migrated = True
-    if recorded and (recorded["version"] or 1) < 21:  # one form of an email's internationalised domain
-        renormalise_emails(db)
+    if recorded and (recorded["version"] or 1) < 21:  # one form of an internationalised email or domain
+        renormalise_identifiers(db)
         migrated = True
     db.execute("meta/set_schema", version=SCHEMA_VERSION, embedding_dimension=dimension)
     return {"version": SCHEMA_VERSION, "embedding_dimension": dimension, "migrated": migrated}
@@ -352,39 +354,58 @@ def rekey_marked_names(db: Database, batch: int = BACKFILL_BATCH, *, pattern: st
     return done
 
 
-def renormalise_emails(db: Database, batch: int = BACKFILL_BATCH) -> int:
-    """Give entities whose email is internationalised (`IDN_EMAIL`) the email `email_address` makes now (schema
-    20 -> 21): "ann@xn--bcher-kva.example" and "ann@bücher.example", or "jose\u0301@example.com" (NFD) and
-    "jos\u00e9@example.com" (NFC), were two keys, and named two entities.
-    Each tenant's such entities read in one pass, oldest first (`meta/idn_emails`, `Database.stream`), written `batch`
-    per transaction (`meta/set_entity_emails`); safe to re-run. Of two entities whose emails are now one (one person
-    stored twice, once per form), the one that holds that email already, else the older, takes it; the other keeps
-    its email as it was, its id still names it, and a warning names both ids (they are not merged). Returns the
-    number of entities updated."""
+IDENTIFIER_FORMS: dict[str, Callable[[str], str]] = {"email": email_address, "domain": domain_name}
+"""The strong identifiers schema 21 writes in one form, and the function that makes it."""
+
+
+def renormalise_identifiers(db: Database, batch: int = BACKFILL_BATCH) -> int:
+    """Give entities whose email or domain is internationalised (`IDN`) the one `email_address` or `domain_name`
+    makes now (schema 20 -> 21): "ann@xn--bcher-kva.example" and "ann@bücher.example", or "jose\u0301@example.com"
+    (NFD) and "jos\u00e9@example.com" (NFC), were two keys, and named two entities; a domain was kept in punycode
+    ("xn--bcher-kva.example"), where an email's is in Unicode now ("bücher.example").
+    Each tenant's such entities read in one pass, oldest first (`meta/idn_identifiers`, `Database.stream`), written
+    `batch` per transaction (`meta/set_entity_identifiers`); safe to re-run. Of two entities whose emails (or
+    domains) are now one (one person stored twice, once per form), the one that holds it already, else the older,
+    takes it; the other keeps its own as it was, its id still names it, and a warning names both ids (they are not
+    merged). Returns the number of emails and domains written."""
     done = 0
-    for row in db.rows("meta/idn_email_tenants", pattern=IDN_EMAIL):
+    for row in db.rows("meta/idn_identifier_tenants", pattern=IDN):
         tenant, claimed, taken = row["tenant_id"], {}, []
-        for ents in _batches(db.stream("meta/idn_emails", tenant_id=tenant, pattern=IDN_EMAIL), batch):
+        for ents in _batches(db.stream("meta/idn_identifiers", tenant_id=tenant, pattern=IDN), batch):
             rows = []
             for e in ents:
-                email = email_address(e["email"])
-                if email == e["email"]:
-                    continue
-                if email in claimed:   # a batch's rows are checked before any is written: one per email
-                    taken.append({"id": e["id"], "email": email, "owner": claimed[email]})
-                    continue
-                claimed[email] = e["id"]
-                rows.append({"id": e["id"], "email": email})
+                new = {attr: _one_form(e, attr, claimed, taken) for attr in IDENTIFIER_FORMS}
+                if any(new.values()):
+                    rows.append({"id": e["id"], **new})
             if rows:
-                out = db.execute("meta/set_entity_emails", tenant_id=tenant, rows=rows)[0]
+                out = db.execute("meta/set_entity_identifiers", tenant_id=tenant, rows=rows)[0]
                 done += out["updated"]
                 taken += out["taken"]
         if taken:
-            log.warning("schema migration: in tenant %r, %d entities keep their email as written because another "
-                        "entity holds it in its one form (one person stored twice? their ids still name each): %s",
-                        tenant, len(taken), ", ".join(f"{t['id']} ({t['email']}, held by {t['owner']})"
-                                                      for t in taken[:20]))
+            log.warning("schema migration: in tenant %r, %d entities keep their email or domain as written because "
+                        "another entity holds it in its one form (one entity stored twice? their ids still name "
+                        "each): %s", tenant, len(taken),
+                        ", ".join(f"{t['id']} ({t['value']}, held by {t['owner']})" for t in taken[:20]))
     return done
+
+
+def _one_form(entity: dict, attr: str, claimed: dict[tuple[str, str], str], taken: list[dict]) -> str | None:
+    """The one form of `entity`'s `attr` ('email' or 'domain', `IDENTIFIER_FORMS`) to write, or None: when it has
+    none, is in that form already or cannot be read as one (a value stored before today's checks is left as it is),
+    or when an entity read before claimed that form this migration (`claimed`: (attr, value) -> entity id; then it
+    goes to `taken`, as the write query reports one another entity holds)."""
+    value = entity[attr]
+    try:
+        new = IDENTIFIER_FORMS[attr](value) if value is not None else value
+    except ValueError:
+        return None
+    if new == value:
+        return None
+    if (attr, new) in claimed:   # a batch's rows are checked before any is written: one entity per value
+        taken.append({"id": entity["id"], "attr": attr, "value": new, "owner": claimed[attr, new]})
+        return None
+    claimed[attr, new] = entity["id"]
+    return new
 
 
 def backfill_related(db: Database, batch: int = BACKFILL_BATCH) -> int:
