@@ -116,21 +116,24 @@ class TemporalGraph:
     def append_episode(self, tenant_id: str, episode: EpisodeIn, *, extraction_status: str = "pending",
                        agent_id: str | None = None, extraction_reason: str | None = None, searchable: bool = True,
                        on_created: Callable[[Tx, Episode], None] | None = None,
-                       ingested_at: datetime | None = None) -> tuple[Episode, bool]:
+                       ingested_at: datetime | None = None,
+                       expire: Callable[[Tx, list[str]], object] | None = None) -> tuple[Episode, bool]:
         """Store an episode (idempotent by `idempotency_key`) in one transaction. Returns (episode, created).
 
         `extraction_reason` says why a job ended at intake (stored with `finished_at`); `searchable` false keeps the
         episode out of search (`graphmem.store.episodes.append`); `on_created(tx, episode)`
         runs in the same transaction when the episode was created (e.g. to record write-policy refusals), so
         everything an accepted episode needs is committed together. `ingested_at` (UTC; default now): the arrival
-        time, one for the episodes of one call."""
+        time, one for the episodes of one call. `expire(tx, [episode id])`: expires, in this transaction, an episode
+        stored under the key past its retention, which is then stored anew (`graphmem.store.episodes.append`)."""
         require_tenant(tenant_id)
         tokens = self._tokens.count(episode.content)
 
         def work(tx: Tx) -> tuple[Episode, bool]:
             stored, created = episode_store.append(
                 tx, tenant_id, episode, self.settings, token_count=tokens, extraction_status=extraction_status,
-                agent_id=agent_id, extraction_reason=extraction_reason, searchable=searchable, now=ingested_at)
+                agent_id=agent_id, extraction_reason=extraction_reason, searchable=searchable, now=ingested_at,
+                expire=expire)
             if created and on_created is not None:
                 on_created(tx, stored)
             return stored, created

@@ -276,8 +276,14 @@ class ContextService:
         Raises `InvalidInput` (field `idempotency_key`) when the key was used for another turn: other episodes,
         user or pin updates (`turn_fingerprint`) would otherwise be dropped silently; (field `user_id`) instead when
         that turn made the session another user's, the cause the caller can act on (two users racing to claim a
-        session with the same key get the same answer whichever order their calls reach the server)."""
+        session with the same key get the same answer whichever order their calls reach the server). A receipt
+        naming an episode past its retention is no answer: that episode is expired first, as the sweeper would
+        (`Sweeper.expire_past_retention`, whose cascade deletes the receipt), and the turn is stored anew (None)."""
         seen = self.db.one("sessions/turn_get", tenant_id=tenant_id, session_id=session_id, key=turn.idempotency_key)
+        if seen is not None and self.services.governance.sweeper.expire_past_retention(
+                tenant_id, json.loads(seen["result"])["episode_ids"]):
+            seen = self.db.one("sessions/turn_get", tenant_id=tenant_id, session_id=session_id,
+                               key=turn.idempotency_key)
         return None if seen is None else self._replayed(tenant_id, session_id, turn, seen)
 
     def _replayed(self, tenant_id: str, session_id: str, turn: TurnIn, seen: dict[str, Any]) -> TurnResult:

@@ -4,7 +4,10 @@ Reads already hide expired data (they filter on `retain_until <= now`); the swee
 in order: sync legal-hold flags, stamp `retain_until` where missing or stale (see `Retention.stamp`), expire
 sessions idle past the session TTL (with their episodes, pins and summaries), expire episodes past their
 retention, then facts past their TTL. Held data is never selected. A write to a session that is past the session
-TTL expires it first, through the same cascade (`Sweeper.expire_idle_sessions`), so the write starts it afresh.
+TTL expires it first, through the same cascade (`Sweeper.expire_idle_sessions`), so the write starts it afresh;
+an episode re-sent under the idempotency key of one past its retention expires that one in the write that stores
+the new one (`Sweeper.expire_episodes`), and a turn re-sent under the key of a turn with such an episode expires it
+before its receipt could replay it (`Sweeper.expire_past_retention`).
 Each batch of `settings.sweep_batch_size` records is one transaction through the cascade in "expire" mode
 (`Eraser.expire`); a tenant that had anything removed gets one audit record (action "sweep"). Receipts and totals list every kind of `SWEEP_KINDS`, zero or not.
 
@@ -26,6 +29,7 @@ from graphmem.governance.models import SWEEP_KINDS, Receipt, SweepReceipt, every
 from graphmem.governance.retention import Retention
 from graphmem.settings import Settings
 from graphmem.store import Database, require_tenant
+from graphmem.store.db import Tx
 from graphmem.timeutil import to_utc, utcnow
 
 log = logging.getLogger("graphmem.sweeper")
@@ -115,6 +119,36 @@ class Sweeper:
             audit.write(tx, tenant_id, "sweep", "tenant", None, full, now, "sweeper")
             return full
         return self.db.write(work)
+
+    def expire_episodes(self, tx: Tx, tenant_id: str, episode_ids: list[str], now: datetime) -> dict[str, int]:
+        """Expire, inside the caller's transaction `tx`, those of `episode_ids` that the sweeper's episode pass
+        would expire at `now` (aware UTC: unheld, past their own retention; `governance/expired_named_episodes`),
+        through the same cascade (`Eraser.expire`: their provenance edges, refusals, summaries covering them, turn
+        receipts naming them, the episodes), audited as a sweep (action "sweep", actor "sweeper"). A write that
+        re-sends such an episode's idempotency key calls it (`graphmem.store.episodes.append`), so the key stores
+        the new episode instead of replaying one every read treats as gone. Returns the counts by every kind of
+        `SWEEP_KINDS`, or {} when none was due. Raises `TenantRequired` for an empty tenant id."""
+        require_tenant(tenant_id)
+        due = [r["id"] for r in tx.rows("governance/expired_named_episodes", tenant_id=tenant_id,
+                                        ids=sorted(set(episode_ids)), now=now)] if episode_ids else []
+        if not due:
+            return {}
+        full = every_kind(SWEEP_KINDS, self.eraser.expire(tx, tenant_id, episode_ids=due, now=now))
+        audit.write(tx, tenant_id, "sweep", "tenant", None, full, now, "sweeper")
+        return full
+
+    def expire_past_retention(self, tenant_id: str, episode_ids: list[str],
+                              now: datetime | None = None) -> dict[str, int]:
+        """`expire_episodes` in a write transaction of its own, after one read that finds none due ({}). A re-sent
+        turn calls it with the episodes its receipt names: a receipt naming one past retention goes with it (the
+        cascade's turn receipts), and the turn is stored anew instead of replayed. `now`: aware UTC, default the
+        current time. Raises `TenantRequired`."""
+        require_tenant(tenant_id)
+        now = to_utc(now, "now") if now else utcnow()
+        ids = sorted(set(episode_ids))
+        if not ids or not self.db.rows("governance/expired_named_episodes", tenant_id=tenant_id, ids=ids, now=now):
+            return {}
+        return self.db.write(lambda tx: self.expire_episodes(tx, tenant_id, ids, now))
 
     def _sweep_tenant(self, tenant_id: str, now: datetime, stop: threading.Event | None, counts: Counter) -> None:
         """`sweep_tenant`'s work, counting into `counts` as it goes."""

@@ -63,7 +63,10 @@ class IngestService:
         `ingested_at` (a turn's episodes arrived together: `graphmem.context.compaction` keeps them raw together).
         A session the episodes name that is past the tenant's session TTL is expired first, as the sweeper would
         (`Sweeper.expire_idle_sessions`): the episodes start it afresh instead of reviving its old content
-        (`expire_idle` false: the caller did that already).
+        (`expire_idle` false: the caller did that already). An episode stored under a key sent again whose own
+        retention has passed (gone to every read) is expired, as the sweeper would (`Sweeper.expire_episodes`), in
+        the transaction that stores the one sent as new (created True, a new id, its own extraction job): it is
+        never replayed, and other content under its key is no conflict.
         """
         require_tenant(tenant_id)
         if expire_idle:
@@ -71,13 +74,17 @@ class IngestService:
         cleaned = self._checked(tenant_id, episodes, batch, conflicts=len(episodes) > 1)
         out: list[tuple[Episode, bool]] = []
         arrived = utcnow()
+        sweeper = self.services.governance.sweeper
+
+        def expire(tx, ids: list[str]) -> dict[str, int]:
+            return sweeper.expire_episodes(tx, tenant_id, ids, arrived)
         for i, (clean, kinds) in enumerate(cleaned):
             status, reason = initial_status(clean, self.settings) if extract else ("skipped", jobs.EXPLICIT_FACTS)
             try:
                 out.append(self.graph.append_episode(tenant_id, clean, extraction_status=status, agent_id=agent_id,
                                                      extraction_reason=reason, searchable=searchable,
                                                      on_created=_record_redaction(tenant_id, kinds) if kinds else None,
-                                                     ingested_at=arrived))
+                                                     ingested_at=arrived, expire=expire))
             except InvalidInput as exc:
                 if not batch:
                     raise

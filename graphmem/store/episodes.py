@@ -8,6 +8,7 @@ or session.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from graphmem.errors import InvalidInput, NotFound
@@ -21,7 +22,8 @@ from graphmem.timeutil import utcnow
 def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_count: int,
            extraction_status: str = "pending", agent_id: str | None = None,
            extraction_reason: str | None = None, searchable: bool = True,
-           now: datetime | None = None) -> tuple[Episode, bool]:
+           now: datetime | None = None,
+           expire: Callable[[Tx, list[str]], object] | None = None) -> tuple[Episode, bool]:
     """Store `ep` (already redacted by the write policy), ingested at `now` (UTC, default the current time).
     Returns (episode, created).
 
@@ -32,6 +34,10 @@ def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_c
     One query (`episodes/append`): idempotency check, retention, session lock, the episode and its place in the
     session's NEXT chain. A created episode is returned from what was sent, not read back. `extraction_reason`
     (e.g. "chatter" for a job skipped at intake) is stored with `finished_at` = the ingestion time.
+    An episode stored under the key whose own retention has passed at `now` (`past_retention`) is gone to every
+    read: with `expire` (`expire(tx, [episode id])`, the sweeper's cascade in this transaction:
+    `graphmem.governance.sweeper.Sweeper.expire_episodes`; truthy when it expired it) it is expired here and `ep` is
+    stored as a new episode (created True), never replayed; without `expire` it is replayed as before.
     A session without a user is claimed by the first episode with one (`episodes/append`: the session's user is
     set under its write lock, and its earlier episodes stored without a user become that user's).
     Raises `InvalidInput` (field `content`) when the content exceeds `settings.max_episode_chars`, (field `user_id`)
@@ -56,15 +62,21 @@ def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_c
     if not searchable:
         props["searchable"] = False
     now_iso = now.isoformat()
-    for _ in range(2):
+    for _ in range(3):
         row = tx.one("episodes/append", tenant_id=tenant_id, idempotency_key=props["idempotency_key"],
                      session_id=ep.session_id, user_id=ep.user_id, agent_id=agent_id, call_id=eid, episode=props,
                      occurred_at=occurred_at.isoformat(), now=now_iso,
                      finished_at=now_iso if extraction_reason else None)
-        # a replay whose episode another transaction deleted while this one read it (the record of an API call that
-        # failed, api.idempotency) is gone (`live`): store this one (once)
-        if row["created"] or row["conflict"] or live(row["episode"]):
+        if row["created"] or row["conflict"]:
             break
+        # a replay whose episode another transaction deleted while this one read it (the record of an API call that
+        # failed, api.idempotency) is gone (`live`): store this one; so is one past its retention, once expired
+        seen = live(row["episode"])
+        if seen is None:
+            continue
+        if expire is not None and past_retention(Episode(**seen), now) and expire(tx, [seen["id"]]):
+            continue
+        break
     if row["conflict"]:
         raise InvalidInput(f"session {ep.session_id!r} belongs to another user", field="user_id")
     if not row["created"]:
@@ -76,6 +88,12 @@ def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_c
     props.update(user_id=row["user_id"], legal_hold=row["held"])
     return Episode(**props, occurred_at=occurred_at, ingested_at=now,
                    retain_until=now + timedelta(days=days) if days is not None else None), True
+
+
+def past_retention(stored: Episode, now: datetime) -> bool:
+    """`stored` is past its own retention at `now` (UTC) and unheld: what the sweeper's episode pass would expire
+    (`governance/expired_episodes`), and what every read already treats as gone."""
+    return stored.retain_until is not None and stored.retain_until <= now and not stored.legal_hold
 
 
 IDENTITY = ("content", "kind", "session_id", "user_id", "role", "speaker", "source")
@@ -144,13 +162,15 @@ def differences(stored: Episode, sent: EpisodeIn) -> list[str]:
 
 
 def by_keys(tx: Tx, tenant_id: str, keys: list[str]) -> dict[str, Episode]:
-    """The episodes stored under idempotency keys `keys` in this tenant, by key ({} for no keys)."""
+    """The episodes stored under idempotency keys `keys` in this tenant, by key ({} for no keys). One past its own
+    retention (`past_retention`) is left out: a re-send of its key expires it and is stored anew (`append`)."""
     return {r["episode"]["idempotency_key"]: Episode(**r["episode"])
-            for r in (tx.rows("episodes/by_keys", tenant_id=tenant_id, keys=keys) if keys else [])}
+            for r in (tx.rows("episodes/by_keys", tenant_id=tenant_id, keys=keys, now=utcnow()) if keys else [])}
 
 
 def by_key(tx: Tx, tenant_id: str, idempotency_key: str) -> Episode | None:
-    """The episode stored under `idempotency_key` in this tenant, or None."""
+    """The episode stored under `idempotency_key` in this tenant, or None (also for one past its retention:
+    `by_keys`)."""
     return by_keys(tx, tenant_id, [idempotency_key]).get(idempotency_key)
 
 
