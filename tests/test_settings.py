@@ -38,7 +38,8 @@ def test_an_empty_environment_variable_counts_as_unset(monkeypatch) -> None:
     from graphmem.context.summarizer import LLMSummarizer, build_summarizer
     from graphmem.ingest.llm import ChatClient
     summarizer = build_summarizer(s)
-    assert isinstance(summarizer, LLMSummarizer) and str(summarizer.client.base_url) == "https://api.openai.com/v1/"
+    assert isinstance(summarizer, LLMSummarizer) and isinstance(summarizer.client, ChatClient)   # the shared client
+    assert str(summarizer.client._client.base_url) == "https://api.openai.com/v1/"
     assert str(ChatClient(s)._client.base_url) == "https://api.openai.com/v1/"
     monkeypatch.setenv("OPENAI_BASE_URL", "")   # the openai client's own variable never redirects graphmem's calls
     assert str(ChatClient(Settings(_env_file=None))._client.base_url) == "https://api.openai.com/v1/"

@@ -10,7 +10,10 @@ Order (seed 000: "The pin write happens before the prose shrink, so a crash stil
    `settings.summary_max_tokens` tokens;
 3. a new `:Summary` revision (rev + 1) is written: `COVERS` the compacted episodes, `REVISES` the previous one,
    which stays for rollback. Raw episodes stay (retention decides). A turn erased while the compaction runs makes
-   it give up (its summary and candidates would quote the erased turn); the next turn schedules it again.
+   it give up (its summary and candidates would quote the erased turn); the next turn schedules it again. So does a
+   turn past retention (its own, or its session's idle TTL) since it was read: right before every LLM request of
+   step 2 (the first and each retry: `ChatClient.complete`'s `before_send`, `Compactor._still_retained`), nothing
+   more is sent; at step 3, under the turns' locks, nothing is written (`lock_retained_episodes`).
 Compaction is also due when the raw tail holds more episodes than a window reads
 (`settings.context_tail_max_episodes`). The newest `settings.compaction_keep_tokens` tokens of turns stay raw (at
 most half of `context_tail_max_episodes` episodes), and the newest episode always does: a tool result longer than
@@ -23,7 +26,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -39,6 +42,7 @@ from graphmem.models import Episode, new_id, role_source
 from graphmem.settings import Settings
 from graphmem.store import Database, require_tenant
 from graphmem.store.db import Tx
+from graphmem.store.facts import lock_retained_episodes
 from graphmem.timeutil import utcnow
 from graphmem.tokens import TokenCounter
 
@@ -212,6 +216,10 @@ def dismissed_in(texts: Iterable[str], dismissed: Iterable[str]) -> set[str]:
     return out
 
 
+PAST_RETENTION = "a turn this compaction folds (or the summary it revises) is past retention"
+"""The reason of a compaction that gave up because what it folds passed retention while it ran."""
+
+
 # ---- summary revisions ---------------------------------------------------------------------------------------
 def _summary(row: dict[str, Any], covers: int | None = None) -> Summary:
     return Summary(**row, covers=covers)
@@ -266,6 +274,20 @@ class Compactor:
         self.summaries = summaries
         self.summarizer = summarizer
         self.counter = TokenCounter.for_model(settings.llm_model)
+
+    def _still_retained(self, tenant_id: str, session_id: str, folded: list[str],
+                        before: Summary | None) -> Callable[[], None]:
+        """The check run right before each LLM request of a compaction (`Summarizer.summarize`'s `before_send`): it
+        raises `Conflict` (field `session_id`, `PAST_RETENTION`) unless every turn of `folded` (episode ids) is
+        still within retention (its own, its session's idle TTL: `episodes/retained`, as every read) and the summary
+        `before` it revises is still current (it is not once a turn it covers passed retention)."""
+        def check() -> None:
+            now = utcnow()
+            kept = self.db.rows("episodes/retained", tenant_id=tenant_id, ids=folded, now=now)
+            current = self.summaries.current(tenant_id, session_id) if before is not None else None
+            if len(kept) != len(folded) or (current.id if current else None) != (before.id if before else None):
+                raise Conflict(PAST_RETENTION, field="session_id")
+        return check
 
     def raw_tail(self, tenant_id: str, session_id: str) -> list[Episode]:
         """The uncompacted episodes since the window start, oldest first (one statement, `sessions/tail`)."""
@@ -325,8 +347,13 @@ class Compactor:
         previous = before
         if previous is not None and window_reset_at is not None and previous.created_at < window_reset_at:
             previous = None  # summaries of turns before a TTL reset do not carry over
-        draft = self.summarizer.summarize(tenant_id, previous.text if previous else None, older,
-                                          self.settings.summary_max_tokens)
+        folded = sorted(e.id for e in older)
+        try:
+            draft = self.summarizer.summarize(tenant_id, previous.text if previous else None, older,
+                                              self.settings.summary_max_tokens,
+                                              before_send=self._still_retained(tenant_id, session_id, folded, before))
+        except Conflict as exc:
+            return CompactionResult(pin_candidates=created, reason=exc.detail)
         source_tokens = sum(e.token_count for e in older) + (previous.tokens if previous else 0)
         now = utcnow()
         # the span covered, earliest to latest turn (a backdated turn folded later may widen it at either end)
@@ -341,15 +368,13 @@ class Compactor:
             "covers_to": span[-1][1], "covers_to_at": span[-1][0],
         }
 
-        # 3. the new revision, unless another compaction got there first or a turn it folds was erased meanwhile
-        # (its text would quote the erased turn; the turns are locked first, in the erasure's order, so an erasure
-        # either commits before and is seen here, or waits and then deletes this revision with its COVERS)
-        folded = sorted(e.id for e in older)
-
+        # 3. the new revision, unless another compaction got there first or a turn it folds was erased or passed
+        # retention meanwhile (its text would quote that turn; the turns are locked first, in the erasure's order, so
+        # an erasure either commits before and is seen here, or waits and then deletes this revision with its COVERS)
         def work(tx: Tx) -> Summary:
-            alive = {r["id"] for r in tx.rows("episodes/lock_many", tenant_id=tenant_id, ids=folded)}
-            if len(alive) != len(folded):
-                raise Conflict("a turn this compaction folds was erased meanwhile", field="session_id")
+            if len(lock_retained_episodes(tx, tenant_id, set(folded), utcnow())) != len(folded):
+                raise Conflict("a turn this compaction folds was erased or passed retention meanwhile",
+                               field="session_id")
             max_rev = tx.one("summaries/lock_latest", tenant_id=tenant_id, session_id=session_id)["max_rev"]
             current = current_in(tx, tenant_id, session_id)
             if (current.id if current else None) != (before.id if before else None):

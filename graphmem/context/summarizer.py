@@ -1,6 +1,7 @@
-"""Summarizers for compaction: an LLM summarizer through the `openai` client (any OpenAI-compatible endpoint,
-prompt `graphmem/prompts/summarize_v1.md`) and a deterministic extractive fallback used when no LLM is configured
-or the call fails.
+"""Summarizers for compaction: an LLM summarizer through the shared chat client (`graphmem.ingest.llm.ChatClient`:
+any OpenAI-compatible endpoint, its retries, concurrency bound, usage metrics and `before_send` check; prompt
+`graphmem/prompts/summarize_v1.md`) and a deterministic extractive fallback used when no LLM is configured or the
+call fails.
 
 Both fold the previous summary revision and the newly compacted turns into one text of at most `max_tokens`
 tokens. Neither can touch pins: they return text only.
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol, get_args
 
 from graphmem.context.assembly import episode_line
-from graphmem.metrics import LLM_CALLS, LLM_TOKENS
+from graphmem.ingest.llm import ChatClient, Usage
 from graphmem.models import EpisodeKind, role_source
 from graphmem.settings import Settings
 from graphmem.tokens import TokenCounter
@@ -119,7 +120,12 @@ class SummaryDraft:
 
 
 class Summarizer(Protocol):
-    def summarize(self, tenant_id: str, previous: str | None, turns: list[Any], max_tokens: int) -> SummaryDraft: ...
+    def summarize(self, tenant_id: str, previous: str | None, turns: list[Any], max_tokens: int, *,
+                  before_send: Callable[[], None] | None = None) -> SummaryDraft:
+        """`previous` summary text and `turns` (episodes) folded into at most `max_tokens` tokens. `before_send()`
+        runs right before every LLM request carrying them (none for a summarizer without an LLM); what it raises is
+        raised unchanged, with nothing more sent and no fallback."""
+        ...
 
 
 def _user(label: str) -> bool:
@@ -150,7 +156,9 @@ class ExtractiveSummarizer:
     def __init__(self, counter: TokenCounter):
         self.counter = counter
 
-    def summarize(self, tenant_id: str, previous: str | None, turns: list[Any], max_tokens: int) -> SummaryDraft:
+    def summarize(self, tenant_id: str, previous: str | None, turns: list[Any], max_tokens: int, *,
+                  before_send: Callable[[], None] | None = None) -> SummaryDraft:
+        """See `Summarizer.summarize`; it sends nothing, so `before_send` is not called."""
         items: list[tuple[int, int, str]] = []  # (score, position, line)
         standing: list[int] = []   # indexes into items of a user's standing constraints
         seen: set[str] = set()
@@ -238,39 +246,45 @@ class ExtractiveSummarizer:
 
 class LLMSummarizer:
     """Summaries from an OpenAI-compatible chat endpoint (`settings.llm_base_url`, `llm_model`, `llm_api_key`;
-    timeout `llm_timeout_s`, retries `llm_max_retries` by the openai client, which honours Retry-After).
-    Any failure (network, HTTP error, empty answer) falls back to `fallback`, and the draft says why."""
+    timeout `llm_timeout_s`) through `ChatClient`: up to `llm_max_retries` retries of a 429/5xx or timeout (honouring
+    Retry-After), the per-endpoint concurrency bound, and its LLM call and token metrics per tenant.
+    Any failure (network, HTTP error, empty answer) falls back to `fallback`, and the draft says why; what the
+    caller's `before_send` raises does not (it is raised unchanged: the turns may not be sent)."""
 
     def __init__(self, settings: Settings, counter: TokenCounter, fallback: ExtractiveSummarizer):
-        import openai
-
         self.model = settings.llm_model
         self.counter = counter
         self.fallback = fallback
-        self.client = openai.OpenAI(base_url=settings.llm_endpoint, api_key=settings.llm_api_key or "none",
-                                    timeout=settings.llm_timeout_s, max_retries=settings.llm_max_retries)
+        self.client = ChatClient(settings)
         self.template = PROMPT_PATH.read_text()
 
-    def summarize(self, tenant_id: str, previous: str | None, turns: list[Any], max_tokens: int) -> SummaryDraft:
+    def summarize(self, tenant_id: str, previous: str | None, turns: list[Any], max_tokens: int, *,
+                  before_send: Callable[[], None] | None = None) -> SummaryDraft:
+        """See `Summarizer.summarize`. Raises only what `before_send` raises."""
         prompt = self.template.replace("{{max_tokens}}", str(max_tokens))
         body = (f"Previous summary:\n{previous.strip()}\n\n" if previous else "Previous summary: (none)\n\n") + \
             "New turns:\n" + "\n".join(episode_line(e) for e in turns)
+        stopped: list[BaseException] = []
+
+        def check() -> None:
+            try:
+                if before_send is not None:
+                    before_send()
+            except BaseException as exc:
+                stopped.append(exc)
+                raise
         try:
-            reply = self.client.chat.completions.create(
-                model=self.model, temperature=0, max_tokens=max_tokens,
-                messages=[{"role": "system", "content": prompt}, {"role": "user", "content": body}])
-            text = (reply.choices[0].message.content or "").strip()
+            text = self.client.complete(
+                tenant_id, [{"role": "system", "content": prompt}, {"role": "user", "content": body}], Usage(),
+                before_send=check, json_object=False, max_tokens=max_tokens).strip()
             if not text:
                 raise ValueError("the LLM returned an empty summary")
-            if reply.usage:
-                LLM_TOKENS.labels(tenant_id, "prompt").inc(reply.usage.prompt_tokens)
-                LLM_TOKENS.labels(tenant_id, "completion").inc(reply.usage.completion_tokens)
-            LLM_CALLS.labels(tenant_id, "ok").inc()
             if self.counter.count(text) > max_tokens:
                 text = self.counter.truncate(text, max_tokens).rstrip()
             return SummaryDraft(text, self.model)
         except Exception as exc:  # any LLM failure: the deterministic fallback keeps compaction going
-            LLM_CALLS.labels(tenant_id, "error").inc()
+            if exc in stopped:
+                raise
             log.warning("LLM summarizer failed, using the extractive fallback: %s", exc)
             draft = self.fallback.summarize(tenant_id, previous, turns, max_tokens)
             return SummaryDraft(draft.text, draft.model, f"llm failed: {type(exc).__name__}: {str(exc)[:200]}")

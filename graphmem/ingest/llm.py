@@ -1,4 +1,5 @@
-"""A chat-completions client for extraction: the `openai` package against any OpenAI-compatible endpoint.
+"""A chat-completions client for extraction, disambiguation and summaries: the `openai` package against any
+OpenAI-compatible endpoint.
 
 - One `openai.OpenAI(base_url, api_key, timeout=settings.llm_timeout_s, max_retries=0)`; retries are tenacity's:
   429, 5xx, timeouts and connection errors are retried up to `settings.llm_max_retries` times (so at most
@@ -9,8 +10,11 @@
 - Usage: every call's tokens go to `graphmem.metrics.LLM_TOKENS` / `LLM_CALLS` (per tenant) and to the `Usage`
   the caller passes (per job); cost in USD from `settings.llm_cost_*_usd_per_1m`.
 - A caller's `before_send` runs right before every request (the first and each retry, once the concurrency bound
-  let it through): the worker's check that the episode in the messages is still within retention, whose exception
-  stops the call before anything more is sent.
+  let it through): the worker's check that the episode in the messages is still within retention, and the
+  compaction's that the turns it folds are (graphmem/context/compaction.py), whose exception stops the call before
+  anything more is sent.
+- Replies are JSON objects (`response_format`) for extraction and disambiguation; the summarizer asks for plain text
+  (`json_object=False`) of at most `max_tokens`.
 Errors: `LLMUnavailable` (transient, after the retries) and `LLMRejected` (a 4xx other than 429: permanent).
 """
 from __future__ import annotations
@@ -82,14 +86,15 @@ class ChatClient:
                                                timeout=settings.llm_timeout_s, max_retries=0)
         self._sem = endpoint_semaphore(self.base_url, settings.llm_max_concurrency)
 
-    def _once(self, tenant_id: str, messages: list[dict], usage: Usage, before_send: Callable[[], None] | None):
+    def _once(self, tenant_id: str, messages: list[dict], usage: Usage, before_send: Callable[[], None] | None,
+              options: dict):
         with self._sem:
             if before_send is not None:
                 before_send()
             usage.calls += 1
             try:
                 resp = self._client.chat.completions.create(model=self.model, messages=messages, temperature=0,
-                                                            response_format={"type": "json_object"})
+                                                            **options)
             except Exception as exc:
                 LLM_CALLS.labels(tenant_id, "error").inc()
                 raise exc
@@ -106,14 +111,19 @@ class ChatClient:
         return resp
 
     def complete(self, tenant_id: str, messages: list[dict], usage: Usage, *,
-                 before_send: Callable[[], None] | None = None) -> str:
+                 before_send: Callable[[], None] | None = None, json_object: bool = True,
+                 max_tokens: int | None = None) -> str:
         """The assistant's reply text for `messages`. `before_send()` is called right before each request (the first
-        and every retry); what it raises ends the call unchanged, not retried, with nothing more sent. Raises
-        `LLMUnavailable` or `LLMRejected`."""
+        and every retry); what it raises ends the call unchanged, not retried, with nothing more sent. The reply is
+        asked for as a JSON object (`response_format`) unless `json_object` is false; `max_tokens` (tokens) caps
+        its length. Raises `LLMUnavailable` or `LLMRejected`."""
         retrying = tenacity.Retrying(stop=tenacity.stop_after_attempt(self.settings.llm_max_retries + 1),
                                      wait=_wait, retry=tenacity.retry_if_exception(_is_retryable), reraise=True)
+        options: dict = {"response_format": {"type": "json_object"}} if json_object else {}
+        if max_tokens is not None:
+            options["max_tokens"] = max_tokens
         try:
-            resp = retrying(self._once, tenant_id, messages, usage, before_send)
+            resp = retrying(self._once, tenant_id, messages, usage, before_send, options)
         except Exception as exc:
             if _is_retryable(exc):
                 raise LLMUnavailable(f"LLM unavailable after {usage.calls} calls: {type(exc).__name__}: "

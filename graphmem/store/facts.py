@@ -114,7 +114,7 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
 
     # locked: an erasure of one of them either sees this write's facts or this write sees the episode gone; one past
     # its retention is gone to every read already, and is to this write too
-    episode_times = _live_episodes(tx, tenant_id, {f.episode_id for f in facts}, now)
+    episode_times = lock_retained_episodes(tx, tenant_id, {f.episode_id for f in facts}, now)
     for f, fld in zip(facts, fields):
         if f.episode_id not in episode_times:
             raise NotFound(f"{_at(fld, 'episode_id')}: no episode {f.episode_id!r}", field=_at(fld, "episode_id"))
@@ -276,10 +276,11 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
     return outcomes
 
 
-def _live_episodes(tx: Tx, tenant_id: str, ids: set[str], now: datetime) -> dict[str, datetime]:
-    """{episode id: occurred_at} of those of `ids` the tenant has and that are not past retention at `now`, each
-    write-locked (`episodes/lock_many`): an erasure of one either sees this write's facts or this write sees the
-    episode gone."""
+def lock_retained_episodes(tx: Tx, tenant_id: str, ids: set[str], now: datetime) -> dict[str, datetime]:
+    """{episode id: occurred_at} of those of `ids` the tenant has and that are not past retention at `now` (UTC: their
+    own, nor their session's), each write-locked (`episodes/lock_many`): an erasure of one either sees this write's
+    facts or this write sees the episode gone. A fact write calls it for the episodes it cites, and a compaction's
+    summary write for the turns it folds (graphmem/context/compaction.py)."""
     return {r["id"]: from_us(r["occurred_us"])
             for r in tx.rows("episodes/lock_many", tenant_id=tenant_id, ids=sorted(ids))
             if all(r[k] is None or from_us(r[k]) > now for k in ("retain_until_us", "session_retain_until_us"))}
@@ -312,7 +313,7 @@ def _restatements(tx: Tx, tenant_id: str, restated: dict[str, TimelineFact], tim
         cut = [r for r in tf.restated if r[0] > end]
         tf.restated = [r for r in tf.restated if r[0] <= end]
         restated[tf.id] = tf
-        alive = _live_episodes(tx, tenant_id, {r[1] for r in cut}, now)
+        alive = lock_retained_episodes(tx, tenant_id, {r[1] for r in cut}, now)
         made = next((c for c in creates if c["id"] == fid), None) or get(tx, tenant_id, fid).model_dump()
         object_id, value, statement = made["object_id"], made["value"], made["statement"]
         obj = entities.get(tx, tenant_id, object_id, "object") if object_id else None
