@@ -96,6 +96,25 @@ draft "The Idempotency-Key HTTP Header Field" (draft-ietf-httpapi-idempotency-ke
 sf-string (RFC 8941, section 3.3.3). Servers read header bytes as latin-1, so anything else arrives as other text
 than the client sent."""
 
+def visible(v: str) -> str:
+    """`v`, unless `blank` finds it blank: then the `VISIBLE` pattern's own error (`PydanticCustomError` of type
+    string_pattern_mismatch with that pattern, which `error_message` words "must not be blank ..."). For what the
+    pattern cannot see: invisible characters outside the BMP ("\U000e0020", a tag space). An `AfterValidator` of
+    `Id` and of the path and query ids (`api.path_ids`), and of every `Input` field whose pattern is `VISIBLE`."""
+    if blank(v):
+        raise PydanticCustomError("string_pattern_mismatch", "String should match pattern '{pattern}'",
+                                  {"pattern": VISIBLE})
+    return v
+
+
+Visible = AfterValidator(visible)
+"""The `visible` check as `Annotated` metadata, after a `VISIBLE` pattern (`Id`, `api.path_ids`)."""
+
+Id = Annotated[str, Field(min_length=1, max_length=200, pattern=VISIBLE), Visible]
+"""An id a caller sends in a body (a user, session, episode, fact or entity id): 1-200 characters, not `blank`
+(whitespace or invisible characters alone, inside the BMP or outside it), else a 422 naming the field ("must not be
+blank"). An id that names nothing stays the route's 404."""
+
 _PATTERN_WORDS = {
     VISIBLE: "must not be blank: needs a character other than whitespace, control or invisible characters",
     PRINTABLE_ASCII: "must be printable ASCII (letters, digits, punctuation; spaces only inside)",
@@ -229,8 +248,8 @@ def session_id(v: str) -> str:
 SessionId = Annotated[str, AfterValidator(session_id)]
 """A session id as `session_id` checks it; anything else is a validation error."""
 
-EpisodeId = Annotated[str, Field(min_length=1, max_length=200, pattern=VISIBLE)]
-"""An episode a write names as its provenance: never blank (`""` would read as "none given", and the call would be
+EpisodeId = Id
+"""An episode a write names as its provenance (`Id`): never blank (`""` would read as "none given", and the call would be
 recorded as an episode of its own, silently cited instead)."""
 
 Source = Literal["user_explicit", "user_confirmed", "inferred", "system"]
@@ -349,10 +368,7 @@ class Input(BaseModel):
     @field_validator("*")
     @classmethod
     def _visible(cls, v: Any, info: ValidationInfo) -> Any:
-        if isinstance(v, str) and info.field_name in _visible_fields(cls) and blank(v):
-            raise PydanticCustomError("string_pattern_mismatch", "String should match pattern '{pattern}'",
-                                      {"pattern": VISIBLE})
-        return v
+        return visible(v) if isinstance(v, str) and info.field_name in _visible_fields(cls) else v
 
 
 @functools.cache
@@ -430,7 +446,7 @@ class EntityRef(Input):
     name (a reference without a name that matches nothing is `NotFound`).
     """
 
-    id: str | None = None
+    id: Id | None = None
     kind: str | None = Field(default=None, description="PascalCase kind label, e.g. Person, Organization, Deal.")
     name: str | None = None
     aliases: list[Annotated[str, AfterValidator(_printable)]] = Field(default_factory=list)  # errors name aliases[i]

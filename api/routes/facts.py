@@ -20,7 +20,7 @@ from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
 from api.path_ids import FactId
 from graphmem.errors import InvalidInput
-from graphmem.models import (PRINTABLE_ASCII, VISIBLE, AssertOutcome, EntityRef, EpisodeId, Fact, FactIn, Input,
+from graphmem.models import (PRINTABLE_ASCII, VISIBLE, AssertOutcome, EntityRef, EpisodeId, Fact, FactIn, Id, Input,
                              PredicateName, Provenance, UtcDatetime)
 
 router = APIRouter(route_class=UniqueKeysRoute, prefix="/v1/facts", tags=["facts"])
@@ -78,9 +78,9 @@ class FactRetraction(Input):
     """Close (never delete) the subject's `predicate` facts valid at `at` (default: the episode's time), optionally
     only the one with this `object_id` or `value`."""
 
-    subject_id: str = Field(min_length=1, examples=["5b9d3c0e8f7a41d2a6e4b1c9d8f7e6a5"])
+    subject_id: Id = Field(examples=["5b9d3c0e8f7a41d2a6e4b1c9d8f7e6a5"])
     predicate: PredicateName = Field(examples=["PREFERS_CHANNEL"])
-    object_id: str | None = Field(default=None, min_length=1, pattern=VISIBLE)
+    object_id: Id | None = None
     value: str | None = Field(default=None, min_length=1, pattern=VISIBLE, examples=["phone"])
     at: UtcDatetime | None = None
     episode_id: EpisodeId | None = None

@@ -12,7 +12,7 @@ from api.json_body import UniqueKeysRoute
 from api.path_ids import FactId
 from graphmem.governance.models import MemoryPage, Receipt
 from graphmem.ingest.refusals import Refusal
-from graphmem.models import VISIBLE, AssertOutcome, EntityRef, Input
+from graphmem.models import VISIBLE, AssertOutcome, EntityRef, Id, Input
 
 router = APIRouter(route_class=UniqueKeysRoute, prefix="/v1/memories", tags=["memories"])
 
@@ -27,7 +27,7 @@ MEMORY_EXAMPLE = {"items": [{"fact": {"id": "f1", "predicate": "PREFERS_CHANNEL"
 
 
 class UserBody(Input):
-    user_id: str = Field(min_length=1, max_length=200, examples=["user-42"])
+    user_id: Id = Field(examples=["user-42"])
 
 
 class Correction(UserBody):
