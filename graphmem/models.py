@@ -100,7 +100,7 @@ def visible(v: str) -> str:
     """`v`, unless `blank` finds it blank: then the `VISIBLE` pattern's own error (`PydanticCustomError` of type
     string_pattern_mismatch with that pattern, which `error_message` words "must not be blank ..."). For what the
     pattern cannot see: invisible characters outside the BMP ("\U000e0020", a tag space). An `AfterValidator` of
-    `Id` and of the path and query ids (`api.path_ids`), and of every `Input` field whose pattern is `VISIBLE`."""
+    `Id` and of the path and query ids (`api.ids`), and of every `Input` field whose pattern is `VISIBLE`."""
     if blank(v):
         raise PydanticCustomError("string_pattern_mismatch", "String should match pattern '{pattern}'",
                                   {"pattern": VISIBLE})
@@ -108,7 +108,7 @@ def visible(v: str) -> str:
 
 
 Visible = AfterValidator(visible)
-"""The `visible` check as `Annotated` metadata, after a `VISIBLE` pattern (`Id`, `api.path_ids`)."""
+"""The `visible` check as `Annotated` metadata, after a `VISIBLE` pattern (`Id`, `api.ids`)."""
 
 Id = Annotated[str, Field(min_length=1, max_length=200, pattern=VISIBLE), Visible]
 """An id a caller sends in a body (a user, session, episode, fact or entity id): 1-200 characters, not `blank`

@@ -9,9 +9,9 @@ from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
 from api.deps import Admin, PageDep, ServicesDep, TenantAdmin, operates
+from api.ids import KeyId
 from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
-from api.path_ids import KeyId
 from graphmem.keys import ApiKey, TenantKeys
 from graphmem.models import VISIBLE, Input
 

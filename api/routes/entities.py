@@ -9,9 +9,9 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
 from api.deps import PageDep, Reader, ServicesDep
+from api.ids import EntityId
 from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
-from api.path_ids import EntityId
 from graphmem.models import KIND_RE, Entity, PredicateName, UtcDatetime
 from graphmem.errors import InvalidInput
 from graphmem.recall.paths import MAX_HOPS, Neighbour, Path

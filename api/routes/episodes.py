@@ -6,9 +6,9 @@ from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field
 
 from api.deps import PageDep, Reader, ServicesDep, Writer
+from api.ids import EpisodeId, SessionId
 from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
-from api.path_ids import EpisodeId, SessionId
 from graphmem.models import Episode, EpisodeIn, Input
 
 router = APIRouter(route_class=UniqueKeysRoute, prefix="/v1", tags=["episodes"])

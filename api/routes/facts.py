@@ -16,9 +16,9 @@ from pydantic import BaseModel, Field, model_validator
 
 from api.deps import PageDep, Reader, ServicesDep, Writer
 from api.idempotency import recorded_call
+from api.ids import FactId
 from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
-from api.path_ids import FactId
 from graphmem.errors import InvalidInput
 from graphmem.models import (PRINTABLE_ASCII, VISIBLE, AssertOutcome, EntityRef, EpisodeId, Fact, FactIn, Id, Input,
                              PredicateName, Provenance, UtcDatetime)

@@ -9,9 +9,9 @@ from fastapi import APIRouter, HTTPException
 from pydantic import Field, model_validator
 
 from api.deps import Admin, PageDep, ServicesDep, TenantAdmin, Writer, operates
+from api.ids import HoldId
 from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
-from api.path_ids import HoldId
 from graphmem.errors import InvalidInput, NotFound
 from graphmem.governance.models import (ERASURE_KINDS, SWEEP_KINDS, AuditRecord, Hold, Receipt, RetentionSettings,
                                         RetentionView, SweepReceipt, every_kind)

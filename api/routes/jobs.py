@@ -4,9 +4,9 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from api.deps import PageDep, Reader, ServicesDep, Writer
+from api.ids import EpisodeId
 from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
-from api.path_ids import EpisodeId
 from graphmem.ingest.jobs import Job
 
 router = APIRouter(route_class=UniqueKeysRoute, prefix="/v1/jobs", tags=["jobs"])

@@ -2,21 +2,18 @@
 The tenant comes from the key; `user_id` says whose memory (docs/governance.md says which facts are a user's)."""
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Query
+from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
 from api.deps import PageDep, Reader, ServicesDep, Writer
+from api.ids import FactId, UserId
 from api.json_body import UniqueKeysRoute
-from api.path_ids import FactId
 from graphmem.governance.models import MemoryPage, Receipt
 from graphmem.ingest.refusals import Refusal
 from graphmem.models import VISIBLE, AssertOutcome, EntityRef, Id, Input
 
 router = APIRouter(route_class=UniqueKeysRoute, prefix="/v1/memories", tags=["memories"])
 
-UserQ = Annotated[str, Query(min_length=1, max_length=200, description="whose memory", examples=["user-42"])]
 MEMORY_EXAMPLE = {"items": [{"fact": {"id": "f1", "predicate": "PREFERS_CHANNEL", "statement": "Dana prefers email",
                                       "value": "email", "status": "current", "source": "user_explicit"},
                              "subject_name": "Dana", "provenance": [{
@@ -47,7 +44,7 @@ class CandidateList(BaseModel):
 
 @router.get("", response_model=MemoryPage, summary="A user's memories with provenance (newest first)",
             responses={200: {"content": {"application/json": {"example": MEMORY_EXAMPLE}}}})
-def list_memories(user_id: UserQ, who: Reader, services: ServicesDep, page: PageDep) -> MemoryPage:
+def list_memories(user_id: UserId, who: Reader, services: ServicesDep, page: PageDep) -> MemoryPage:
     return services.governance.memories.list(who.tenant_id, user_id, page.offset, page.limit)
 
 
@@ -55,13 +52,13 @@ def list_memories(user_id: UserQ, who: Reader, services: ServicesDep, page: Page
             responses={200: {"content": {"application/json": {"example": {
                 "user_id": "user-42", "tenant_id": "acme", "exported_at": "2024-05-01T09:00:00Z", "facts": [],
                 "candidates": [], "episodes": [], "sessions": [], "pins": [], "summaries": [], "refusals": []}}}}})
-def export(user_id: UserQ, who: Reader, services: ServicesDep) -> dict:
+def export(user_id: UserId, who: Reader, services: ServicesDep) -> dict:
     return services.governance.memories.export(who.tenant_id, user_id)
 
 
 @router.get("/candidates", response_model=CandidateList,
             summary="A user's held candidates and write-policy refusals, for confirmation or rejection")
-def candidates(user_id: UserQ, who: Reader, services: ServicesDep, page: PageDep) -> CandidateList:
+def candidates(user_id: UserId, who: Reader, services: ServicesDep, page: PageDep) -> CandidateList:
     mem = services.governance.memories
     return CandidateList(candidates=mem.candidates(who.tenant_id, user_id, page.offset, page.limit),
                          refusals=mem.refusals(who.tenant_id, user_id)[page.offset:page.offset + page.limit])
@@ -93,5 +90,5 @@ def correct(fact_id: FactId, body: Correction, who: Writer, services: ServicesDe
 @router.delete("/{fact_id}", response_model=Receipt, summary="Delete a memory (erasure of that fact)",
                responses={200: {"content": {"application/json": {"example": {
                    "action": "forget", "target_kind": "fact", "at": "2024-05-01T09:00:00Z", "counts": {"facts": 1}}}}}})
-def delete(fact_id: FactId, user_id: UserQ, who: Writer, services: ServicesDep) -> Receipt:
+def delete(fact_id: FactId, user_id: UserId, who: Writer, services: ServicesDep) -> Receipt:
     return services.governance.memories.delete(who.tenant_id, user_id, fact_id, actor=who.key_id)

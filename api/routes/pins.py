@@ -9,9 +9,9 @@ from fastapi import APIRouter, Header, Query, Response
 from pydantic import ConfigDict, Field
 
 from api.deps import PageDep, Reader, ServicesDep, Writer
+from api.ids import PinKey, SessionId
 from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
-from api.path_ids import PinKey, SessionId
 from graphmem.context.pins import Pin, PinKeyDef, PinValue, check_key
 from graphmem.errors import InvalidInput
 from graphmem.models import Input

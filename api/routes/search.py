@@ -138,9 +138,10 @@ def recall(body: RecallRequest, who: Reader, services: ServicesDep) -> RecallRes
                 "path": {"length": 3}, "introducers": [{"id": "b2...", "kind": "Person", "name": "Dana Smith"},
                                                        {"id": "c3...", "kind": "Person", "name": "Frank Wu"}]}}}}})
 def introductions(who: Reader, services: ServicesDep,
-                  from_: Annotated[str, Query(alias="from", min_length=1, max_length=300,
+                  from_: Annotated[str, Query(alias="from", min_length=1, max_length=300, pattern=VISIBLE,
                                               description="entity id (or name) to start from")],
-                  to: Annotated[str, Query(min_length=1, max_length=300, description="entity id (or name) to reach")],
+                  to: Annotated[str, Query(min_length=1, max_length=300, pattern=VISIBLE,
+                                           description="entity id (or name) to reach")],
                   max_hops: Annotated[int, Query(ge=1, le=MAX_HOPS)] = 4,
                   as_of: Annotated[UtcDatetime | None, Query()] = None,
                   known_at: Annotated[UtcDatetime | None, Query()] = None,
@@ -182,8 +183,8 @@ def _by_id_or_name(services, tenant: str, value: str, field: str, kinds: list[st
                 {"entity": {"name": "Bob Lee"}, "membership": {"predicate": "WORKS_AT"},
                  "property": {"predicate": "REPORTS_TO"}}], "offset": 0, "limit": 50}}}}})
 def who_at(who: Reader, services: ServicesDep, page: PageDep,
-           org: Annotated[str, Query(min_length=1, max_length=300, description="organisation entity id or name",
-                                     examples=["Globex"])],
+           org: Annotated[str, Query(min_length=1, max_length=300, pattern=VISIBLE,
+                                     description="organisation entity id or name", examples=["Globex"])],
            member_predicate: Annotated[PredicateName, Query()] = "WORKS_AT",
            predicate: Annotated[PredicateName | None, Query(examples=["REPORTS_TO"])] = None,
            value: Annotated[str | None, Query(min_length=1, max_length=2000, pattern=VISIBLE)] = None,

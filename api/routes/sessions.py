@@ -6,9 +6,9 @@ from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, Field
 
 from api.deps import PageDep, Reader, ServicesDep, Writer
+from api.ids import SessionId as SessionIdPath, UserFilter
 from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
-from api.path_ids import SessionId as SessionIdPath
 from graphmem.context.models import CompactionResult, Summary
 from graphmem.context.sessions import Consent, ConsentIn, SessionInfo
 from graphmem.models import VISIBLE, Id, Input, SessionId
@@ -50,7 +50,7 @@ def create_session(body: SessionCreate, who: Writer, services: ServicesDep, resp
 
 @router.get("/v1/sessions", response_model=SessionList, summary="List sessions (most recently active first)")
 def list_sessions(who: Reader, services: ServicesDep, page: PageDep,
-                  user_id: str | None = Query(default=None, max_length=200, examples=["u-42"])) -> SessionList:
+                  user_id: UserFilter = None) -> SessionList:
     items = services.context.sessions.list(who.tenant_id, user_id, page.offset, page.limit)
     return SessionList.of(items, page)
 
@@ -93,5 +93,5 @@ def set_consent(body: ConsentIn, who: Writer, services: ServicesDep) -> Consent:
 
 @router.get("/v1/consent", response_model=list[Consent], summary="Consent records that apply to a user")
 def get_consent(who: Reader, services: ServicesDep,
-                user_id: str | None = Query(default=None, max_length=200, examples=["u-42"])) -> list[Consent]:
+                user_id: UserFilter = None) -> list[Consent]:
     return services.context.sessions.consents(who.tenant_id, user_id)

@@ -6,8 +6,8 @@ import time
 from fastapi import APIRouter, Response
 
 from api.deps import Reader, ServicesDep, Writer
+from api.ids import SessionId
 from api.json_body import UniqueKeysRoute
-from api.path_ids import SessionId
 from graphmem.context.models import ContextRequest, TurnIn, TurnResult, Window
 
 router = APIRouter(route_class=UniqueKeysRoute, tags=["turns"])

@@ -1,14 +1,15 @@
-"""The ids a route's path names (`/v1/facts/{fact_id}`, `/v1/sessions/{session_id}/pins/{key}` ...), typed once.
+"""The ids a route's path names (`/v1/facts/{fact_id}`, `/v1/sessions/{session_id}/pins/{key}` ...) or its query
+string (`?user_id=`), typed once.
 
-Each is a path parameter with the `graphmem.models.VISIBLE` pattern: an id of whitespace or invisible characters
-alone is a 422 naming the parameter ("must not be blank"), never a 404 "no fact ' '". An unknown id that is not
-blank stays the route's 404. The tenant of an admin route (`/v1/admin/tenants/{tenant_id}`) is checked by
+Each is a path or query parameter with the `graphmem.models.VISIBLE` pattern: an id of whitespace or invisible
+characters alone is a 422 naming the parameter ("must not be blank"), never a 404 "no fact ' '" or a filter that
+matches nothing. An unknown id that is not blank stays the route's 404 (a filter's empty page). The tenant of an admin route (`/v1/admin/tenants/{tenant_id}`) is checked by
 `api.deps.tenant_admin` instead (`graphmem.store.require_named_tenant`)."""
 from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Path
+from fastapi import Path, Query
 
 from graphmem.models import VISIBLE
 
@@ -28,3 +29,9 @@ HoldId = Annotated[str, Path(pattern=VISIBLE, description="A legal hold id of th
 """A legal hold id in the path (`hold_id`)."""
 KeyId = Annotated[str, Path(pattern=VISIBLE, description="An API key id of the tenant" + _BLANK)]
 """An API key id in the path (`key_id`)."""
+UserId = Annotated[str, Query(min_length=1, max_length=200, pattern=VISIBLE, examples=["user-42"],
+                              description="whose memory" + _BLANK)]
+"""The user a route reads or writes for (`?user_id=` of the memory routes): required, 1-200 characters."""
+UserFilter = Annotated[str | None, Query(min_length=1, max_length=200, pattern=VISIBLE, examples=["u-42"],
+                                         description="only this user's" + _BLANK)]
+"""A list's optional `?user_id=` filter (sessions, consent): 1-200 characters when given."""
