@@ -65,7 +65,8 @@ U+1160, U+3164, U+FFA0; braille blank U+2800). The characters are literal in the
 (whose `\\s` membership differs between engines), so the pattern means the same to pydantic-core, Python's `re` and
 the ECMA-262 regexes of OpenAPI clients. Characters outside the BMP (tag characters, variation selectors 17-256,
 format controls) are not listed: an ECMA regex without the `u` flag reads them as surrogate pairs. `blank` counts
-those too. A validation error for it is worded by `error_message`; code checks text with `blank`."""
+those too, and `visible` (every `Input` field with this pattern, `Visible` after it elsewhere) refuses them with
+this pattern's error. A validation error for it is worded by `error_message`; code checks text with `blank`."""
 _UNSEEN = re.compile("[\\s" + _INVISIBLE + "]")
 _UNSEEN_ASTRAL = ("Cc", "Cf")
 _ASTRAL_SELECTOR = re.compile(f"[{_ASTRAL_SELECTOR_CHARS}]")
@@ -96,12 +97,13 @@ draft "The Idempotency-Key HTTP Header Field" (draft-ietf-httpapi-idempotency-ke
 sf-string (RFC 8941, section 3.3.3). Servers read header bytes as latin-1, so anything else arrives as other text
 than the client sent."""
 
-def visible(v: str) -> str:
-    """`v`, unless `blank` finds it blank: then the `VISIBLE` pattern's own error (`PydanticCustomError` of type
-    string_pattern_mismatch with that pattern, which `error_message` words "must not be blank ..."). For what the
-    pattern cannot see: invisible characters outside the BMP ("\U000e0020", a tag space). An `AfterValidator` of
-    `Id` and of the path and query ids (`api.ids`), and of every `Input` field whose pattern is `VISIBLE`."""
-    if blank(v):
+def visible(v: str | None) -> str | None:
+    """`v` (None too: an optional field left out), unless `blank` finds it blank: then the `VISIBLE` pattern's own
+    error (`PydanticCustomError` of type string_pattern_mismatch with that pattern, which `error_message` words
+    "must not be blank ..."). For what the pattern cannot see: invisible characters outside the BMP ("\U000e0020",
+    a tag space). An `AfterValidator` of `Id` and of the path and query ids (`api.ids`), and of every `Input` field
+    whose pattern is `VISIBLE`."""
+    if v is not None and blank(v):
         raise PydanticCustomError("string_pattern_mismatch", "String should match pattern '{pattern}'",
                                   {"pattern": VISIBLE})
     return v

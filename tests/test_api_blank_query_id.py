@@ -9,20 +9,22 @@ from __future__ import annotations
 from tests.test_api_blank_entity_id import BLANKS, _refused
 
 
+def _calls(b: str) -> list[tuple[str, str, str, dict]]:
+    """(method, path, the field at fault, query parameters) of every query string with an id, `b` as that id."""
+    return [("GET", "/v1/sessions", "user_id", {"user_id": b}), ("GET", "/v1/consent", "user_id", {"user_id": b}),
+            ("GET", "/v1/memories", "user_id", {"user_id": b}), ("GET", "/v1/memories/export", "user_id", {"user_id": b}),
+            ("GET", "/v1/memories/candidates", "user_id", {"user_id": b}),
+            ("DELETE", "/v1/memories/f1", "user_id", {"user_id": b}),
+            ("GET", "/v1/recall/introductions", "from", {"from": b, "to": "Globex"}),
+            ("GET", "/v1/recall/introductions", "to", {"from": "Globex", "to": b}),
+            ("GET", "/v1/recall/who-at", "org", {"org": b}), ("GET", "/v1/facts", "entity_id", {"entity_id": b})]
+
+
 def test_a_blank_id_in_a_query_string_is_a_422_naming_it(client_for, tenant):
     c = client_for(tenant)
     assert c.post("/v1/sessions", json={"user_id": "u-query"}).status_code == 201
     for blank in BLANKS:
-        for method, path, field, params in [
-                ("GET", "/v1/sessions", "user_id", {"user_id": blank}),
-                ("GET", "/v1/consent", "user_id", {"user_id": blank}),
-                ("GET", "/v1/memories", "user_id", {"user_id": blank}),
-                ("GET", "/v1/memories/export", "user_id", {"user_id": blank}),
-                ("GET", "/v1/memories/candidates", "user_id", {"user_id": blank}),
-                ("DELETE", "/v1/memories/f1", "user_id", {"user_id": blank}),
-                ("GET", "/v1/recall/introductions", "from", {"from": blank, "to": "Globex"}),
-                ("GET", "/v1/recall/introductions", "to", {"from": "Globex", "to": blank}),
-                ("GET", "/v1/recall/who-at", "org", {"org": blank})]:
+        for method, path, field, params in _calls(blank):
             _refused(c.request(method, path, params=params), field, (method, path, blank))
     assert [s["user_id"] for s in c.get("/v1/sessions", params={"user_id": "u-query"}).json()["items"]] == ["u-query"]
     assert c.get("/v1/sessions", params={"user_id": "nobody"}).json()["items"] == []    # unknown: nothing, a 200

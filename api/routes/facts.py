@@ -21,7 +21,7 @@ from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
 from graphmem.errors import InvalidInput
 from graphmem.models import (PRINTABLE_ASCII, VISIBLE, AssertOutcome, EntityRef, EpisodeId, Fact, FactIn, Id, Input,
-                             PredicateName, Provenance, UtcDatetime)
+                             PredicateName, Provenance, UtcDatetime, Visible)
 
 router = APIRouter(route_class=UniqueKeysRoute, prefix="/v1/facts", tags=["facts"])
 
@@ -123,7 +123,7 @@ def assert_facts(body: FactsAssert, who: Writer, services: ServicesDep,
             description="By predicate, then oldest valid_from first (then recorded_at, id), as the neighbourhood.")
 def list_facts(who: Reader, services: ServicesDep, page: PageDep,
                entity_id: Annotated[str, Query(min_length=1, pattern=VISIBLE, description="The entity the facts are about "
-                                                "(as subject or object).")],
+                                                "(as subject or object)."), Visible],
                as_of: Annotated[UtcDatetime | None, Query(description=(
                    "Valid time (UTC); default now. Not with include_superseded, which lists every version (a 422 "
                    "naming as_of)."))] = None,

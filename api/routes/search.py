@@ -11,7 +11,7 @@ from api.deps import PageDep, Reader, ServicesDep
 from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
 from graphmem.errors import InvalidInput, NotFound
-from graphmem.models import VISIBLE, Input, KindName, PredicateName, UtcDatetime
+from graphmem.models import VISIBLE, Input, KindName, PredicateName, UtcDatetime, Visible
 from graphmem.recall.models import SearchRequest, SearchResponse
 from graphmem.recall.paths import MAX_HOPS, Member, Path, PathEntity
 
@@ -139,9 +139,9 @@ def recall(body: RecallRequest, who: Reader, services: ServicesDep) -> RecallRes
                                                        {"id": "c3...", "kind": "Person", "name": "Frank Wu"}]}}}}})
 def introductions(who: Reader, services: ServicesDep,
                   from_: Annotated[str, Query(alias="from", min_length=1, max_length=300, pattern=VISIBLE,
-                                              description="entity id (or name) to start from")],
+                                              description="entity id (or name) to start from"), Visible],
                   to: Annotated[str, Query(min_length=1, max_length=300, pattern=VISIBLE,
-                                           description="entity id (or name) to reach")],
+                                           description="entity id (or name) to reach"), Visible],
                   max_hops: Annotated[int, Query(ge=1, le=MAX_HOPS)] = 4,
                   as_of: Annotated[UtcDatetime | None, Query()] = None,
                   known_at: Annotated[UtcDatetime | None, Query()] = None,
@@ -184,14 +184,14 @@ def _by_id_or_name(services, tenant: str, value: str, field: str, kinds: list[st
                  "property": {"predicate": "REPORTS_TO"}}], "offset": 0, "limit": 50}}}}})
 def who_at(who: Reader, services: ServicesDep, page: PageDep,
            org: Annotated[str, Query(min_length=1, max_length=300, pattern=VISIBLE,
-                                     description="organisation entity id or name", examples=["Globex"])],
+                                     description="organisation entity id or name", examples=["Globex"]), Visible],
            member_predicate: Annotated[PredicateName, Query()] = "WORKS_AT",
            predicate: Annotated[PredicateName | None, Query(examples=["REPORTS_TO"])] = None,
-           value: Annotated[str | None, Query(min_length=1, max_length=2000, pattern=VISIBLE)] = None,
-           object_id: Annotated[str | None, Query(min_length=1, max_length=200, pattern=VISIBLE)] = None,
+           value: Annotated[str | None, Query(min_length=1, max_length=2000, pattern=VISIBLE), Visible] = None,
+           object_id: Annotated[str | None, Query(min_length=1, max_length=200, pattern=VISIBLE), Visible] = None,
            via_predicate: Annotated[PredicateName | None, Query(examples=["HAS_TITLE"])] = None,
            via_value: Annotated[str | None, Query(min_length=1, max_length=2000, pattern=VISIBLE,
-                                                  examples=["CFO"])] = None,
+                                                  examples=["CFO"]), Visible] = None,
            as_of: Annotated[UtcDatetime | None, Query()] = None,
            known_at: Annotated[UtcDatetime | None, Query()] = None) -> MembersResponse:
     tenant = who.tenant_id

@@ -1,12 +1,12 @@
 """Shapes of search requests and results, shared by the recall service, the context assembler and the API."""
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from graphmem.models import (VISIBLE, Degraded, Entity, Episode, Fact, Input, KindName, PredicateName, ProvenanceRole,
-                             UtcDatetime)
+from graphmem.models import (VISIBLE, Degraded, Entity, Episode, Fact, Id, Input, KindName, PredicateName,
+                             ProvenanceRole, UtcDatetime)
 from graphmem.ontology import SENSITIVE_CLASSES
 
 Target = Literal["fact", "entity", "episode"]
@@ -48,7 +48,7 @@ class SearchRequest(Input):
         "Only what episodes that occurred before this time said (exclusive: occurred_at < occurred_before), as "
         "occurred_after: the two make a half-open range [occurred_after, occurred_before), so consecutive ranges "
         "(a day, then the next) neither share nor miss an episode."))
-    seed_entity_ids: list[Annotated[str, Field(min_length=1, max_length=200, pattern=VISIBLE)]] = Field(
+    seed_entity_ids: list[Id] = Field(
         default_factory=list, max_length=100, description=(
             "Entities whose graph neighbourhood ranks hits (graph proximity); each must be an entity of the tenant "
             "(a 404 naming seed_entity_ids[i] otherwise) and not blank (a 422 naming it)."))
