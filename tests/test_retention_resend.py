@@ -92,3 +92,53 @@ def test_a_resent_episode_past_retention_is_extracted(llm_services, fake_llm, db
     assert llm_services.ingest.job_status(tenant, again.id).status == "done"
     sent = [json.dumps(r.json()) for r in fake_llm.requests_for(PATH)]
     assert len(sent) == 1 and "Zanzibar walrus invoice" in sent[0]
+
+
+def test_a_resent_episode_of_a_session_past_its_stamped_retention_is_created_anew(client_for, db, tenant):
+    """Found by a helper: a session hidden by its `retain_until` (every read answers 404 for its episodes) but not
+    idle by `last_active_at` + the tenant's `session_ttl_days` (a stamp a settings change has not restamped yet)
+    was not expired by a write to it, so an episode, a batch or a turn re-sent under its key replayed the hidden
+    episode. The re-send path uses the reads' condition: the session goes (the sweeper's cascade) and the re-send
+    is stored anew."""
+    agent, admin = client_for(tenant, "agent"), client_for("admin", "admin")
+    assert admin.put(f"/v1/admin/tenants/{tenant}/retention", json={"session_ttl_days": 30}).status_code == 200
+    one = agent.post("/v1/episodes", json={**EPISODE, "session_id": "s1", "idempotency_key": "k1"})
+    turn = {"idempotency_key": "t1", "user_id": "u1",
+            "episodes": [{"role": "user", "content": "Walrus parcel 4471 never arrived",
+                          "occurred_at": "2024-01-01T00:00:00Z"}]}
+    first_turn = agent.post("/v1/sessions/s2/turns", json=turn)
+    assert one.status_code == first_turn.status_code == 201, (one.text, first_turn.text)
+    old, [old_turn] = one.json()["episode"]["id"], first_turn.json()["episode_ids"]
+    with db.driver.session() as s:      # a stamp already past, the session active a moment ago (test-only raw write)
+        s.run("MATCH (x:Session {tenant_id: $t}) WHERE x.id IN ['s1', 's2'] SET x.retain_until = $p",
+              t=tenant, p=PAST)
+    for gone in (old, old_turn):
+        assert agent.get(f"/v1/episodes/{gone}").status_code == 404
+
+    again = agent.post("/v1/episodes", json={**EPISODE, "session_id": "s1", "idempotency_key": "k1"})
+    assert again.status_code == 201 and again.json()["created"] is True, again.text
+    assert again.json()["episode"]["id"] != old
+    resent = agent.post("/v1/sessions/s2/turns", json=turn)
+    assert resent.status_code == 201 and not resent.json()["replayed"], resent.text
+    assert resent.json()["episode_ids"] != [old_turn]
+    for sid, new in (("s1", again.json()["episode"]["id"]), ("s2", resent.json()["episode_ids"][0])):
+        assert [e["id"] for e in agent.get(f"/v1/sessions/{sid}/episodes").json()["items"]] == [new]
+    assert _nodes(db, [old, old_turn]) == []
+
+
+def test_a_resent_key_of_an_episode_in_a_session_past_retention_names_nothing(client_for, db, tenant):
+    """The key check sees what reads see: an episode whose session is past its `retain_until` is gone, so the
+    same key sent with another session is no 422 (which told the caller a hidden episode exists); it is expired
+    and the new one stored."""
+    agent, admin = client_for(tenant, "agent"), client_for("admin", "admin")
+    assert admin.put(f"/v1/admin/tenants/{tenant}/retention", json={"session_ttl_days": 30}).status_code == 200
+    old = [agent.post("/v1/episodes", json={**EPISODE, "session_id": "s1", "idempotency_key": k}) for k in "ab"]
+    assert [r.status_code for r in old] == [201, 201], [r.text for r in old]
+    with db.driver.session() as s:      # test-only raw write, as above
+        s.run("MATCH (x:Session {tenant_id: $t, id: 's1'}) SET x.retain_until = $p", t=tenant, p=PAST)
+    for path, body in (("/v1/episodes", {**EPISODE, "session_id": "s9", "idempotency_key": "a"}),
+                       ("/v1/episodes/batch", {"episodes": [{**EPISODE, "session_id": "s8",
+                                                             "idempotency_key": "b"}]})):
+        r = agent.post(path, json=body)
+        assert r.status_code == 201, (path, r.text)
+    assert _nodes(db, [r.json()["episode"]["id"] for r in old]) == []

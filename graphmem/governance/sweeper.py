@@ -96,8 +96,9 @@ class Sweeper:
 
     def expire_idle_sessions(self, tenant_id: str, session_ids: list[str | None],
                              now: datetime | None = None) -> dict[str, int]:
-        """Expire, before a write to them, those of `session_ids` that the sweeper's session pass would expire now
-        (idle past the tenant's `session_ttl_days`, unheld: `governance/idle_sessions`), with the same cascade
+        """Expire, before a write to them, those of `session_ids` that are past retention now and unheld
+        (`governance/idle_sessions`: idle past the tenant's `session_ttl_days`, as the sweeper's session pass would
+        expire them, or past their stamped `retain_until`, as every read already hides them), with the same cascade
         (their episodes, pins, summaries, turn receipts and the sessions). A write to such a session (a turn, an
         episode, a pin write, a window load that starts its window afresh) bumps `last_active_at`: without this it
         would revive the old content for another TTL. Returns the counts by every kind of `SWEEP_KINDS`, audited
@@ -122,12 +123,13 @@ class Sweeper:
 
     def expire_episodes(self, tx: Tx, tenant_id: str, episode_ids: list[str], now: datetime) -> dict[str, int]:
         """Expire, inside the caller's transaction `tx`, those of `episode_ids` that the sweeper's episode pass
-        would expire at `now` (aware UTC: unheld, past their own retention; `governance/expired_named_episodes`),
-        through the same cascade (`Eraser.expire`: their provenance edges, refusals, summaries covering them, turn
-        receipts naming them, the episodes), audited as a sweep (action "sweep", actor "sweeper"). A write that
-        re-sends such an episode's idempotency key calls it (`graphmem.store.episodes.append`), so the key stores
-        the new episode instead of replaying one every read treats as gone. Returns the counts by every kind of
-        `SWEEP_KINDS`, or {} when none was due. Raises `TenantRequired` for an empty tenant id."""
+        would expire at `now` or every read hides then (aware UTC: unheld, past their own `retain_until` or their
+        session's; `governance/expired_named_episodes`), through the same cascade (`Eraser.expire`: their
+        provenance edges, refusals, summaries covering them, turn receipts naming them, the episodes), audited as
+        a sweep (action "sweep", actor "sweeper"). A write that re-sends such an episode's idempotency key calls it
+        (`graphmem.store.episodes.append`), so the key stores the new episode instead of replaying one every read
+        treats as gone. Returns the counts by every kind of `SWEEP_KINDS`, or {} when none was due. Raises
+        `TenantRequired` for an empty tenant id."""
         require_tenant(tenant_id)
         due = [r["id"] for r in tx.rows("governance/expired_named_episodes", tenant_id=tenant_id,
                                         ids=sorted(set(episode_ids)), now=now)] if episode_ids else []

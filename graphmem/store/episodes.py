@@ -34,10 +34,11 @@ def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_c
     One query (`episodes/append`): idempotency check, retention, session lock, the episode and its place in the
     session's NEXT chain. A created episode is returned from what was sent, not read back. `extraction_reason`
     (e.g. "chatter" for a job skipped at intake) is stored with `finished_at` = the ingestion time.
-    An episode stored under the key whose own retention has passed at `now` (`past_retention`) is gone to every
-    read: with `expire` (`expire(tx, [episode id])`, the sweeper's cascade in this transaction:
-    `graphmem.governance.sweeper.Sweeper.expire_episodes`; truthy when it expired it) it is expired here and `ep` is
-    stored as a new episode (created True), never replayed; without `expire` it is replayed as before.
+    An episode stored under the key that is past retention at `now` as every read treats it (unheld; its own
+    `retain_until` or its session's passed) is gone to every read: with `expire` (`expire(tx, [episode id])`, the
+    sweeper's cascade in this transaction: `graphmem.governance.sweeper.Sweeper.expire_episodes`; truthy when it
+    expired it, which it alone decides) it is expired here and `ep` is stored as a new episode (created True), never
+    replayed; without `expire` it is replayed as before.
     A session without a user is claimed by the first episode with one (`episodes/append`: the session's user is
     set under its write lock, and its earlier episodes stored without a user become that user's).
     Raises `InvalidInput` (field `content`) when the content exceeds `settings.max_episode_chars`, (field `user_id`)
@@ -74,7 +75,7 @@ def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_c
         seen = live(row["episode"])
         if seen is None:
             continue
-        if expire is not None and past_retention(Episode(**seen), now) and expire(tx, [seen["id"]]):
+        if expire is not None and expire(tx, [seen["id"]]):
             continue
         break
     if row["conflict"]:
@@ -88,12 +89,6 @@ def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_c
     props.update(user_id=row["user_id"], legal_hold=row["held"])
     return Episode(**props, occurred_at=occurred_at, ingested_at=now,
                    retain_until=now + timedelta(days=days) if days is not None else None), True
-
-
-def past_retention(stored: Episode, now: datetime) -> bool:
-    """`stored` is past its own retention at `now` (UTC) and unheld: what the sweeper's episode pass would expire
-    (`governance/expired_episodes`), and what every read already treats as gone."""
-    return stored.retain_until is not None and stored.retain_until <= now and not stored.legal_hold
 
 
 IDENTITY = ("content", "kind", "session_id", "user_id", "role", "speaker", "source")
@@ -162,8 +157,9 @@ def differences(stored: Episode, sent: EpisodeIn) -> list[str]:
 
 
 def by_keys(tx: Tx, tenant_id: str, keys: list[str]) -> dict[str, Episode]:
-    """The episodes stored under idempotency keys `keys` in this tenant, by key ({} for no keys). One past its own
-    retention (`past_retention`) is left out: a re-send of its key expires it and is stored anew (`append`)."""
+    """The episodes stored under idempotency keys `keys` in this tenant, by key ({} for no keys). One past retention
+    (unheld; its own `retain_until` or its session's passed: what every read treats as gone) is left out: a re-send
+    of its key expires it and is stored anew (`append`)."""
     return {r["episode"]["idempotency_key"]: Episode(**r["episode"])
             for r in (tx.rows("episodes/by_keys", tenant_id=tenant_id, keys=keys, now=utcnow()) if keys else [])}
 
