@@ -267,8 +267,12 @@ class Compactor:
     """Runs one compaction of one session (`compact`). Scheduling lives in the context service."""
 
     def __init__(self, db: Database, settings: Settings, pins: PinStore, summaries: SummaryStore,
-                 summarizer: Summarizer):
+                 summarizer: Summarizer, expire: Callable[[str, list[str]], object] | None = None):
+        """`expire(tenant_id, episode ids)`: expires those of the episodes past retention, as the sweeper would
+        (`graphmem.governance.sweeper.Sweeper.expire_past_retention`); a compaction that gives up calls it with the
+        turns it folds, so the pin candidates it proposed from a turn past retention go with that turn at once."""
         self.db = db
+        self.expire = expire
         self.settings = settings
         self.pins = pins
         self.summaries = summaries
@@ -288,6 +292,14 @@ class Compactor:
             if len(kept) != len(folded) or (current.id if current else None) != (before.id if before else None):
                 raise Conflict(PAST_RETENTION, field="session_id")
         return check
+
+    def _gave_up(self, tenant_id: str, folded: list[str], created: list[str], exc: Conflict) -> CompactionResult:
+        """The result of a compaction that gave up (`exc`: a folded turn erased or past retention, another
+        compaction first). Those of the `folded` turns (episode ids) past retention are expired now (`expire`), with
+        the pin candidates proposed from them: a candidate goes with the turn it came from (docs/governance.md)."""
+        if self.expire is not None:
+            self.expire(tenant_id, folded)
+        return CompactionResult(pin_candidates=created, reason=exc.detail)
 
     def raw_tail(self, tenant_id: str, session_id: str) -> list[Episode]:
         """The uncompacted episodes since the window start, oldest first (one statement, `sessions/tail`)."""
@@ -353,7 +365,7 @@ class Compactor:
                                               self.settings.summary_max_tokens,
                                               before_send=self._still_retained(tenant_id, session_id, folded, before))
         except Conflict as exc:
-            return CompactionResult(pin_candidates=created, reason=exc.detail)
+            return self._gave_up(tenant_id, folded, created, exc)
         source_tokens = sum(e.token_count for e in older) + (previous.tokens if previous else 0)
         now = utcnow()
         # the span covered, earliest to latest turn (a backdated turn folded later may widen it at either end)
@@ -386,7 +398,7 @@ class Compactor:
         try:
             summary = self.db.write(work)
         except Conflict as exc:
-            return CompactionResult(pin_candidates=created, reason=exc.detail)
+            return self._gave_up(tenant_id, folded, created, exc)
         return CompactionResult(summary=summary, compacted_episodes=len(older), pin_candidates=created,
                                 reason="forced" if force else
                                 f"raw tail {total} tokens > threshold {self.settings.compaction_threshold_tokens}"

@@ -32,6 +32,7 @@ from graphmem.errors import Conflict, InvalidInput, NotFound
 from graphmem.models import Input, UtcDatetime, blank, new_id
 from graphmem.store import Database, live, require_tenant
 from graphmem.store.db import Tx
+from graphmem.store.facts import lock_retained_episodes
 from graphmem.timeutil import to_utc, utcnow
 
 KEY_RE = re.compile(r"^[a-z][a-z0-9_.-]{0,63}$")
@@ -377,14 +378,16 @@ class PinStore:
                        ) -> list[str]:
         """Compaction's only pin write: (key, value, episode id) candidates for keys not yet pinned and not defined
         by the tenant as another type (such a candidate could never be confirmed). Existing pins are never changed.
-        Returns the keys created. A candidate whose episode is gone (erased since compaction read it) is not
-        written: the episodes are locked first, so an erasure either commits before (and the candidate is dropped)
-        or waits and then deletes the candidate with the episode's other pins."""
+        Returns the keys created. A candidate whose episode is gone (erased since compaction read it) or past
+        retention (its own or its session's, as every read treats it) is not written: the episodes are locked first
+        (`graphmem.store.facts.lock_retained_episodes`), so an erasure or expiry either commits before (and the
+        candidate is dropped) or waits and then deletes the candidate with the episode (a candidate goes with the
+        turn it came from, docs/governance.md)."""
         require_tenant(tenant_id)
 
         def work(tx: Tx) -> list[str]:
-            cited = sorted({ep for _, _, ep in candidates if ep is not None})
-            alive = {r["id"] for r in tx.rows("episodes/lock_many", tenant_id=tenant_id, ids=cited)} if cited else set()
+            cited = {ep for _, _, ep in candidates if ep is not None}
+            alive = set(lock_retained_episodes(tx, tenant_id, cited, utcnow())) if cited else set()
             rows = []
             for k, v, ep in candidates:
                 if ep is not None and ep not in alive:

@@ -58,7 +58,8 @@ class ContextService:
         self.sessions = SessionStore(self.db, self.settings.session_ttl_s)
         self.pins = PinStore(self.db, before_write=self.expire_if_idle)
         self.summaries = SummaryStore(self.db)
-        self.compactor = Compactor(self.db, self.settings, self.pins, self.summaries, build_summarizer(self.settings))
+        self.compactor = Compactor(self.db, self.settings, self.pins, self.summaries, build_summarizer(self.settings),
+                                   expire=lambda t, ids: self.services.governance.sweeper.expire_past_retention(t, ids))
         self._search_pool = cf.ThreadPoolExecutor(max_workers=8, thread_name_prefix="context-search")
         self._compact_pool = cf.ThreadPoolExecutor(max_workers=self.settings.compaction_workers,
                                                    thread_name_prefix="context-compact")

@@ -19,8 +19,9 @@ Forgetting a user also deletes the user's own entity (external id "user:<user_id
 and the user's Consent record.
 
 The sweeper uses the same cascade in "expire" mode: expired episodes go, but the facts they support live on
-under their own TTL (their provenance edges go; `expired_source_count` records how many), the pins they set stay
-with their session (which has its own TTL), and an expired fact is deleted without re-opening what it superseded.
+under their own TTL (their provenance edges go; `expired_source_count` records how many), the pins the agent set
+from them stay with their session (which has its own TTL) while the pin candidates compaction proposed from them
+(unconfirmed) go with them, and an expired fact is deleted without re-opening what it superseded.
 See docs/governance.md.
 """
 from __future__ import annotations
@@ -284,9 +285,11 @@ class Eraser:
         if episodes or sessions:
             counts["turn_receipts"] = tx.one("governance/delete_turn_receipts", **t, session_ids=sessions,
                                              touched_sessions=surviving_sessions, episode_ids=episodes)["deleted"]
-        if episodes or sessions:   # expiry is not erasure: a pin an expired turn set stays with its live session
-            erased = episodes if mode == "erase" else []
-            counts["pins"] = tx.one("governance/delete_pins", **t, session_ids=sessions, episode_ids=erased)["deleted"]
+        if episodes or sessions:   # expiry is not erasure: a pin the agent wrote from an expired turn stays with its
+            # live session; a candidate compaction proposed from it (nobody confirmed it) goes with the turn
+            erased, expired = (episodes, []) if mode == "erase" else ([], episodes)
+            counts["pins"] = tx.one("governance/delete_pins", **t, session_ids=sessions, episode_ids=erased,
+                                    candidate_episode_ids=expired)["deleted"]
         if mode == "erase" and surviving_sessions:   # before the episodes and facts go: their text is read
             _undismiss(tx, t, surviving_sessions, episodes, delete_ids)
         if delete_ids:
