@@ -110,7 +110,13 @@ def visible(v: str | None) -> str | None:
 
 
 Visible = AfterValidator(visible)
-"""The `visible` check as `Annotated` metadata, after a `VISIBLE` pattern (`Id`, `api.ids`)."""
+"""The `visible` check as `Annotated` metadata, after a `VISIBLE` pattern (`Id`, `VisibleText`, `api.ids`)."""
+
+VisibleText = Annotated[str, Field(pattern=VISIBLE), Visible]
+"""Text with a visible character: not `blank` (whitespace or invisible characters alone, inside the BMP or outside
+it), else a 422 naming it with the `VISIBLE` pattern's error ("must not be blank"). The item type of a list whose
+items must not be blank (an entity reference's `aliases` and `external_ids`, a context request's `constraints`):
+the error names the item (`constraints[0]`); `Annotated[VisibleText, ...]` adds bounds or checks."""
 
 Id = Annotated[str, Field(min_length=1, max_length=200, pattern=VISIBLE), Visible]
 """An id a caller sends in a body (a user, session, episode, fact or entity id): 1-200 characters, not `blank`
@@ -451,14 +457,15 @@ class EntityRef(Input):
     id: Id | None = None
     kind: str | None = Field(default=None, description="PascalCase kind label, e.g. Person, Organization, Deal.")
     name: str | None = None
-    aliases: list[Annotated[str, AfterValidator(_printable)]] = Field(default_factory=list)  # errors name aliases[i]
+    aliases: list[Annotated[VisibleText, AfterValidator(_printable)]] = Field(default_factory=list)  # aliases[i]
     email: str | None = Field(default=None, description=(
         "Stored in one form (`email_address`): lower-cased, the local part in NFKC, an internationalised domain in "
         "Unicode, so 'ann@xn--bcher-kva.example' is 'ann@bücher.example'."))
     domain: str | None = Field(default=None, description=(
         "A host name, stored in one form (`domain_name`): lower-cased, without 'www.', an internationalised one in "
         "Unicode as an email's domain, so 'xn--bcher-kva.example' is 'bücher.example'."))
-    external_ids: list[str] = Field(default_factory=list, description="'system:id' strings, e.g. 'hubspot:123'.")
+    external_ids: list[VisibleText] = Field(default_factory=list,
+                                            description="'system:id' strings, e.g. 'hubspot:123'.")
     summary: str | None = Field(default=None, pattern=VISIBLE)
 
     @field_validator("kind")
@@ -476,12 +483,9 @@ class EntityRef(Input):
     @field_validator("external_ids")
     @classmethod
     def _external_ids(cls, v: list[str]) -> list[str]:
-        """Trimmed ("crm:contact:c1 " is crm:contact:c1); an empty one is refused (it was a key every entity sent
-        with it merged into)."""
-        v = [k.strip() for k in v]
-        if any(not k for k in v):
-            raise ValueError("an external id must not be empty")
-        return list(dict.fromkeys(v))
+        """Trimmed ("crm:contact:c1 " is crm:contact:c1), repeats dropped. A blank one (whitespace or invisible
+        characters alone, a key every entity sent with it merged into) is refused before, by `VisibleText`."""
+        return list(dict.fromkeys(k.strip() for k in v))
 
     @field_validator("email")
     @classmethod

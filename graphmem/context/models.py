@@ -11,7 +11,8 @@ from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 from graphmem.context.assembly import Dropped, WindowPiece
 from graphmem.context.pins import PinValue
-from graphmem.models import VISIBLE, Degraded, EpisodeKind, Input, Spoken, UtcDatetime, blank, json_content
+from graphmem.models import (VISIBLE, Degraded, EpisodeKind, Input, Spoken, UtcDatetime, VisibleText, blank,
+                             json_content)
 
 
 class ToolSchema(Input):
@@ -67,7 +68,7 @@ class ContextRequest(Input):
     system_policy: str = Field(min_length=1, max_length=200_000, pattern=VISIBLE, description="not only whitespace",
                                examples=["You are the support agent of Acme. Never promise refunds above 500 EUR."])
     goal: str | None = Field(default=None, max_length=8000, pattern=VISIBLE, examples=["Refund order A-10293"])
-    constraints: list[Annotated[str, Field(min_length=1, max_length=8000, pattern=VISIBLE)]] = Field(
+    constraints: list[Annotated[VisibleText, Field(min_length=1, max_length=8000)]] = Field(
         default_factory=list, max_length=100, examples=[["refund to the original card"]])
     tools: list[ToolSchema] = Field(default_factory=list, max_length=500)
     documents: list[DocumentIn] = Field(default_factory=list, max_length=100)

@@ -24,7 +24,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from graphmem.ingest.llm import ChatClient, Usage, parse_reply
 from graphmem.ingest.policy import PolicyRefusal
-from graphmem.models import KIND_RE, EntityRef, Episode, FactIn
+from graphmem.models import KIND_RE, EntityRef, Episode, FactIn, error_message
 from graphmem.ontology import ANY_KIND, LITERAL, Ontology
 
 PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
@@ -105,12 +105,13 @@ so such a phrase is unreadable (a quarter or a half is read by `_PERIODS` first)
 def _name_error(err: ValidationError, kept: list[int]) -> tuple[str, str] | None:
     """The first error of `err` (an `EntityRef`'s) about the entity's name or an alias, as (field, reason):
     ("name", "a name must not contain ...") or ("aliases[i]", ...), `i` the alias's index in the LLM's list
-    (`kept[j]` for the `j`th alias given to `EntityRef`); None when the name and aliases are fine."""
+    (`kept[j]` for the `j`th alias given to `EntityRef`), the reason in `error_message`'s words (a blank alias's is
+    "must not be blank ..."); None when the name and aliases are fine."""
     for e in err.errors():
         loc = e["loc"]
         if loc and loc[0] in ("name", "aliases"):
             where = "name" if loc[0] == "name" or len(loc) < 2 else f"aliases[{kept[int(loc[1])]}]"
-            return where, str(e.get("ctx", {}).get("error") or e["msg"])
+            return where, error_message(e)
     return None
 
 
