@@ -5,7 +5,8 @@
 // every read, it leaves out what is past retention at $now before the sweeper removes it: expired episodes, and
 // summaries built on one or revising one that is (their text carries it forward; as a window does,
 // cypher/sessions/window_state), and sessions past their retention (retain_until: idle longer than the tenant's
-// session_ttl_days) with their episodes, pins and summaries, and the refusals of every episode left out
+// session_ttl_days) with their episodes, pins and summaries, pin candidates whose source turn is past retention
+// (as pins/list), and the refusals of every episode left out
 // (policy/list reads them the same way).
 CALL () {
   UNWIND $episode_ids AS eid
@@ -24,6 +25,10 @@ CALL () {
   OPTIONAL MATCH (p:Pin {tenant_id: $tenant_id})
   WHERE p.session_id IN $session_ids
     AND NOT EXISTS { MATCH (ss:Session {tenant_id: $tenant_id, id: p.session_id}) WHERE ss.retain_until <= $now }
+    AND NOT (p.status = 'candidate' AND EXISTS {
+          MATCH (c:Episode {tenant_id: $tenant_id, id: p.set_by})
+          WHERE c.retain_until <= $now
+             OR EXISTS { MATCH (cs:Session {tenant_id: $tenant_id, id: c.session_id}) WHERE cs.retain_until <= $now } })
   RETURN collect(p {.*, embedding: null, search_terms: null}) AS pins
 }
 CALL () {

@@ -1,8 +1,14 @@
 // A session's pins (optionally of one status: active or candidate), by key, paginated; none when the
-// session is past its retention (retain_until), as after the sweep.
+// session is past its retention (retain_until), as after the sweep. A candidate (compaction's proposal, unconfirmed)
+// whose source turn (set_by) is past retention, its own or its session's (as every read shows episodes:
+// episodes/retained), is left out, as after the sweep (governance/delete_pins: it goes with its turn).
 MATCH (p:Pin {tenant_id: $tenant_id, session_id: $session_id})
 WHERE ($status IS NULL OR p.status = $status)
   AND NOT EXISTS { MATCH (ss:Session {tenant_id: $tenant_id, id: $session_id}) WHERE ss.retain_until <= $now }
+  AND NOT (p.status = 'candidate' AND EXISTS {
+        MATCH (e:Episode {tenant_id: $tenant_id, id: p.set_by})
+        WHERE e.retain_until <= $now
+           OR EXISTS { MATCH (es:Session {tenant_id: $tenant_id, id: e.session_id}) WHERE es.retain_until <= $now } })
 RETURN p {.*, _lock: null} AS pin
 ORDER BY p.key
 SKIP $offset LIMIT $limit

@@ -10,7 +10,8 @@
 // every turn): only the fields assembly renders or checks, and temporal values as ISO strings (toString), which
 // pydantic / datetime.fromisoformat parse far faster than the driver hydrates neo4j.time.DateTime.
 // A session past its retention (retain_until: idle longer than the tenant's session_ttl_days, not yet swept) is
-// null, as after the sweep: none of its pins, summaries or turns.
+// null, as after the sweep: none of its pins, summaries or turns. A pin candidate (compaction's, unconfirmed) whose
+// source turn (set_by) is past retention, its own or its session's, is left out, as after the sweep (pins/list).
 // Index use: Pin by pin_key_unique (tenant_id, session_id, key), the tail by episode_tenant_session
 // (tenant_id, session_id, occurred_at) - hence the IS NOT NULL on key and occurred_at, which every node has. The
 // tail's index is a hint: at 1M facts the planner's statistics preferred episode_tenant (every episode of the
@@ -22,9 +23,13 @@
 WITH datetime($now) AS now
 OPTIONAL MATCH (s:Session {tenant_id: $tenant_id, id: $session_id})
 WHERE NOT coalesce(s.retain_until <= now, false)
-CALL (s) {
+CALL (s, now) {
   OPTIONAL MATCH (p:Pin {tenant_id: $tenant_id, session_id: $session_id})
   WHERE s IS NOT NULL AND p.key IS NOT NULL
+    AND NOT (p.status = 'candidate' AND EXISTS {
+          MATCH (c:Episode {tenant_id: $tenant_id, id: p.set_by})
+          WHERE c.retain_until <= now
+             OR EXISTS { MATCH (cs:Session {tenant_id: $tenant_id, id: c.session_id}) WHERE cs.retain_until <= now } })
   WITH p ORDER BY p.key
   RETURN collect(p {.session_id, .key, .value_type, .value, .attrs, .status, .version, .set_by, .written_by,
                     created_at: toString(p.created_at), updated_at: toString(p.updated_at)}) AS pins

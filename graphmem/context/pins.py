@@ -346,7 +346,8 @@ class PinStore:
         """Create or replace a pin. Returns (pin, created).
 
         `expected_version`: None or 0 creates (Conflict if the key exists); N replaces version N (Conflict if the
-        stored version differs; a candidate is confirmed by writing its version). Raises `NotFound` (no session),
+        stored version differs; a candidate is confirmed by writing its version; a candidate whose source turn is
+        past retention counts as absent, `drop_stale_candidates`). Raises `NotFound` (no session),
         `InvalidInput` (bad key, or a value that breaks the tenant's key definition), `Conflict` (stale write).
         """
         require_tenant(tenant_id)
@@ -378,7 +379,8 @@ class PinStore:
                        ) -> list[str]:
         """Compaction's only pin write: (key, value, episode id) candidates for keys not yet pinned and not defined
         by the tenant as another type (such a candidate could never be confirmed). Existing pins are never changed.
-        Returns the keys created. A candidate whose episode is gone (erased since compaction read it) or past
+        Returns the keys created. A candidate already there whose own turn is past retention (hidden by every read)
+        is replaced (`drop_stale_candidates`). A candidate whose episode is gone (erased since compaction read it) or past
         retention (its own or its session's, as every read treats it) is not written: the episodes are locked first
         (`graphmem.store.facts.lock_retained_episodes`), so an erasure or expiry either commits before (and the
         candidate is dropped) or waits and then deletes the candidate with the episode (a candidate goes with the
@@ -397,6 +399,8 @@ class PinStore:
                 except InvalidInput:
                     continue
                 rows.append({"key": k, "set_by": ep, **_props(v)})
+            if rows:   # a candidate from a turn past retention is no pin: the new proposal takes its key
+                drop_stale_candidates(tx, tenant_id, session_id, sorted({r["key"] for r in rows}))
             return [r["key"] for r in tx.rows("pins/create_candidates", tenant_id=tenant_id, session_id=session_id,
                                               rows=rows, now=utcnow(), call_id=new_id())] if rows else []
         return self.db.write(work) if candidates else []
@@ -440,7 +444,19 @@ def list_in(tx: Tx, tenant_id: str, session_id: str, *, status: str | None = Non
                                                   status=status, offset=offset, limit=limit) if live(r["pin"], "version")]
 
 
+def drop_stale_candidates(tx: Tx, tenant_id: str, session_id: str, keys: list[str]) -> int:
+    """Delete the session's pin candidates under `keys` whose source turn is past retention (its own or its
+    session's), as the sweep will (`cypher/pins/drop_stale_candidates`): every read hides them already, so a write
+    treats the key as free (the agent's write creates its pin, a re-proposal from a live turn replaces it). Returns
+    how many went. Each is write-locked and checked again first."""
+    return tx.one("pins/drop_stale_candidates", tenant_id=tenant_id, session_id=session_id, keys=keys,
+                  now=utcnow())["dropped"]
+
+
 def _locked(tx: Tx, tenant_id: str, session_id: str, key: str) -> Pin | None:
+    """The pin under `key`, write-locked (None when there is none, or only a candidate whose turn is past retention:
+    it is deleted first, `drop_stale_candidates`); `NotFound` (field `session_id`) without the session."""
+    drop_stale_candidates(tx, tenant_id, session_id, [key])
     row = tx.one("pins/lock", tenant_id=tenant_id, session_id=session_id, key=key)
     if not row or not row["session_exists"]:
         raise NotFound(f"no session {session_id!r}", field="session_id")
