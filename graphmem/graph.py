@@ -238,7 +238,8 @@ class TemporalGraph:
         or a `value` of one that takes entities (naming that field); `NotFound` for an `object_id` that is not this
         tenant's entity (field `object_id`) or when no such fact is valid at `at` (field `predicate`)."""
         require_tenant(tenant_id)
-        p = self.ontology(tenant_id).get(predicate.upper())
+        ontology = self.ontology(tenant_id)
+        p = ontology.get(predicate.upper())
         if object_id is not None and all(k == LITERAL for k in p.object_kinds):
             raise InvalidInput(f"object_id: {p.name} takes a literal value, not an entity; give value",
                                field="object_id")
@@ -252,7 +253,8 @@ class TemporalGraph:
                 entity_store.get(tx, tenant_id, object_id, "object_id")
             ep = episode_store.get(tx, tenant_id, episode_id)
             when = to_utc(at, "at") if at else ep.occurred_at
-            return fact_store.retract(tx, tenant_id, subject_id, p.name, when, episode_id, okey, symmetric=p.symmetric)
+            return fact_store.retract(tx, tenant_id, subject_id, p.name, when, episode_id, okey, symmetric=p.symmetric,
+                                      ontology=ontology, settings=self.settings)
         return self.db.write(work)
 
     def correct(self, tenant_id: str, fact_id: str, episode_id: str, *, value: str | None = None,

@@ -11,9 +11,9 @@ Rules (DESIGN.md, "Temporal rules"):
   the fact it lands inside is closed at its start; the later fact stays current;
 - an inferred fact never supersedes a user_explicit/user_confirmed/system fact, and never one inferred with
   higher confidence -> rejected with a reason.
-A duplicate's later start is kept on the stored fact (`TimelineFact.restated`): when a later decision cuts that
-fact before it, `graphmem.store.facts` asserts the value again from there, so the timeline does not depend on the
-order in which the statements arrived.
+A duplicate's later start is kept on the stored fact (`TimelineFact.restated`): when a later decision or a
+retraction (`graphmem.store.facts.retract`) cuts that fact before it, `graphmem.store.facts` asserts the value again
+from there, so the timeline does not depend on the order in which the statements arrived.
 Multi-valued predicates never close another object's fact: each distinct object is its own fact; the same object
 from an earlier start than its stored fact is history, closed where the stored one begins.
 An assertion stored as history just before a fact of the same object that it runs into (no end, or one past that
@@ -56,7 +56,7 @@ class TimelineFact:
     restated: list[tuple[datetime, str, str, float]] = field(default_factory=list)
     """Later starts this fact's value was said again from while it held, each a duplicate without an end, as
     (valid_from, episode_id, source, confidence), oldest first. When the fact is cut before one of them (a value
-    arriving late, an end stated later) that value holds again from there (`graphmem.store.facts`)."""
+    arriving late, an end stated later, a retraction) that value holds again from there (`graphmem.store.facts`)."""
 
     def open_at(self, t: datetime) -> bool:
         return self.valid_from <= t and (self.valid_to is None or t < self.valid_to)

@@ -1,7 +1,7 @@
 // Record the later starts each fact's value was said again from while it held (a duplicate without an end:
 // graphmem.temporal.TimelineFact.restated), replacing the fact's lists: restated_from (DATETIME), restated_by
 // (episode ids), restated_source, restated_confidence, index by index. When a value arriving late or a stated end
-// cuts the fact before one of them, graphmem.store.facts asserts that value again from there.
+// (or a retraction) cuts the fact before one of them, graphmem.store.facts asserts that value again from there.
 // $rows: [{id, from: [ISO 8601], by: [episode id], source: [source], confidence: [float]}]
 UNWIND $rows AS r
 MATCH (f:Fact {id: r.id}) WHERE f.tenant_id = $tenant_id

@@ -206,7 +206,7 @@ def _write(tx: Tx, claim: Claim, x: Extracted, screened: Screened, settings: Set
         done_upto = pos
         if not r.exclusive:
             p = ontology.predicates.get(r.predicate)
-            retracted += len(_retract(tx, tenant, r, targets[k], p is not None and p.symmetric))
+            retracted += len(_retract(tx, tenant, r, targets[k], ontology, settings, p is not None and p.symmetric))
             continue
         # an exclusive fact (a deal's new owner): fit it among the object's other subjects, assert it,
         # then close the subjects it displaces
@@ -214,7 +214,7 @@ def _write(tx: Tx, claim: Claim, x: Extracted, screened: Screened, settings: Set
         outcomes += _assert(tx, tenant, todo, indexes, pos, pos + 1, ontology, settings, x.partials, x.ends)
         done_upto = pos + 1
         if outcomes[-1].action != "rejected":   # a refused owner displaces nobody
-            retracted += len(_displace(tx, tenant, r, todo[pos].object.id, displaced))
+            retracted += len(_displace(tx, tenant, r, todo[pos].object.id, displaced, ontology, settings))
     outcomes += _assert(tx, tenant, todo, indexes, done_upto, len(todo), ontology, settings, x.partials, x.ends)
     core = [_core_refusal(indexes[k], f, o) for k, (f, o) in enumerate(zip(todo, outcomes))
             if o.action == "rejected"]
@@ -280,7 +280,8 @@ def _end(tx: Tx, tenant: str, fact: FactIn, index: int, ontology: Ontology, sett
     key = f"e:{briefs[1].id}" if fact.object is not None else f"v:{fact_store.value_key(fact.value)}"
     try:
         closed = fact_store.retract(tx, tenant, briefs[0].id, p.name, fact.valid_to, fact.episode_id, key,
-                                    source=fact.source, symmetric=p.symmetric, keep_stronger=True)
+                                    source=fact.source, symmetric=p.symmetric, keep_stronger=True,
+                                    ontology=ontology, settings=settings)
     except fact_store.Outranked as held:
         # explicit beats inferred (DESIGN.md, "Temporal rules"): an inferred end does not close what a user or a
         # system stated; decided under the subjects' locks, which a restatement of the fact also takes
@@ -396,7 +397,8 @@ def _self_reference(outcome: AssertOutcome) -> bool:
     return outcome.action == "rejected" and outcome.reason == fact_store.SELF_REFERENCE
 
 
-def _retract(tx: Tx, tenant: str, r: Retraction, entity_id: str, symmetric: bool = False) -> list[str]:
+def _retract(tx: Tx, tenant: str, r: Retraction, entity_id: str, ontology: Ontology, settings: Settings,
+             symmetric: bool = False) -> list[str]:
     """Apply one null retraction; returns the closed fact ids (none when nothing was valid at `r.at`).
     `symmetric`: `r.predicate` holds both ways, so the facts stored the other way round are closed too; a null
     field naming the subject of such a fact ("who knows this contact": null) closes every fact of the predicate about
@@ -410,7 +412,7 @@ def _retract(tx: Tx, tenant: str, r: Retraction, entity_id: str, symmetric: bool
     else:   # the nulled field named the subject: close the facts of r.predicate pointing at the entity
         about = fact_store.about_all(tx, tenant, entity_id, r.at, r.predicate)
         pairs = sorted({(f.subject_id, f"e:{entity_id}") for f in about if f.object_id == entity_id})
-    return _close(tx, tenant, r, pairs, symmetric)
+    return _close(tx, tenant, r, pairs, ontology, settings, symmetric)
 
 
 def _exclusive(tx: Tx, tenant: str, r: Retraction, fact: FactIn, index: int,
@@ -443,23 +445,25 @@ def _exclusive(tx: Tx, tenant: str, r: Retraction, fact: FactIn, index: int,
     return fact.model_copy(update=update), sorted({f.subject_id for f in valid_then})
 
 
-def _displace(tx: Tx, tenant: str, r: Retraction, object_id: str, subject_ids: list[str]) -> list[str]:
+def _displace(tx: Tx, tenant: str, r: Retraction, object_id: str, subject_ids: list[str], ontology: Ontology,
+              settings: Settings) -> list[str]:
     """Close, as of `r.at`, the `r.predicate` facts of `subject_ids` on `object_id` (the subjects an exclusive
     fact displaced). A replay finds nothing valid to close (a no-op). Returns the closed fact ids."""
-    return _close(tx, tenant, r, [(subject_id, f"e:{object_id}") for subject_id in subject_ids])
+    return _close(tx, tenant, r, [(subject_id, f"e:{object_id}") for subject_id in subject_ids], ontology, settings)
 
 
-def _close(tx: Tx, tenant: str, r: Retraction, pairs: list[tuple[str, str | None]],
-           symmetric: bool = False) -> list[str]:
+def _close(tx: Tx, tenant: str, r: Retraction, pairs: list[tuple[str, str | None]], ontology: Ontology,
+           settings: Settings, symmetric: bool = False) -> list[str]:
     """Retract, for each (subject id, object key or None), its `r.predicate` facts valid at `r.at` through
-    `graphmem.store.facts.retract`: status "retracted", valid_to = `r.at`, `r.episode_id` as provenance,
-    source "system"; `symmetric` as for that function. A pair with nothing to close is skipped. Returns the closed
-    fact ids."""
+    `graphmem.store.facts.retract` (with the tenant's `ontology` and `settings`, which a value said again after
+    `r.at` is asserted with): status "retracted", valid_to = `r.at`, `r.episode_id` as provenance, source
+    "system"; `symmetric` as for that function. A pair with nothing to close is skipped. Returns the closed fact
+    ids."""
     closed: list[str] = []
     for subject_id, object_key in pairs:
         try:
             closed += fact_store.retract(tx, tenant, subject_id, r.predicate, r.at, r.episode_id, object_key,
-                                         source="system", symmetric=symmetric)
+                                         source="system", symmetric=symmetric, ontology=ontology, settings=settings)
         except NotFound:
             pass
     return closed

@@ -51,8 +51,12 @@ def iso(dt: datetime | None) -> str | None:
 def _timeline_fact(t: dict) -> TimelineFact:
     return TimelineFact(t["id"], t["object_key"], from_us(t["valid_from_us"]), from_us(t["valid_to_us"]),
                         t["confidence"], t["source"], t["status"], t["value_retraction"],
-                        from_us(t.get("retraction_to_us")),
-                        [(from_us(us), ep, src, conf) for us, ep, src, conf in t.get("restated") or []])
+                        from_us(t.get("retraction_to_us")), _restated_of(t))
+
+
+def _restated_of(t: dict) -> list[tuple[datetime, str, str, float]]:
+    """`TimelineFact.restated` from a timeline row's `restated` lists ([from_us, episode_id, source, confidence])."""
+    return [(from_us(us), ep, src, conf) for us, ep, src, conf in t.get("restated") or []]
 
 
 def _at(prefix: str, name: str) -> str:
@@ -268,12 +272,17 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
         tx.run("facts/add_provenance", tenant_id=tenant_id, now=now, rows=provenance)
     if strengthen:
         tx.run("facts/strengthen", tenant_id=tenant_id, rows=list(strengthen.values()))
+    _record_restatements(tx, tenant_id, restated)
+    return outcomes
+
+
+def _record_restatements(tx: Tx, tenant_id: str, restated: dict[str, TimelineFact]) -> None:
+    """Write the `restated` lists of the timeline facts in `restated` (fact id -> fact) (`facts/set_restatements`)."""
     if restated:
         tx.run("facts/set_restatements", tenant_id=tenant_id, rows=[
             {"id": tf.id, "from": [iso(r[0]) for r in tf.restated], "by": [r[1] for r in tf.restated],
              "source": [r[2] for r in tf.restated], "confidence": [r[3] for r in tf.restated]}
             for tf in restated.values()])
-    return outcomes
 
 
 def lock_retained_episodes(tx: Tx, tenant_id: str, ids: set[str], now: datetime) -> dict[str, datetime]:
@@ -301,29 +310,40 @@ def _restate(restated: dict[str, TimelineFact], timeline: list[TimelineFact], fa
 def _restatements(tx: Tx, tenant_id: str, restated: dict[str, TimelineFact], timeline: list[TimelineFact],
                   ends: list[tuple[str, datetime]], p, subj, now: datetime, creates: list[dict]) -> list[tuple]:
     """The batch rows that assert again, each from its own start, the restatements of the facts a decision just
-    ended (`ends`: (fact id, new valid_to)) that start after that end: the value was said to hold then, and a
-    later value arriving, or an end stated, before it does not unsay that. They leave the ended fact's list (the
-    new fact keeps them, as its assertion and confirmations); one whose episode is gone (erased, past retention)
-    is dropped. `creates`: the `facts/create_batch` rows of the batch so far (a fact it made is not stored yet)."""
+    ended (`ends`: (fact id, new valid_to)) that start after that end (`_said_again`). `creates`: the
+    `facts/create_batch` rows of the batch so far (a fact it made is not stored yet)."""
     rows: list[tuple] = []
     for fid, end in ends:
         tf = next((t for t in timeline if t.id == fid), None)
-        if tf is None or not any(r[0] > end for r in tf.restated):
-            continue
-        cut = [r for r in tf.restated if r[0] > end]
-        tf.restated = [r for r in tf.restated if r[0] <= end]
-        restated[tf.id] = tf
-        alive = lock_retained_episodes(tx, tenant_id, {r[1] for r in cut}, now)
-        made = next((c for c in creates if c["id"] == fid), None) or get(tx, tenant_id, fid).model_dump()
-        object_id, value, statement = made["object_id"], made["value"], made["statement"]
-        obj = entities.get(tx, tenant_id, object_id, "object") if object_id else None
-        for at, episode_id, source, confidence in cut:
-            if episode_id in alive:
-                again = FactIn(subject=EntityRef(id=subj.id), predicate=p.name, value=value,
-                               object=EntityRef(id=obj.id) if obj else None, valid_from=at, source=source,
-                               confidence=confidence, episode_id=episode_id, statement=statement)
-                rows.append(((again, p, subj, obj, at), entities.new_ids(1)[0], False))
+        again = [] if tf is None else _said_again(tx, tenant_id, restated, tf, end, subj.id, p.name, now,
+                                                  next((c for c in creates if c["id"] == fid), None))
+        obj = entities.get(tx, tenant_id, again[0].object.id, "object") if again and again[0].object else None
+        rows += [((f, p, subj, obj, f.valid_from), entities.new_ids(1)[0], False) for f in again]
     return rows
+
+
+def _said_again(tx: Tx, tenant_id: str, restated: dict[str, TimelineFact], tf: TimelineFact, end: datetime,
+                subject_id: str, predicate: str, now: datetime, made: dict | None = None) -> list[FactIn]:
+    """The assertions of `tf`'s value (a fact of `subject_id`'s `predicate`) from each of its restatements
+    (`TimelineFact.restated`) that start after `end`, the end a decision or a retraction just gave it, oldest
+    first: the value was said to hold then, and a later value arriving, an end stated or a retraction before it
+    does not unsay that. Each is by the restatement's episode, source and confidence, with the fact's value or
+    object and statement. They leave `tf`'s list (`restated` records it changed, for `_record_restatements`; the new
+    fact keeps them, as its assertion and confirmations); one whose episode is gone (erased, past retention at
+    `now`) is dropped. `made`: `tf`'s `facts/create_batch` row when the batch made it (not stored yet), else the
+    fact is read (`NotFound` if it is not the tenant's)."""
+    cut = [r for r in tf.restated if r[0] > end]
+    if not cut:
+        return []
+    tf.restated = [r for r in tf.restated if r[0] <= end]
+    restated[tf.id] = tf
+    alive = lock_retained_episodes(tx, tenant_id, {r[1] for r in cut}, now)
+    made = made or get(tx, tenant_id, tf.id).model_dump()
+    obj = EntityRef(id=made["object_id"]) if made["object_id"] else None
+    return [FactIn(subject=EntityRef(id=subject_id), predicate=predicate, value=made["value"], object=obj,
+                   valid_from=at, source=source, confidence=confidence, episode_id=episode_id,
+                   statement=made["statement"])
+            for at, episode_id, source, confidence in cut if episode_id in alive]
 
 
 def _pair_view(reverse: list[TimelineFact], subject_id: str, object_key: str) -> list[TimelineFact]:
@@ -370,11 +390,14 @@ class Outranked(Exception):
 
 def retract(tx: Tx, tenant_id: str, subject_id: str, predicate: str, at: datetime, episode_id: str,
             object_key: str | None = None, source: str = "user_explicit", symmetric: bool = False,
-            keep_stronger: bool = False) -> list[str]:
+            keep_stronger: bool = False, *, ontology: Ontology, settings: Settings) -> list[str]:
     """Close the facts of (subject, predicate[, object]) valid at `at`, with status `retracted` and the episode as
-    provenance (role `retraction`). Nothing is deleted. For a `symmetric` predicate (KNOWS) the pair's facts stored
-    the other way round are closed too ("Dana no longer knows Frank" closes "Frank knows Dana"); for their subject
-    that is a retraction of one value, not of the whole predicate. Returns the closed fact ids; `NotFound` if none
+    provenance (role `retraction`). Nothing is deleted. A closed fact's value said again from a start after `at`
+    (its restatements, `TimelineFact.restated`) holds again from there, asserted by that episode through
+    `assert_batch` (with the tenant's `ontology` and `settings`), as it would had the retraction arrived before the
+    restatement; one from before `at` stays a confirmation of the closed fact. For a `symmetric` predicate (KNOWS)
+    the pair's facts stored the other way round are closed too ("Dana no longer knows Frank" closes "Frank knows
+    Dana"); for their subject that is a retraction of one value, not of the whole predicate. Returns the closed fact ids; `NotFound` if none
     was valid (field `value` or `object_id` when `object_key` was given, else `predicate`). With `keep_stronger`,
     `Outranked` if one of them has a source ranking above `source` (an inferred end does not close what a user or
     a system stated), decided under the subjects' locks, so a restatement committed before them counts; then
@@ -410,6 +433,14 @@ def retract(tx: Tx, tenant_id: str, subject_id: str, predicate: str, at: datetim
     tx.run("facts/add_provenance", tenant_id=tenant_id, now=now, rows=[
         {"fact_id": fid, "episode_id": episode_id, "confidence": 1.0, "source": source, "role": "retraction"}
         for fid in hit])
+    restated: dict[str, TimelineFact] = {}
+    again = [f for r in rows for f in _said_again(
+        tx, tenant_id, restated, TimelineFact(r["id"], r["object_key"], from_us(r["valid_from_us"]), at,
+                                              r["confidence"], r["source"], restated=_restated_of(r)),
+        at, r["subject_id"], predicate, now)]
+    _record_restatements(tx, tenant_id, restated)
+    if again:
+        assert_batch(tx, tenant_id, again, ontology, settings, field_prefix="", now=now)
     return hit
 
 
