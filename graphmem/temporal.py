@@ -53,10 +53,11 @@ class TimelineFact:
     retraction_to: datetime | None = None
     """The end a retraction of the whole predicate gave this fact before it was closed earlier (a duplicate's end,
     a value arriving late): the predicate still has no value from there on."""
-    restated: list[tuple[datetime, str, str, float]] = field(default_factory=list)
-    """Later starts this fact's value was said again from while it held, each a duplicate without an end, as
-    (valid_from, episode_id, source, confidence), oldest first. When the fact is cut before one of them (a value
-    arriving late, an end stated later, a retraction) that value holds again from there (`graphmem.store.facts`)."""
+    restated: list[tuple[datetime, str, str, float, datetime | None]] = field(default_factory=list)
+    """Later starts this fact's value was said again from while it held, each a duplicate, as (valid_from,
+    episode_id, source, confidence, valid_to: the end it stated, else None), oldest first. When the fact is cut
+    before one of them (a value arriving late, an end stated later, a retraction) that value holds again from
+    there, up to that end (`graphmem.store.facts`)."""
 
     def open_at(self, t: datetime) -> bool:
         return self.valid_from <= t and (self.valid_to is None or t < self.valid_to)

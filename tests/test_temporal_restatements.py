@@ -4,6 +4,9 @@ does not depend on the order the statements arrived in."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from itertools import permutations
+
+import pytest
 
 from graphmem.models import EntityRef, EpisodeIn, FactIn
 from tests.test_governance_support import fact_node, gov  # noqa: F401
@@ -103,4 +106,57 @@ def test_an_erased_restatement_leaves_no_trace_and_is_not_asserted_again(gov, gr
     assert timeline(graph, tenant) == [
         ("VP", d(2024, 4), d(2024, 7), "closed"),
         ("CTO", d(2024, 7), None, "current"),
+    ]
+
+
+# ---- every arrival order of three episodes gives one timeline ------------------------------------------------------
+SCENARIOS = {
+    # a restatement that gives an end, and a value learned late that cuts the fact it restates
+    "restatement with an end, late value": (
+        [("VP", d(2024, 4), None), ("VP", d(2024, 9), d(2024, 12)), ("CTO", d(2024, 7), None)],
+        {d(2024, 3): [], d(2024, 5): ["VP"], d(2024, 8): ["CTO"], d(2024, 10): ["VP"], d(2025): []}),
+    # ... and a value learned late that starts inside that restatement
+    "restatement with an end, late value inside it": (
+        [("VP", d(2024, 1), None), ("VP", d(2024, 9), d(2024, 12)), ("CTO", d(2024, 10), None)],
+        {d(2024, 5): ["VP"], d(2024, 9, 15): ["VP"], d(2024, 11): ["CTO"], d(2025): ["CTO"]}),
+    # a restatement, and a value learned late that gives its own end
+    "restatement, late value with an end": (
+        [("VP", d(2024, 4), None), ("VP", d(2024, 9), None), ("CTO", d(2024, 7), d(2024, 8))],
+        {d(2024, 3): [], d(2024, 5): ["VP"], d(2024, 7, 15): ["CTO"], d(2024, 8, 15): [], d(2024, 10): ["VP"]}),
+}
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_every_order_of_a_late_value_a_stated_end_and_a_restatement_gives_one_timeline(graph, tenant, scenario):
+    """The three statements of a scenario, each its own episode, sent in each of the 6 orders (one person per
+    order): the titles read at each date are the same whatever the order."""
+    said, expected = SCENARIOS[scenario]
+    got = {}
+    for n, order in enumerate(permutations(range(len(said)))):
+        who = EntityRef(kind="Person", name=f"Fox Mulder {n}")
+        for i in order:
+            value, start, end = said[i]
+            e, _ = graph.append_episode(tenant, EpisodeIn(content=f"title {value} from {start:%Y-%m}", occurred_at=start))
+            graph.assert_fact(tenant, FactIn(subject=who, predicate="HAS_TITLE", value=value, valid_from=start,
+                                             valid_to=end, episode_id=e.id))
+        [fox] = graph.find_entities(tenant, who.name, "Person")
+        got[order] = {at: [f.value for f in graph.facts_about(tenant, fox.id, as_of=at, predicates=["HAS_TITLE"])]
+                      for at in expected}
+    assert {o: g for o, g in got.items() if g != expected} == {}
+
+
+def test_erasing_one_restatement_keeps_the_end_of_another(gov, graph, tenant):
+    """The ends of the restatements are kept index by index with the rest: after one of two is erased, the other
+    still holds from its start up to its own end when the fact is cut."""
+    title(graph, tenant, "VP", d(2024, 1))
+    gone = graph.append_episode(tenant, EpisodeIn(content="VP since March", occurred_at=d(2024, 3)))[0]
+    graph.assert_fact(tenant, FactIn(subject=DANA, predicate="HAS_TITLE", value="VP", valid_from=d(2024, 3),
+                                     episode_id=gone.id))
+    title(graph, tenant, "VP", d(2024, 9), valid_to=d(2024, 12))
+    gov.forget(tenant, episode_id=gone.id)
+    title(graph, tenant, "CTO", d(2024, 6))
+    assert timeline(graph, tenant) == [
+        ("VP", d(2024, 1), d(2024, 6), "closed"),
+        ("CTO", d(2024, 6), d(2024, 9), "closed"),
+        ("VP", d(2024, 9), d(2024, 12), "closed"),
     ]

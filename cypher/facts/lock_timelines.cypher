@@ -3,8 +3,8 @@
 // outgoing SUPERSEDES links. One round trip for what lock_subjects + timelines do; the count(*) barrier makes every
 // lock be taken before any timeline is read. One record, facts = [{subject_id, predicate, id, object_key,
 // valid_from_us, valid_to_us, confidence, source, status, value_retraction, retraction_to_us, supersedes}]: times as
-// integer microseconds since the epoch; restated = [from_us, episode_id, source, confidence] lists of the later
-// starts its value was said again from (facts/set_restatements); retraction_to_us is the end a retraction of the whole predicate gave a fact
+// integer microseconds since the epoch; restated = [from_us, episode_id, source, confidence, to_us] lists of the
+// later starts its value was said again from and the end each gave, or null (facts/set_restatements); retraction_to_us is the end a retraction of the whole predicate gave a fact
 // that was closed earlier since (facts/close_batch keeps it as retraction_valid_to), else null
 // (UTC) and one list instead of a record per fact, both far cheaper for the driver to decode. clears =
 // [{subject_id, predicate, at_us}]: the recorded clears of each pair (facts/record_clear, side 'subject').
@@ -28,7 +28,9 @@ WITH collect({subject_id: p.subject_id, predicate: p.predicate, id: f.id, object
                                             + f.retraction_valid_to.microsecond END,
                 restated: [i IN range(0, size(coalesce(f.restated_from, [])) - 1) |
                            [f.restated_from[i].epochSeconds * 1000000 + f.restated_from[i].microsecond,
-                            f.restated_by[i], f.restated_source[i], f.restated_confidence[i]]],
+                            f.restated_by[i], f.restated_source[i], f.restated_confidence[i],
+                            CASE WHEN f.restated_to[i] <> f.restated_from[i]
+                                 THEN f.restated_to[i].epochSeconds * 1000000 + f.restated_to[i].microsecond END]],
                 supersedes: supersedes}) AS facts
 CALL () {
   UNWIND $pairs AS p

@@ -1,7 +1,7 @@
 // The believed facts (not corrected, not candidates) of each (subject, predicate) pair, with their
 // outgoing SUPERSEDES links. Read under the subject lock. Times as integer microseconds since the epoch (UTC);
-// restated: [from_us, episode_id, source, confidence] lists of the later starts the fact's value was said again
-// from (facts/set_restatements), as facts/lock_timelines returns them.
+// restated: [from_us, episode_id, source, confidence, to_us] lists of the later starts the fact's value was said
+// again from and the end each gave, or null (facts/set_restatements), as facts/lock_timelines returns them.
 UNWIND $pairs AS p
 MATCH (s:Entity {id: p.subject_id})<-[:SUBJECT]-(f:Fact {predicate: p.predicate})
 WHERE s.tenant_id = $tenant_id AND f.tenant_id = $tenant_id AND f.expired_at IS NULL AND f.status <> 'candidate'
@@ -13,4 +13,6 @@ RETURN p.subject_id AS subject_id, p.predicate AS predicate, f.id AS id, f.objec
        f.confidence AS confidence, f.source AS source, f.status AS status, supersedes,
        [i IN range(0, size(coalesce(f.restated_from, [])) - 1) |
         [f.restated_from[i].epochSeconds * 1000000 + f.restated_from[i].microsecond,
-         f.restated_by[i], f.restated_source[i], f.restated_confidence[i]]] AS restated
+         f.restated_by[i], f.restated_source[i], f.restated_confidence[i],
+         CASE WHEN f.restated_to[i] <> f.restated_from[i]
+              THEN f.restated_to[i].epochSeconds * 1000000 + f.restated_to[i].microsecond END]] AS restated

@@ -6,6 +6,8 @@ MATCH (f:Fact {id: fid})
 WHERE f.tenant_id = $tenant_id AND any(b IN coalesce(f.restated_by, []) WHERE b IN $episode_ids)
 WITH f, [i IN range(0, size(f.restated_by) - 1) WHERE NOT f.restated_by[i] IN $episode_ids] AS keep
 WITH f, [i IN keep | f.restated_from[i]] AS froms, [i IN keep | f.restated_by[i]] AS bys,
-     [i IN keep | f.restated_source[i]] AS sources, [i IN keep | f.restated_confidence[i]] AS confidences
-SET f.restated_from = froms, f.restated_by = bys, f.restated_source = sources, f.restated_confidence = confidences
+     [i IN keep | f.restated_source[i]] AS sources, [i IN keep | f.restated_confidence[i]] AS confidences,
+     [i IN keep | coalesce(f.restated_to, f.restated_from)[i]] AS tos
+SET f.restated_from = froms, f.restated_by = bys, f.restated_source = sources, f.restated_confidence = confidences,
+    f.restated_to = tos
 RETURN count(f) AS dropped

@@ -54,9 +54,10 @@ def _timeline_fact(t: dict) -> TimelineFact:
                         from_us(t.get("retraction_to_us")), _restated_of(t))
 
 
-def _restated_of(t: dict) -> list[tuple[datetime, str, str, float]]:
-    """`TimelineFact.restated` from a timeline row's `restated` lists ([from_us, episode_id, source, confidence])."""
-    return [(from_us(us), ep, src, conf) for us, ep, src, conf in t.get("restated") or []]
+def _restated_of(t: dict) -> list[tuple[datetime, str, str, float, datetime | None]]:
+    """`TimelineFact.restated` from a timeline row's `restated` lists ([from_us, episode_id, source, confidence,
+    to_us or None])."""
+    return [(from_us(us), ep, src, conf, from_us(to)) for us, ep, src, conf, to in t.get("restated") or []]
 
 
 def _at(prefix: str, name: str) -> str:
@@ -223,7 +224,7 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
 
         if d.action == "duplicate":
             confirm(d.fact_id)
-            if p.single_valued and f.valid_to is None:
+            if p.single_valued and (stated_ends or f.valid_to is None):
                 _restate(restated, timeline, d.fact_id, valid_from, f)
             _close(closes, timeline + reverse, d.closes, stated=True)   # the end the duplicate's assertion gave
             queue.extendleft(reversed(_restatements(tx, tenant_id, restated, timeline, d.closes, p, subj, now,
@@ -281,7 +282,8 @@ def _record_restatements(tx: Tx, tenant_id: str, restated: dict[str, TimelineFac
     if restated:
         tx.run("facts/set_restatements", tenant_id=tenant_id, rows=[
             {"id": tf.id, "from": [iso(r[0]) for r in tf.restated], "by": [r[1] for r in tf.restated],
-             "source": [r[2] for r in tf.restated], "confidence": [r[3] for r in tf.restated]}
+             "source": [r[2] for r in tf.restated], "confidence": [r[3] for r in tf.restated],
+             "to": [iso(r[4] or r[0]) for r in tf.restated]}
             for tf in restated.values()])
 
 
@@ -297,12 +299,13 @@ def lock_retained_episodes(tx: Tx, tenant_id: str, ids: set[str], now: datetime)
 
 def _restate(restated: dict[str, TimelineFact], timeline: list[TimelineFact], fact_id: str, valid_from: datetime,
              f: FactIn) -> None:
-    """Keep a duplicate's later start on the stored fact it says again (`TimelineFact.restated`), so that the value
-    still holds from there if the fact is cut before it later on."""
+    """Keep a duplicate's later start, and the end it gave (`f.valid_to`, a statement), on the stored fact it says
+    again (`TimelineFact.restated`), so that the value still holds from there (up to that end) if the fact is cut
+    before it later on."""
     for tf in timeline:
         if tf.id == fact_id and valid_from > tf.valid_from and all(r[:2] != (valid_from, f.episode_id)
                                                                    for r in tf.restated):
-            tf.restated = sorted([*tf.restated, (valid_from, f.episode_id, f.source, f.confidence)],
+            tf.restated = sorted([*tf.restated, (valid_from, f.episode_id, f.source, f.confidence, f.valid_to)],
                                  key=lambda r: r[0])
             restated[tf.id] = tf
 
@@ -327,8 +330,8 @@ def _said_again(tx: Tx, tenant_id: str, restated: dict[str, TimelineFact], tf: T
     """The assertions of `tf`'s value (a fact of `subject_id`'s `predicate`) from each of its restatements
     (`TimelineFact.restated`) that start after `end`, the end a decision or a retraction just gave it, oldest
     first: the value was said to hold then, and a later value arriving, an end stated or a retraction before it
-    does not unsay that. Each is by the restatement's episode, source and confidence, with the fact's value or
-    object and statement. They leave `tf`'s list (`restated` records it changed, for `_record_restatements`; the new
+    does not unsay that. Each is by the restatement's episode, source, confidence and end (none when it gave
+    none), with the fact's value or object and statement. They leave `tf`'s list (`restated` records it changed, for `_record_restatements`; the new
     fact keeps them, as its assertion and confirmations); one whose episode is gone (erased, past retention at
     `now`) is dropped. `made`: `tf`'s `facts/create_batch` row when the batch made it (not stored yet), else the
     fact is read (`NotFound` if it is not the tenant's)."""
@@ -341,9 +344,9 @@ def _said_again(tx: Tx, tenant_id: str, restated: dict[str, TimelineFact], tf: T
     made = made or get(tx, tenant_id, tf.id).model_dump()
     obj = EntityRef(id=made["object_id"]) if made["object_id"] else None
     return [FactIn(subject=EntityRef(id=subject_id), predicate=predicate, value=made["value"], object=obj,
-                   valid_from=at, source=source, confidence=confidence, episode_id=episode_id,
+                   valid_from=at, valid_to=to, source=source, confidence=confidence, episode_id=episode_id,
                    statement=made["statement"])
-            for at, episode_id, source, confidence in cut if episode_id in alive]
+            for at, episode_id, source, confidence, to in cut if episode_id in alive]
 
 
 def _pair_view(reverse: list[TimelineFact], subject_id: str, object_key: str) -> list[TimelineFact]:
