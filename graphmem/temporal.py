@@ -19,7 +19,8 @@ from an earlier start than its stored fact is history, closed where the stored o
 An assertion stored as history just before a fact of the same object that it runs into (no end, or one past that
 fact's start: "Acme since 2020" before an inferred "Acme since 2024") also says that fact: when it is a stronger
 belief (source or confidence) it `confirms` it and strengthens it, as a duplicate would (explicit beats inferred
-whatever the order).
+whatever the order); and an end it states before that fact's end closes that fact there, as a duplicate's does
+("VP from February until June" after "VP since April": VP February-June, as in the other order).
 A symmetric predicate's facts stored the other way round are part of the timeline (`graphmem.store.facts` passes
 them in as the subject's own), so "Frank knows Dana" is a duplicate of "Dana knows Frank".
 A recorded clear of the predicate (`clears`: a CRM field set to null, kept whether or not it found a value to close)
@@ -122,16 +123,27 @@ def _duplicate(f: TimelineFact, new: Assertion, stated_end: bool = True) -> Deci
     from a source of the same rank: `strengthen`), so that a user re-stating an inferred fact makes it theirs
     and a later inference cannot replace it (DESIGN.md, "Temporal rules")."""
     d = Decision("duplicate", fact_id=f.id, strengthen=_stronger(new, f))
-    if stated_end and new.valid_to is not None and (f.valid_to is None or new.valid_to < f.valid_to):
-        reason = may_supersede(new, f)
-        if reason:
-            d.reason = f"the end was not applied: {reason}"
-        else:
-            d.closes.append((f.id, new.valid_to))
-    elif stated_end and f.valid_to is not None and (new.valid_to is None or new.valid_to > f.valid_to):
+    if not stated_end or _end(d, f, new):
+        return d
+    if f.valid_to is not None and (new.valid_to is None or new.valid_to > f.valid_to):
         d.reason = (f"the stored fact ends at {f.valid_to.isoformat()}; a later end or none was not applied "
                     "(an end is moved by correcting the fact)")
     return d
+
+
+def _end(d: Decision, f: TimelineFact, new: Assertion) -> bool:
+    """Apply to `d` the end `new` states (`new.valid_to`, a statement) for `f`, a fact of its object that `new`
+    says holds up to that end (it holds `new.valid_from`, or starts inside `new`'s interval): when that end is
+    before `f`'s own end (or `f` has none), `f` is closed there (`d.closes`), unless `new` may not end `f`
+    (`may_supersede`), when `d.reason` says the end was not applied. Returns whether the end was before `f`'s."""
+    if new.valid_to is None or (f.valid_to is not None and new.valid_to >= f.valid_to):
+        return False
+    reason = may_supersede(new, f)
+    if reason:
+        d.reason = "; ".join(filter(None, [d.reason, f"the end was not applied: {reason}"]))
+    else:
+        d.closes.append((f.id, new.valid_to))
+    return True
 
 
 def may_supersede(new: Assertion, old: TimelineFact) -> str | None:
@@ -177,6 +189,8 @@ def decide(timeline: list[TimelineFact], new: Assertion, single_valued: bool,
                          strengthen=_stronger(new, same[0]))
             if (cut := _cleared(clears, new.valid_from, d.valid_to)) is not None:
                 d.valid_to, d.retracted, d.strengthen = cut, True, None   # a gap: it does not run into same[0]
+            elif stated_end:   # an end it states for the value ends same[0], as it would as a duplicate
+                _end(d, same[0], new)
             d.confirms = same[0].id if d.strengthen else None
             return d
         cut = _cleared(clears, new.valid_from, new.valid_to)
@@ -223,6 +237,9 @@ def decide(timeline: list[TimelineFact], new: Assertion, single_valued: bool,
             d.unlinks.append((later.id, prev.id))
     if later is not None:
         d.supersedes.append((later.id, new.id))
-        if not retracted and _runs_into(new, later, new.valid_to) and (stronger := _stronger(new, later)):
-            d.confirms, d.strengthen = later.id, stronger
+        if not retracted and _runs_into(new, later, new.valid_to):
+            if stronger := _stronger(new, later):
+                d.confirms, d.strengthen = later.id, stronger
+            if stated_end:   # an end it states for the value ends `later`, as it would as a duplicate
+                _end(d, later, new)
     return d

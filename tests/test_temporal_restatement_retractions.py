@@ -146,6 +146,7 @@ def test_every_order_of_values_restatements_and_a_null_gives_one_timeline(make_s
     got = {}
     for n, order in enumerate(orders):
         [ann] = s.graph.find_entities(tenant, f"Ann Perkins {n}", "Person")
-        got["".join(order)] = [[f.value for f in s.graph.facts_about(tenant, ann.id, as_of=at, predicates=["HAS_TITLE"])]
+        got["".join(order)] = [[f.value for f in s.graph.facts_about(tenant, ann.id, as_of=at,
+                                                                     predicates=["HAS_TITLE"])]
                                for at in dates]
     assert {o: g for o, g in got.items() if g != expected} == {}

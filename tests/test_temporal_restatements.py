@@ -113,34 +113,45 @@ def test_an_erased_restatement_leaves_no_trace_and_is_not_asserted_again(gov, gr
 SCENARIOS = {
     # a restatement that gives an end, and a value learned late that cuts the fact it restates
     "restatement with an end, late value": (
-        [("VP", d(2024, 4), None), ("VP", d(2024, 9), d(2024, 12)), ("CTO", d(2024, 7), None)],
+        "HAS_TITLE", [("VP", d(2024, 4), None), ("VP", d(2024, 9), d(2024, 12)), ("CTO", d(2024, 7), None)],
         {d(2024, 3): [], d(2024, 5): ["VP"], d(2024, 8): ["CTO"], d(2024, 10): ["VP"], d(2025): []}),
     # ... and a value learned late that starts inside that restatement
     "restatement with an end, late value inside it": (
-        [("VP", d(2024, 1), None), ("VP", d(2024, 9), d(2024, 12)), ("CTO", d(2024, 10), None)],
+        "HAS_TITLE", [("VP", d(2024, 1), None), ("VP", d(2024, 9), d(2024, 12)), ("CTO", d(2024, 10), None)],
         {d(2024, 5): ["VP"], d(2024, 9, 15): ["VP"], d(2024, 11): ["CTO"], d(2025): ["CTO"]}),
     # a restatement, and a value learned late that gives its own end
     "restatement, late value with an end": (
-        [("VP", d(2024, 4), None), ("VP", d(2024, 9), None), ("CTO", d(2024, 7), d(2024, 8))],
+        "HAS_TITLE", [("VP", d(2024, 4), None), ("VP", d(2024, 9), None), ("CTO", d(2024, 7), d(2024, 8))],
         {d(2024, 3): [], d(2024, 5): ["VP"], d(2024, 7, 15): ["CTO"], d(2024, 8, 15): [], d(2024, 10): ["VP"]}),
+    # a restatement, and an end stated by a statement of the value from an earlier start ("VP from February until
+    # June" ends the VP "since April" says, as it would as a duplicate)
+    "restatement, end stated from an earlier start": (
+        "HAS_TITLE", [("VP", d(2024, 4), None), ("VP", d(2024, 9), None), ("VP", d(2024, 2), d(2024, 6))],
+        {d(2024, 1): [], d(2024, 3): ["VP"], d(2024, 5): ["VP"], d(2024, 8): [], d(2024, 10): ["VP"]}),
+    # the same for a multi-valued predicate: "golf from 2020 until 2022" ends the golf "since 2021" says
+    "multi-valued, end stated from an earlier start": (
+        "INTERESTED_IN", [("golf", d(2021), None), ("golf", d(2020), d(2022)), ("tennis", d(2021, 6), None)],
+        {d(2019): [], d(2020, 6): ["golf"], d(2021, 3): ["golf"], d(2021, 9): ["golf", "tennis"],
+         d(2023): ["tennis"]}),
 }
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_every_order_of_a_late_value_a_stated_end_and_a_restatement_gives_one_timeline(graph, tenant, scenario):
     """The three statements of a scenario, each its own episode, sent in each of the 6 orders (one person per
-    order): the titles read at each date are the same whatever the order."""
-    said, expected = SCENARIOS[scenario]
+    order): the values read at each date are the same whatever the order."""
+    predicate, said, expected = SCENARIOS[scenario]
     got = {}
     for n, order in enumerate(permutations(range(len(said)))):
         who = EntityRef(kind="Person", name=f"Fox Mulder {n}")
         for i in order:
             value, start, end = said[i]
-            e, _ = graph.append_episode(tenant, EpisodeIn(content=f"title {value} from {start:%Y-%m}", occurred_at=start))
-            graph.assert_fact(tenant, FactIn(subject=who, predicate="HAS_TITLE", value=value, valid_from=start,
+            e, _ = graph.append_episode(tenant, EpisodeIn(content=f"{value} from {start:%Y-%m}", occurred_at=start))
+            graph.assert_fact(tenant, FactIn(subject=who, predicate=predicate, value=value, valid_from=start,
                                              valid_to=end, episode_id=e.id))
         [fox] = graph.find_entities(tenant, who.name, "Person")
-        got[order] = {at: [f.value for f in graph.facts_about(tenant, fox.id, as_of=at, predicates=["HAS_TITLE"])]
+        got[order] = {at: sorted(f.value for f in graph.facts_about(tenant, fox.id, as_of=at,
+                                                                    predicates=[predicate]))
                       for at in expected}
     assert {o: g for o, g in got.items() if g != expected} == {}
 

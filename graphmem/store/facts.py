@@ -331,9 +331,9 @@ def _said_again(tx: Tx, tenant_id: str, restated: dict[str, TimelineFact], tf: T
     (`TimelineFact.restated`) that start after `end`, the end a decision or a retraction just gave it, oldest
     first: the value was said to hold then, and a later value arriving, an end stated or a retraction before it
     does not unsay that. Each is by the restatement's episode, source, confidence and end (none when it gave
-    none), with the fact's value or object and statement. They leave `tf`'s list (`restated` records it changed, for `_record_restatements`; the new
-    fact keeps them, as its assertion and confirmations); one whose episode is gone (erased, past retention at
-    `now`) is dropped. `made`: `tf`'s `facts/create_batch` row when the batch made it (not stored yet), else the
+    none), with the fact's value or object and statement. They leave `tf`'s list (`restated` records it changed,
+    for `_record_restatements`; the new fact keeps them, as its assertion and confirmations); one whose episode is
+    gone (erased, past retention at `now`) is dropped. `made`: `tf`'s `facts/create_batch` row when the batch made it (not stored yet), else the
     fact is read (`NotFound` if it is not the tenant's)."""
     cut = [r for r in tf.restated if r[0] > end]
     if not cut:
@@ -400,11 +400,11 @@ def retract(tx: Tx, tenant_id: str, subject_id: str, predicate: str, at: datetim
     `assert_batch` (with the tenant's `ontology` and `settings`), as it would had the retraction arrived before the
     restatement; one from before `at` stays a confirmation of the closed fact. For a `symmetric` predicate (KNOWS)
     the pair's facts stored the other way round are closed too ("Dana no longer knows Frank" closes "Frank knows
-    Dana"); for their subject that is a retraction of one value, not of the whole predicate. Returns the closed fact ids; `NotFound` if none
-    was valid (field `value` or `object_id` when `object_key` was given, else `predicate`). With `keep_stronger`,
-    `Outranked` if one of them has a source ranking above `source` (an inferred end does not close what a user or
-    a system stated), decided under the subjects' locks, so a restatement committed before them counts; then
-    nothing is closed."""
+    Dana"); for their subject that is a retraction of one value, not of the whole predicate. Returns the closed
+    fact ids; `NotFound` if none was valid (field `value` or `object_id` when `object_key` was given, else
+    `predicate`). With `keep_stronger`, `Outranked` if one of them has a source ranking above `source` (an inferred
+    end does not close what a user or a system stated), decided under the subjects' locks, so a restatement
+    committed before them counts; then nothing is closed."""
     targets: list[tuple[str, str | None]] = [(subject_id, object_key)]
     if symmetric and object_key is None:
         targets += sorted({(f.subject_id, f"e:{subject_id}")
