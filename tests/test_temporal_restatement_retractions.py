@@ -96,6 +96,18 @@ def test_a_restatement_before_the_retraction_stays_a_confirmation(graph, tenant)
     ]
 
 
+def test_a_restatement_from_the_retractions_own_time_holds_from_there(graph, tenant):
+    """"VP since July" said while "VP since April" held, then "no longer VP on 1 July": VP again from July, as
+    when the retraction arrives first (the restatement is then a new fact from July)."""
+    title(graph, tenant, "VP", d(2024, 4))
+    title(graph, tenant, "VP", d(2024, 7))
+    stop(graph, tenant, d(2024, 7))
+    assert timeline(graph, tenant) == [
+        ("VP", d(2024, 4), d(2024, 7), "retracted"),
+        ("VP", d(2024, 7), None, "current"),
+    ]
+
+
 def test_an_erased_restatement_is_not_asserted_again_by_a_late_retraction(gov, graph, db, tenant):
     _, first = title(graph, tenant, "VP", d(2024, 4))
     b, _ = title(graph, tenant, "VP", d(2024, 9))

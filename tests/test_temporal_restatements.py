@@ -128,6 +128,13 @@ SCENARIOS = {
     "restatement, end stated from an earlier start": (
         "HAS_TITLE", [("VP", d(2024, 4), None), ("VP", d(2024, 9), None), ("VP", d(2024, 2), d(2024, 6))],
         {d(2024, 1): [], d(2024, 3): ["VP"], d(2024, 5): ["VP"], d(2024, 8): [], d(2024, 10): ["VP"]}),
+    # an end stated, or a value learned late, exactly where a restatement starts: the value holds again from there
+    "restatement where a later-stated end cuts": (
+        "HAS_TITLE", [("CTO", d(2024, 4), d(2024, 8)), ("CTO", d(2024, 7), None), ("CTO", d(2024, 8), None)],
+        {d(2024, 3): [], d(2024, 5): ["CTO"], d(2024, 8): ["CTO"], d(2024, 9): ["CTO"], d(2025): ["CTO"]}),
+    "restatement where a duplicate's end cuts": (
+        "HAS_TITLE", [("VP", d(2024, 1), None), ("VP", d(2024, 11), d(2025, 4)), ("VP", d(2024, 9), d(2024, 11))],
+        {d(2024, 2): ["VP"], d(2024, 10): ["VP"], d(2024, 11): ["VP"], d(2025, 3): ["VP"], d(2025, 5): []}),
     # the same for a multi-valued predicate: "golf from 2020 until 2022" ends the golf "since 2021" says
     "multi-valued, end stated from an earlier start": (
         "INTERESTED_IN", [("golf", d(2021), None), ("golf", d(2020), d(2022)), ("tennis", d(2021, 6), None)],

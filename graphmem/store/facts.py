@@ -313,7 +313,7 @@ def _restate(restated: dict[str, TimelineFact], timeline: list[TimelineFact], fa
 def _restatements(tx: Tx, tenant_id: str, restated: dict[str, TimelineFact], timeline: list[TimelineFact],
                   ends: list[tuple[str, datetime]], p, subj, now: datetime, creates: list[dict]) -> list[tuple]:
     """The batch rows that assert again, each from its own start, the restatements of the facts a decision just
-    ended (`ends`: (fact id, new valid_to)) that start after that end (`_said_again`). `creates`: the
+    ended (`ends`: (fact id, new valid_to)) that start at or after that end (`_said_again`). `creates`: the
     `facts/create_batch` rows of the batch so far (a fact it made is not stored yet)."""
     rows: list[tuple] = []
     for fid, end in ends:
@@ -328,17 +328,18 @@ def _restatements(tx: Tx, tenant_id: str, restated: dict[str, TimelineFact], tim
 def _said_again(tx: Tx, tenant_id: str, restated: dict[str, TimelineFact], tf: TimelineFact, end: datetime,
                 subject_id: str, predicate: str, now: datetime, made: dict | None = None) -> list[FactIn]:
     """The assertions of `tf`'s value (a fact of `subject_id`'s `predicate`) from each of its restatements
-    (`TimelineFact.restated`) that start after `end`, the end a decision or a retraction just gave it, oldest
+    (`TimelineFact.restated`) that start at or after `end`, the end a decision or a retraction just gave it, oldest
     first: the value was said to hold then, and a later value arriving, an end stated or a retraction before it
-    does not unsay that. Each is by the restatement's episode, source, confidence and end (none when it gave
-    none), with the fact's value or object and statement. They leave `tf`'s list (`restated` records it changed,
-    for `_record_restatements`; the new fact keeps them, as its assertion and confirmations); one whose episode is
-    gone (erased, past retention at `now`) is dropped. `made`: `tf`'s `facts/create_batch` row when the batch made it (not stored yet), else the
-    fact is read (`NotFound` if it is not the tenant's)."""
-    cut = [r for r in tf.restated if r[0] > end]
+    does not unsay that (nor one at that very time: had it arrived after the cut, it would be a new fact from
+    there). Each is by the restatement's episode, source, confidence and end (none when it gave none), with the
+    fact's value or object and statement. They leave `tf`'s list (`restated` records it changed, for
+    `_record_restatements`; the new fact keeps them, as its assertion and confirmations); one whose episode is gone
+    (erased, past retention at `now`) is dropped. `made`: `tf`'s `facts/create_batch` row when the batch made it
+    (not stored yet), else the fact is read (`NotFound` if it is not the tenant's)."""
+    cut = [r for r in tf.restated if r[0] >= end]
     if not cut:
         return []
-    tf.restated = [r for r in tf.restated if r[0] <= end]
+    tf.restated = [r for r in tf.restated if r[0] < end]
     restated[tf.id] = tf
     alive = lock_retained_episodes(tx, tenant_id, {r[1] for r in cut}, now)
     made = made or get(tx, tenant_id, tf.id).model_dump()
@@ -395,7 +396,7 @@ def retract(tx: Tx, tenant_id: str, subject_id: str, predicate: str, at: datetim
             object_key: str | None = None, source: str = "user_explicit", symmetric: bool = False,
             keep_stronger: bool = False, *, ontology: Ontology, settings: Settings) -> list[str]:
     """Close the facts of (subject, predicate[, object]) valid at `at`, with status `retracted` and the episode as
-    provenance (role `retraction`). Nothing is deleted. A closed fact's value said again from a start after `at`
+    provenance (role `retraction`). Nothing is deleted. A closed fact's value said again from `at` or later
     (its restatements, `TimelineFact.restated`) holds again from there, asserted by that episode through
     `assert_batch` (with the tenant's `ontology` and `settings`), as it would had the retraction arrived before the
     restatement; one from before `at` stays a confirmation of the closed fact. For a `symmetric` predicate (KNOWS)
