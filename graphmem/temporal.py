@@ -20,7 +20,10 @@ An assertion stored as history just before a fact of the same object that it run
 fact's start: "Acme since 2020" before an inferred "Acme since 2024") also says that fact: when it is a stronger
 belief (source or confidence) it `confirms` it and strengthens it, as a duplicate would (explicit beats inferred
 whatever the order); and an end it states before that fact's end closes that fact there, as a duplicate's does
-("VP from February until June" after "VP since April": VP February-June, as in the other order).
+("VP from February until June" after "VP since April": VP February-June, as in the other order). An end stated
+past the end of a fact of the value that the next fact of that value starts right at (history closed where it
+begins) falls in that next fact, or the one after, and ends it there (`_run_to`): one value held without a
+break ends where the end falls, however its statements were split into facts.
 A symmetric predicate's facts stored the other way round are part of the timeline (`graphmem.store.facts` passes
 them in as the subject's own), so "Frank knows Dana" is a duplicate of "Dana knows Frank".
 A recorded clear of the predicate (`clears`: a CRM field set to null, kept whether or not it found a value to close)
@@ -115,20 +118,38 @@ def _runs_into(new: Assertion, later: TimelineFact | None, valid_to: datetime | 
             and (valid_to is None or valid_to > later.valid_from))
 
 
-def _duplicate(f: TimelineFact, new: Assertion, stated_end: bool = True) -> Decision:
+def _duplicate(f: TimelineFact, new: Assertion, timeline: list[TimelineFact], stated_end: bool = True) -> Decision:
     """The same object again while `f` holds it: no new fact (provenance only). What the assertion adds is kept:
-    an end (`new.valid_to` before `f`'s end closes `f` there, unless `new` may not supersede `f`, when the outcome's
-    reason says the end was not applied; a later end, or none, for a fact that has one is not applied either, and
-    the reason says so), and a stronger belief (a higher-ranked source, or a higher confidence
+    an end (`new.valid_to` before `f`'s end closes `f` there, or past it, the fact of `f`'s run in `timeline` it
+    falls in, `_run_to`, unless `new` may not supersede that fact, when the outcome's reason says the end was not
+    applied; a later end, or none, for a run that ends before is not applied either, and the reason says so), and
+    a stronger belief (a higher-ranked source, or a higher confidence
     from a source of the same rank: `strengthen`), so that a user re-stating an inferred fact makes it theirs
     and a later inference cannot replace it (DESIGN.md, "Temporal rules")."""
     d = Decision("duplicate", fact_id=f.id, strengthen=_stronger(new, f))
-    if not stated_end or _end(d, f, new):
+    if not stated_end or _end(d, f := _run_to(f, new.valid_to, timeline), new):
         return d
     if f.valid_to is not None and (new.valid_to is None or new.valid_to > f.valid_to):
         d.reason = (f"the stored fact ends at {f.valid_to.isoformat()}; a later end or none was not applied "
                     "(an end is moved by correcting the fact)")
     return d
+
+
+def _run_to(f: TimelineFact, end: datetime | None, timeline: list[TimelineFact]) -> TimelineFact:
+    """The fact of `f`'s run whose interval the time `end` falls in, or the run's last fact when `end` is past it:
+    the run is `f` and the facts of its object in `timeline` that follow it without a gap, each starting where the
+    one before ends (history closed where the next fact of its value begins, a restatement asserted again where the
+    fact was cut): one value held without a break, which an end stated for it ends wherever it falls. `f` itself
+    when `end` is None or not past `f`'s end."""
+    seen = {f.id}
+    while end is not None and f.valid_to is not None and end > f.valid_to:
+        nxt = next((g for g in timeline if g.id not in seen and g.object_key == f.object_key
+                    and g.valid_from == f.valid_to), None)
+        if nxt is None:
+            break
+        seen.add(nxt.id)
+        f = nxt
+    return f
 
 
 def _end(d: Decision, f: TimelineFact, new: Assertion) -> bool:
@@ -178,7 +199,7 @@ def decide(timeline: list[TimelineFact], new: Assertion, single_valued: bool,
     (see the module docstring)."""
     for f in timeline:
         if f.object_key == new.object_key and f.open_at(new.valid_from):
-            return _duplicate(f, new, stated_end)
+            return _duplicate(f, new, timeline, stated_end)
     if not single_valued:
         # the same object again from an earlier start: history up to the start of the stored fact, which stays
         # (two open facts of one triple would list it twice)
@@ -190,7 +211,7 @@ def decide(timeline: list[TimelineFact], new: Assertion, single_valued: bool,
             if (cut := _cleared(clears, new.valid_from, d.valid_to)) is not None:
                 d.valid_to, d.retracted, d.strengthen = cut, True, None   # a gap: it does not run into same[0]
             elif stated_end:   # an end it states for the value ends same[0], as it would as a duplicate
-                _end(d, same[0], new)
+                _end(d, _run_to(same[0], new.valid_to, timeline), new)
             d.confirms = same[0].id if d.strengthen else None
             return d
         cut = _cleared(clears, new.valid_from, new.valid_to)
@@ -241,5 +262,5 @@ def decide(timeline: list[TimelineFact], new: Assertion, single_valued: bool,
             if stronger := _stronger(new, later):
                 d.confirms, d.strengthen = later.id, stronger
             if stated_end:   # an end it states for the value ends `later`, as it would as a duplicate
-                _end(d, later, new)
+                _end(d, _run_to(later, new.valid_to, timeline), new)
     return d

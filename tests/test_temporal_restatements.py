@@ -135,6 +135,14 @@ SCENARIOS = {
     "restatement where a duplicate's end cuts": (
         "HAS_TITLE", [("VP", d(2024, 1), None), ("VP", d(2024, 11), d(2025, 4)), ("VP", d(2024, 9), d(2024, 11))],
         {d(2024, 2): ["VP"], d(2024, 10): ["VP"], d(2024, 11): ["VP"], d(2025, 3): ["VP"], d(2025, 5): []}),
+    # an end stated past the end of a fact of the value that runs into a later one (closed where it begins):
+    # the end falls in that later fact, which it ends, as it does when the facts were stored the other way
+    "an end past a run of facts of the value, said again": (
+        "HAS_TITLE", [("VP", d(2024, 4), d(2024, 10)), ("VP", d(2024, 8), None), ("VP", d(2024, 2), None)],
+        {d(2024, 1): [], d(2024, 3): ["VP"], d(2024, 9): ["VP"], d(2024, 11): [], d(2025): []}),
+    "an end past a run of facts of the value, from an earlier start": (
+        "HAS_TITLE", [("VP", d(2024, 2), d(2024, 8)), ("VP", d(2024, 3), None), ("VP", d(2024, 4), None)],
+        {d(2024, 1): [], d(2024, 3): ["VP"], d(2024, 5): ["VP"], d(2024, 9): [], d(2025): []}),
     # the same for a multi-valued predicate: "golf from 2020 until 2022" ends the golf "since 2021" says
     "multi-valued, end stated from an earlier start": (
         "INTERESTED_IN", [("golf", d(2021), None), ("golf", d(2020), d(2022)), ("tennis", d(2021, 6), None)],
