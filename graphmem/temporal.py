@@ -19,11 +19,13 @@ from an earlier start than its stored fact is history, closed where the stored o
 An assertion stored as history just before a fact of the same object that it runs into (no end, or one past that
 fact's start: "Acme since 2020" before an inferred "Acme since 2024") also says that fact: when it is a stronger
 belief (source or confidence) it `confirms` it and strengthens it, as a duplicate would (explicit beats inferred
-whatever the order); and an end it states before that fact's end closes that fact there, as a duplicate's does
-("VP from February until June" after "VP since April": VP February-June, as in the other order). An end stated
-past the end of a fact of the value that the next fact of that value starts right at (history closed where it
-begins) falls in that next fact, or the one after, and ends it there (`_run_to`): one value held without a
-break ends where the end falls, however its statements were split into facts.
+whatever the order).
+An end stated for a value ends it wherever it falls, however the value's statements were split into facts: an
+assertion with an end closes there the facts of its value that start inside its interval and run past it, as a
+duplicate's end closes the fact it says again ("VP from February until June" after "VP since April": VP
+February-June, as in the other order; `_ended_within`), and a new fact of a value that starts inside the
+interval a stored fact of it was stated to hold, after that fact was cut, ends where that one was stated to
+(`TimelineFact.stated_to`, `_said_to_end`).
 A symmetric predicate's facts stored the other way round are part of the timeline (`graphmem.store.facts` passes
 them in as the subject's own), so "Frank knows Dana" is a duplicate of "Dana knows Frank".
 A recorded clear of the predicate (`clears`: a CRM field set to null, kept whether or not it found a value to close)
@@ -62,6 +64,11 @@ class TimelineFact:
     episode_id, source, confidence, valid_to: the end it stated, else None), oldest first. When the fact is cut
     before one of them (a value arriving late, an end stated later, a retraction) that value holds again from
     there, up to that end (`graphmem.store.facts`)."""
+
+    stated_to: datetime | None = None
+    """The end the statements of this fact gave it (its own, or a duplicate's: `stated_valid_to`), else None. The
+    value was said to end there: a fact of it that starts inside [valid_from, stated_to) after this one was cut
+    ends there too (`decide`)."""
 
     def open_at(self, t: datetime) -> bool:
         return self.valid_from <= t and (self.valid_to is None or t < self.valid_to)
@@ -120,14 +127,16 @@ def _runs_into(new: Assertion, later: TimelineFact | None, valid_to: datetime | 
 
 def _duplicate(f: TimelineFact, new: Assertion, timeline: list[TimelineFact], stated_end: bool = True) -> Decision:
     """The same object again while `f` holds it: no new fact (provenance only). What the assertion adds is kept:
-    an end (`new.valid_to` before `f`'s end closes `f` there, or past it, the fact of `f`'s run in `timeline` it
-    falls in, `_run_to`, unless `new` may not supersede that fact, when the outcome's reason says the end was not
-    applied; a later end, or none, for a run that ends before is not applied either, and the reason says so), and
-    a stronger belief (a higher-ranked source, or a higher confidence
-    from a source of the same rank: `strengthen`), so that a user re-stating an inferred fact makes it theirs
-    and a later inference cannot replace it (DESIGN.md, "Temporal rules")."""
+    an end (`new.valid_to` before `f`'s end closes `f` there, and so it does the later facts of the value in
+    `timeline` that start before it and run past it, `_ended_within`, unless `new` may not supersede the fact, when
+    the outcome's reason says the end was not applied; a later end, or none, for a fact that has one is not applied
+    either when it ends none of them, and the reason says so), and a stronger belief (a higher-ranked source, or a
+    higher confidence from a source of the same rank: `strengthen`), so that a user re-stating an inferred fact
+    makes it theirs and a later inference cannot replace it (DESIGN.md, "Temporal rules")."""
     d = Decision("duplicate", fact_id=f.id, strengthen=_stronger(new, f))
-    if not stated_end or _end(d, f := _run_to(f, new.valid_to, timeline), new):
+    if not stated_end:
+        return d
+    if any([_end(d, g, new) for g in [f, *_ended_within(timeline, new, f.id)]]):
         return d
     if f.valid_to is not None and (new.valid_to is None or new.valid_to > f.valid_to):
         d.reason = (f"the stored fact ends at {f.valid_to.isoformat()}; a later end or none was not applied "
@@ -135,21 +144,26 @@ def _duplicate(f: TimelineFact, new: Assertion, timeline: list[TimelineFact], st
     return d
 
 
-def _run_to(f: TimelineFact, end: datetime | None, timeline: list[TimelineFact]) -> TimelineFact:
-    """The fact of `f`'s run whose interval the time `end` falls in, or the run's last fact when `end` is past it:
-    the run is `f` and the facts of its object in `timeline` that follow it without a gap, each starting where the
-    one before ends (history closed where the next fact of its value begins, a restatement asserted again where the
-    fact was cut): one value held without a break, which an end stated for it ends wherever it falls. `f` itself
-    when `end` is None or not past `f`'s end."""
-    seen = {f.id}
-    while end is not None and f.valid_to is not None and end > f.valid_to:
-        nxt = next((g for g in timeline if g.id not in seen and g.object_key == f.object_key
-                    and g.valid_from == f.valid_to), None)
-        if nxt is None:
-            break
-        seen.add(nxt.id)
-        f = nxt
-    return f
+def _ended_within(timeline: list[TimelineFact], new: Assertion, skip: str | None = None) -> list[TimelineFact]:
+    """The facts of `new`'s object in `timeline` (but `skip`) that start inside the interval `new` states, after
+    `new.valid_from` and before its end, and run past that end: `new` says the value ends there, however its
+    statements were split into facts (history closed where the next fact of the value begins, a restatement
+    asserted again where the fact was cut, a value from elsewhere in between). None without an end."""
+    if new.valid_to is None:
+        return []
+    return [f for f in timeline if f.id != skip and f.object_key == new.object_key
+            and new.valid_from < f.valid_from < new.valid_to and (f.valid_to is None or f.valid_to > new.valid_to)]
+
+
+def _said_to_end(timeline: list[TimelineFact], new: Assertion) -> datetime | None:
+    """The earliest end a statement of `new`'s value gave past `new.valid_from` when it started before it: a
+    stored fact's (`TimelineFact.stated_to`) or one of its restatements' (`TimelineFact.restated`), the fact
+    having been cut before `new.valid_from` (or `new` would be its duplicate). The value was said to end there, so
+    `new` ends there too, as it would had it arrived first (that statement's end would then have ended it). None
+    if there is none."""
+    said = [(f.valid_from, f.stated_to) for f in timeline if f.object_key == new.object_key]
+    said += [(r[0], r[4]) for f in timeline if f.object_key == new.object_key for r in f.restated]
+    return min((end for start, end in said if end is not None and start < new.valid_from < end), default=None)
 
 
 def _end(d: Decision, f: TimelineFact, new: Assertion) -> bool:
@@ -205,18 +219,22 @@ def decide(timeline: list[TimelineFact], new: Assertion, single_valued: bool,
         # (two open facts of one triple would list it twice)
         same = sorted((f for f in timeline if f.object_key == new.object_key and f.valid_from > new.valid_from),
                       key=lambda f: f.valid_from)
-        if same and _runs_into(new, same[0], new.valid_to):
+        said = _said_to_end(timeline, new)
+        valid_to = new.valid_to if said is None or (new.valid_to is not None and new.valid_to <= said) else said
+        if same and _runs_into(new, same[0], valid_to):
             d = Decision("history", fact_id=new.id, valid_to=same[0].valid_from, supersedes=[(same[0].id, new.id)],
                          strengthen=_stronger(new, same[0]))
             if (cut := _cleared(clears, new.valid_from, d.valid_to)) is not None:
                 d.valid_to, d.retracted, d.strengthen = cut, True, None   # a gap: it does not run into same[0]
-            elif stated_end:   # an end it states for the value ends same[0], as it would as a duplicate
-                _end(d, _run_to(same[0], new.valid_to, timeline), new)
             d.confirms = same[0].id if d.strengthen else None
-            return d
-        cut = _cleared(clears, new.valid_from, new.valid_to)
-        return Decision("created", fact_id=new.id, valid_to=new.valid_to if cut is None else cut,
-                        retracted=cut is not None)
+        else:
+            cut = _cleared(clears, new.valid_from, valid_to)
+            d = Decision("created", fact_id=new.id, valid_to=valid_to if cut is None else cut,
+                         retracted=cut is not None)
+        if stated_end:   # an end it states for the value ends the facts of it inside, as it would as a duplicate
+            for g in _ended_within(timeline, new):
+                _end(d, g, new)
+        return d
 
     ordered = sorted(timeline, key=lambda f: f.valid_from)
     # the fact whose interval holds the new start (a fact closed at its own start, [t, t), holds none: with
@@ -230,6 +248,9 @@ def decide(timeline: list[TimelineFact], new: Assertion, single_valued: bool,
             return Decision("rejected", reason=reason)
 
     valid_to = new.valid_to
+    # the value was said to end where a statement of it that the new start falls inside ended
+    if (said := _said_to_end(timeline, new)) is not None and (valid_to is None or valid_to > said):
+        valid_to = said
     if later is not None and (valid_to is None or valid_to > later.valid_from):
         valid_to = later.valid_from
     # A late value inside a retracted interval ends where the retraction said there was no value any more; a
@@ -258,9 +279,9 @@ def decide(timeline: list[TimelineFact], new: Assertion, single_valued: bool,
             d.unlinks.append((later.id, prev.id))
     if later is not None:
         d.supersedes.append((later.id, new.id))
-        if not retracted and _runs_into(new, later, new.valid_to):
-            if stronger := _stronger(new, later):
-                d.confirms, d.strengthen = later.id, stronger
-            if stated_end:   # an end it states for the value ends `later`, as it would as a duplicate
-                _end(d, _run_to(later, new.valid_to, timeline), new)
+        if not retracted and _runs_into(new, later, new.valid_to) and (stronger := _stronger(new, later)):
+            d.confirms, d.strengthen = later.id, stronger
+    if stated_end:   # an end it states for the value ends the facts of it inside, as it would as a duplicate
+        for g in _ended_within(timeline, new):
+            _end(d, g, new)
     return d

@@ -143,6 +143,16 @@ SCENARIOS = {
     "an end past a run of facts of the value, from an earlier start": (
         "HAS_TITLE", [("VP", d(2024, 2), d(2024, 8)), ("VP", d(2024, 3), None), ("VP", d(2024, 4), None)],
         {d(2024, 1): [], d(2024, 3): ["VP"], d(2024, 5): ["VP"], d(2024, 9): [], d(2025): []}),
+    # ... also when a value from elsewhere comes in between: the end of "CTO from August until February" ends the
+    # CTO "since October" after VP from September
+    "an end past a value in between": (
+        "HAS_TITLE", [("VP", d(2024, 9), None), ("CTO", d(2024, 10), None), ("CTO", d(2024, 8), d(2025, 2))],
+        {d(2024, 8, 15): ["CTO"], d(2024, 9, 15): ["VP"], d(2024, 10, 15): ["CTO"], d(2025, 1, 15): ["CTO"],
+         d(2025, 3): []}),
+    # a value said from inside the interval a statement of it gave, after that fact was cut, ends where it said
+    "a start inside the interval of a cut statement": (
+        "HAS_TITLE", [("VP", d(2024, 9), d(2025, 1)), ("VP", d(2024, 4), d(2024, 10)), ("VP", d(2024, 10), None)],
+        {d(2024, 3): [], d(2024, 5): ["VP"], d(2024, 11): ["VP"], d(2025, 2): [], d(2026): []}),
     # the same for a multi-valued predicate: "golf from 2020 until 2022" ends the golf "since 2021" says
     "multi-valued, end stated from an earlier start": (
         "INTERESTED_IN", [("golf", d(2021), None), ("golf", d(2020), d(2022)), ("tennis", d(2021, 6), None)],

@@ -4,7 +4,8 @@
 // lock be taken before any timeline is read. One record, facts = [{subject_id, predicate, id, object_key,
 // valid_from_us, valid_to_us, confidence, source, status, value_retraction, retraction_to_us, supersedes}]: times as
 // integer microseconds since the epoch; restated = [from_us, episode_id, source, confidence, to_us] lists of the
-// later starts its value was said again from and the end each gave, or null (facts/set_restatements); retraction_to_us is the end a retraction of the whole predicate gave a fact
+// later starts its value was said again from and the end each gave, or null (facts/set_restatements);
+// stated_to_us the end the fact's statements gave it (stated_valid_to, facts/create_batch, facts/close_batch); retraction_to_us is the end a retraction of the whole predicate gave a fact
 // that was closed earlier since (facts/close_batch keeps it as retraction_valid_to), else null
 // (UTC) and one list instead of a record per fact, both far cheaper for the driver to decode. clears =
 // [{subject_id, predicate, at_us}]: the recorded clears of each pair (facts/record_clear, side 'subject').
@@ -23,6 +24,7 @@ WITH collect({subject_id: p.subject_id, predicate: p.predicate, id: f.id, object
                 valid_to_us: f.valid_to.epochSeconds * 1000000 + f.valid_to.microsecond,
                 confidence: f.confidence, source: f.source, status: f.status,
                 value_retraction: coalesce(f.value_retraction, false),
+                stated_to_us: f.stated_valid_to.epochSeconds * 1000000 + f.stated_valid_to.microsecond,
                 retraction_to_us: CASE WHEN NOT coalesce(f.retraction_value, false)
                                        THEN f.retraction_valid_to.epochSeconds * 1000000
                                             + f.retraction_valid_to.microsecond END,

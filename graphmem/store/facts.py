@@ -51,7 +51,7 @@ def iso(dt: datetime | None) -> str | None:
 def _timeline_fact(t: dict) -> TimelineFact:
     return TimelineFact(t["id"], t["object_key"], from_us(t["valid_from_us"]), from_us(t["valid_to_us"]),
                         t["confidence"], t["source"], t["status"], t["value_retraction"],
-                        from_us(t.get("retraction_to_us")), _restated_of(t))
+                        from_us(t.get("retraction_to_us")), _restated_of(t), from_us(t.get("stated_to_us")))
 
 
 def _restated_of(t: dict) -> list[tuple[datetime, str, str, float, datetime | None]]:
@@ -247,7 +247,8 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
         _close(closes, timeline + reverse, d.closes)
         queue.extendleft(reversed(_restatements(tx, tenant_id, restated, timeline, d.closes, p, subj, now,
                                                 creates)))
-        timeline.append(TimelineFact(new.id, okey, valid_from, d.valid_to, f.confidence, f.source, status))
+        timeline.append(TimelineFact(new.id, okey, valid_from, d.valid_to, f.confidence, f.source, status,
+                                     stated_to=f.valid_to if stated_ends else None))
         for pair in d.unlinks:   # a link made earlier in this batch is simply not made; a stored one is removed
             if new_links.pop(pair, False) is None:
                 continue
@@ -368,6 +369,7 @@ def _close(closes: dict[str, dict], timeline: list[TimelineFact], ends: list[tup
         for tf in timeline:
             if tf.id == fid:
                 tf.valid_to, tf.status = vt, "closed"
+                tf.stated_to = vt if stated else tf.stated_to
 
 
 def about_all(tx: Tx, tenant_id: str, entity_id: str, at: datetime, predicate: str) -> list[Fact]:
