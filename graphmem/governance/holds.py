@@ -1,5 +1,7 @@
 """Legal holds on a user, a session or an episode. A hold blocks erasure (the forget call is refused) and
 expiry (held episodes, and facts they support, get no `retain_until` and are never swept) until it is released.
+What had already passed its `retain_until` when the hold came keeps that stamp: never swept while held, and hidden
+from every read as it was before the hold (a hold keeps from deletion, it does not make readable).
 Holds are `LegalHold` nodes; episodes also carry a `legal_hold` flag kept in sync for cheap checks."""
 from __future__ import annotations
 

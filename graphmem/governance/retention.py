@@ -5,7 +5,9 @@ Effective TTL of a fact (days after it was last asserted, `last_confirmed_at`):
 the predicate's own `ttl_days`, else the tenant's override for its fact class, else the ontology's class default
 (graphmem/data/ontology_crm.json `fact_classes`). An episode's `retain_until` is `ingested_at` + the tenant's
 `episode_retention_days`; a session's is `last_active_at` + the tenant's `session_ttl_days` (the writes that move
-`last_active_at` stamp it too). Anything a legal hold covers gets `retain_until = null` (a hold blocks expiry).
+`last_active_at` stamp it too). Anything a legal hold covers gets `retain_until = null` (a hold blocks expiry),
+except what was already past its `retain_until` when the hold came: it keeps that stamp, so a hold keeps it from the
+sweep (which skips held data) but no read shows it again.
 """
 from __future__ import annotations
 
@@ -96,7 +98,8 @@ class Retention:
 
     def sync_holds(self, tenant_id: str, *, stamp_sessions: bool = True) -> int:
         """Set episodes' `legal_hold` flags from the tenant's holds; when any flag changed, recompute retention
-        (held data gets no `retain_until`; released data gets it back); else restamp the sessions alone (a hold on
+        (held data gets no `retain_until`, unless its stamp had already passed: it keeps it and stays hidden;
+        released data gets it back); else restamp the sessions alone (a hold on
         a session or a user with no episodes changes no episode flag), unless `stamp_sessions` is false (the
         sweeper's `stamp` pass, which follows, restamps them). Returns how many episode flags changed."""
         require_tenant(tenant_id)
@@ -111,14 +114,15 @@ class Retention:
         ontology = self.graph.ontology(tenant_id)
         ttls = [{"predicate": p.name, "days": self.fact_ttl_days(ontology, view, p.name)} for p in ontology.predicates.values()]
         return self.db.execute("governance/stamp_fact_retention", tenant_id=tenant_id, ttls=ttls,
-                               only_stale=only_stale)[0]["stamped"]
+                               only_stale=only_stale, now=utcnow())[0]["stamped"]
 
     def _stamp_sessions(self, tenant_id: str, days: Days) -> int:
-        return self.db.execute("governance/stamp_session_retention", tenant_id=tenant_id, days=days)[0]["stamped"]
+        return self.db.execute("governance/stamp_session_retention", tenant_id=tenant_id, days=days,
+                               now=utcnow())[0]["stamped"]
 
     def _stamp_episodes(self, tenant_id: str, days: Days, *, only_missing: bool) -> int:
         return self.db.execute("governance/stamp_episode_retention", tenant_id=tenant_id, days=days,
-                               only_missing=only_missing)[0]["stamped"]
+                               only_missing=only_missing, now=utcnow())[0]["stamped"]
 
     # ---- TTL rules --------------------------------------------------------------------------
     @staticmethod
