@@ -464,8 +464,9 @@ class EntityRef(Input):
     domain: str | None = Field(default=None, description=(
         "A host name, stored in one form (`domain_name`): lower-cased, without 'www.', an internationalised one in "
         "Unicode as an email's domain, so 'xn--bcher-kva.example' is 'bücher.example'."))
-    external_ids: list[VisibleText] = Field(default_factory=list,
-                                            description="'system:id' strings, e.g. 'hubspot:123'.")
+    external_ids: list[VisibleText] = Field(default_factory=list, description=(
+        "'system:id' strings, e.g. 'hubspot:123', kept without the whitespace and invisible characters at their "
+        "ends."))
     summary: str | None = Field(default=None, pattern=VISIBLE)
 
     @field_validator("kind")
@@ -483,9 +484,11 @@ class EntityRef(Input):
     @field_validator("external_ids")
     @classmethod
     def _external_ids(cls, v: list[str]) -> list[str]:
-        """Trimmed ("crm:contact:c1 " is crm:contact:c1), repeats dropped. A blank one (whitespace or invisible
-        characters alone, a key every entity sent with it merged into) is refused before, by `VisibleText`."""
-        return list(dict.fromkeys(k.strip() for k in v))
+        """Trimmed of what `blank` finds blank at either end (`trim_blank`: "crm:contact:c1 " and
+        "crm:contact:c1\u200b" are crm:contact:c1; one inside, "crm:\u200bc1", stays), repeats dropped. A blank one
+        (whitespace or invisible characters alone, a key every entity sent with it merged into) is refused before,
+        by `VisibleText`."""
+        return list(dict.fromkeys(trim_blank(k) for k in v))
 
     @field_validator("email")
     @classmethod

@@ -66,7 +66,10 @@ Version 21 writes an internationalised email in one form (graphmem.models.email_
 "jos\u00e9@example.com"), where the punycode and the Unicode form, or the decomposed and the composed one, named two
 entities, and an entity's domain in the same form (graphmem.models.domain_name: "xn--bcher-kva.example" is
 "bücher.example", once refused): the entities whose email or domain has a character outside ASCII or an "xn--" label
-(`IDN`) get them again (`renormalise_identifiers`).
+(`IDN`) get them again (`renormalise_identifiers`). It also trims external ids of the characters
+graphmem.models.blank finds blank at either end (graphmem.models.trim_blank: "crm:1\u200b" is "crm:1"), where only
+whitespace was trimmed and the two named two entities: the ExternalId nodes whose key begins or ends with one
+(`BLANK_ENDS`) get the trimmed key (`retrim_external_ids`).
 """
 from __future__ import annotations
 
@@ -77,7 +80,8 @@ from collections.abc import Callable, Iterable, Iterator
 
 import cypher
 from graphmem.errors import SchemaMismatch
-from graphmem.models import FILLERS, MARKS, SELECTORS, domain_name, email_address, name_key, turkish_i, value_key
+from graphmem.models import (FILLERS, MARKS, SELECTORS, blank, domain_name, email_address, name_key, trim_blank,
+                             turkish_i, value_key)
 from graphmem.store.db import Database, tenant_token
 from graphmem.store.entities import alias_key
 from graphmem.store.fulltext import INVISIBLE_FORMAT, search_terms
@@ -132,6 +136,29 @@ IDN = "(?s).*(?:[^\\x00-\\x7F]|xn--).*"
 (in an email's local part or domain) or a punycode "xn--" label: the emails and domains
 `graphmem.models.email_address` and `domain_name` may write otherwise than a graph before schema 21 holds (an ASCII
 local part and an ASCII domain without "xn--" are kept as they are)."""
+
+
+def _blank_ends() -> str:
+    """`BLANK_ENDS`, built from `blank` so the two cannot drift: a character class of the BMP's characters `blank`
+    finds blank (listed as ranges), and of every control and format character (Cc, Cf: those outside the BMP, as
+    `blank` reads them, and a few visible format characters of the BMP such as U+0600, which `trim_blank` then keeps)
+    and the variation selectors supplement."""
+    ranges, start = [], None
+    for cp in range(0x10001):
+        is_blank = cp < 0x10000 and not 0xD800 <= cp <= 0xDFFF and blank(chr(cp))
+        if is_blank and start is None:
+            start = cp
+        elif not is_blank and start is not None:
+            ranges.append(f"\\x{{{start:04X}}}" + (f"-\\x{{{cp - 1:04X}}}" if cp - 1 > start else ""))
+            start = None
+    cls = "[" + "".join(ranges) + "\\p{Cc}\\p{Cf}\\x{E0100}-\\x{E01EF}]"
+    return f"(?s)(?:{cls}.*|.*{cls})"
+
+
+BLANK_ENDS = _blank_ends()
+"""A Java regular expression (Cypher's =~) matching text that begins or ends with a character `graphmem.models.blank`
+finds blank (whitespace, controls, invisible format characters, variation selectors, blank fillers; outside the BMP
+too): the external ids `graphmem.models.trim_blank` trims now, where only whitespace was trimmed before schema 21."""
 
 
 def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict:
@@ -227,6 +254,7 @@ def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict
         migrated = True
     if recorded and (recorded["version"] or 1) < 21:  # one form of an internationalised email or domain
         renormalise_identifiers(db)
+        retrim_external_ids(db)
         migrated = True
     db.execute("meta/set_schema", version=SCHEMA_VERSION, embedding_dimension=dimension)
     return {"version": SCHEMA_VERSION, "embedding_dimension": dimension, "migrated": migrated}
@@ -386,6 +414,38 @@ def renormalise_identifiers(db: Database, batch: int = BACKFILL_BATCH) -> int:
                         "another entity holds it in its one form (one entity stored twice? their ids still name "
                         "each): %s", tenant, len(taken),
                         ", ".join(f"{t['id']} ({t['value']}, held by {t['owner']})" for t in taken[:20]))
+    return done
+
+
+def retrim_external_ids(db: Database, batch: int = BACKFILL_BATCH) -> int:
+    """Store each external id whose key begins or ends with a character `blank` finds blank (`BLANK_ENDS`) under the
+    key `trim_blank` makes now (schema 20 -> 21): "crm:1\u200b" and "crm:1" were two keys, and named two entities.
+    Each tenant's such ids read in one pass (`meta/blank_ended_ids`, `Database.stream`), written `batch` per
+    transaction (`meta/set_external_keys`); safe to re-run. An entity holding both forms keeps one ExternalId, which
+    the episodes that declared either declare; when another entity holds the trimmed key (one entity stored twice,
+    once per form), the id stays as written, its entity is not merged, and a warning names both ids. A key of blank
+    characters alone (stored before they were refused) has no trimmed form and stays. Returns the number of keys
+    written."""
+    done = 0
+    for row in db.rows("meta/blank_ended_id_tenants", pattern=BLANK_ENDS):
+        tenant, taken = row["tenant_id"], []
+        for ids in _batches(db.stream("meta/blank_ended_ids", tenant_id=tenant, pattern=BLANK_ENDS), batch):
+            rows = [{"key": x["key"], "new_key": new} for x in ids
+                    if (new := trim_blank(x["key"])) not in ("", x["key"])]
+            while rows:   # one row per new key in a write; two forms of one key ("\u200bk", "k\u200b"): the next
+                seen: set[str] = set()
+                now, later = [], []
+                for r in rows:
+                    (later if r["new_key"] in seen else now).append(r)
+                    seen.add(r["new_key"])
+                out = db.execute("meta/set_external_keys", tenant_id=tenant, rows=now)[0]
+                done += out["updated"]
+                taken += out["taken"]
+                rows = later
+        if taken:
+            log.warning("schema migration: in tenant %r, %d external ids stay as written because another entity holds "
+                        "them trimmed (one entity stored twice? their ids still name each): %s", tenant, len(taken),
+                        ", ".join(f"{t['id']} ({t['value']!r}, held by {t['owner']})" for t in taken[:20]))
     return done
 
 
