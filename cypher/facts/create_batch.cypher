@@ -7,7 +7,10 @@
 // shows near the entity in search nor keeps a forgotten fact's entity alive).
 // $rows: [{id, subject_id, object_id (or null), episode_id, predicate, value, object_key, statement,
 // search_terms (graphmem.store.fulltext), valid_from,
-// valid_to, stated_valid_to (the end the assertion itself gave, kept for erasure repair: graphmem.governance.erasure),
+// valid_to, stated_valid_to (the end the assertion itself gave, kept for erasure repair: graphmem.governance.erasure;
+// then also recorded as ended_by [episode_id] / ended_to [stated_valid_to], the episodes that stated an end of the
+// fact and those ends, index by index, facts/close_batch appending to them: erasing one of those episodes undoes
+// its end, graphmem.governance.erasure.unsay_ends),
 // retain_until (ISO 8601 strings or null; stored as DATETIME), confidence, source, fact_class, status}].
 // Returns how many facts were created (`created`) and linked to their object entity (`with_object`): a subject or
 // object deleted since it was resolved (a concurrent forget) matches nothing and the counts fall short; the caller
@@ -24,6 +27,8 @@ CREATE (f:Fact {id: r.id, tenant_id: $tenant_id, tenant_token: $tenant_token, pr
                 value: r.value, object_key: r.object_key, statement: r.statement, search_terms: r.search_terms,
                 valid_from: datetime(r.valid_from), valid_to: datetime(r.valid_to),
                 stated_valid_to: datetime(r.stated_valid_to),
+                ended_by: CASE WHEN r.stated_valid_to IS NULL THEN [] ELSE [r.episode_id] END,
+                ended_to: CASE WHEN r.stated_valid_to IS NULL THEN [] ELSE [datetime(r.stated_valid_to)] END,
                 recorded_at: $now, closed_at: CASE WHEN r.valid_to IS NULL THEN null ELSE $now END,
                 last_confirmed_at: $now, confidence: r.confidence, source: r.source, fact_class: r.fact_class,
                 status: r.status,

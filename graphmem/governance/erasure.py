@@ -76,8 +76,9 @@ def plan_repairs(deleted: set[str], around: list[dict]) -> tuple[dict[str, End],
     A surviving older fact O that a deleted fact D closed (O.status 'closed', O.valid_to == D.valid_from) and
     that nothing surviving supersedes inherits the end of the erased run: walking up from D through deleted
     superseders to the last one T, O.valid_to := T.valid_to (None re-opens O as current) and the first surviving
-    fact N that superseded T now supersedes O. An end T's own assertion stated (`stated_valid_to`, no surviving
-    superseder, no retraction) says nothing of O, which then has no inherited end. O never ends later than its
+    fact N that superseded T now supersedes O. An end T's own assertion stated (`stated_valid_to`, no
+    retraction) says nothing of O, which then has no inherited end (a surviving N that starts after that end is
+    `next`, below, and bounds O). O never ends later than its
     own assertion stated, nor than a retraction that had ended it before D closed it again (`prior_status`
     'retracted': that end and status come back), nor later than the start of `next`, the first surviving fact of
     its timeline after it, which then supersedes it (a run that ended where it said, followed by a later value,
@@ -109,8 +110,8 @@ def plan_repairs(deleted: set[str], around: list[dict]) -> tuple[dict[str, End],
             end = _native(top["valid_to"])
             retracted = end is not None and top["status"] == "retracted"
             inherited = End(end, "retracted", bool(top.get("value_retraction"))) if retracted else End(end)
-            if not newer and not retracted and end is not None and _native(top.get("stated_valid_to")) == end:
-                inherited = End(None)      # the erased run ended where it said it would
+            if not retracted and end is not None and _native(top.get("stated_valid_to")) == end:
+                inherited = End(None)      # the erased run ended where it said it would (`next` bounds O)
             nxt = o.get("next")
             following = [End(_native(nxt["valid_from"]))] if nxt else []
             end = min([inherited, *_own_ends(o), *following], key=_later_is_none)
@@ -136,6 +137,47 @@ def _own_ends(o: dict) -> list[End]:
     elif o.get("prior_status") == "retracted" and o.get("prior_valid_to") is not None:
         out.append(End(_native(o["prior_valid_to"]), "retracted"))
     return out
+
+
+def unsay_ends(rows: list[dict], episodes: set[str], reopen: bool) -> tuple[dict[str, End], list[dict]]:
+    """The stated ends that go with erased (or expired) `episodes`: `rows` of governance/stated_ends, one per fact
+    that stays and whose end one of them stated (`ended_by` / `ended_to`, facts/create_batch, facts/close_batch).
+
+    Each fact loses those episodes' entries. With `reopen` (erasure: the timeline as it would have been without
+    them), a closed fact whose end (`valid_to`) only erased episodes stated ends instead where what remains says:
+    the earliest end a kept episode stated after its start, else the start of the next fact of its timeline
+    (`next_from`), else nowhere (current again); never past the end a retraction gave it (`retraction_valid_to`).
+    A retracted fact keeps its end (a retraction is not a stated end), and so does a fact closed by a later value.
+    Its `stated_valid_to`, when it was an erased end, becomes the earliest kept one (or none). Expiry (`reopen`
+    False) changes no end: the facts the expired episodes gave live on as they were, with the ends they carry.
+
+    Returns ({fact id: its new `End`} for governance/repair_facts, governance/set_stated_ends rows:
+    [{id, ended_by, ended_to (ISO 8601), stated_valid_to (ISO 8601 or None)}])."""
+    ends: dict[str, End] = {}
+    lists = []
+    for r in rows:
+        said = list(zip(r["ended_by"] or [], [_native(t) for t in r["ended_to"] or []]))
+        kept = [(b, t) for b, t in said if b not in episodes]
+        kept_ends = {t for _, t in kept}
+        erased = {t for b, t in said if b in episodes} - kept_ends
+        stated = _native(r["stated_valid_to"])
+        if reopen and stated in erased:
+            stated = min(kept_ends, default=None)
+        lists.append({"id": r["id"], "ended_by": [b for b, _ in kept], "ended_to": [t.isoformat() for _, t in kept],
+                      "stated_valid_to": stated.isoformat() if stated else None})
+        valid_to = _native(r["valid_to"])
+        if not reopen or r["status"] != "closed" or valid_to not in erased:
+            continue
+        start = _native(r["valid_from"])
+        options = [End(t) for t in kept_ends if t > start]
+        if r.get("next_from") is not None:
+            options.append(End(_native(r["next_from"])))
+        if r.get("retraction_valid_to") is not None:
+            options.append(End(_native(r["retraction_valid_to"]), "retracted", bool(r.get("retraction_value"))))
+        end = min(options, key=_later_is_none, default=End(None))
+        if end.valid_to != valid_to:
+            ends[r["id"]] = end
+    return ends, lists
 
 
 def _rebelieve(tx: Tx, t: dict, ids: list[str]) -> None:
@@ -294,15 +336,18 @@ class Eraser:
             _undismiss(tx, t, surviving_sessions, episodes, delete_ids)
         if delete_ids:
             counts["facts"] = tx.one("governance/delete_facts", **t, ids=delete_ids)["deleted"]
-        if ends:
-            tx.run("governance/repair_facts", **t, now=now, rows=[
-                {"id": k, "valid_to": e.valid_to.isoformat() if e.valid_to else None, "status": e.status,
-                 "value_retraction": e.value_retraction} for k, e in ends.items()])
-            counts["facts_reopened"] = sum(1 for e in ends.values() if e.valid_to is None)
-            counts["facts_extended"] = sum(1 for e in ends.values() if e.valid_to is not None)
+        _repair(tx, t, now, ends, counts)
         if links:
             tx.run("facts/link_supersedes", **t, now=now, rows=[{"newer": n, "older": o} for n, o in sorted(links)])
             counts["links_repaired"] = len(links)
+        if episodes:   # the ends these episodes stated of the facts that stay go with them (`unsay_ends`)
+            single = [p.name for p in self.graph.ontology(tenant_id).predicates.values() if p.single_valued]
+            said = tx.rows("governance/stated_ends", **t, episode_ids=episodes, deleted=delete_ids,
+                           single_valued=single)
+            unsaid, lists = unsay_ends(said, set(episodes), reopen=mode == "erase")
+            if lists:
+                tx.run("governance/set_stated_ends", **t, rows=lists)
+            _repair(tx, t, now, unsaid, counts)
         declared = []   # what only the erased episodes declared: read while their DECLARED edges exist
         if mode == "erase" and episodes:
             declared = tx.rows("governance/declared_only_by", **t, episode_ids=episodes)
@@ -327,6 +372,18 @@ class Eraser:
             for k in ("aliases", "external_ids", "entities_renamed"):
                 counts[k] += stripped[k]
         return Counter({k: v for k, v in counts.items() if v})
+
+
+def _repair(tx: Tx, t: dict, now: datetime, ends: dict[str, End], counts: Counter) -> None:
+    """Give each fact of `ends` (fact id -> its new `End`) that end (governance/repair_facts), adding to `counts`
+    how many were re-opened (`facts_reopened`) and given another end (`facts_extended`)."""
+    if not ends:
+        return
+    tx.run("governance/repair_facts", **t, now=now, rows=[
+        {"id": k, "valid_to": e.valid_to.isoformat() if e.valid_to else None, "status": e.status,
+         "value_retraction": e.value_retraction} for k, e in ends.items()])
+    counts["facts_reopened"] += sum(1 for e in ends.values() if e.valid_to is None)
+    counts["facts_extended"] += sum(1 for e in ends.values() if e.valid_to is not None)
 
 
 def _undismiss(tx: Tx, t: dict, sessions: list[str], episodes: list[str], fact_ids: list[str]) -> None:

@@ -226,7 +226,8 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
             confirm(d.fact_id)
             if p.single_valued and (stated_ends or f.valid_to is None):
                 _restate(restated, timeline, d.fact_id, valid_from, f)
-            _close(closes, timeline + reverse, d.closes, stated=True)   # the end the duplicate's assertion gave
+            _close(closes, timeline + reverse, d.closes, stated=True,   # the end the duplicate's assertion gave
+                   by=f.episode_id)
             queue.extendleft(reversed(_restatements(tx, tenant_id, restated, timeline, d.closes, p, subj, now,
                                                     creates)))
             continue
@@ -244,7 +245,8 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
             continue
         if d.confirms:   # the later fact of the same object this history runs into is said too (graphmem.temporal)
             confirm(d.confirms)
-        _close(closes, timeline + reverse, d.closes)
+        _close(closes, timeline + reverse, d.closes,   # an end it states for its value is its episode's
+               by=f.episode_id if stated_ends and f.valid_to is not None else None, at=f.valid_to)
         queue.extendleft(reversed(_restatements(tx, tenant_id, restated, timeline, d.closes, p, subj, now,
                                                 creates)))
         timeline.append(TimelineFact(new.id, okey, valid_from, d.valid_to, f.confidence, f.source, status,
@@ -360,12 +362,19 @@ def _pair_view(reverse: list[TimelineFact], subject_id: str, object_key: str) ->
 
 
 def _close(closes: dict[str, dict], timeline: list[TimelineFact], ends: list[tuple[str, datetime]],
-           stated: bool = False) -> None:
+           stated: bool = False, by: str | None = None, at: datetime | None = None) -> None:
     """Record the decision's `ends` ((fact id, valid_to) pairs) as `facts/close_batch` rows in `closes`, and in
     the batch's in-memory `timeline`, so a later fact of the batch sees them. `stated`: an assertion of the fact
-    itself gave that end (kept as its `stated_valid_to`, for erasure repair)."""
+    itself gave that end (kept as its `stated_valid_to`, for erasure repair). `by`: the episode whose assertion
+    stated the ends (all of them with `stated`, else those at `at`, the end it stated), recorded on the fact
+    (`ended_by` / `ended_to`, appended to any an earlier row of the batch recorded) so that erasing that episode
+    undoes them (`graphmem.governance.erasure.unsay_ends`)."""
     for fid, vt in ends:
-        closes[fid] = {"id": fid, "valid_to": iso(vt), "status": "closed", "stated": stated}
+        said = by is not None and (stated or vt == at)
+        earlier = closes.get(fid, {})
+        closes[fid] = {"id": fid, "valid_to": iso(vt), "status": "closed", "stated": stated,
+                       "ended_by": earlier.get("ended_by", []) + ([by] if said else []),
+                       "ended_to": earlier.get("ended_to", []) + ([iso(vt)] if said else [])}
         for tf in timeline:
             if tf.id == fid:
                 tf.valid_to, tf.status = vt, "closed"
