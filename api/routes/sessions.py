@@ -73,7 +73,7 @@ def list_summaries(session_id: SessionIdPath, who: Reader, services: ServicesDep
              summary="Roll back the current summary revision (kept, marked rolled_back)",
              responses={404: {"description": "the session has no active summary"}})
 def rollback_summary(session_id: SessionIdPath, who: Writer, services: ServicesDep) -> RollbackResult:
-    return RollbackResult(current=services.context.summaries.rollback(who.tenant_id, session_id))
+    return RollbackResult(current=services.context.rollback_summary(who.tenant_id, session_id))
 
 
 @router.post("/v1/sessions/{session_id}/compact", response_model=CompactionResult,

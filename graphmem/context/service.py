@@ -86,11 +86,14 @@ class ContextService:
         is built as that reset would leave it and nothing is written.
 
         Raises `InvalidInput` (field `budget_tokens`) when the system policy alone exceeds `req.budget_tokens`, (field
-        `user_id`) when `req.user_id` is given and the session belongs to another user (as `append_turn` does).
-        An unknown session gives a window without turns or pins (the first turn creates the session).
+        `user_id`) when `req.user_id` is given and the session belongs to another user (as `append_turn` does), and
+        `Conflict` (field `session_id`), unless `read_only`, for a session past retention but kept under a legal hold
+        (`Sweeper.refuse_held_sessions`). An unknown session gives a window without turns or pins (the first turn creates the session).
         """
         require_tenant(tenant_id)
         check_session_id(session_id)
+        if not read_only:   # a window load may start the window afresh: not in a session kept past retention
+            self.services.governance.sweeper.refuse_held_sessions(tenant_id, [session_id], utcnow())
         started = time.monotonic()
         counter = TokenCounter.for_model(req.model)
         state = self._state(tenant_id, session_id)
@@ -467,9 +470,20 @@ class ContextService:
                 return self.last_compaction.get(key)
             job.result(timeout=max(0.0, deadline - time.monotonic()))
 
-    def compact_now(self, tenant_id: str, session_id: str, *, force: bool = False) -> CompactionResult:
-        """Compact synchronously (admin and tests); `force` compacts even below the threshold."""
+    def rollback_summary(self, tenant_id: str, session_id: str) -> Summary | None:
+        """Roll back the session's current summary revision (`Summaries.rollback`: the revision now current, or
+        None). Raises `Conflict` (field `session_id`) for a session past retention but kept under a legal hold
+        (`Sweeper.refuse_held_sessions`), `NotFound` (field `session_id`) when it has no active summary."""
         require_tenant(tenant_id)
+        self.services.governance.sweeper.refuse_held_sessions(tenant_id, [session_id], utcnow())
+        return self.summaries.rollback(tenant_id, session_id)
+
+    def compact_now(self, tenant_id: str, session_id: str, *, force: bool = False) -> CompactionResult:
+        """Compact synchronously (admin and tests); `force` compacts even below the threshold. Raises `Conflict`
+        (field `session_id`) for a session past retention but kept under a legal hold (`Sweeper.refuse_held_sessions`),
+        `NotFound` (field `session_id`) for one this tenant does not have."""
+        require_tenant(tenant_id)
+        self.services.governance.sweeper.refuse_held_sessions(tenant_id, [session_id], utcnow())
         info = self.sessions.get(tenant_id, session_id)
         return self.compactor.compact(tenant_id, session_id, force=force, window_reset_at=info.window_reset_at)
 

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from graphmem.governance import audit
+from graphmem.errors import Conflict
 from graphmem.governance.erasure import Eraser
 from graphmem.governance.models import SWEEP_KINDS, Receipt, SweepReceipt, every_kind
 from graphmem.governance.retention import Retention
@@ -94,6 +95,17 @@ class Sweeper:
                                                                 "sweeper")).id
         return Receipt(action="sweep", target_kind="tenant", counts=full, at=now, audit_id=audit_id)
 
+    def refuse_held_sessions(self, tenant_id: str, session_ids: list[str], now: datetime) -> None:
+        """Raise `Conflict` (field `session_id`) when one of `session_ids` is past retention at `now` (aware UTC) as
+        every read treats it but kept under a legal hold (`governance/held_expired_sessions`): a write naming it
+        could neither expire the held data nor revive it, so it is refused before anything is written (one read;
+        none for no ids). Raises `TenantRequired` for an empty tenant id."""
+        require_tenant(tenant_id)
+        for r in self.db.rows("governance/held_expired_sessions", tenant_id=tenant_id, session_ids=session_ids,
+                              now=now) if session_ids else []:
+            raise Conflict(f"session {r['id']!r} past retention, kept under a legal hold: start a new session",
+                           field="session_id")
+
     def expire_idle_sessions(self, tenant_id: str, session_ids: list[str | None],
                              now: datetime | None = None) -> dict[str, int]:
         """Expire, before a write to them, those of `session_ids` that are past retention now and unheld
@@ -102,11 +114,14 @@ class Sweeper:
         (their episodes, pins, summaries, turn receipts and the sessions). A write to such a session (a turn, an
         episode, a pin write, a window load that starts its window afresh) bumps `last_active_at`: without this it
         would revive the old content for another TTL. Returns the counts by every kind of `SWEEP_KINDS`, audited
-        as a sweep (action "sweep", actor "sweeper") in the same transaction; {} when none was due (one read)."""
+        as a sweep (action "sweep", actor "sweeper") in the same transaction; {} when none was due (one read).
+        Raises `Conflict` (field `session_id`) when one of them is past retention as every read treats it but kept
+        under a legal hold (`refuse_held_sessions`); `TenantRequired` for an empty tenant id."""
         require_tenant(tenant_id)
         ids = list(dict.fromkeys(s for s in session_ids if s))
         now = to_utc(now, "now") if now else utcnow()
         t = {"tenant_id": tenant_id, "session_ids": ids, "now": now}
+        self.refuse_held_sessions(tenant_id, ids, now)
         if not ids or not self.db.rows("governance/idle_sessions", **t):
             return {}
 

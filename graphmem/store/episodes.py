@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from graphmem.errors import InvalidInput, NotFound
+from graphmem.errors import Conflict, InvalidInput, NotFound
 from graphmem.models import Episode, EpisodeIn, new_id
 from graphmem.settings import Settings
 from graphmem.store.db import Tx, live, tenant_token
@@ -81,6 +81,7 @@ def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_c
     if row["conflict"]:
         raise InvalidInput(f"session {ep.session_id!r} belongs to another user", field="user_id")
     if not row["created"]:
+        refuse_held_expired(tx, tenant_id, [row["episode"]["id"]])
         stored = Episode(**row["episode"])
         if not same_episode(stored, ep):
             raise _key_refusal(stored, ep)
@@ -159,9 +160,22 @@ def differences(stored: Episode, sent: EpisodeIn) -> list[str]:
 def by_keys(tx: Tx, tenant_id: str, keys: list[str]) -> dict[str, Episode]:
     """The episodes stored under idempotency keys `keys` in this tenant, by key ({} for no keys). One past retention
     (unheld; its own `retain_until` or its session's passed: what every read treats as gone) is left out: a re-send
-    of its key expires it and is stored anew (`append`)."""
-    return {r["episode"]["idempotency_key"]: Episode(**r["episode"])
-            for r in (tx.rows("episodes/by_keys", tenant_id=tenant_id, keys=keys, now=utcnow()) if keys else [])}
+    of its key expires it and is stored anew (`append`). Raises `Conflict` (field `idempotency_key`) when one is
+    past retention but held (`refuse_held_expired`)."""
+    stored = {r["episode"]["idempotency_key"]: Episode(**r["episode"])
+              for r in (tx.rows("episodes/by_keys", tenant_id=tenant_id, keys=keys, now=utcnow()) if keys else [])}
+    refuse_held_expired(tx, tenant_id, [e.id for e in stored.values()])
+    return stored
+
+
+def refuse_held_expired(tx: Tx, tenant_id: str, episode_ids: list[str]) -> None:
+    """Raise `Conflict` (field `idempotency_key`) when one of `episode_ids` is past retention as every read treats
+    it but kept under a legal hold (`governance/held_expired_episodes`): its key is taken by data kept under the
+    hold, so a re-send under it is neither replayed (the episode stays hidden) nor stored anew."""
+    for r in tx.rows("governance/held_expired_episodes", tenant_id=tenant_id, ids=episode_ids,
+                     now=utcnow()) if episode_ids else []:
+        raise Conflict(f"idempotency_key {r['key']!r} is taken by an episode past retention, kept under a legal "
+                       "hold: use a new key", field="idempotency_key")
 
 
 def by_key(tx: Tx, tenant_id: str, idempotency_key: str) -> Episode | None:
