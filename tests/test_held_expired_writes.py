@@ -90,3 +90,20 @@ def test_a_resend_under_the_key_of_a_held_episode_past_retention_is_refused(held
     _refused(r, "idempotency_key")
     assert _counts(db, tenant) == before
     assert agent.get(f"/v1/episodes/{old}").status_code == 404
+
+
+def test_a_turn_resent_under_the_key_of_a_turn_with_a_held_episode_past_retention_is_refused(client_for, db, tenant):
+    agent, admin = client_for(tenant, "agent"), client_for("admin", "admin")
+    assert admin.put(f"/v1/admin/tenants/{tenant}/retention", json={"episode_retention_days": 1}).status_code == 200
+    old = _turn(agent, "s1", "t1", "old walrus note")
+    _turn(agent, "s1", "t2", "This is the live turn")
+    with db.driver.session() as s:
+        s.run("MATCH (e:Episode {tenant_id: $t, id: $e}) SET e.retain_until = e.retain_until - duration({days: 3})",
+              t=tenant, e=old)
+    assert admin.post(f"/v1/admin/tenants/{tenant}/holds", json={"user_id": "u1", "reason": "x"}).status_code == 201
+    before = _counts(db, tenant)
+    r = agent.post("/v1/sessions/s1/turns", json={"idempotency_key": "t1", "user_id": "u1",
+                                                 "episodes": [{**TURN, "content": "old walrus note"}]})
+    _refused(r, "idempotency_key")
+    assert _counts(db, tenant) == before
+    assert agent.get(f"/v1/episodes/{old}").status_code == 404

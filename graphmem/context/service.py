@@ -282,12 +282,17 @@ class ContextService:
         that turn made the session another user's, the cause the caller can act on (two users racing to claim a
         session with the same key get the same answer whichever order their calls reach the server). A receipt
         naming an episode past its retention is no answer: that episode is expired first, as the sweeper would
-        (`Sweeper.expire_past_retention`, whose cascade deletes the receipt), and the turn is stored anew (None)."""
+        (`Sweeper.expire_past_retention`, whose cascade deletes the receipt), and the turn is stored anew (None);
+        one naming an episode past its retention but kept under a legal hold raises `Conflict` (field
+        `idempotency_key`: `graphmem.store.episodes.refuse_held_expired`), neither replayed nor stored anew."""
         seen = self.db.one("sessions/turn_get", tenant_id=tenant_id, session_id=session_id, key=turn.idempotency_key)
         if seen is not None and self.services.governance.sweeper.expire_past_retention(
                 tenant_id, json.loads(seen["result"])["episode_ids"]):
             seen = self.db.one("sessions/turn_get", tenant_id=tenant_id, session_id=session_id,
                                key=turn.idempotency_key)
+        if seen is not None:   # one past retention but held: no replay, the key is taken (Conflict)
+            ids = json.loads(seen["result"])["episode_ids"]
+            self.db.read(lambda tx: episode_store.refuse_held_expired(tx, tenant_id, ids))
         return None if seen is None else self._replayed(tenant_id, session_id, turn, seen)
 
     def _replayed(self, tenant_id: str, session_id: str, turn: TurnIn, seen: dict[str, Any]) -> TurnResult:
