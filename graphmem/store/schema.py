@@ -69,10 +69,11 @@ entities, and an entity's domain in the same form (graphmem.models.domain_name: 
 (`IDN`) get them again (`renormalise_identifiers`). It also trims external ids of the characters
 graphmem.models.blank finds blank at either end (graphmem.models.trim_blank: "crm:1\u200b" is "crm:1"), where only
 whitespace was trimmed and the two named two entities: the ExternalId nodes whose key begins or ends with one
-(`BLANK_ENDS`) get the trimmed key (`retrim_external_ids`).
+(`blank_ends()`) get the trimmed key (`retrim_external_ids`).
 """
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import unicodedata
@@ -138,9 +139,14 @@ IDN = "(?s).*(?:[^\\x00-\\x7F]|xn--).*"
 local part and an ASCII domain without "xn--" are kept as they are)."""
 
 
-def _blank_ends() -> str:
-    """`BLANK_ENDS`, built from `blank` so the two cannot drift: a character class of the BMP's characters `blank`
-    finds blank (listed as ranges), and of every control and format character (Cc, Cf: those outside the BMP, as
+@functools.cache
+def blank_ends() -> str:
+    """A Java regular expression (Cypher's =~) matching text that begins or ends with a character
+    `graphmem.models.blank` finds blank (whitespace, controls, invisible format characters, variation selectors, blank
+    fillers; outside the BMP too): the external ids `graphmem.models.trim_blank` trims now, where only whitespace was
+    trimmed before schema 21. Only the schema-21 migration (`retrim_external_ids`) needs it, so it is built on first
+    call (a scan of the BMP) and cached. Built from `blank` so the two cannot drift: a character class of the BMP's
+    characters `blank` finds blank (listed as ranges), and of every control and format character (Cc, Cf: those outside the BMP, as
     `blank` reads them, and a few visible format characters of the BMP such as U+0600, which `trim_blank` then keeps)
     and the variation selectors supplement."""
     ranges, start = [], None
@@ -153,12 +159,6 @@ def _blank_ends() -> str:
             start = None
     cls = "[" + "".join(ranges) + "\\p{Cc}\\p{Cf}\\x{E0100}-\\x{E01EF}]"
     return f"(?s)(?:{cls}.*|.*{cls})"
-
-
-BLANK_ENDS = _blank_ends()
-"""A Java regular expression (Cypher's =~) matching text that begins or ends with a character `graphmem.models.blank`
-finds blank (whitespace, controls, invisible format characters, variation selectors, blank fillers; outside the BMP
-too): the external ids `graphmem.models.trim_blank` trims now, where only whitespace was trimmed before schema 21."""
 
 
 def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict:
@@ -418,7 +418,7 @@ def renormalise_identifiers(db: Database, batch: int = BACKFILL_BATCH) -> int:
 
 
 def retrim_external_ids(db: Database, batch: int = BACKFILL_BATCH) -> int:
-    """Store each external id whose key begins or ends with a character `blank` finds blank (`BLANK_ENDS`) under the
+    """Store each external id whose key begins or ends with a character `blank` finds blank (`blank_ends()`) under the
     key `trim_blank` makes now (schema 20 -> 21): "crm:1\u200b" and "crm:1" were two keys, and named two entities.
     Each tenant's such ids read in one pass (`meta/blank_ended_ids`, `Database.stream`), written `batch` per
     transaction (`meta/set_external_keys`); safe to re-run. An entity holding both forms keeps one ExternalId, which
@@ -427,9 +427,9 @@ def retrim_external_ids(db: Database, batch: int = BACKFILL_BATCH) -> int:
     characters alone (stored before they were refused) has no trimmed form and stays. Returns the number of keys
     written."""
     done = 0
-    for row in db.rows("meta/blank_ended_id_tenants", pattern=BLANK_ENDS):
+    for row in db.rows("meta/blank_ended_id_tenants", pattern=blank_ends()):
         tenant, taken = row["tenant_id"], []
-        for ids in _batches(db.stream("meta/blank_ended_ids", tenant_id=tenant, pattern=BLANK_ENDS), batch):
+        for ids in _batches(db.stream("meta/blank_ended_ids", tenant_id=tenant, pattern=blank_ends()), batch):
             rows = [{"key": x["key"], "new_key": new} for x in ids
                     if (new := trim_blank(x["key"])) not in ("", x["key"])]
             while rows:   # one row per new key in a write; two forms of one key ("\u200bk", "k\u200b"): the next
