@@ -42,7 +42,7 @@ from graphmem.models import Episode, new_id, role_source
 from graphmem.settings import Settings
 from graphmem.store import Database, require_tenant
 from graphmem.store.db import Tx
-from graphmem.store.facts import lock_retained_episodes
+from graphmem.store.episodes import lock_retained_episodes
 from graphmem.timeutil import utcnow
 from graphmem.tokens import TokenCounter
 

@@ -32,7 +32,7 @@ from graphmem.errors import Conflict, InvalidInput, NotFound
 from graphmem.models import Input, UtcDatetime, blank, new_id
 from graphmem.store import Database, live, require_tenant
 from graphmem.store.db import Tx
-from graphmem.store.facts import lock_retained_episodes
+from graphmem.store.episodes import lock_retained_episodes
 from graphmem.timeutil import to_utc, utcnow
 
 KEY_RE = re.compile(r"^[a-z][a-z0-9_.-]{0,63}$")
@@ -382,7 +382,7 @@ class PinStore:
         Returns the keys created. A candidate already there whose own turn is past retention (hidden by every read)
         is replaced (`drop_stale_candidates`). A candidate whose episode is gone (erased since compaction read it) or past
         retention (its own or its session's, as every read treats it) is not written: the episodes are locked first
-        (`graphmem.store.facts.lock_retained_episodes`), so an erasure or expiry either commits before (and the
+        (`graphmem.store.episodes.lock_retained_episodes`), so an erasure or expiry either commits before (and the
         candidate is dropped) or waits and then deletes the candidate with the episode (a candidate goes with the
         turn it came from, docs/governance.md)."""
         require_tenant(tenant_id)

@@ -16,7 +16,7 @@ from graphmem.models import Episode, EpisodeIn, new_id
 from graphmem.settings import Settings
 from graphmem.store.db import Tx, live, tenant_token
 from graphmem.store.fulltext import search_terms
-from graphmem.timeutil import utcnow
+from graphmem.timeutil import from_us, utcnow
 
 
 def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_count: int,
@@ -197,3 +197,13 @@ def list_session(tx: Tx, tenant_id: str, session_id: str, offset: int = 0, limit
     return [Episode(**r["episode"]) for r in tx.rows("episodes/list_session", tenant_id=tenant_id,
                                                      session_id=session_id, offset=offset, limit=limit,
                                                      now=utcnow())]
+
+
+def lock_retained_episodes(tx: Tx, tenant_id: str, ids: set[str], now: datetime) -> dict[str, datetime]:
+    """{episode id: occurred_at} of those of `ids` the tenant has and that are not past retention at `now` (UTC: their
+    own, nor their session's), each write-locked (`episodes/lock_many`): an erasure of one either sees this write's
+    facts or this write sees the episode gone. A fact write calls it for the episodes it cites, and a compaction's
+    summary write for the turns it folds (graphmem/context/compaction.py)."""
+    return {r["id"]: from_us(r["occurred_us"])
+            for r in tx.rows("episodes/lock_many", tenant_id=tenant_id, ids=sorted(ids))
+            if all(r[k] is None or from_us(r[k]) > now for k in ("retain_until_us", "session_retain_until_us"))}

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import defaultdict, deque
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 from functools import lru_cache
 
 from graphmem.errors import InvalidInput, NotFound
@@ -25,21 +25,15 @@ from graphmem.store import entities
 from graphmem.store.db import EntityGone, Tx, tenant_token
 from graphmem.store.fulltext import search_terms
 from graphmem.temporal import SOURCE_RANK, Assertion, Decision, TimelineFact, decide
-from graphmem.timeutil import utcnow
+from graphmem.store.episodes import lock_retained_episodes
+from graphmem.timeutil import from_us, utcnow
 
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 value_key = lru_cache(maxsize=65536)(_value_key)   # bulk batches repeat values ("Engineer", "email", ...)
 
 
 def _fact(row: dict) -> Fact:
     return Fact(**row["fact"])
-
-
-def from_us(us: int | None) -> datetime | None:
-    """A UTC datetime from integer microseconds since the epoch (how hot queries return times: decoding a
-    `neo4j.time.DateTime` costs the driver 50-100 us a value)."""
-    return None if us is None else _EPOCH + timedelta(microseconds=us)
 
 
 def iso(dt: datetime | None) -> str | None:
@@ -288,16 +282,6 @@ def _record_restatements(tx: Tx, tenant_id: str, restated: dict[str, TimelineFac
              "source": [r[2] for r in tf.restated], "confidence": [r[3] for r in tf.restated],
              "to": [iso(r[4] or r[0]) for r in tf.restated]}
             for tf in restated.values()])
-
-
-def lock_retained_episodes(tx: Tx, tenant_id: str, ids: set[str], now: datetime) -> dict[str, datetime]:
-    """{episode id: occurred_at} of those of `ids` the tenant has and that are not past retention at `now` (UTC: their
-    own, nor their session's), each write-locked (`episodes/lock_many`): an erasure of one either sees this write's
-    facts or this write sees the episode gone. A fact write calls it for the episodes it cites, and a compaction's
-    summary write for the turns it folds (graphmem/context/compaction.py)."""
-    return {r["id"]: from_us(r["occurred_us"])
-            for r in tx.rows("episodes/lock_many", tenant_id=tenant_id, ids=sorted(ids))
-            if all(r[k] is None or from_us(r[k]) > now for k in ("retain_until_us", "session_retain_until_us"))}
 
 
 def _restate(restated: dict[str, TimelineFact], timeline: list[TimelineFact], fact_id: str, valid_from: datetime,
