@@ -71,7 +71,8 @@ def confirm(fact_id: FactId, body: UserBody, who: Writer, services: ServicesDep)
     return services.governance.memories.confirm(who.tenant_id, body.user_id, fact_id)
 
 
-@router.post("/candidates/{fact_id}/reject", response_model=Receipt, summary="Reject a candidate (it is erased)",
+@router.post("/candidates/{fact_id}/reject", response_model=Receipt,
+             summary="Reject a candidate: erased, unless another episode than the user's also raised it",
              responses={200: {"content": {"application/json": {"example": {
                  "action": "reject", "target_kind": "fact", "at": "2024-05-01T09:00:00Z", "counts": {"facts": 1}}}}}})
 def reject(fact_id: FactId, body: UserBody, who: Writer, services: ServicesDep) -> Receipt:
@@ -87,7 +88,8 @@ def correct(fact_id: FactId, body: Correction, who: Writer, services: ServicesDe
                                                 object=body.object)
 
 
-@router.delete("/{fact_id}", response_model=Receipt, summary="Delete a memory (erasure of that fact)",
+@router.delete("/{fact_id}", response_model=Receipt,
+               summary="Delete a memory: the user's word on the fact goes, and the fact unless another episode states it",
                responses={200: {"content": {"application/json": {"example": {
                    "action": "forget", "target_kind": "fact", "at": "2024-05-01T09:00:00Z", "counts": {"facts": 1}}}}}})
 def delete(fact_id: FactId, user_id: UserId, who: Writer, services: ServicesDep) -> Receipt:

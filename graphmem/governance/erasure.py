@@ -16,7 +16,9 @@ One forget call is one transaction (all or nothing). For the episodes it erases:
   one whose name only erased episodes declared is renamed (to a kept alias, else an external id, email, domain or
   a placeholder) and the statements graphmem generated from the old name are written again.
 Forgetting a user also deletes the user's own entity (external id "user:<user_id>") and every fact about it,
-and the user's Consent record.
+and the user's Consent record. A user deleting one fact from their memories (`forget(fact_id=..., for_user=...)`)
+has it go as forgetting the user would take it, nothing else changing: erased, or, when another episode still
+supports it, only unlinked from the user's episodes (`Eraser._unlink`).
 
 The sweeper uses the same cascade in "expire" mode: expired episodes go, but the facts they support live on
 under their own TTL (their provenance edges go; `expired_source_count` records how many), the pins the agent set
@@ -213,12 +215,22 @@ class Eraser:
     # ---- public -----------------------------------------------------------------------------
     def forget(self, tenant_id: str, *, user_id: str | None = None, session_id: str | None = None,
                episode_id: str | None = None, fact_id: str | None = None, actor: str | None = None,
-               now: datetime | None = None, action: Literal["forget", "reject"] = "forget") -> Receipt:
+               now: datetime | None = None, action: Literal["forget", "reject"] = "forget",
+               for_user: str | None = None) -> Receipt:
         """Erase exactly one target and everything derived only from it; write an audit record.
 
-        Raises `InvalidInput` (not exactly one target, empty id), `NotFound` (no such session, episode or fact;
-        a user with nothing stored is not an error: the receipt counts zeros), `Refused` naming the field when a
-        legal hold covers the target or something the cascade would delete.
+        `for_user` (with `fact_id` only): the user deleting the fact from their memories (`Memories.delete`,
+        `Memories.reject`). The fact then goes as forgetting that user would take it, and nothing else changes: a
+        fact about the user's own entity (external id "user:<user_id>"), or one no episode outside the user's
+        supports (an assertion or confirmation edge), is erased as `fact_id` alone erases it; one another episode
+        still supports stays, and only the user's provenance goes (`_unlink`: the edges from the user's episodes, the
+        ends and later starts they stated of it, its belief recomputed from what remains; counted `facts_kept`).
+        The user's episodes stay, as they do when a fact is forgotten.
+
+        Raises `InvalidInput` (not exactly one target, empty id, `for_user` without `fact_id` or empty),
+        `NotFound` (no such session, episode or fact; a user with nothing stored is not an error: the receipt
+        counts zeros), `Refused` naming the field when a legal hold covers the target or something the cascade
+        would delete or change (with `for_user`, a hold on the user or on one of their episodes the fact cites).
         """
         require_tenant(tenant_id)
         given = {k: v for k, v in (("user_id", user_id), ("session_id", session_id), ("episode_id", episode_id),
@@ -229,14 +241,21 @@ class Eraser:
         field, target = next(iter(given.items()))
         if not isinstance(target, str) or blank(target):
             raise InvalidInput(f"{field} must not be empty", field=field)
+        if for_user is not None and (field != "fact_id" or not isinstance(for_user, str) or blank(for_user)):
+            raise InvalidInput("for_user is a user id and goes with fact_id only", field="user_id")
         kind: TargetKind = field.removesuffix("_id")  # type: ignore[assignment]
         now = to_utc(now, "now") if now else utcnow()
 
         def work(tx: Tx) -> Receipt:
-            counts = self._forget_tx(tx, tenant_id, kind, target, field, now)
+            counts = (self._forget_tx(tx, tenant_id, kind, target, field, now) if for_user is None else
+                      self._forget_user_fact(tx, tenant_id, for_user, target, field, now))
             rec = audit.write(tx, tenant_id, action, kind, target, counts, now, actor)
             return Receipt(action=action, target_kind=kind, counts=counts, at=now, audit_id=rec.id)
         return self.db.write(work)
+
+    def _names(self, tenant_id: str, flag: Literal["single_valued", "symmetric"]) -> list[str]:
+        """The names of the tenant's predicates that are `flag` (single-valued, or symmetric)."""
+        return [p.name for p in self.graph.ontology(tenant_id).predicates.values() if getattr(p, flag)]
 
     def expire(self, tx: Tx, tenant_id: str, *, episode_ids: Iterable[str] = (), session_ids: Iterable[str] = (),
                fact_ids: Iterable[str] = (), now: datetime) -> Counter:
@@ -244,6 +263,47 @@ class Eraser:
         return self._cascade(tx, tenant_id, "expire", list(episode_ids), list(session_ids), list(fact_ids), [], now)
 
     # ---- the cascade ------------------------------------------------------------------------
+    def _forget_user_fact(self, tx: Tx, tenant_id: str, user_id: str, fact_id: str, field: str,
+                          now: datetime) -> dict[str, int]:
+        """`forget(fact_id=..., for_user=...)` inside `tx`. Whether another episode supports the fact is read again
+        once the user's episodes it cites and its subject (a symmetric fact's object too) are locked, in the order
+        every fact write and erasure takes them: a concurrent write adding provenance, or erasure removing some,
+        commits first and is seen."""
+        t = {"tenant_id": tenant_id}
+        _, episodes, entities = user_scope(tx, tenant_id, user_id)
+
+        def support() -> dict:
+            row = tx.one("governance/user_fact_support", **t, fact_id=fact_id, episode_ids=episodes,
+                         entity_ids=entities)
+            if row is None:
+                raise NotFound(f"no fact {fact_id!r}", field=field)
+            return row
+        tx.rows("episodes/lock_many", **t, ids=sorted(support()["own"]))
+        tx.one("governance/lock_fact_subjects", **t, ids=[fact_id], symmetric=self._names(tenant_id, "symmetric"))
+        row = support()
+        if row["about_user"] or (row["own"] and not row["supported"]):
+            return self._forget_tx(tx, tenant_id, "fact", fact_id, field, now)
+        if not row["own"]:   # a concurrent deletion of the user's took their word off it first: it is not theirs
+            raise NotFound(f"user {user_id!r} has no fact {fact_id!r}", field=field)
+        return self._unlink(tx, tenant_id, user_id, fact_id, sorted(row["own"]), field, now)
+
+    def _unlink(self, tx: Tx, tenant_id: str, user_id: str, fact_id: str, episodes: list[str], field: str,
+                now: datetime) -> dict[str, int]:
+        """Take the provenance of `user_id`'s `episodes` off fact `fact_id`, which another episode still supports:
+        what forgetting the user does to such a fact (`_cascade`, "shared provenance"), the episodes kept. Refused
+        (`field`) under a hold on the user or one of those episodes. Returns the receipt's counts."""
+        t = {"tenant_id": tenant_id}
+        held = tx.rows("governance/holds_on", **t, user_ids=[user_id], session_ids=[], episode_ids=episodes)
+        if held:
+            raise Refused(f"fact {fact_id} is the word of user {user_id}'s episodes under legal hold "
+                          f"({held[0]['target_kind']} hold); release the hold before deleting it", field=field)
+        counts: Counter = Counter(facts_kept=1)
+        _unsay(tx, t, self._names(tenant_id, "single_valued"), episodes, [], now, counts, reopen=True, only=fact_id)
+        tx.run("governance/drop_restatements", **t, ids=[fact_id], episode_ids=episodes)
+        tx.one("governance/unlink_provenance", **t, fact_id=fact_id, episode_ids=episodes)
+        _rebelieve(tx, t, [fact_id])
+        return every_kind(ERASURE_KINDS, counts)
+
     def _forget_tx(self, tx: Tx, tenant_id: str, kind: str, target: str, field: str, now: datetime) -> dict[str, int]:
         entity_ids: list[str] = []
         fact_ids: list[str] = []
@@ -254,20 +314,19 @@ class Eraser:
                 raise Refused(f"fact {target} is supported by an episode under legal hold", field=field)
             sessions, episodes, fact_ids = [], [], [target]
         else:
-            row = tx.one("governance/target_episodes", tenant_id=tenant_id,
-                         user_id=target if kind == "user" else None,
-                         session_id=target if kind == "session" else None,
-                         episode_ids=[target] if kind == "episode" else [])
-            sessions, episodes = row["sessions"], row["episodes"]
-            if kind == "episode" and not episodes:
-                raise NotFound(f"no episode {target!r}", field=field)
-            if kind == "session" and not sessions and not episodes:
-                raise NotFound(f"no session {target!r}", field=field)
             if kind == "user":
-                entity_ids = [r["id"] for r in tx.rows("governance/user_entities", tenant_id=tenant_id,
-                                                        key=USER_KEY.format(target))]
+                sessions, episodes, entity_ids = user_scope(tx, tenant_id, target)
                 fact_ids = [r["id"] for r in tx.rows("governance/facts_of_entities", tenant_id=tenant_id,
                                                       entity_ids=entity_ids)]
+            else:
+                row = tx.one("governance/target_episodes", tenant_id=tenant_id, user_id=None,
+                             session_id=target if kind == "session" else None,
+                             episode_ids=[target] if kind == "episode" else [])
+                sessions, episodes = row["sessions"], row["episodes"]
+                if kind == "episode" and not episodes:
+                    raise NotFound(f"no episode {target!r}", field=field)
+                if kind == "session" and not sessions and not episodes:
+                    raise NotFound(f"no session {target!r}", field=field)
             held = tx.rows("governance/holds_on", tenant_id=tenant_id, user_ids=[target] if kind == "user" else [],
                            session_ids=sessions, episode_ids=episodes)
             if held:
@@ -341,13 +400,8 @@ class Eraser:
             tx.run("facts/link_supersedes", **t, now=now, rows=[{"newer": n, "older": o} for n, o in sorted(links)])
             counts["links_repaired"] = len(links)
         if episodes:   # the ends these episodes stated of the facts that stay go with them (`unsay_ends`)
-            single = [p.name for p in self.graph.ontology(tenant_id).predicates.values() if p.single_valued]
-            said = tx.rows("governance/stated_ends", **t, episode_ids=episodes, deleted=delete_ids,
-                           single_valued=single)
-            unsaid, lists = unsay_ends(said, set(episodes), reopen=mode == "erase")
-            if lists:
-                tx.run("governance/set_stated_ends", **t, rows=lists)
-            _repair(tx, t, now, unsaid, counts)
+            _unsay(tx, t, self._names(tenant_id, "single_valued"), episodes, delete_ids, now, counts,
+                   reopen=mode == "erase")
         declared = []   # what only the erased episodes declared: read while their DECLARED edges exist
         if mode == "erase" and episodes:
             declared = tx.rows("governance/declared_only_by", **t, episode_ids=episodes)
@@ -372,6 +426,32 @@ class Eraser:
             for k in ("aliases", "external_ids", "entities_renamed"):
                 counts[k] += stripped[k]
         return Counter({k: v for k, v in counts.items() if v})
+
+
+def _unsay(tx: Tx, t: dict, single_valued: list[str], episodes: list[str], deleted: list[str], now: datetime,
+           counts: Counter, *, reopen: bool, only: str | None = None) -> None:
+    """Take the ends `episodes` stated off the facts that stay (not in `deleted`; with `only`, off that fact alone),
+    and with `reopen` (erasure) give each closed fact whose end only they stated the end what remains says
+    (`unsay_ends`, governance/stated_ends, governance/set_stated_ends, `_repair`, which adds to `counts`).
+    `single_valued`: the tenant's single-valued predicate names."""
+    said = tx.rows("governance/stated_ends", **t, episode_ids=episodes, deleted=deleted, single_valued=single_valued)
+    if only is not None:
+        said = [r for r in said if r["id"] == only]
+    unsaid, lists = unsay_ends(said, set(episodes), reopen=reopen)
+    if lists:
+        tx.run("governance/set_stated_ends", **t, rows=lists)
+    _repair(tx, t, now, unsaid, counts)
+
+
+def user_scope(runner: Tx | Database, tenant_id: str, user_id: str) -> tuple[list[str], list[str], list[str]]:
+    """(session ids, episode ids, own entity ids) of user `user_id`: the user's sessions, the episodes of those
+    sessions and those with that `user_id` (governance/target_episodes), and the entities carrying the external id
+    "user:<user_id>". `runner`: a transaction or the database (both answer `one` and `rows`)."""
+    row = runner.one("governance/target_episodes", tenant_id=tenant_id, user_id=user_id, session_id=None,
+                     episode_ids=[])
+    entities = [r["id"] for r in runner.rows("governance/user_entities", tenant_id=tenant_id,
+                                             key=USER_KEY.format(user_id))]
+    return row["sessions"], row["episodes"], entities
 
 
 def _repair(tx: Tx, t: dict, now: datetime, ends: dict[str, End], counts: Counter) -> None:

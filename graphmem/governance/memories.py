@@ -14,7 +14,7 @@ from graphmem.context.models import Summary
 from graphmem.context.pins import from_row as pin_from_row
 from graphmem.context.sessions import session_info
 from graphmem.errors import InvalidInput, NotFound
-from graphmem.governance.erasure import USER_KEY, Eraser
+from graphmem.governance.erasure import Eraser, user_scope
 from graphmem.governance.models import Memory, MemoryPage, ProvenanceNote, Receipt
 from graphmem.graph import TemporalGraph
 from graphmem.ingest.jobs import EXPLICIT_FACTS
@@ -61,11 +61,7 @@ class Memories:
         require_tenant(tenant_id)
         if not isinstance(user_id, str) or blank(user_id):
             raise InvalidInput("user_id is required", field="user_id")
-        row = self.db.one("governance/target_episodes", tenant_id=tenant_id, user_id=user_id, session_id=None,
-                          episode_ids=[])
-        entities = [r["id"] for r in self.db.rows("governance/user_entities", tenant_id=tenant_id,
-                                                  key=USER_KEY.format(user_id))]
-        return row["sessions"], row["episodes"], entities
+        return user_scope(self.db, tenant_id, user_id)
 
     def _page(self, tenant_id: str, user_id: str, *, candidates: bool, offset: int, limit: int,
               now: datetime | None = None, fact_id: str | None = None) -> MemoryPage:
@@ -155,9 +151,13 @@ class Memories:
             raise
 
     def delete(self, tenant_id: str, user_id: str, fact_id: str, *, actor: str | None = None) -> Receipt:
-        """Erase one of the user's facts (the erasure cascade for a fact)."""
+        """Delete one of the user's facts as forgetting the user would take it, touching nothing else
+        (`Eraser.forget` with `for_user`): a fact about the user's own entity, or one only the user's episodes
+        support, is erased (the cascade for a fact); one another user's (or any other) episode still supports stays,
+        readable with that provenance only, and loses the user's (receipt `facts_kept` 1). The user's episodes stay.
+        Raises `NotFound` (field fact_id: not the user's fact), `Refused` (a legal hold on what would change)."""
         self._owned(tenant_id, user_id, fact_id)
-        return self.eraser.forget(tenant_id, fact_id=fact_id, actor=actor)
+        return self.eraser.forget(tenant_id, fact_id=fact_id, actor=actor, for_user=user_id)
 
     def confirm(self, tenant_id: str, user_id: str, fact_id: str) -> AssertOutcome:
         """Confirm a held candidate: it is asserted again as a `user_confirmed` fact (confidence 1.0) through the
@@ -195,7 +195,8 @@ class Memories:
         return out
 
     def reject(self, tenant_id: str, user_id: str, fact_id: str, *, actor: str | None = None) -> Receipt:
-        """Reject a held candidate: it is erased (cascade for a fact; audit action "reject")."""
+        """Reject a held candidate as `delete` deletes a fact (audit action "reject"): erased, unless another
+        episode than the user's still supports it, which then only loses the user's provenance."""
         if self._owned(tenant_id, user_id, fact_id) != "candidate":
             raise InvalidInput(f"fact {fact_id} is not a candidate", field="fact_id")
-        return self.eraser.forget(tenant_id, fact_id=fact_id, actor=actor, action="reject")
+        return self.eraser.forget(tenant_id, fact_id=fact_id, actor=actor, action="reject", for_user=user_id)
