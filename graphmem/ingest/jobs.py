@@ -209,11 +209,13 @@ def annotate(db: Database, tenant_id: str, reasons: dict[str, str]) -> None:
 
 
 def counts(db: Database, tenant_id: str) -> dict[str, int]:
-    """Jobs per status for the tenant."""
-    return {r["status"]: r["jobs"] for r in db.rows("jobs/counts", tenant_id=tenant_id)}
+    """Jobs per status for the tenant ({status: jobs}, a status without jobs left out); as every read of a job
+    (`get`, `failed`, the claim), none of an episode past retention (its own, or its session's)."""
+    return {r["status"]: r["jobs"] for r in db.rows("jobs/counts", tenant_id=tenant_id, now=utcnow())}
 
 
 def usage(db: Database, tenant_id: str) -> dict[str, float]:
-    """The tenant's extraction LLM usage: jobs, llm_calls, prompt_tokens, completion_tokens, cost_usd (USD)."""
-    r = db.one("jobs/usage", tenant_id=tenant_id) or {}
+    """The tenant's extraction LLM usage: jobs, llm_calls, prompt_tokens, completion_tokens, cost_usd (USD), summed
+    over its jobs that made LLM calls; as `counts`, none of an episode past retention (its own, or its session's)."""
+    r = db.one("jobs/usage", tenant_id=tenant_id, now=utcnow()) or {}
     return {k: (r.get(k) or 0) for k in ("jobs", "llm_calls", "prompt_tokens", "completion_tokens", "cost_usd")}

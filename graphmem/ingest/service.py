@@ -173,12 +173,13 @@ class IngestService:
         return jobs.retry(self.db, tenant_id, episode_id)
 
     def job_counts(self, tenant_id: str) -> dict[str, int]:
-        """Jobs per status."""
+        """Jobs per status ({status: jobs}); none of an episode past retention (`graphmem.ingest.jobs.counts`)."""
         require_tenant(tenant_id)
         return jobs.counts(self.db, tenant_id)
 
     def llm_usage(self, tenant_id: str) -> dict[str, float]:
-        """The tenant's extraction LLM usage (calls, tokens, cost in USD), summed over its jobs."""
+        """The tenant's extraction LLM usage (calls, tokens, cost in USD), summed over its jobs; none of an episode
+        past retention (`graphmem.ingest.jobs.usage`)."""
         require_tenant(tenant_id)
         return jobs.usage(self.db, tenant_id)
 
