@@ -107,3 +107,29 @@ def test_a_turn_resent_under_the_key_of_a_turn_with_a_held_episode_past_retentio
     _refused(r, "idempotency_key")
     assert _counts(db, tenant) == before
     assert agent.get(f"/v1/episodes/{old}").status_code == 404
+
+
+def test_a_try_losing_the_race_to_a_turn_with_a_held_episode_past_retention_is_refused(services, client_for, db,
+                                                                                         tenant):
+    """Of two tries of one turn sent at once, the one that finds the other's receipt recorded first answers with it
+    (`_append_turn`'s `_ReceiptTaken` -> `ContextService._replayed`, the receipt as sessions/turn_put returned it),
+    not through `_replay`: it applies the same held-past-retention check. Driven deterministically by handing the
+    race's answer a receipt whose episode is past retention and held."""
+    from graphmem.context.models import TurnIn
+    from graphmem.errors import Conflict
+    agent, admin = client_for(tenant, "agent"), client_for("admin", "admin")
+    assert admin.put(f"/v1/admin/tenants/{tenant}/retention", json={"episode_retention_days": 1}).status_code == 200
+    old = _turn(agent, "s1", "t1", "old walrus note")
+    with db.driver.session() as s:
+        s.run("MATCH (e:Episode {tenant_id: $t, id: $e}) SET e.retain_until = e.retain_until - duration({days: 3})",
+              t=tenant, e=old)
+    assert admin.post(f"/v1/admin/tenants/{tenant}/holds", json={"user_id": "u1", "reason": "x"}).status_code == 201
+    receipt = db.one("sessions/turn_get", tenant_id=tenant, session_id="s1", key="t1")
+    turn = TurnIn.model_validate({"idempotency_key": "t1", "user_id": "u1",
+                                  "episodes": [{**TURN, "content": "old walrus note"}]})
+    before = _counts(db, tenant)
+    with pytest.raises(Conflict) as refused:
+        services.context._replayed(tenant, "s1", turn, receipt)
+    assert refused.value.field == "idempotency_key"
+    assert _counts(db, tenant) == before
+    assert agent.get(f"/v1/episodes/{old}").status_code == 404

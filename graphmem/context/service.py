@@ -283,20 +283,23 @@ class ContextService:
         session with the same key get the same answer whichever order their calls reach the server). A receipt
         naming an episode past its retention is no answer: that episode is expired first, as the sweeper would
         (`Sweeper.expire_past_retention`, whose cascade deletes the receipt), and the turn is stored anew (None);
-        one naming an episode past its retention but kept under a legal hold raises `Conflict` (field
-        `idempotency_key`: `graphmem.store.episodes.refuse_held_expired`), neither replayed nor stored anew."""
+        one naming an episode past its retention but kept under a legal hold raises `Conflict` (`_replayed`)."""
         seen = self.db.one("sessions/turn_get", tenant_id=tenant_id, session_id=session_id, key=turn.idempotency_key)
         if seen is not None and self.services.governance.sweeper.expire_past_retention(
                 tenant_id, json.loads(seen["result"])["episode_ids"]):
             seen = self.db.one("sessions/turn_get", tenant_id=tenant_id, session_id=session_id,
                                key=turn.idempotency_key)
-        if seen is not None:   # one past retention but held: no replay, the key is taken (Conflict)
-            ids = json.loads(seen["result"])["episode_ids"]
-            self.db.read(lambda tx: episode_store.refuse_held_expired(tx, tenant_id, ids))
         return None if seen is None else self._replayed(tenant_id, session_id, turn, seen)
 
     def _replayed(self, tenant_id: str, session_id: str, turn: TurnIn, seen: dict[str, Any]) -> TurnResult:
-        """`_replay` of the stored receipt `seen` (its result and fingerprint)."""
+        """The answer of the stored receipt `seen` (its result and fingerprint) to `turn`: the answer of a re-sent
+        turn (`_replay`) and of a try that lost the race to record its receipt to a concurrent try of its key
+        (`_append_turn`, `_ReceiptTaken`), so both apply the same checks. Raises `Conflict` (field
+        `idempotency_key`) when the receipt names an episode past its retention but kept under a legal hold
+        (`graphmem.store.episodes.refuse_held_expired`: the key is taken by data kept under the hold, which is not
+        replayed), and `InvalidInput` when the key names another turn (`_replay`)."""
+        ids = json.loads(seen["result"])["episode_ids"]
+        self.db.read(lambda tx: episode_store.refuse_held_expired(tx, tenant_id, ids))
         if seen["fingerprint"] is not None and seen["fingerprint"] not in (turn_fingerprint(turn),
                                                                             turn_fingerprint(turn, legacy=True)):
             info = self.sessions.find(tenant_id, session_id)
@@ -384,9 +387,10 @@ class ContextService:
         except _ReceiptTaken as taken:
             try:
                 return self._replayed(tenant_id, session_id, turn, taken.receipt)
-            except InvalidInput:
-                # another body took the key first: what this try stored goes again, so that the 422 stored nothing,
-                # but for what the turn that won holds (its first episodes may have replayed this try's)
+            except (InvalidInput, Conflict):
+                # another body took the key first (or the turn that won names held data past retention): what this
+                # try stored goes again, so that the 422 (409) stored nothing, but for what the turn that won holds
+                # (its first episodes may have replayed this try's)
                 kept = set(json.loads(taken.receipt["result"])["episode_ids"])
                 self.services.graph.discard_turn_episodes(
                     tenant_id, session_id, [e.id for e, created in stored if created and e.id not in kept])
