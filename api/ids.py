@@ -14,9 +14,10 @@ from typing import Annotated
 
 from fastapi import Path, Query
 
-from graphmem.models import VISIBLE, Visible
+from graphmem.models import VISIBLE, SameUser, Visible
 
 _BLANK = "; a blank one (only whitespace or invisible characters) is a 422."
+_SAME = " Invisible characters at its ends are dropped (\"u1\\u200b\" is user u1)."
 
 EntityId = Annotated[str, Path(pattern=VISIBLE, description="An entity id of the tenant" + _BLANK), Visible]
 """An entity id in the path (`entity_id`, `other_id`)."""
@@ -33,8 +34,10 @@ HoldId = Annotated[str, Path(pattern=VISIBLE, description="A legal hold id of th
 KeyId = Annotated[str, Path(pattern=VISIBLE, description="An API key id of the tenant" + _BLANK), Visible]
 """An API key id in the path (`key_id`)."""
 UserId = Annotated[str, Query(min_length=1, max_length=200, pattern=VISIBLE, examples=["user-42"],
-                              description="whose memory" + _BLANK), Visible]
-"""The user a route reads or writes for (`?user_id=` of the memory routes): required, 1-200 characters."""
+                              description="whose memory" + _BLANK + _SAME), Visible, SameUser]
+"""The user a route reads or writes for (`?user_id=` of the memory routes): required, 1-200 characters, trimmed as
+every user id is (`graphmem.models.SameUser`)."""
 UserFilter = Annotated[str | None, Query(min_length=1, max_length=200, pattern=VISIBLE, examples=["u-42"],
-                                         description="only this user's" + _BLANK), Visible]
-"""A list's optional `?user_id=` filter (sessions, consent): 1-200 characters when given."""
+                                         description="only this user's" + _BLANK + _SAME), Visible, SameUser]
+"""A list's optional `?user_id=` filter (sessions, consent): 1-200 characters when given, trimmed as every user id
+is (`graphmem.models.SameUser`)."""

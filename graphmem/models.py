@@ -123,6 +123,17 @@ Id = Annotated[str, Field(min_length=1, max_length=200, pattern=VISIBLE), Visibl
 (whitespace or invisible characters alone, inside the BMP or outside it), else a 422 naming the field ("must not be
 blank"). An id that names nothing stays the route's 404."""
 
+SameUser = AfterValidator(trim_blank)
+"""The one rule for a user id a caller sends, as `Annotated` metadata after its other checks: trimmed of what `blank`
+finds blank at either end (`trim_blank`, as an entity's external ids are: schema 21), so "u1\u200b", "\ufeffu1" and
+" u1" are user "u1", whose own entity carries the external id "user:u1"; an invisible character inside the id stays.
+`UserIdText` in bodies, `api.ids.UserId` and `UserFilter` in query strings."""
+
+UserIdText = Annotated[Id, SameUser]
+"""A user id a caller sends in a body (an episode's, a turn's, a session's, a consent's, a search's or a context
+window's `user_id`, that of `POST /v1/forget`, of a legal hold and of the memory routes): an `Id` (1-200
+characters before trimming; a blank one is a 422 naming the field, "must not be blank"), trimmed by `SameUser`."""
+
 _PATTERN_WORDS = {
     VISIBLE: "must not be blank: needs a character other than whitespace, control or invisible characters",
     PRINTABLE_ASCII: "must be printable ASCII (letters, digits, punctuation; spaces only inside)",
@@ -549,7 +560,7 @@ class EpisodeIn(Spoken):
     content: str = Field(min_length=1, pattern=VISIBLE)
     occurred_at: UtcDatetime
     session_id: SessionId | None = None
-    user_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=VISIBLE)
+    user_id: UserIdText | None = None
     role: str | None = Field(default=None, max_length=50, pattern=VISIBLE,
                              description="user, assistant, tool, system ...")
     speaker: str | None = Field(default=None, max_length=200, pattern=VISIBLE,

@@ -15,7 +15,7 @@ from api.pages import ItemPage
 from graphmem.errors import InvalidInput, NotFound
 from graphmem.governance.models import (ERASURE_KINDS, SWEEP_KINDS, AuditRecord, Hold, Receipt, RetentionSettings,
                                         RetentionView, SweepReceipt, every_kind)
-from graphmem.models import Id, Input
+from graphmem.models import Id, Input, UserIdText
 from graphmem.store import require_named_tenant
 
 router = APIRouter(route_class=UniqueKeysRoute, tags=["governance"])
@@ -34,7 +34,7 @@ SWEEP_COUNTS_EXAMPLE = every_kind(SWEEP_KINDS, {"stamped_facts": 7, "episodes": 
 class ForgetRequest(Input):
     """Exactly one target."""
 
-    user_id: Id | None = Field(default=None, examples=["user-42"])
+    user_id: UserIdText | None = Field(default=None, examples=["user-42"])
     session_id: Id | None = None
     episode_id: Id | None = None
     fact_id: Id | None = None
@@ -74,7 +74,7 @@ def put_retention(tenant_id: str, body: RetentionSettings, who: TenantAdmin, ser
 class HoldRequest(Input):
     """Exactly one target, and the reason (e.g. a case reference)."""
 
-    user_id: Id | None = Field(default=None, examples=["user-42"])
+    user_id: UserIdText | None = Field(default=None, examples=["user-42"])
     session_id: Id | None = None
     episode_id: Id | None = None
     reason: str = Field(min_length=1, max_length=1000, examples=["litigation hold, case 2024-17"])

@@ -10,7 +10,7 @@ from api.ids import FactId, UserId
 from api.json_body import UniqueKeysRoute
 from graphmem.governance.models import MemoryPage, Receipt
 from graphmem.ingest.refusals import Refusal
-from graphmem.models import VISIBLE, AssertOutcome, EntityRef, Id, Input
+from graphmem.models import VISIBLE, AssertOutcome, EntityRef, Input, UserIdText
 
 router = APIRouter(route_class=UniqueKeysRoute, prefix="/v1/memories", tags=["memories"])
 
@@ -24,7 +24,7 @@ MEMORY_EXAMPLE = {"items": [{"fact": {"id": "f1", "predicate": "PREFERS_CHANNEL"
 
 
 class UserBody(Input):
-    user_id: Id = Field(examples=["user-42"])
+    user_id: UserIdText = Field(examples=["user-42"])
 
 
 class Correction(UserBody):

@@ -11,7 +11,7 @@ from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
 from graphmem.context.models import CompactionResult, Summary
 from graphmem.context.sessions import Consent, ConsentIn, SessionInfo
-from graphmem.models import VISIBLE, Id, Input, SessionId
+from graphmem.models import VISIBLE, Input, SessionId, UserIdText
 
 router = APIRouter(route_class=UniqueKeysRoute, tags=["sessions"])
 
@@ -20,7 +20,7 @@ class SessionCreate(Input):
     """A new session for a user (two browser tabs are two sessions). Without `id`, one is generated."""
 
     id: SessionId | None = Field(default=None, examples=["tab-2f9c"])
-    user_id: Id = Field(examples=["u-42"])
+    user_id: UserIdText = Field(examples=["u-42"])
     agent_id: str | None = Field(default=None, max_length=200, pattern=VISIBLE, examples=["support-bot"])
 
 

@@ -11,8 +11,8 @@ from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 from graphmem.context.assembly import Dropped, WindowPiece
 from graphmem.context.pins import PinValue
-from graphmem.models import (VISIBLE, Degraded, EpisodeKind, Input, Spoken, UtcDatetime, VisibleText, blank,
-                             json_content)
+from graphmem.models import (VISIBLE, Degraded, EpisodeKind, Input, Spoken, UserIdText, UtcDatetime, VisibleText,
+                             blank, json_content)
 
 
 class ToolSchema(Input):
@@ -73,8 +73,8 @@ class ContextRequest(Input):
     tools: list[ToolSchema] = Field(default_factory=list, max_length=500)
     documents: list[DocumentIn] = Field(default_factory=list, max_length=100)
     as_of: UtcDatetime | None = Field(default=None, description="retrieved facts valid at this time (UTC)")
-    user_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=VISIBLE,
-                                description="the user, when the session does not exist yet (for preferences)")
+    user_id: UserIdText | None = Field(default=None,
+                                       description="the user, when the session does not exist yet (for preferences)")
 
     @field_validator("tools")
     @classmethod
@@ -154,7 +154,7 @@ class TurnIn(Input):
     """Append a turn at its end: episodes and pin updates, idempotent by `idempotency_key`."""
 
     idempotency_key: str = Field(min_length=1, max_length=200, pattern=VISIBLE, examples=["turn-7f3a"])
-    user_id: str = Field(min_length=1, max_length=200, pattern=VISIBLE, examples=["u-42"])
+    user_id: UserIdText = Field(examples=["u-42"])
     agent_version: str | None = Field(default=None, max_length=100, examples=["support-bot 2.3.1"])
     prompt_version: str | None = Field(default=None, max_length=100, examples=["refunds-v7"])
     tool_version: str | None = Field(default=None, max_length=100, examples=["tools-2024-05"])

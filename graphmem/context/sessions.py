@@ -22,7 +22,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from graphmem.errors import Conflict, InvalidInput, NotFound
-from graphmem.models import VISIBLE, Input, UtcDatetime, blank, new_id, session_id
+from graphmem.models import Input, UserIdText, UtcDatetime, blank, new_id, session_id
 from graphmem.store import Database, require_tenant
 from graphmem.timeutil import utcnow
 
@@ -47,7 +47,7 @@ class ConsentIn(Input):
     """Whether preferences may cross sessions: for the whole tenant (`scope` tenant) or one user."""
 
     scope: Literal["tenant", "user"] = Field(examples=["user"])
-    user_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=VISIBLE, examples=["u-42"])
+    user_id: UserIdText | None = Field(default=None, examples=["u-42"])
     share_preferences: bool = Field(strict=True, examples=[True], description="a JSON boolean (not \"true\" or 1)")
 
 

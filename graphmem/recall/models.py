@@ -6,7 +6,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from graphmem.models import (VISIBLE, Degraded, Entity, Episode, Fact, Id, Input, KindName, PredicateName,
-                             ProvenanceRole, UtcDatetime)
+                             ProvenanceRole, UserIdText, UtcDatetime)
 from graphmem.ontology import SENSITIVE_CLASSES
 
 Target = Literal["fact", "entity", "episode"]
@@ -38,7 +38,7 @@ class SearchRequest(Input):
         "Only entities of these kinds, facts whose subject or object is of one, and episodes that mention one "
         "(an episode mentions the entities of the facts derived from it, and those its extraction found)."))
     session_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=VISIBLE)
-    user_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=VISIBLE)
+    user_id: UserIdText | None = None
     occurred_after: UtcDatetime | None = Field(default=None, description=(
         "Only what episodes that occurred at or after this time (inclusive: occurred_at >= occurred_after) said: "
         "episode hits by their occurred_at, facts by the episodes that asserted or confirmed them, entities by the "
