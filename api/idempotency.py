@@ -98,7 +98,8 @@ def recorded_call(services: Services, who: Principal, what: str, body: BaseModel
     deadline = time.monotonic() + services.settings.idempotency_wait_s
     while True:   # a first try that fails deletes its record: record the call again and run it here
         try:
-            episode, created = services.ingest.append_episodes(tenant, [ep], extract=False, searchable=False)[0]
+            episode, created = services.ingest.append_episodes(tenant, [ep], extract=False, searchable=False,
+                                                                batch=False)[0]
         except InvalidInput as exc:
             if not (exc.field and exc.field.endswith("idempotency_key")):
                 raise

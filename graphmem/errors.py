@@ -5,6 +5,8 @@ Every error names the field at fault when there is one (`field`, a dotted path s
 """
 from __future__ import annotations
 
+import copy
+
 
 class GraphmemError(Exception):
     """Base class. `status` is the HTTP status the API answers with; `title` a short fixed summary."""
@@ -16,6 +18,14 @@ class GraphmemError(Exception):
         super().__init__(detail)
         self.detail = detail
         self.field = field
+
+    def under(self, prefix: str) -> "GraphmemError":
+        """A copy of this error (same type, status, detail and attributes) whose field is named inside an item of
+        the request: `prefix` + `field` ("episodes[2]." + "session_id" is "episodes[2].session_id"); one without a
+        field stays without. How a batch names the item an error of one of its items is about."""
+        out = copy.copy(self)
+        out.field = f"{prefix}{self.field}" if self.field else None
+        return out
 
 
 class InvalidInput(GraphmemError):

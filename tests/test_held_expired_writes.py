@@ -69,11 +69,15 @@ WRITES = {
 }
 
 
+NAMED = {"batch": "episodes[0].session_id"}
+"""The field a write's 409 names when not `session_id`: a batch names the item, as its 422s do."""
+
+
 @pytest.mark.parametrize("write", sorted(WRITES))
 def test_a_write_into_a_held_session_past_retention_is_refused(held, db, tenant, write):
     agent, idle_turn, _ = held
     before = _counts(db, tenant)
-    _refused(WRITES[write](agent), "session_id")
+    _refused(WRITES[write](agent), NAMED.get(write, "session_id"))
     assert _counts(db, tenant) == before
     assert agent.get("/v1/sessions/idle").status_code == 404
     assert agent.get(f"/v1/episodes/{idle_turn}").status_code == 404
@@ -87,9 +91,31 @@ def test_a_resend_under_the_key_of_a_held_episode_past_retention_is_refused(held
     _refused(r, "idempotency_key")
     r = agent.post("/v1/episodes/batch", json={"episodes": [{**TURN, "content": "old walrus note", "session_id": "s1",
                                                              "user_id": "u1", "idempotency_key": "old-1"}]})
-    _refused(r, "idempotency_key")
+    _refused(r, "episodes[0].idempotency_key")
     assert _counts(db, tenant) == before
     assert agent.get(f"/v1/episodes/{old}").status_code == 404
+
+
+def test_a_batch_names_the_item_whose_session_or_key_is_held_past_retention(held, db, tenant):
+    """A batch's 409 names the item at fault, `episodes[i].session_id` / `episodes[i].idempotency_key`, as its 422s
+    name `episodes[i].content` or `episodes[i].user_id`. Helper-found: it named `session_id` / `idempotency_key`, no
+    item of the batch."""
+    agent, _, _ = held
+    before = _counts(db, tenant)
+    fresh = {**TURN, "content": "a new note", "session_id": "s1", "user_id": "u1"}
+    r = agent.post("/v1/episodes/batch", json={"episodes": [fresh, {**TURN, "session_id": "idle", "user_id": "u1"},
+                                                            {**TURN, "session_id": "idle", "user_id": "u1"}]})
+    _refused(r, "episodes[1].session_id")
+    assert "'idle'" in r.json()["detail"], r.json()
+    r = agent.post("/v1/episodes/batch", json={"episodes": [fresh, {**TURN, "content": "old walrus note",
+                                                                    "session_id": "s1", "user_id": "u1",
+                                                                    "idempotency_key": "old-1"}]})
+    _refused(r, "episodes[1].idempotency_key")
+    assert "'old-1'" in r.json()["detail"], r.json()
+    r = agent.post("/v1/sessions/s1/turns", json={"idempotency_key": "t3", "user_id": "u1", "episodes": [
+        {**TURN, "content": "old walrus note", "idempotency_key": "old-1"}]})
+    _refused(r, "episodes[0].idempotency_key")      # the episode's own key, not the turn's
+    assert _counts(db, tenant) == before
 
 
 def test_a_turn_resent_under_the_key_of_a_turn_with_a_held_episode_past_retention_is_refused(client_for, db, tenant):

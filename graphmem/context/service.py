@@ -334,7 +334,7 @@ class ContextService:
         self._precheck_pins(tenant_id, session_id, turn)
         episodes = self._episodes(session_id, turn)
         if episodes:   # a refused turn writes nothing, not even its session
-            with _turn_user_field():
+            with _turn_fields(turn):
                 self._ingest().check_episodes(tenant_id, episodes)
         reset = created = False
         if info is None or info.user_id is None:   # create the session, or claim one that has no user
@@ -344,7 +344,7 @@ class ContextService:
                 raise InvalidInput(exc.detail, field="user_id") from None
         if not created:
             _, reset = self.sessions.reset_if_expired(tenant_id, session_id)
-        with _turn_user_field():
+        with _turn_fields(turn):
             stored = (self._ingest().append_episodes(tenant_id, episodes, agent_id=agent_id, expire_idle=False)
                       if episodes else [])
         ids = [e.id for e, _ in stored]
@@ -507,14 +507,22 @@ class _ReceiptTaken(Exception):
 
 
 @contextlib.contextmanager
-def _turn_user_field() -> Iterator[None]:
+def _turn_fields(turn: TurnIn) -> Iterator[None]:
     """A turn's episodes carry the turn's `user_id`: an episode refused for its session's user (`episodes[i].user_id`,
-    when another user created or claimed the session since the turn's first check) is the turn's field `user_id`."""
+    when another user created or claimed the session since the turn's first check) is the turn's field `user_id`.
+    An episode sent without a key has one derived from the turn's (`ContextService._episodes`): its key taken by an
+    episode past retention kept under a legal hold (`Conflict`, `episodes[i].idempotency_key`) is the turn's field
+    `idempotency_key`; one the caller sent stays the item's."""
     try:
         yield
     except InvalidInput as exc:
         if exc.field and exc.field.startswith("episodes[") and exc.field.endswith("].user_id"):
             raise InvalidInput(exc.detail, field="user_id") from None
+        raise
+    except Conflict as exc:
+        index = re.fullmatch(r"episodes\[(\d+)\]\.idempotency_key", exc.field or "")
+        if index is not None and turn.episodes[int(index[1])].idempotency_key is None:
+            raise Conflict(exc.detail, field="idempotency_key") from None
         raise
 
 

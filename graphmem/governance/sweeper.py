@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 
 from graphmem.governance import audit
@@ -95,19 +95,23 @@ class Sweeper:
                                                                 "sweeper")).id
         return Receipt(action="sweep", target_kind="tenant", counts=full, at=now, audit_id=audit_id)
 
-    def refuse_held_sessions(self, tenant_id: str, session_ids: list[str], now: datetime) -> None:
-        """Raise `Conflict` (field `session_id`) when one of `session_ids` is past retention at `now` (aware UTC) as
-        every read treats it but kept under a legal hold (`governance/held_expired_sessions`): a write naming it
-        could neither expire the held data nor revive it, so it is refused before anything is written (one read;
-        none for no ids). Raises `TenantRequired` for an empty tenant id."""
+    def refuse_held_sessions(self, tenant_id: str, session_ids: list[str], now: datetime,
+                             fields: Mapping[str, str] | None = None) -> None:
+        """Raise `Conflict` when one of `session_ids` is past retention at `now` (aware UTC) as every read treats it
+        but kept under a legal hold (`governance/held_expired_sessions`): a write naming it could neither expire the
+        held data nor revive it, so it is refused before anything is written (one read; none for no ids). The
+        first such id in `session_ids` order is named: its field is `fields[id]` (the item of a batch that names it,
+        `episodes[1].session_id`), `session_id` when `fields` does not name it. Raises `TenantRequired` for an empty
+        tenant id."""
         require_tenant(tenant_id)
-        for r in self.db.rows("governance/held_expired_sessions", tenant_id=tenant_id, session_ids=session_ids,
-                              now=now) if session_ids else []:
-            raise Conflict(f"session {r['id']!r} past retention, kept under a legal hold: start a new session",
-                           field="session_id")
+        held = {r["id"] for r in self.db.rows("governance/held_expired_sessions", tenant_id=tenant_id,
+                                              session_ids=session_ids, now=now)} if session_ids else set()
+        for sid in (s for s in session_ids if s in held):
+            raise Conflict(f"session {sid!r} past retention, kept under a legal hold: start a new session",
+                           field=(fields or {}).get(sid, "session_id"))
 
-    def expire_idle_sessions(self, tenant_id: str, session_ids: list[str | None],
-                             now: datetime | None = None) -> dict[str, int]:
+    def expire_idle_sessions(self, tenant_id: str, session_ids: list[str | None], now: datetime | None = None,
+                             fields: Mapping[str, str] | None = None) -> dict[str, int]:
         """Expire, before a write to them, those of `session_ids` that are past retention now and unheld
         (`governance/idle_sessions`: idle past the tenant's `session_ttl_days`, as the sweeper's session pass would
         expire them, or past their stamped `retain_until`, as every read already hides them), with the same cascade
@@ -115,13 +119,14 @@ class Sweeper:
         episode, a pin write, a window load that starts its window afresh) bumps `last_active_at`: without this it
         would revive the old content for another TTL. Returns the counts by every kind of `SWEEP_KINDS`, audited
         as a sweep (action "sweep", actor "sweeper") in the same transaction; {} when none was due (one read).
-        Raises `Conflict` (field `session_id`) when one of them is past retention as every read treats it but kept
-        under a legal hold (`refuse_held_sessions`); `TenantRequired` for an empty tenant id."""
+        Raises `Conflict` (field `session_id`, or the one `fields` gives the session) when one of them is past
+        retention as every read treats it but kept under a legal hold (`refuse_held_sessions`); `TenantRequired`
+        for an empty tenant id."""
         require_tenant(tenant_id)
         ids = list(dict.fromkeys(s for s in session_ids if s))
         now = to_utc(now, "now") if now else utcnow()
         t = {"tenant_id": tenant_id, "session_ids": ids, "now": now}
-        self.refuse_held_sessions(tenant_id, ids, now)
+        self.refuse_held_sessions(tenant_id, ids, now, fields)
         if not ids or not self.db.rows("governance/idle_sessions", **t):
             return {}
 

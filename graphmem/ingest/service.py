@@ -5,7 +5,7 @@ Built by `build(services)` (registered as `services.ingest`). The turn API and t
 """
 from __future__ import annotations
 
-from graphmem.errors import InvalidInput
+from graphmem.errors import Conflict, InvalidInput
 from graphmem.ingest import jobs, refusals
 from graphmem.ingest.extract_llm import LLMExtractor
 from graphmem.ingest.llm import ChatClient
@@ -58,8 +58,11 @@ class IngestService:
         `episodes[i].content` when content is over `settings.max_episode_chars`, `episodes[i].idempotency_key` when
         two episodes of the batch share a key with different content, when the key already names another stored
         episode, and `episodes[i].user_id` when the session belongs to another user (all checked before any write,
-        `graphmem.store.episodes.batch_conflict`: a refused batch stores nothing). With `batch` false (one episode
-        sent on its own) the fields are named without the `episodes[0].` prefix. The episodes of one call share one
+        `graphmem.store.episodes.batch_conflict`: a refused batch stores nothing); `Conflict` naming
+        `episodes[i].session_id` when the first episode of a session names one past retention but kept under a legal
+        hold, and `episodes[i].idempotency_key` when the key is taken by an episode past retention kept under a legal
+        hold (nothing written). With `batch` false (one episode sent on its own) the fields are named without the
+        `episodes[0].` prefix. The episodes of one call share one
         `ingested_at` (a turn's episodes arrived together: `graphmem.context.compaction` keeps them raw together).
         A session the episodes name that is past the tenant's session TTL is expired first, as the sweeper would
         (`Sweeper.expire_idle_sessions`): the episodes start it afresh instead of reviving its old content
@@ -70,7 +73,11 @@ class IngestService:
         """
         require_tenant(tenant_id)
         if expire_idle:
-            self.services.governance.sweeper.expire_idle_sessions(tenant_id, [e.session_id for e in episodes])
+            named = {}   # a batch names the first item of each session: `episodes[1].session_id`
+            for i, e in enumerate(episodes if batch else ()):
+                named.setdefault(e.session_id, f"episodes[{i}].session_id")
+            self.services.governance.sweeper.expire_idle_sessions(tenant_id, [e.session_id for e in episodes],
+                                                                  fields=named)
         cleaned = self._checked(tenant_id, episodes, batch, conflicts=len(episodes) > 1)
         out: list[tuple[Episode, bool]] = []
         arrived = utcnow()
@@ -85,10 +92,10 @@ class IngestService:
                                                      extraction_reason=reason, searchable=searchable,
                                                      on_created=_record_redaction(tenant_id, kinds) if kinds else None,
                                                      ingested_at=arrived, expire=expire))
-            except InvalidInput as exc:
+            except (InvalidInput, Conflict) as exc:
                 if not batch:
                     raise
-                raise InvalidInput(exc.detail, field=f"episodes[{i}].{exc.field}" if exc.field else None) from None
+                raise exc.under(f"episodes[{i}].") from None
         return out
 
     def check_episodes(self, tenant_id: str, episodes: list[EpisodeIn]) -> None:
@@ -119,8 +126,7 @@ class IngestService:
             conflict = self.db.read(lambda tx: episode_store.batch_conflict(tx, tenant_id, [c for c, _ in cleaned]))
             if conflict:
                 i, exc = conflict
-                at = f"episodes[{i}]." if batch else ""
-                raise InvalidInput(exc.detail, field=f"{at}{exc.field}") from None
+                raise exc.under(f"episodes[{i}]." if batch else "") from None
         return cleaned
 
     def append_episode(self, tenant_id: str, episode: EpisodeIn, *, agent_id: str | None = None) -> tuple[Episode, bool]:

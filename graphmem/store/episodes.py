@@ -114,19 +114,24 @@ def _key_refusal(stored: Episode, ep: EpisodeIn) -> InvalidInput:
                         field="idempotency_key")
 
 
-def batch_conflict(tx: Tx, tenant_id: str, episodes: list[EpisodeIn]) -> tuple[int, InvalidInput] | None:
-    """The first episode of a batch that `append` would refuse for its stored state (its idempotency key names
-    another stored episode, or its session belongs to another user), with the error, or None. A session without a
-    user (stored, or created by an earlier episode of the batch) belongs to the first episode of the batch that has
-    one, as `append` claims it. Run before a batch writes anything, so a refused batch stores nothing (a concurrent
-    writer can still win between the two)."""
-    stored = by_keys(tx, tenant_id, [ep.idempotency_key for ep in episodes if ep.idempotency_key])
+def batch_conflict(tx: Tx, tenant_id: str, episodes: list[EpisodeIn]) -> tuple[int, InvalidInput | Conflict] | None:
+    """The first episode of a batch that `append` would refuse for its stored state, with the error (its field as
+    for one episode sent alone: the caller names the item, `GraphmemError.under`), or None: its idempotency key
+    names another stored episode (`InvalidInput`), or one past retention but kept under a legal hold (`Conflict`,
+    `idempotency_key`: `refuse_held_expired`), or its session belongs to another user (`InvalidInput`, `user_id`). A
+    session without a user (stored, or created by an earlier episode of the batch) belongs to the first episode of
+    the batch that has one, as `append` claims it. Run before a batch writes anything, so a refused batch stores
+    nothing (a concurrent writer can still win between the two)."""
+    stored = _by_keys(tx, tenant_id, [ep.idempotency_key for ep in episodes if ep.idempotency_key])
+    held = set(_held_expired_keys(tx, tenant_id, [e.id for e in stored.values()]))
     sessions = sorted({ep.session_id for ep in episodes if ep.session_id})
     owners = {r["id"]: r["user_id"] for r in (tx.rows("sessions/owners", tenant_id=tenant_id, ids=sessions)
                                               if sessions else [])}
     for i, ep in enumerate(episodes):
         seen = stored.get(ep.idempotency_key) if ep.idempotency_key else None
         if seen is not None:
+            if seen.idempotency_key in held:
+                return i, _held_key_conflict(seen.idempotency_key)
             if not same_episode(seen, ep):
                 return i, _key_refusal(seen, ep)
             continue
@@ -162,20 +167,36 @@ def by_keys(tx: Tx, tenant_id: str, keys: list[str]) -> dict[str, Episode]:
     (unheld; its own `retain_until` or its session's passed: what every read treats as gone) is left out: a re-send
     of its key expires it and is stored anew (`append`). Raises `Conflict` (field `idempotency_key`) when one is
     past retention but held (`refuse_held_expired`)."""
-    stored = {r["episode"]["idempotency_key"]: Episode(**r["episode"])
-              for r in (tx.rows("episodes/by_keys", tenant_id=tenant_id, keys=keys, now=utcnow()) if keys else [])}
+    stored = _by_keys(tx, tenant_id, keys)
     refuse_held_expired(tx, tenant_id, [e.id for e in stored.values()])
     return stored
+
+
+def _by_keys(tx: Tx, tenant_id: str, keys: list[str]) -> dict[str, Episode]:
+    """`by_keys` without its refusal of held keys past retention (`batch_conflict` names the item instead)."""
+    return {r["episode"]["idempotency_key"]: Episode(**r["episode"])
+            for r in (tx.rows("episodes/by_keys", tenant_id=tenant_id, keys=keys, now=utcnow()) if keys else [])}
+
+
+def _held_expired_keys(tx: Tx, tenant_id: str, episode_ids: list[str]) -> list[str]:
+    """The idempotency keys of those of `episode_ids` past retention as every read treats them but kept under a
+    legal hold (`governance/held_expired_episodes`), in key order ([] for no ids)."""
+    return [r["key"] for r in tx.rows("governance/held_expired_episodes", tenant_id=tenant_id, ids=episode_ids,
+                                      now=utcnow())] if episode_ids else []
+
+
+def _held_key_conflict(key: str) -> Conflict:
+    """The refusal of a re-send under `key`, taken by an episode past retention kept under a legal hold."""
+    return Conflict(f"idempotency_key {key!r} is taken by an episode past retention, kept under a legal hold: use a "
+                    "new key", field="idempotency_key")
 
 
 def refuse_held_expired(tx: Tx, tenant_id: str, episode_ids: list[str]) -> None:
     """Raise `Conflict` (field `idempotency_key`) when one of `episode_ids` is past retention as every read treats
     it but kept under a legal hold (`governance/held_expired_episodes`): its key is taken by data kept under the
     hold, so a re-send under it is neither replayed (the episode stays hidden) nor stored anew."""
-    for r in tx.rows("governance/held_expired_episodes", tenant_id=tenant_id, ids=episode_ids,
-                     now=utcnow()) if episode_ids else []:
-        raise Conflict(f"idempotency_key {r['key']!r} is taken by an episode past retention, kept under a legal "
-                       "hold: use a new key", field="idempotency_key")
+    for key in _held_expired_keys(tx, tenant_id, episode_ids):
+        raise _held_key_conflict(key)
 
 
 def by_key(tx: Tx, tenant_id: str, idempotency_key: str) -> Episode | None:
