@@ -28,8 +28,8 @@ def test_values_are_typed_and_validated():
     bad = [({"type": "amount", "value": 129.99}, "float"), ({"type": "currency", "value": "EUX"}, "ISO 4217"),
            ({"type": "amount", "value": "12,5"}, "decimal"), ({"type": "order_id", "value": "a b"}, "id"),
            ({"type": "custom", "value_type": "boolean", "value": "maybe"}, "boolean"),
-           ({"type": "custom", "value_type": "string", "value": "\u200b"}, "empty"),   # invisible is empty too
-           ({"type": "custom", "value_type": "string", "value": "\u2800"}, "empty"),
+           ({"type": "custom", "value_type": "string", "value": "\u200b"}, "must not be blank"),   # invisible is empty too
+           ({"type": "custom", "value_type": "string", "value": "\u2800"}, "must not be blank"),
            ({"type": "nope", "value": "x"}, "")]
     for raw, words in bad:
         with pytest.raises(InvalidInput) as err:

@@ -29,7 +29,7 @@ from pydantic import (BaseModel, BeforeValidator, Field, TypeAdapter, Validation
                       field_validator, model_validator)
 
 from graphmem.errors import Conflict, InvalidInput, NotFound
-from graphmem.models import Input, UtcDatetime, blank, new_id
+from graphmem.models import Input, UtcDatetime, error_message, new_id, visible
 from graphmem.store import Database, live, require_tenant
 from graphmem.store.db import Tx
 from graphmem.store.episodes import lock_retained_episodes
@@ -80,9 +80,9 @@ def _identifier(v: str) -> str:
 
 
 def _text(v: str) -> str:
-    v = v.strip()
-    if blank(v):
-        raise ValueError("must not be empty")
+    """`v` stripped, at most `MAX_TEXT` characters; blank text (`graphmem.models.blank`) is refused with the
+    `VISIBLE` pattern's own error (`visible`: "must not be blank ...", as every other field words it)."""
+    v = visible(v.strip())
     if len(v) > MAX_TEXT:
         raise ValueError(f"at most {MAX_TEXT} characters")
     return v
@@ -207,12 +207,11 @@ class CustomValue(_Value):
 
 
 def canonical_custom(value_type: str, raw: str) -> str:
-    """The canonical string of a custom pin value; `ValueError` when it is not of `value_type`."""
+    """The canonical string of a custom pin value; `ValueError` when it is not of `value_type` (blank text: the
+    `VISIBLE` pattern's own error, a `PydanticCustomError`)."""
     raw = str(raw).strip()
     if value_type == "string":
-        if blank(raw):
-            raise ValueError("value must not be empty")
-        return raw
+        return visible(raw)   # blank: the `VISIBLE` pattern's own error, "must not be blank ..."
     if value_type == "decimal":
         return format(_decimal(raw), "f")
     if value_type == "integer":
@@ -280,7 +279,8 @@ def parse_value(raw: Any, field: str = "value") -> PinValue:
         loc = ".".join(str(p) for p in err.get("loc", ()) if not str(p).endswith("Value") and p not in (
             "order_id", "amount", "currency", "approval_id", "idempotency_key", "goal", "constraint", "human_gate",
             "obligation", "custom"))
-        raise InvalidInput(f"{field}{'.' + loc if loc else ''}: {err['msg']}", field=f"{field}.{loc}" if loc else field) from exc
+        raise InvalidInput(f"{field}{'.' + loc if loc else ''}: {error_message(err)}",
+                           field=f"{field}.{loc}" if loc else field) from exc
 
 
 def from_row(row: dict[str, Any]) -> Pin:
