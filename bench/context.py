@@ -47,7 +47,8 @@ from bench.recall import FACTS_PER_TENANT, load as load_tenants, tenant_rows, wi
 
 import cypher  # noqa: E402
 from graphmem.context.models import ContextRequest, PinUpdate, ToolSchema, TurnEpisode, TurnIn  # noqa: E402
-from graphmem.models import EntityRef, EpisodeIn, FactIn, name_key  # noqa: E402
+from graphmem.identifiers import name_key  # noqa: E402
+from graphmem.models import EntityRef, EpisodeIn, FactIn  # noqa: E402
 from graphmem.services import Services  # noqa: E402
 from graphmem.store import Database, tenant_token  # noqa: E402
 from graphmem.store.schema import apply_schema  # noqa: E402

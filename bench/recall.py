@@ -32,7 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import neo4j_for_bench  # noqa: E402
 from bench.locomo_common import ROOT, machine  # noqa: E402
 from graphmem.graph import TemporalGraph  # noqa: E402
-from graphmem.models import name_key, new_id  # noqa: E402
+from graphmem.identifiers import name_key  # noqa: E402
+from graphmem.models import new_id  # noqa: E402
 from graphmem.recall.models import SearchRequest  # noqa: E402
 from graphmem.recall.service import RecallService  # noqa: E402
 from graphmem.store import Database, tenant_token  # noqa: E402

@@ -10,9 +10,9 @@ from collections.abc import Callable
 from datetime import datetime
 
 from graphmem.errors import Conflict, InvalidInput
+from graphmem.identifiers import blank, value_key
 from graphmem.indexer import Indexer
-from graphmem.models import (AssertOutcome, Entity, EntityRef, Episode, EpisodeIn, Fact, FactIn, Provenance,
-                             blank, value_key)
+from graphmem.models import AssertOutcome, Entity, EntityRef, Episode, EpisodeIn, Fact, FactIn, Provenance
 from graphmem.ontology import LITERAL, Ontology, Predicate
 from graphmem.settings import Settings
 from graphmem.store import Database, require_tenant

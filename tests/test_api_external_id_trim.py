@@ -1,4 +1,4 @@
-"""An external id is trimmed of the characters `graphmem.models.blank` finds blank at either end (`trim_blank`), not
+"""An external id is trimmed of the characters `graphmem.identifiers.blank` finds blank at either end (`trim_blank`), not
 only of whitespace: helper-found, "crm:1\\u200b" and "crm:1" keyed two entities, so a record sent again with an
 invisible character at an end (a zero-width space or a byte-order mark copied from a web page or a CSV export, a tag
 character, a Hangul filler) made a second person of the same name (another id of the `crm` system: somebody else).

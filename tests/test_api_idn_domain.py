@@ -1,5 +1,5 @@
 """An entity's internationalised domain is accepted and kept in the form an email's domain is kept in: Unicode, as
-IDNA 2008 decodes it with the UTS 46 mapping (`graphmem.models.email_address`), its punycode naming the same entity.
+IDNA 2008 decodes it with the UTS 46 mapping (`graphmem.identifiers.email_address`), its punycode naming the same entity.
 Helper-found: `"domain": "bücher.example"` was a 422 ("domain is not a valid host name") while
 `ann@bücher.example` was a valid email, and the punycode `xn--bcher-kva.example` was kept as sent, so the two strong
 identifiers of one organisation never agreed in form."""

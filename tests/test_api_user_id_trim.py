@@ -1,4 +1,4 @@
-"""A user id is trimmed of the characters `graphmem.models.blank` finds blank at either end, as an external id is
+"""A user id is trimmed of the characters `graphmem.identifiers.blank` finds blank at either end, as an external id is
 (`graphmem.models.SameUser`, the one rule): helper-found, schema 21 made the user's own entity of external id
 "user:u1\\u200b" "user:u1", but a `user_id` of "u1\\u200b" was used as sent, so forgetting user "u1\\u200b" left
 the entity (and the episodes of "u1"), their memories listed nothing, the session of "u1" refused their turn as

@@ -437,7 +437,7 @@ def test_names_that_differ_in_their_vowel_signs_are_two_entities(db, settings, g
     and a title written in Hindi is its own value. A schema-11 graph, whose keys had the marks dropped ("महन" for
     both names), gets its keys again at start-up: each name resolves to its own entity, and a value said again is
     the same fact."""
-    from graphmem.models import name_key
+    from graphmem.identifiers import name_key
     from graphmem.store.schema import _name_key_before_12, rekey_marked_names
 
     assert name_key("मोहन") != name_key("मोहिनी") and _name_key_before_12("मोहन") == _name_key_before_12("मोहिनी")
@@ -493,7 +493,7 @@ def test_variation_selectors_and_symbol_only_text_in_keys(db, settings, graph, t
     organisation. A name of symbols alone ("❤️", "...") has no letter or digit to resolve it by and is refused, and
     a literal value of symbols alone keeps its own key: "☆" after "★" is a new title, not the same one said again.
     A schema-13 graph, whose keys kept the selector and keyed such values "", gets its keys again at start-up."""
-    from graphmem.models import name_key, value_key
+    from graphmem.identifiers import name_key, value_key
     from graphmem.store.schema import _name_key_before_14, rekey_marked_names
 
     ep, _ = graph.append_episode(tenant, msg("Ada runs the heart fund"))
@@ -567,7 +567,7 @@ def test_turkish_names_resolve_in_either_case(db, settings, graph, tenant):
     """Found by a helper: "İlkay Işık" was not found as "ilkay işık" or "İLKAY IŞIK" (Unicode's default case
     folding pairs "I" with "i" and makes "İ" an "i" with a combining dot; Turkish pairs "I" with "ı"). The Turkish
     i's now key as one (`turkish_i`), values too; a schema-14 graph gets its keys again at start-up."""
-    from graphmem.models import name_key
+    from graphmem.identifiers import name_key
     from graphmem.store.schema import TURKISH_I, _name_key_before_15, rekey_marked_names
 
     ep, _ = graph.append_episode(tenant, msg("Ilkay's title"))
@@ -618,7 +618,7 @@ def test_a_final_period_or_a_zero_width_space_does_not_make_another_name(db, set
     """Helper-found: "Norm Al." (a name copied with its sentence's period) became a second person, and "Norm\u200bAl"
     (a zero-width space) a third, keyed "normal". A word's final period is dropped from keys and the zero-width
     space is a space; a period inside a word stays ("acme.com", ".NET"); a schema-15 graph gets its keys again."""
-    from graphmem.models import name_key, value_key
+    from graphmem.identifiers import name_key, value_key
     from graphmem.store.schema import PERIODS, _name_key_before_16, rekey_marked_names
 
     ep, _ = graph.append_episode(tenant, msg("Norm's title"))

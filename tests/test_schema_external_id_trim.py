@@ -1,4 +1,4 @@
-"""Schema 21: an external id is stored trimmed of the characters `graphmem.models.blank` finds blank at either end
+"""Schema 21: an external id is stored trimmed of the characters `graphmem.identifiers.blank` finds blank at either end
 (`trim_blank`), where only whitespace was trimmed before, so "crm:1\\u200b" and "crm:1" named two entities. A graph
 from before may hold such a key: start-up stores it trimmed, so a reference by the trimmed id finds its entity; an
 entity that holds both forms keeps one ExternalId, declared by the episodes that declared either; when another
@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import logging
 
-from graphmem.models import EntityRef, FactIn, trim_blank
+from graphmem.identifiers import trim_blank
+from graphmem.models import EntityRef, FactIn
 from graphmem.store.schema import apply_schema, blank_ends
 from tests.test_graph_core import matched, msg
 

@@ -1,4 +1,4 @@
-"""Schema 21: an internationalised email is stored in one form (graphmem.models.email_address, the local part in
+"""Schema 21: an internationalised email is stored in one form (graphmem.identifiers.email_address, the local part in
 NFKC, the domain in Unicode). A graph from before holds either form, and punycode and Unicode (or a decomposed and a
 composed local part, "gu\u0301s" and "g\u00fas") named two entities: start-up
 writes each such email in the one form, so a reference in either form finds the entity; of one person stored twice,
@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import logging
 
-from graphmem.models import EntityRef, domain_name, email_address
+from graphmem.identifiers import domain_name, email_address
+from graphmem.models import EntityRef
 from graphmem.store.schema import IDN, apply_schema
 from tests.test_graph_core import matched
 

@@ -1,5 +1,5 @@
 // Schema migration 20 -> 21: the tenant's external ids whose key matches $pattern (a character
-// graphmem.models.blank finds blank at either end), with the entity each identifies, by key. Sorted before the first
+// graphmem.identifiers.blank finds blank at either end), with the entity each identifies, by key. Sorted before the first
 // row is returned, so the writes of the migration, while it reads on, do not change what it reads (Database.stream).
 MATCH (x:ExternalId {tenant_id: $tenant_id})
 WHERE x.key =~ $pattern

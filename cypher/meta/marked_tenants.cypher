@@ -1,5 +1,5 @@
 // Every tenant id with an entity whose name or an alias, or a fact whose literal value, matches $pattern: schema
-// migrations 11 -> 12 (text with a combining mark: graphmem.models.name_key keeps those marks now, they are the
+// migrations 11 -> 12 (text with a combining mark: graphmem.identifiers.name_key keeps those marks now, they are the
 // vowels of Devanagari, Tamil, Thai...) and 13 -> 14 (a variation selector, or no letter or digit) recompute their
 // normalised keys per tenant (graphmem.store.schema.rekey_marked_names).
 // tenant-free: migration over every tenant, run once at start-up by apply_schema

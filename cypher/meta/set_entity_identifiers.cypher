@@ -1,4 +1,4 @@
-// Schema migration 20 -> 21: store the email and the domain graphmem.models.email_address and domain_name now make
+// Schema migration 20 -> 21: store the email and the domain graphmem.identifiers.email_address and domain_name now make
 // of each entity's. $rows: [{id, email, domain}] (null: that one is left as it is), no two with one email or one
 // domain (graphmem.store.schema.renormalise_identifiers sees to it). An entity whose new email (or domain) another
 // entity of the tenant already holds keeps its own (the unique constraints entity_email_unique and

@@ -1,4 +1,4 @@
-// Schema migrations 11 -> 12 and 13 -> 14: store the keys graphmem.models.name_key now makes of the names found.
+// Schema migrations 11 -> 12 and 13 -> 14: store the keys graphmem.identifiers.name_key now makes of the names found.
 // $rows: [{id, name_key, add: [{key, name_key}], drop: [key]}]: the entity's name_key; the alias keys of its names
 // (MERGEd and linked, as entities/create_batch and enrich_batch make them); the keys its names had before, which no
 // name of it has now: their links to it go, an alias left linked to nothing goes, and one it owned passes to an

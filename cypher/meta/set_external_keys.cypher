@@ -1,4 +1,4 @@
-// Schema migration 20 -> 21: store each external id under the key graphmem.models.trim_blank now makes of it.
+// Schema migration 20 -> 21: store each external id under the key graphmem.identifiers.trim_blank now makes of it.
 // $rows: [{key, new_key}], no two with one new_key (graphmem.store.schema.retrim_external_ids sees to it). When no
 // ExternalId has the new key, the node takes it ('renamed'); when one of the same entity has it (the entity was sent
 // with both forms), the old node goes and the episodes that declared it declare that one ('merged'); when another

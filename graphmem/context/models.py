@@ -11,8 +11,9 @@ from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 from graphmem.context.assembly import Dropped, WindowPiece
 from graphmem.context.pins import PinValue
+from graphmem.identifiers import blank
 from graphmem.models import (VISIBLE, Degraded, EpisodeKind, Input, Spoken, UserIdText, UtcDatetime, VisibleText,
-                             blank, json_content)
+                             json_content)
 
 
 class ToolSchema(Input):

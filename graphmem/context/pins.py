@@ -80,7 +80,7 @@ def _identifier(v: str) -> str:
 
 
 def _text(v: str) -> str:
-    """`v` stripped, at most `MAX_TEXT` characters; blank text (`graphmem.models.blank`) is refused with the
+    """`v` stripped, at most `MAX_TEXT` characters; blank text (`graphmem.identifiers.blank`) is refused with the
     `VISIBLE` pattern's own error (`visible`: "must not be blank ...", as every other field words it)."""
     v = visible(v.strip())
     if len(v) > MAX_TEXT:

@@ -35,8 +35,9 @@ from graphmem.context.pins import (PinStore, check_definition, check_key, delete
 from graphmem.context.sessions import SessionInfo, SessionStore, check_session_id, session_info
 from graphmem.context.summarizer import build_summarizer
 from graphmem.errors import Conflict, GraphmemError, InvalidInput, NotFound, Unavailable
+from graphmem.identifiers import trim_blank
 from graphmem.ingest.policy import redact_episode
-from graphmem.models import EpisodeIn, new_id, trim_blank
+from graphmem.models import EpisodeIn, new_id
 from graphmem.ontology import SENSITIVE_CLASSES
 from graphmem.store import episodes as episode_store
 from graphmem.store import live, require_tenant

@@ -22,7 +22,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from graphmem.errors import Conflict, InvalidInput, NotFound
-from graphmem.models import Input, UserIdText, UtcDatetime, blank, new_id, session_id
+from graphmem.identifiers import blank
+from graphmem.models import Input, UserIdText, UtcDatetime, new_id, session_id
 from graphmem.store import Database, require_tenant
 from graphmem.timeutil import utcnow
 

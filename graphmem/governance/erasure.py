@@ -35,10 +35,10 @@ from typing import Literal, NamedTuple
 
 from graphmem.context.compaction import dismissed_in
 from graphmem.errors import InvalidInput, NotFound, Refused
-from graphmem.models import blank
 from graphmem.governance import audit
 from graphmem.governance.models import ERASURE_KINDS, Receipt, TargetKind, every_kind
 from graphmem.graph import TemporalGraph
+from graphmem.identifiers import blank
 from graphmem.store import Database, require_tenant
 from graphmem.store.db import Tx
 from graphmem.store.entities import alias_key, name_key

@@ -11,7 +11,8 @@ from graphmem.errors import InvalidInput, NotFound
 from graphmem.governance import audit
 from graphmem.governance.models import Hold, HoldKind
 from graphmem.governance.retention import Retention
-from graphmem.models import blank, new_id
+from graphmem.identifiers import blank
+from graphmem.models import new_id
 from graphmem.store import Database, require_named_tenant, require_tenant
 from graphmem.timeutil import utcnow
 

@@ -17,9 +17,10 @@ from graphmem.errors import InvalidInput, NotFound
 from graphmem.governance.erasure import Eraser, user_scope
 from graphmem.governance.models import Memory, MemoryPage, ProvenanceNote, Receipt
 from graphmem.graph import TemporalGraph
+from graphmem.identifiers import blank
 from graphmem.ingest.jobs import EXPLICIT_FACTS
 from graphmem.ingest.refusals import Refusal
-from graphmem.models import AssertOutcome, EntityRef, Episode, EpisodeIn, Fact, FactIn, blank
+from graphmem.models import AssertOutcome, EntityRef, Episode, EpisodeIn, Fact, FactIn
 from graphmem.store import Database, require_tenant
 from graphmem.store import facts as fact_store
 from graphmem.timeutil import utcnow

@@ -30,8 +30,9 @@ from string import Template
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from graphmem.identifiers import name_key
 from graphmem.ingest.llm import ChatClient, LLMRejected, LLMUnavailable, Usage, parse_reply
-from graphmem.models import EntityRef, Episode, FactIn, name_key
+from graphmem.models import EntityRef, Episode, FactIn
 from graphmem.recall.lucene import escape
 from graphmem.settings import PROMPTS, Settings
 from graphmem.store import Database

@@ -62,7 +62,8 @@ from pydantic import BaseModel, ValidationError, model_validator
 
 from graphmem import strict_json
 from graphmem.errors import InvalidInput
-from graphmem.models import EntityRef, Episode, FactIn, blank
+from graphmem.identifiers import blank
+from graphmem.models import EntityRef, Episode, FactIn
 from graphmem.timeutil import to_utc
 
 DEFAULT_MAPPING = Path(__file__).resolve().parents[1] / "data" / "crm_mapping.json"

@@ -16,8 +16,9 @@ import unicodedata
 from dataclasses import dataclass
 
 from graphmem import strict_json
+from graphmem.identifiers import name_key
 from graphmem.ingest.secrets import contains_secret, redact, redact_json
-from graphmem.models import EntityRef, Episode, EpisodeIn, FactIn, name_key
+from graphmem.models import EntityRef, Episode, EpisodeIn, FactIn
 from graphmem.ontology import Ontology
 from graphmem.settings import Settings
 from graphmem.store.entities import keyless_name_dropped

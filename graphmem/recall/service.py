@@ -12,7 +12,8 @@ from datetime import datetime
 
 from graphmem.errors import InvalidInput, NotFound
 from graphmem.graph import check_every_version
-from graphmem.models import Entity, Fact, blank, value_key
+from graphmem.identifiers import blank, value_key
+from graphmem.models import Entity, Fact
 from graphmem.ontology import ANY_KIND, LITERAL, Ontology
 from graphmem.recall.lucene import build_query, fuzzy_query, terms
 from graphmem.recall.models import SearchRequest, SearchResponse, Viewer

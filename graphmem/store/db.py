@@ -27,7 +27,8 @@ from neo4j import GraphDatabase, ManagedTransaction
 
 import cypher
 from graphmem.errors import Conflict, InvalidInput, QueryTimedOut, TenantRequired, Unavailable
-from graphmem.models import blank, path_segment
+from graphmem.identifiers import blank
+from graphmem.models import path_segment
 from graphmem.settings import Settings
 
 T = TypeVar("T")

@@ -26,8 +26,8 @@ from functools import lru_cache
 from typing import Literal, NamedTuple
 
 from graphmem.errors import EmailTaken, InvalidInput, NotFound
+from graphmem.identifiers import name_key as _name_key
 from graphmem.models import Entity, EntityRef
-from graphmem.models import name_key as _name_key
 from graphmem.settings import Settings
 from graphmem.store.db import Tx, tenant_token
 from graphmem.store.fulltext import search_terms
@@ -35,7 +35,7 @@ from graphmem.timeutil import utcnow
 
 
 name_key = lru_cache(maxsize=65536)(_name_key)
-"""`graphmem.models.name_key`, cached: resolution normalises each name several times and bulk batches repeat names."""
+"""`graphmem.identifiers.name_key`, cached: resolution normalises each name several times and bulk batches repeat names."""
 
 
 def new_ids(n: int) -> list[str]:

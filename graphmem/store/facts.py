@@ -17,8 +17,8 @@ from datetime import datetime
 from functools import lru_cache
 
 from graphmem.errors import InvalidInput, NotFound
+from graphmem.identifiers import value_key as _value_key
 from graphmem.models import AssertOutcome, EntityRef, Fact, FactIn, Provenance
-from graphmem.models import value_key as _value_key
 from graphmem.ontology import Ontology
 from graphmem.settings import Settings
 from graphmem.store import entities

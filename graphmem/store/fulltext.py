@@ -32,7 +32,7 @@ import hashlib
 import re
 import unicodedata
 
-from graphmem.models import MARKS
+from graphmem.identifiers import MARKS
 from graphmem.store.db import require_tenant, tenant_token
 
 # A word: a letter or digit, then letters, digits and combining marks (Devanagari vowel signs, viramas: Lucene's
@@ -45,7 +45,7 @@ WORD = re.compile(rf"[^\W_]{_LETTER}*(?:'[^\W_]{_LETTER}*)?")
 # keys already resolve as "O'Neil"; schema 19 recomputed the terms of text with them, `graphmem.store.schema.QUOTED`).
 APOSTROPHES = "\u2019\u2018\u02bc`\u2032"
 # Invisible format characters (Unicode category Cf) dropped before `WORD` splits text, as the name keys drop them
-# (`graphmem.models.name_key`): they show nothing, so a word holding one reads as the word without it ("re\u00adnewal"
+# (`graphmem.identifiers.name_key`): they show nothing, so a word holding one reads as the word without it ("re\u00adnewal"
 # with a soft hyphen from a hyphenated web page is "renewal"; Persian text with a zero-width non-joiner and without
 # it one word), where they split the word before (schema 20 recomputed the terms of text with one,
 # `graphmem.store.schema.INVISIBLE`): the soft hyphen, Arabic letter mark, Mongolian vowel separator, zero-width

@@ -30,14 +30,14 @@ Version 11 folds accents off Latin letters, fullwidth forms and ligatures, and c
 text becomes terms ("José Müller" is "jose muller", "Ｄａｎａ" is "dana", "Straße" is "strasse"): the searchable
 nodes whose text holds any character outside ASCII get their terms again (`refold_search_terms`, as for version 9).
 A word keeps its combining marks too (Devanagari vowel signs used to split "कुत्ता" into three terms).
-Version 12 keeps combining marks in the keys names and literal values resolve by (`graphmem.models.name_key`):
+Version 12 keeps combining marks in the keys names and literal values resolve by (`graphmem.identifiers.name_key`):
 entities whose name or an alias holds one, and facts whose value does, get their keys again (`rekey_marked_names`).
 Version 14 drops variation selectors from those keys ("❤️ Fund" is "❤ Fund"), reads Hangul fillers as spaces,
 and gives a name with no letter or digit no key ("❤️" had the key "\ufe0f" and named an entity); a literal value
 with no letter or digit is keyed by its own folded text ("★" and "☆" had one key, ""), and value keys keep `+`
 and `#` ("C++" and "C#" had one): entities and facts whose text holds a selector, a filler, `+` or `#`, or no
 letter or digit, get their keys again (`rekey_marked_names`, `UNKEYED`).
-Version 15 folds the Turkish i's together in those keys (`graphmem.models.turkish_i`: "İLKAY IŞIK" is "İlkay
+Version 15 folds the Turkish i's together in those keys (`graphmem.identifiers.turkish_i`: "İLKAY IŞIK" is "İlkay
 Işık"): entities and facts whose text holds "İ", "ı" or a combining dot above get their keys again
 (`rekey_marked_names`, `TURKISH_I`).
 Version 16 reads the zero-width space as a space and drops the periods that end a word from those keys ("Norm Al."
@@ -61,13 +61,13 @@ direction marks, word joiner, byte-order mark, tag characters) from search terms
 name keys already read it), where they split the word before: the searchable nodes whose text holds one
 (`INVISIBLE`) get their search_terms again (`refold_search_terms`, as for version 9).
 A graph older than several of versions 18-20 reads its searchable nodes once for them all (`any_of` their patterns).
-Version 21 writes an internationalised email in one form (graphmem.models.email_address: the domain in Unicode,
+Version 21 writes an internationalised email in one form (graphmem.identifiers.email_address: the domain in Unicode,
 "ann@xn--bcher-kva.example" is "ann@bücher.example", and the local part in NFKC, "jose\u0301@example.com" is
 "jos\u00e9@example.com"), where the punycode and the Unicode form, or the decomposed and the composed one, named two
-entities, and an entity's domain in the same form (graphmem.models.domain_name: "xn--bcher-kva.example" is
+entities, and an entity's domain in the same form (graphmem.identifiers.domain_name: "xn--bcher-kva.example" is
 "bücher.example", once refused): the entities whose email or domain has a character outside ASCII or an "xn--" label
 (`IDN`) get them again (`renormalise_identifiers`). It also trims external ids of the characters
-graphmem.models.blank finds blank at either end (graphmem.models.trim_blank: "crm:1\u200b" is "crm:1"), where only
+graphmem.identifiers.blank finds blank at either end (graphmem.identifiers.trim_blank: "crm:1\u200b" is "crm:1"), where only
 whitespace was trimmed and the two named two entities: the ExternalId nodes whose key begins or ends with one
 (`blank_ends()`) get the trimmed key (`retrim_external_ids`).
 """
@@ -81,8 +81,8 @@ from collections.abc import Callable, Iterable, Iterator
 
 import cypher
 from graphmem.errors import SchemaMismatch
-from graphmem.models import (FILLERS, MARKS, SELECTORS, blank, domain_name, email_address, name_key, trim_blank,
-                             turkish_i, value_key)
+from graphmem.identifiers import (FILLERS, MARKS, SELECTORS, blank, domain_name, email_address, name_key, trim_blank,
+                                  turkish_i, value_key)
 from graphmem.store.db import Database, tenant_token
 from graphmem.store.entities import alias_key
 from graphmem.store.fulltext import INVISIBLE_FORMAT, search_terms
@@ -110,11 +110,11 @@ UNKEYED = ("(?s)(.*[\\x{FE00}-\\x{FE0F}\\x{E0100}-\\x{E01EF}\\x{180B}-\\x{180D}\
 TURKISH_I = "(?s).*[\\x{0130}\\x{0131}\\x{0307}\\x{1D6A4}].*"
 """A Java regular expression (Cypher's =~) matching text with "İ", "ı" (or the mathematical "𝚤", which NFKC makes
 "ı") or a combining dot above: the names and values whose keys `name_key` / `value_key` made otherwise before
-schema 15 (`graphmem.models.turkish_i`)."""
+schema 15 (`graphmem.identifiers.turkish_i`)."""
 PERIODS = "(?s).*[.\\x{2024}\\x{FE52}\\x{FF0E}\\x{200B}].*"
 """A Java regular expression (Cypher's =~) matching text with a period (or a one-dot leader, small or fullwidth full
 stop, which NFKC makes one) or a zero-width space: the names and values whose keys `name_key` / `value_key` made
-otherwise before schema 16 (`graphmem.models.WORD_END`, `graphmem.models.ZWSP`)."""
+otherwise before schema 16 (`graphmem.identifiers.WORD_END`, `graphmem.identifiers.ZWSP`)."""
 JOINED = ("(?s).*[\\p{L}\\p{N}\\p{M}]['\\x{2019}\\x{2018}\\x{02BC}\\x{FF07}]"
           "(?!(?i:s|t|d|m|ll|re|ve)(?![\\p{L}\\p{N}\\p{M}]))[\\p{L}\\p{N}].*")
 """A Java regular expression (Cypher's =~) matching text with a letter or digit, an apostrophe (straight, curly,
@@ -135,15 +135,15 @@ INVISIBLE = "(?s).*[" + "".join(f"\\x{{{ord(c):04X}}}" for c in INVISIBLE_FORMAT
 IDN = "(?s).*(?:[^\\x00-\\x7F]|xn--).*"
 """A Java regular expression (Cypher's =~) matching an internationalised email or domain: a character outside ASCII
 (in an email's local part or domain) or a punycode "xn--" label: the emails and domains
-`graphmem.models.email_address` and `domain_name` may write otherwise than a graph before schema 21 holds (an ASCII
+`graphmem.identifiers.email_address` and `domain_name` may write otherwise than a graph before schema 21 holds (an ASCII
 local part and an ASCII domain without "xn--" are kept as they are)."""
 
 
 @functools.cache
 def blank_ends() -> str:
     """A Java regular expression (Cypher's =~) matching text that begins or ends with a character
-    `graphmem.models.blank` finds blank (whitespace, controls, invisible format characters, variation selectors, blank
-    fillers; outside the BMP too): the external ids `graphmem.models.trim_blank` trims now, where only whitespace was
+    `graphmem.identifiers.blank` finds blank (whitespace, controls, invisible format characters, variation selectors, blank
+    fillers; outside the BMP too): the external ids `graphmem.identifiers.trim_blank` trims now, where only whitespace was
     trimmed before schema 21. Only the schema-21 migration (`retrim_external_ids`) needs it, so it is built on first
     call (a scan of the BMP) and cached. Built from `blank` so the two cannot drift: a character class of the BMP's
     characters `blank` finds blank (listed as ranges), and of every control and format character (Cc, Cf: those outside the BMP, as
@@ -314,14 +314,14 @@ def refold_search_terms(db: Database, batch: int = BACKFILL_BATCH, *, pattern: s
 
 
 def _name_key_before_12(name: str) -> str:
-    """`graphmem.models.name_key` as it was before schema 12, which dropped combining marks with the punctuation:
+    """`graphmem.identifiers.name_key` as it was before schema 12, which dropped combining marks with the punctuation:
     the keys a graph written then holds, which `rekey_marked_names` replaces."""
     s = unicodedata.normalize("NFKC", name).casefold()
     return re.sub(r"\s+", " ", re.sub(r"[^\w\s@.-]", "", s)).strip()
 
 
 def _name_key_before_14(name: str) -> str:
-    """`graphmem.models.name_key` as it was in schemas 12 and 13, which kept variation selectors (as combining marks)
+    """`graphmem.identifiers.name_key` as it was in schemas 12 and 13, which kept variation selectors (as combining marks)
     and gave a name of punctuation alone ("...") a key: the keys such a graph holds, which `rekey_marked_names`
     replaces."""
     s = unicodedata.normalize("NFKC", name).casefold()
@@ -329,7 +329,7 @@ def _name_key_before_14(name: str) -> str:
 
 
 def _name_key_before_15(name: str) -> str:
-    """`graphmem.models.name_key` as it was in schema 14, which kept the Turkish i's apart ("İ" as "i" + a combining
+    """`graphmem.identifiers.name_key` as it was in schema 14, which kept the Turkish i's apart ("İ" as "i" + a combining
     dot above, "ı" as itself): the keys such a graph holds, which `rekey_marked_names` replaces."""
     s = SELECTORS.sub("", FILLERS.sub(" ", unicodedata.normalize("NFKC", name)).casefold())
     s = re.sub(r"\s+", " ", re.sub(rf"[^\w\s@.{MARKS}-]", "", s)).strip()
@@ -337,7 +337,7 @@ def _name_key_before_15(name: str) -> str:
 
 
 def _name_key_before_16(name: str) -> str:
-    """`graphmem.models.name_key` as it was in schema 15, which kept the periods that end a word and dropped the
+    """`graphmem.identifiers.name_key` as it was in schema 15, which kept the periods that end a word and dropped the
     zero-width space with the punctuation: the keys such a graph holds, which `rekey_marked_names` replaces."""
     s = turkish_i(SELECTORS.sub("", FILLERS.sub(" ", unicodedata.normalize("NFKC", name)).casefold()))
     s = re.sub(r"\s+", " ", re.sub(rf"[^\w\s@.{MARKS}-]", "", s)).strip()
