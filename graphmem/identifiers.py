@@ -8,6 +8,9 @@ Specifications:
   (fullwidth letters, ligatures) and canonical equivalents (composed and decomposed accents) are one;
 - default case folding (Unicode Standard, section 3.13; CaseFolding.txt), with the Turkish i's as one
   (`turkish_i`, CaseFolding.txt status T);
+- the apostrophe (U+0027) as the one form of the characters typed for it (`APOSTROPHES`: U+2019, U+02BC, ...; the
+  Unicode Standard, section 6.2 "General Punctuation", "Apostrophes": U+2019 for the punctuation mark, U+02BC where
+  it is a letter, U+0027 what keyboards type for both), dropped from name and value keys;
 - IDNA 2008 (RFC 5890-5893) with the UTS #46 mapping (Unicode Technical Standard #46, "Unicode IDNA Compatibility
   Processing"), through the `idna` package: an internationalised domain, of an email or on its own
   (`email_address`, `domain_name`), is stored in Unicode;
@@ -174,17 +177,29 @@ which NFKC makes U+1160): letters to Unicode but blank on screen, so `name_key` 
 ("Dana\u3164Scully" is "Dana Scully")."""
 
 
+APOSTROPHES = "\u2019\u2018\u02bc`\u00b4\uff07\u2032"
+"""What is typed for an apostrophe besides the straight one (U+0027): the right and left single quotation marks
+(U+2019, U+2018; typed text and LLM output use the first), the modifier letter apostrophe (U+02BC, which keyboard
+layouts and autocorrect give), the grave and acute accents (backtick U+0060, U+00B4) and the prime (U+2032) of
+keyboards without an apostrophe key, and the fullwidth apostrophe (U+FF07). `name_key` and `value_key` read each as
+U+0027, before NFKC, and drop it with the punctuation, so "O’Neil", "OʼNeil", "O´Neil" and "O'Neil" are one name
+("oneil"). Before schema 22 the modifier letter apostrophe, a letter to Unicode, stayed in the key ("oʼneil"), and
+NFKC made the acute accent a space and a combining acute ("o ́neil"): each such spelling was a second person."""
+_APOSTROPHE_FOLD = str.maketrans(dict.fromkeys(APOSTROPHES, "'"))
+
+
 def name_key(name: str) -> str:
-    """Normalise a name for resolution: NFKC, Hangul fillers and the zero-width space as spaces (`FILLERS`, `ZWSP`),
-    case-folded, variation selectors dropped (`SELECTORS`), punctuation dropped except `@`, `-` and a `.` inside a
-    word (an email, a domain, "Jean-Luc", ".NET" keep theirs; "Norm Al." and "Acme Inc." end with a word),
-    whitespace collapsed. Combining marks stay: in Devanagari or Tamil they are the vowels ("मोहन" and "मोहिनी"
-    are two names; with the marks dropped both were "महन", and the second person resolved to the first). A name
-    with no letter or digit left has no key (""): callers refuse it ("has no letters or digits"), or drop it where
+    """Normalise a name for resolution: apostrophes typed any way as the straight one (`APOSTROPHES`), NFKC, Hangul
+    fillers and the zero-width space as spaces (`FILLERS`, `ZWSP`), case-folded, variation selectors dropped
+    (`SELECTORS`), punctuation dropped (the apostrophe too) except `@`, `-` and a `.` inside a word (an email, a
+    domain, "Jean-Luc", ".NET" keep theirs; "Norm Al." and "Acme Inc." end with a word), whitespace collapsed.
+    Combining marks stay: in Devanagari or Tamil they are the vowels ("मोहन" and "मोहिनी" are two names; with the
+    marks dropped both were "महन", and the second person resolved to the first). A name with no letter or digit
+    left has no key (""): callers refuse it ("has no letters or digits"), or drop it where
     an identifier names the entity, so "❤️", "★" or "..." never name an entity.
 
-    "  Dana  O'Neil " -> "dana oneil"; "ACME, Inc." -> "acme inc"; "❤️ Fund" -> "fund" (as "❤ Fund");
-    "Norm\u200bAl" -> "norm al";
+    "  Dana  O'Neil " -> "dana oneil" (as "Dana O’Neil" and "Dana OʼNeil"); "ACME, Inc." -> "acme inc";
+    "❤️ Fund" -> "fund" (as "❤ Fund"); "Norm\u200bAl" -> "norm al";
     "İLKAY IŞIK" -> "ilkay işik" (as "İlkay Işık": the Turkish i's fold together, `turkish_i`).
     """
     return _key(name, _NOT_NAME)
@@ -203,7 +218,8 @@ def turkish_i(text: str) -> str:
 
 def _key(text: str, dropped: re.Pattern) -> str:
     """`name_key`'s normalisation, dropping what `dropped` matches and the periods that end a word (`WORD_END`)."""
-    s = turkish_i(SELECTORS.sub("", FILLERS.sub(" ", ZWSP.sub(" ", unicodedata.normalize("NFKC", text))).casefold()))
+    s = unicodedata.normalize("NFKC", text.translate(_APOSTROPHE_FOLD))
+    s = turkish_i(SELECTORS.sub("", FILLERS.sub(" ", ZWSP.sub(" ", s)).casefold()))
     s = re.sub(r"\s+", " ", WORD_END.sub("", dropped.sub("", s))).strip()
     return s if any(c.isalnum() for c in s) else ""
 
@@ -211,9 +227,10 @@ def _key(text: str, dropped: re.Pattern) -> str:
 def value_key(value: str) -> str:
     """Normalise a literal fact value for duplicate detection: as `name_key`, but keeping `+` and `#`, which tell
     values apart ("C++", "C#" and "C"; "A+" and "A" were one value before schema 14); or for a value with no letter
-    or digit ("★", "+", "-") its NFKC, case-folded text without variation selectors, whitespace collapsed, so that
-    "★" and "☆" stay two values (both were ""). The two kinds of key cannot meet: the first always holds a letter or
-    digit."""
+    or digit ("★", "+", "-") its NFKC, case-folded text without variation selectors, apostrophes as the straight one
+    (`APOSTROPHES`), whitespace collapsed, so that "★" and "☆" stay two values (both were ""). The two kinds of key
+    cannot meet: the first always holds a letter or digit."""
     if key := _key(value, _NOT_VALUE):
         return key
-    return re.sub(r"\s+", " ", SELECTORS.sub("", unicodedata.normalize("NFKC", value).casefold())).strip()
+    folded = unicodedata.normalize("NFKC", value.translate(_APOSTROPHE_FOLD)).casefold()
+    return re.sub(r"\s+", " ", SELECTORS.sub("", folded)).strip()

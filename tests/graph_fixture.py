@@ -74,3 +74,25 @@ def tenant_node_count(db: Database, tenant_id: str) -> int:
     """How many nodes carry this tenant id (test-only raw query)."""
     with db.driver.session(database=db.database) as s:
         return s.run("MATCH (n) WHERE n.tenant_id = $t RETURN count(n) AS c", t=tenant_id).single()["c"]
+
+
+def stored_keys(db: Database, tenant_id: str, entity_id: str, fact_id: str) -> tuple[str, list[str], str]:
+    """The keys a name-key migration rewrites, as stored (test-only raw query): entity `entity_id`'s `name_key`, the
+    keys of the aliases linked to it (sorted), and fact `fact_id`'s `object_key`."""
+    with db.driver.session(database=db.database) as s:
+        return (s.run("MATCH (e:Entity {id: $id}) RETURN e.name_key", id=entity_id).single()[0],
+                sorted(s.run("MATCH (a:Alias {tenant_id: $t})-[:ALIAS_OF]->(:Entity {id: $id}) RETURN a.key",
+                             t=tenant_id, id=entity_id).value()),
+                s.run("MATCH (f:Fact {id: $id}) RETURN f.object_key", id=fact_id).single()[0])
+
+
+def set_old_name_key(db: Database, tenant_id: str, entity_id: str, key: str, name: str | None = None) -> None:
+    """What a graph written by an older `name_key` holds (test-only raw write): Person `entity_id` keyed `key` (and
+    named `name`, when given), linked to that key's alias only (its other aliases deleted)."""
+    with db.driver.session(database=db.database) as s:
+        s.run("MATCH (a:Alias {tenant_id: $t})-[:ALIAS_OF]->(:Entity {id: $id}) DETACH DELETE a",
+              t=tenant_id, id=entity_id).consume()
+        s.run("MATCH (e:Entity {id: $id}) SET e.name_key = $k, e.name = coalesce($name, e.name) "
+              "MERGE (a:Alias {tenant_id: $t, key: 'Person:' + $k}) "
+              "ON CREATE SET a.entity_id = e.id, a.name_key = $k MERGE (a)-[:ALIAS_OF]->(e)",
+              id=entity_id, k=key, name=name, t=tenant_id).consume()

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from graphmem.errors import InvalidInput, NotFound, SchemaMismatch, TenantRequired
 from graphmem.models import EntityRef, EpisodeIn, FactIn
 from graphmem.store.schema import UNKEYED as UNKEYED_PATTERN, apply_schema, schema_objects
-from tests.graph_fixture import related_out_of_step, tenant_node_count
+from tests.graph_fixture import related_out_of_step, set_old_name_key, stored_keys, tenant_node_count
 
 UTC = timezone.utc
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
@@ -585,21 +585,11 @@ def test_turkish_names_resolve_in_either_case(db, settings, graph, tenant):
     assert again.action == "duplicate" and again.fact_id == first.fact_id
 
     def keys():
-        with db.driver.session(database=db.database) as s:
-            return (s.run("MATCH (e:Entity {id: $id}) RETURN e.name_key", id=ilkay).single()[0],
-                    sorted(s.run("MATCH (a:Alias {tenant_id: $t})-[:ALIAS_OF]->(:Entity {id: $id}) RETURN a.key",
-                                 t=tenant, id=ilkay).value()),
-                    s.run("MATCH (f:Fact {id: $id}) RETURN f.object_key", id=first.fact_id).single()[0])
+        return stored_keys(db, tenant, ilkay, first.fact_id)
 
     def age():   # what a schema-14 graph holds: the name's key with a combining dot and a dotless i
-        old = _name_key_before_15("İlkay Işık")
+        set_old_name_key(db, tenant, ilkay, _name_key_before_15("İlkay Işık"))
         with db.driver.session(database=db.database) as s:
-            s.run("MATCH (a:Alias {tenant_id: $t})-[:ALIAS_OF]->(:Entity {id: $id}) DETACH DELETE a",
-                  t=tenant, id=ilkay).consume()
-            s.run("MATCH (e:Entity {id: $id}) SET e.name_key = $k "
-                  "MERGE (a:Alias {tenant_id: $t, key: 'Person:' + $k}) "
-                  "ON CREATE SET a.entity_id = e.id, a.name_key = $k MERGE (a)-[:ALIAS_OF]->(e)",
-                  id=ilkay, k=old, t=tenant).consume()
             s.run("MATCH (f:Fact {id: $id}) SET f.object_key = 'v:ışık mühendisi'", id=first.fact_id).consume()
 
     expected = keys()
@@ -636,21 +626,11 @@ def test_a_final_period_or_a_zero_width_space_does_not_make_another_name(db, set
     assert value_key("v2.") == "v2" and value_key("12.50") == "12.50" and value_key("...") == "..."
 
     def keys():
-        with db.driver.session(database=db.database) as s:
-            return (s.run("MATCH (e:Entity {id: $id}) RETURN e.name_key", id=norm).single()[0],
-                    sorted(s.run("MATCH (a:Alias {tenant_id: $t})-[:ALIAS_OF]->(:Entity {id: $id}) RETURN a.key",
-                                 t=tenant, id=norm).value()),
-                    s.run("MATCH (f:Fact {id: $id}) RETURN f.object_key", id=first.fact_id).single()[0])
+        return stored_keys(db, tenant, norm, first.fact_id)
 
     def age():   # what a schema-15 graph holds: the keys with their final periods
-        old = _name_key_before_16("Norm Al.")
+        set_old_name_key(db, tenant, norm, _name_key_before_16("Norm Al."))
         with db.driver.session(database=db.database) as s:
-            s.run("MATCH (a:Alias {tenant_id: $t})-[:ALIAS_OF]->(:Entity {id: $id}) DETACH DELETE a",
-                  t=tenant, id=norm).consume()
-            s.run("MATCH (e:Entity {id: $id}) SET e.name_key = $k "
-                  "MERGE (a:Alias {tenant_id: $t, key: 'Person:' + $k}) "
-                  "ON CREATE SET a.entity_id = e.id, a.name_key = $k MERGE (a)-[:ALIAS_OF]->(e)",
-                  id=norm, k=old, t=tenant).consume()
             s.run("MATCH (f:Fact {id: $id}) SET f.object_key = 'v:head of sales.'", id=first.fact_id).consume()
 
     expected = keys()

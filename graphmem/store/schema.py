@@ -70,6 +70,11 @@ entities, and an entity's domain in the same form (graphmem.identifiers.domain_n
 graphmem.identifiers.blank finds blank at either end (graphmem.identifiers.trim_blank: "crm:1\u200b" is "crm:1"), where only
 whitespace was trimmed and the two named two entities: the ExternalId nodes whose key begins or ends with one
 (`blank_ends()`) get the trimmed key (`retrim_external_ids`).
+Version 22 reads every apostrophe typed for one as the straight one in name and value keys
+(graphmem.identifiers.APOSTROPHES: "OʼNeil" with a modifier letter apostrophe and "O´Neil" with an acute accent are
+"O'Neil", where they keyed "oʼneil" and "o ́neil" and named a second person): entities and facts whose text holds one
+(`APOSTROPHE_VARIANTS`) get their keys again (`rekey_marked_names`, as for version 16); two entities whose names now
+key alike are namesakes, logged with both ids, not merged.
 """
 from __future__ import annotations
 
@@ -81,14 +86,14 @@ from collections.abc import Callable, Iterable, Iterator
 
 import cypher
 from graphmem.errors import SchemaMismatch
-from graphmem.identifiers import (FILLERS, MARKS, SELECTORS, blank, domain_name, email_address, name_key, trim_blank,
-                                  turkish_i, value_key)
+from graphmem.identifiers import (APOSTROPHES, FILLERS, MARKS, SELECTORS, WORD_END, ZWSP, blank, domain_name,
+                                  email_address, name_key, trim_blank, turkish_i, value_key)
 from graphmem.store.db import Database, tenant_token
 from graphmem.store.entities import alias_key
 from graphmem.store.fulltext import INVISIBLE_FORMAT, search_terms
 
 log = logging.getLogger(__name__)
-SCHEMA_VERSION = 21
+SCHEMA_VERSION = 22
 LEGACY_DECLARERS_CAP = 1000
 """Schema 17's migration records legacy attributes as declared by every episode that mentions their entity (or is
 the provenance of a fact about it), for entities with at most this many such episodes (`backfill_declarations`)."""
@@ -131,6 +136,11 @@ INVISIBLE = "(?s).*[" + "".join(f"\\x{{{ord(c):04X}}}" for c in INVISIBLE_FORMAT
 """A Java regular expression (Cypher's =~) matching text with an invisible format character that
 `graphmem.store.fulltext.fold` drops (built from `INVISIBLE_FORMAT`, so the two cannot drift): the text whose terms
 `words` made otherwise before schema 20 ("re\u00adnewal": one word now, two before)."""
+
+APOSTROPHE_VARIANTS = "(?s).*[" + "".join(f"\\x{{{ord(c):04X}}}" for c in APOSTROPHES) + "].*"
+"""A Java regular expression (Cypher's =~) matching text with an apostrophe other than the straight one that
+`graphmem.identifiers.name_key` and `value_key` now read as it (built from `APOSTROPHES`, so the two cannot drift):
+the names and values whose keys they made otherwise before schema 22 ("OʼNeil", "O´Neil")."""
 
 IDN = "(?s).*(?:[^\\x00-\\x7F]|xn--).*"
 """A Java regular expression (Cypher's =~) matching an internationalised email or domain: a character outside ASCII
@@ -256,6 +266,9 @@ def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict
         renormalise_identifiers(db)
         retrim_external_ids(db)
         migrated = True
+    if recorded and (recorded["version"] or 1) < 22:  # keys read every apostrophe as the straight one
+        rekey_marked_names(db, pattern=APOSTROPHE_VARIANTS, old_key=_name_key_before_22)
+        migrated = True
     db.execute("meta/set_schema", version=SCHEMA_VERSION, embedding_dimension=dimension)
     return {"version": SCHEMA_VERSION, "embedding_dimension": dimension, "migrated": migrated}
 
@@ -344,6 +357,15 @@ def _name_key_before_16(name: str) -> str:
     return s if any(c.isalnum() for c in s) else ""
 
 
+def _name_key_before_22(name: str) -> str:
+    """`graphmem.identifiers.name_key` as it was in schemas 16 to 21, which read an apostrophe other than the
+    straight one as NFKC leaves it (`APOSTROPHES`: the modifier letter apostrophe kept as a letter, the acute accent
+    as a space and a combining acute): the keys such a graph holds, which `rekey_marked_names` replaces."""
+    s = turkish_i(SELECTORS.sub("", FILLERS.sub(" ", ZWSP.sub(" ", unicodedata.normalize("NFKC", name))).casefold()))
+    s = re.sub(r"\s+", " ", WORD_END.sub("", re.sub(rf"[^\w\s@.{MARKS}-]", "", s))).strip()
+    return s if any(c.isalnum() for c in s) else ""
+
+
 def rekey_marked_names(db: Database, batch: int = BACKFILL_BATCH, *, pattern: str = MARKED,
                        old_key: Callable[[str], str] = _name_key_before_12) -> int:
     """Give entities whose name or an alias matches `pattern`, and facts whose literal value does, the keys
@@ -351,7 +373,8 @@ def rekey_marked_names(db: Database, batch: int = BACKFILL_BATCH, *, pattern: st
     combining marks, vowels in Devanagari or Tamil, used to be dropped, so "मोहन" and "मोहिनी" had one key and
     resolved to one person. Schema 12/13 -> 14 (`UNKEYED`, `_name_key_before_14`): variation selectors, and text
     with no letter or digit. Schema 14 -> 15 (`TURKISH_I`, `_name_key_before_15`): the Turkish i's. Schema 15 ->
-    16 (`PERIODS`, `_name_key_before_16`): a word's final period, the zero-width space. Each tenant's
+    16 (`PERIODS`, `_name_key_before_16`): a word's final period, the zero-width space. Schema 21 -> 22
+    (`APOSTROPHE_VARIANTS`, `_name_key_before_22`): apostrophes other than the straight one. Each tenant's
     such entities, then facts, read in one pass (`Database.stream`), written
     `batch` per transaction; safe to re-run. Entities already merged that way stay one entity (what was said of the
     second name is on the first); two entities whose names now key alike ("❤ Fund" and "❤️ Fund", made twice
