@@ -1,4 +1,5 @@
-// Schema migration 20 -> 21: store each external id under the key graphmem.identifiers.trim_blank now makes of it.
+// Schema migrations 20 -> 21 and 22 -> 23: store each external id under the key graphmem.identifiers.trim_blank now
+// makes of it (of the user id after 'user:', for 22 -> 23).
 // $rows: [{key, new_key}], no two with one new_key (graphmem.store.schema.retrim_external_ids sees to it). When no
 // ExternalId has the new key, the node takes it ('renamed'); when one of the same entity has it (the entity was sent
 // with both forms), the old node goes and the episodes that declared it declare that one ('merged'); when another

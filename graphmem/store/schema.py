@@ -75,6 +75,10 @@ Version 22 reads every apostrophe typed for one as the straight one in name and 
 "O'Neil", where they keyed "oʼneil" and "o ́neil" and named a second person): entities and facts whose text holds one
 (`APOSTROPHE_VARIANTS`) get their keys again (`rekey_marked_names`, as for version 16); two entities whose names now
 key alike are namesakes, logged with both ids, not merged.
+Version 23 trims user ids so too (graphmem.models.SameUser: "u3\u200b" is user "u3"), where they were stored as sent:
+the episodes, sessions, legal holds on a user and consents ("user:<id>") whose user id begins or ends with such a
+character, and the external id "user:<id>" of the user's own entity when its id does ("user:\u200bu3", which schema
+21 kept: its blank is inside the key), get the trimmed id (`retrim_user_ids`).
 """
 from __future__ import annotations
 
@@ -93,7 +97,7 @@ from graphmem.store.entities import alias_key
 from graphmem.store.fulltext import INVISIBLE_FORMAT, search_terms
 
 log = logging.getLogger(__name__)
-SCHEMA_VERSION = 22
+SCHEMA_VERSION = 23
 LEGACY_DECLARERS_CAP = 1000
 """Schema 17's migration records legacy attributes as declared by every episode that mentions their entity (or is
 the provenance of a fact about it), for entities with at most this many such episodes (`backfill_declarations`)."""
@@ -150,15 +154,24 @@ local part and an ASCII domain without "xn--" are kept as they are)."""
 
 
 @functools.cache
-def blank_ends() -> str:
+def blank_ends(prefix: str = "") -> str:
     """A Java regular expression (Cypher's =~) matching text that begins or ends with a character
-    `graphmem.identifiers.blank` finds blank (whitespace, controls, invisible format characters, variation selectors, blank
-    fillers; outside the BMP too): the external ids `graphmem.identifiers.trim_blank` trims now, where only whitespace was
-    trimmed before schema 21. Only the schema-21 migration (`retrim_external_ids`) needs it, so it is built on first
-    call (a scan of the BMP) and cached. Built from `blank` so the two cannot drift: a character class of the BMP's
-    characters `blank` finds blank (listed as ranges), and of every control and format character (Cc, Cf: those outside the BMP, as
-    `blank` reads them, and a few visible format characters of the BMP such as U+0600, which `trim_blank` then keeps)
-    and the variation selectors supplement."""
+    `graphmem.identifiers.blank` finds blank (whitespace, controls, invisible format characters, variation
+    selectors, blank fillers; outside the BMP too): the external ids `graphmem.identifiers.trim_blank` trims now,
+    where only whitespace was trimmed before schema 21, and the user ids it trims now, stored as sent before schema 23. With `prefix` (literal
+    text without regular-expression characters, e.g. `USER_PREFIX`), text that is `prefix` followed by such text: the
+    consent subjects and external ids "user:<id>" whose id `trim_blank` trims. Only those migrations need it, so it is
+    built on first call (a scan of the BMP) and cached. Built from `blank` so the two cannot drift: a character class
+    of the BMP's characters `blank` finds blank (listed as ranges), and of every control and format character (Cc,
+    Cf: those outside the BMP, as `blank` reads them, and a few visible format characters of the BMP such as U+0600,
+    which `trim_blank` then keeps) and the variation selectors supplement."""
+    cls = _blank_class()
+    return f"(?s){prefix}(?:{cls}.*|.*{cls})"
+
+
+@functools.cache
+def _blank_class() -> str:
+    """The character class of `blank_ends` (a scan of the BMP, built once)."""
     ranges, start = [], None
     for cp in range(0x10001):
         is_blank = cp < 0x10000 and not 0xD800 <= cp <= 0xDFFF and blank(chr(cp))
@@ -167,8 +180,7 @@ def blank_ends() -> str:
         elif not is_blank and start is not None:
             ranges.append(f"\\x{{{start:04X}}}" + (f"-\\x{{{cp - 1:04X}}}" if cp - 1 > start else ""))
             start = None
-    cls = "[" + "".join(ranges) + "\\p{Cc}\\p{Cf}\\x{E0100}-\\x{E01EF}]"
-    return f"(?s)(?:{cls}.*|.*{cls})"
+    return "[" + "".join(ranges) + "\\p{Cc}\\p{Cf}\\x{E0100}-\\x{E01EF}]"
 
 
 def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict:
@@ -268,6 +280,8 @@ def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict
         migrated = True
     if recorded and (recorded["version"] or 1) < 22:  # keys read every apostrophe as the straight one
         rekey_marked_names(db, pattern=APOSTROPHE_VARIANTS, old_key=_name_key_before_22)
+    if recorded and (recorded["version"] or 1) < 23:  # user ids trimmed as external ids are (SameUser)
+        retrim_user_ids(db)
         migrated = True
     db.execute("meta/set_schema", version=SCHEMA_VERSION, embedding_dimension=dimension)
     return {"version": SCHEMA_VERSION, "embedding_dimension": dimension, "migrated": migrated}
@@ -440,36 +454,97 @@ def renormalise_identifiers(db: Database, batch: int = BACKFILL_BATCH) -> int:
     return done
 
 
-def retrim_external_ids(db: Database, batch: int = BACKFILL_BATCH) -> int:
+def retrim_external_ids(db: Database, batch: int = BACKFILL_BATCH, *, prefix: str = "") -> int:
     """Store each external id whose key begins or ends with a character `blank` finds blank (`blank_ends()`) under the
     key `trim_blank` makes now (schema 20 -> 21): "crm:1\u200b" and "crm:1" were two keys, and named two entities.
+    With `prefix` (`USER_PREFIX`, schema 22 -> 23), the keys `prefix` + such an id, whose id is trimmed
+    ("user:\u200bu3" is "user:u3", `_trimmed_after`).
     Each tenant's such ids read in one pass (`meta/blank_ended_ids`, `Database.stream`), written `batch` per
     transaction (`meta/set_external_keys`); safe to re-run. An entity holding both forms keeps one ExternalId, which
     the episodes that declared either declare; when another entity holds the trimmed key (one entity stored twice,
     once per form), the id stays as written, its entity is not merged, and a warning names both ids. A key of blank
     characters alone (stored before they were refused) has no trimmed form and stays. Returns the number of keys
     written."""
-    done = 0
-    for row in db.rows("meta/blank_ended_id_tenants", pattern=blank_ends()):
+    done, pattern = 0, blank_ends(prefix)
+    for row in db.rows("meta/blank_ended_id_tenants", pattern=pattern):
         tenant, taken = row["tenant_id"], []
-        for ids in _batches(db.stream("meta/blank_ended_ids", tenant_id=tenant, pattern=blank_ends()), batch):
+        for ids in _batches(db.stream("meta/blank_ended_ids", tenant_id=tenant, pattern=pattern), batch):
             rows = [{"key": x["key"], "new_key": new} for x in ids
-                    if (new := trim_blank(x["key"])) not in ("", x["key"])]
-            while rows:   # one row per new key in a write; two forms of one key ("\u200bk", "k\u200b"): the next
-                seen: set[str] = set()
-                now, later = [], []
-                for r in rows:
-                    (later if r["new_key"] in seen else now).append(r)
-                    seen.add(r["new_key"])
-                out = db.execute("meta/set_external_keys", tenant_id=tenant, rows=now)[0]
-                done += out["updated"]
-                taken += out["taken"]
-                rows = later
+                    if (new := _trimmed_after(prefix, x["key"])) not in ("", x["key"])]
+            done += _write_per_key(db, "meta/set_external_keys", tenant, rows, "new_key", taken)
         if taken:
             log.warning("schema migration: in tenant %r, %d external ids stay as written because another entity holds "
                         "them trimmed (one entity stored twice? their ids still name each): %s", tenant, len(taken),
                         ", ".join(f"{t['id']} ({t['value']!r}, held by {t['owner']})" for t in taken[:20]))
     return done
+
+
+USER_PREFIX = "user:"
+"""What a user id follows in a consent's subject and in the external id of the user's own entity ("user:<id>",
+graphmem.governance.erasure.USER_KEY)."""
+
+
+def _trimmed_after(prefix: str, text: str) -> str:
+    """`text` (which starts with `prefix`) with what follows `prefix` trimmed by `trim_blank`; "" when nothing but
+    blank characters follows (no trimmed form)."""
+    rest = trim_blank(text[len(prefix):])
+    return prefix + rest if rest else ""
+
+
+def _write_per_key(db: Database, query: str, tenant: str, rows: list[dict], key: str, taken: list[dict]) -> int:
+    """Run the migration write `query` (which returns {updated, taken}) over the tenant's `rows` in writes with no
+    two rows of one `key`: two old forms of one trimmed value ("\u200bk", "k\u200b") go in successive writes, so the
+    second sees the first's as another record holding it. Appends what each write reports taken to `taken`; returns
+    the number of records updated."""
+    done = 0
+    while rows:
+        seen: set[str] = set()
+        now, later = [], []
+        for r in rows:
+            (later if r[key] in seen else now).append(r)
+            seen.add(r[key])
+        out = db.execute(query, tenant_id=tenant, rows=now)[0]
+        done += out["updated"]
+        taken += out["taken"]
+        rows = later
+    return done
+
+
+def retrim_user_ids(db: Database, batch: int = BACKFILL_BATCH) -> int:
+    """Store each user id that begins or ends with a character `blank` finds blank (`blank_ends()`) as `trim_blank`
+    (graphmem.models.SameUser) makes it now (schema 22 -> 23): "u3\u200b" was stored as sent, and no call reaches it
+    since a sent user id is trimmed. Per tenant: the episodes' and sessions' `user_id` (`meta/set_user_ids`, `batch`
+    of each per transaction), then the legal holds on the user and the consents of subject "user:<id>"
+    (`meta/set_user_records`), then the external id "user:<id>" of the user's own entity (`retrim_external_ids` with
+    `USER_PREFIX`). A user has one legal hold and one consent record: where the trimmed user has its own already, the
+    old one stays as written (both are kept, nothing is merged or lost) and a warning names both; so does an external
+    id another entity holds trimmed. A user id of blank characters alone has no trimmed form and stays. Safe to re-run.
+    A hold moved to the trimmed id covers that user's episodes: the sweeper's next pass sets their `legal_hold` flags
+    and retention (`Retention.sync_holds`) before it deletes anything, as after any change of holds.
+    Returns the number of records written."""
+    done, pattern, subject = 0, blank_ends(), blank_ends(USER_PREFIX)
+    for row in db.rows("meta/blank_user_tenants", pattern=pattern, subject=subject):
+        tenant, taken = row["tenant_id"], []
+        users = [{"old": u["user_id"], "new": new}
+                 for u in db.rows("meta/blank_user_ids", tenant_id=tenant, pattern=pattern, subject=subject)
+                 if (new := trim_blank(u["user_id"])) not in ("", u["user_id"])]
+        for user in users:
+            while True:
+                out = db.execute("meta/set_user_ids", tenant_id=tenant, limit=batch, **user)[0]
+                done += out["episodes"] + out["sessions"]
+                if max(out["episodes"], out["sessions"]) < batch:
+                    break
+        for rows in _batches(users, batch):
+            done += _write_per_key(db, "meta/set_user_records", tenant, rows, "new", taken)
+        if taken:
+            log.warning("schema migration: in tenant %r, %d records of a user stay under the user id as written because "
+                        "the trimmed user has its own (kept both; release or set the one no longer wanted): %s",
+                        tenant, len(taken), ", ".join(
+                            f"legal hold {t['id']} on {t['value']!r} (user {t['user']!r} has {t['owner']})"
+                            if t["record"] == "legal hold" else
+                            f"consent of {USER_PREFIX + t['value']!r} ({USER_PREFIX + t['user']!r} has one)"
+                            for t in taken[:20]))
+    return done + retrim_external_ids(db, batch, prefix=USER_PREFIX)
 
 
 def _one_form(entity: dict, attr: str, claimed: dict[tuple[str, str], str], taken: list[dict]) -> str | None:
