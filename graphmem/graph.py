@@ -12,7 +12,8 @@ from datetime import datetime
 from graphmem.errors import Conflict, InvalidInput
 from graphmem.identifiers import blank, value_key
 from graphmem.indexer import Indexer
-from graphmem.models import AssertOutcome, Entity, EntityRef, Episode, EpisodeIn, Fact, FactIn, Provenance
+from graphmem.models import (BLANK_WORDS, AssertOutcome, Entity, EntityRef, Episode, EpisodeIn, Fact, FactIn,
+                             Provenance)
 from graphmem.ontology import LITERAL, Ontology, Predicate
 from graphmem.settings import Settings
 from graphmem.store import Database, require_tenant
@@ -202,7 +203,7 @@ class TemporalGraph:
         """Entities by normalised name or alias (optionally of one kind)."""
         require_tenant(tenant_id)
         if not name or blank(name):
-            raise InvalidInput("name must not be empty", field="name")
+            raise InvalidInput(f"name {BLANK_WORDS}", field="name")
         return self.db.read(lambda tx: entity_store.find_by_name(tx, tenant_id, name, kind, limit))
 
     # ---- facts ------------------------------------------------------------------------------

@@ -102,8 +102,12 @@ UserIdText = Annotated[Id, SameUser]
 window's `user_id`, that of `POST /v1/forget`, of a legal hold and of the memory routes): an `Id` (1-200
 characters before trimming; a blank one is a 422 naming the field, "must not be blank"), trimmed by `SameUser`."""
 
+BLANK_WORDS = "must not be blank: needs a character other than whitespace, control or invisible characters"
+"""The one wording of blank text refused: the `VISIBLE` pattern's error as `error_message` words it (a field of that
+pattern, `visible`, `Id`, `VisibleText`), and the services' own checks of a text argument ("name " + it)."""
+
 _PATTERN_WORDS = {
-    VISIBLE: "must not be blank: needs a character other than whitespace, control or invisible characters",
+    VISIBLE: BLANK_WORDS,
     PRINTABLE_ASCII: "must be printable ASCII (letters, digits, punctuation; spaces only inside)",
 }
 
@@ -304,9 +308,7 @@ class EntityRef(Input):
     @field_validator("name")
     @classmethod
     def _name(cls, v: str | None) -> str | None:
-        if v is not None and blank(v):
-            raise ValueError("name must not be empty")
-        return _printable(v.strip()) if v else v
+        return _printable(v.strip()) if visible(v) else v   # blank: the `VISIBLE` pattern's error
 
     @field_validator("external_ids")
     @classmethod
@@ -459,9 +461,7 @@ class FactIn(Input):
     @field_validator("value")
     @classmethod
     def _value(cls, v: str | None) -> str | None:
-        if v is not None and blank(v):
-            raise ValueError("value must not be empty")
-        return v
+        return visible(v)   # blank: the `VISIBLE` pattern's error, "must not be blank ..."
 
     @field_validator("valid_to")
     @classmethod

@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from graphmem.errors import InvalidInput, NotFound, SchemaMismatch, TenantRequired
-from graphmem.models import EntityRef, EpisodeIn, FactIn
+from graphmem.models import BLANK_WORDS, EntityRef, EpisodeIn, FactIn, error_message
 from graphmem.store.schema import UNKEYED as UNKEYED_PATTERN, apply_schema, schema_objects
 from tests.graph_fixture import related_out_of_step, set_old_name_key, stored_keys, tenant_node_count
 
@@ -1193,8 +1193,9 @@ def test_unknown_episode_and_entity_ids_are_not_found(graph, tenant):
 def test_model_validation_errors():
     with pytest.raises(ValidationError, match="timezone"):
         EpisodeIn(content="x", occurred_at=datetime(2024, 1, 1))                 # naive datetime
-    with pytest.raises(ValidationError, match="name must not be empty"):
+    with pytest.raises(ValidationError) as blank_name:
         EntityRef(kind="Person", name="   ")
+    assert error_message(blank_name.value.errors()[0]) == BLANK_WORDS, blank_name.value   # as every field words it
     with pytest.raises(ValidationError, match="exactly one of object"):
         FactIn(subject=EntityRef(kind="Person", name="A"), predicate="HAS_TITLE")
     with pytest.raises(ValidationError, match="PascalCase"):

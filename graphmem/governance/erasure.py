@@ -39,6 +39,7 @@ from graphmem.governance import audit
 from graphmem.governance.models import ERASURE_KINDS, Receipt, TargetKind, every_kind
 from graphmem.graph import TemporalGraph
 from graphmem.identifiers import blank
+from graphmem.models import BLANK_WORDS
 from graphmem.store import Database, require_tenant
 from graphmem.store.db import Tx
 from graphmem.store.entities import alias_key, name_key
@@ -240,7 +241,7 @@ class Eraser:
                                field=next(iter(given), "user_id"))
         field, target = next(iter(given.items()))
         if not isinstance(target, str) or blank(target):
-            raise InvalidInput(f"{field} must not be empty", field=field)
+            raise InvalidInput(f"{field} {BLANK_WORDS}", field=field)
         if for_user is not None and (field != "fact_id" or not isinstance(for_user, str) or blank(for_user)):
             raise InvalidInput("for_user is a user id and goes with fact_id only", field="user_id")
         kind: TargetKind = field.removesuffix("_id")  # type: ignore[assignment]

@@ -12,7 +12,7 @@ from graphmem.governance import audit
 from graphmem.governance.models import Hold, HoldKind
 from graphmem.governance.retention import Retention
 from graphmem.identifiers import blank
-from graphmem.models import new_id
+from graphmem.models import BLANK_WORDS, new_id
 from graphmem.store import Database, require_named_tenant, require_tenant
 from graphmem.timeutil import utcnow
 
@@ -33,7 +33,7 @@ class Holds:
         """
         require_named_tenant(tenant_id)
         if not target_id or blank(target_id):
-            raise InvalidInput(f"{kind}_id must not be empty", field=f"{kind}_id")
+            raise InvalidInput(f"{kind}_id {BLANK_WORDS}", field=f"{kind}_id")
         if not reason or blank(reason):
             raise InvalidInput("a legal hold needs a reason (e.g. a case reference)", field="reason")
         now = now or utcnow()

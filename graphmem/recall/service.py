@@ -13,7 +13,7 @@ from datetime import datetime
 from graphmem.errors import InvalidInput, NotFound
 from graphmem.graph import check_every_version
 from graphmem.identifiers import blank, value_key
-from graphmem.models import Entity, Fact
+from graphmem.models import BLANK_WORDS, Entity, Fact
 from graphmem.ontology import ANY_KIND, LITERAL, Ontology
 from graphmem.recall.lucene import build_query, fuzzy_query, terms
 from graphmem.recall.models import SearchRequest, SearchResponse, Viewer
@@ -77,7 +77,7 @@ class RecallService:
         entities (of `kind`) by name when `name` is None. Paginated by `offset`/`limit`."""
         require_tenant(tenant_id)
         if name is not None and blank(name):
-            raise InvalidInput("name must not be empty", field="name")
+            raise InvalidInput(f"name {BLANK_WORDS}", field="name")
         lucene = build_query(name, tenant_id) if name else None
         if name and lucene is None:
             raise InvalidInput("name has no letters or digits", field="name")
@@ -314,7 +314,7 @@ class RecallService:
         require_tenant(tenant_id)
         for given, fld in ((value, "value"), (object_id, "object_id"), (via_value, "via_value")):
             if given is not None and blank(given):   # blank: never "no condition", never an empty answer
-                raise InvalidInput(f"{fld} must not be empty (leave it out to ask for any)", field=fld)
+                raise InvalidInput(f"{fld} {BLANK_WORDS} (leave it out to ask for any)", field=fld)
         if (value is not None or object_id is not None or via_predicate) and not predicate:
             raise InvalidInput("predicate: value, object_id and via_predicate need a predicate", field="predicate")
         if via_value is not None and not via_predicate:
