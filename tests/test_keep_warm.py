@@ -71,12 +71,21 @@ def test_a_keep_warm_round_blocked_by_neo4j_times_out_logs_and_carries_on(make_s
     thread for good (and its stop waited 30 s for it). Here a transaction creating an index, left open, holds the
     schema lock the warm-up's search needs, so each of its reads waits for it: with
     `keep_warm_query_timeout_s` Neo4j ends the round's transaction after that long, the round logs a warning and
-    the next one runs; once the lock is gone a round succeeds again, and stopping returns at once."""
+    the next one runs; once the lock is gone a round succeeds again, and stopping returns at once.
+
+    The round's reads are planned first, without a timeout: a cold plan takes Neo4j seconds (tens of seconds for
+    the search on a loaded 2-core machine, with the query cache cleared), past this test's short timeout, and a
+    read ended while planning leaves no plan behind, so on a cold or stale cache every round after the lock went
+    timed out again and the test failed waiting for "rounds back" (CI, load ~8; reproduced with
+    `CALL db.clearQueryCaches()` before the test). Cached plans do not spare a round the lock: its reads still wait
+    for it, as the two timed-out rounds below show."""
     from api.app import keep_warm
+    from graphmem import ops
 
     timeout_s = 2.0
     services = make_services(keep_warm_query_timeout_s=timeout_s)
     caplog.set_level(logging.DEBUG, logger="graphmem.app")
+    ops.warm_up(services)      # no timeout: plans what a round reads (and loads the embedding model) at its own pace
     holder, hold = schema_lock_held(db, "keep_warm_blocker")     # rolled back below, so no index is made
     stop = None
     try:
