@@ -325,3 +325,35 @@ def test_refusals_and_jobs_of_an_episode_past_retention_are_gone_from_every_read
     with db.driver.session() as s:
         assert s.run("MATCH (e:Episode) WHERE e.id IN $ids RETURN collect(DISTINCT e.extraction_status) AS st",
                      ids=[idle.id, own.id]).single()["st"] == ["failed"]
+
+
+def test_a_paths_hop_cites_only_its_retained_episodes(make_context, services, db, tenant):
+    """A hop's `episode_ids` leave out an episode past retention and a turn of a session past its TTL, as a fact's
+    provenance does; recall/around checks each distinct episode once for all hop facts (they share episodes), so
+    two facts citing the same gone and kept turns each keep the kept one."""
+    ctx = make_context()
+    ctx.append_turn(tenant, "old", say("o1", "u1", "Ana works at Acme", minute=0))
+    ctx.append_turn(tenant, "live", say("l1", "u1", "Ana works at Acme in Oslo", minute=1))
+    ctx.append_turn(tenant, "live", say("l2", "u1", "Acme is in Oslo, Ana said", minute=2))
+    old, = services.graph.session_episodes(tenant, "old")
+    kept, gone = services.graph.session_episodes(tenant, "live")
+    ana, acme, oslo = (EntityRef(kind=k, name=n) for k, n in
+                       (("Person", "Ana"), ("Organization", "Acme"), ("Place", "Oslo")))
+    works = [services.graph.assert_fact(tenant, FactIn(subject=ana, predicate="WORKS_AT", object=acme,
+                                                       episode_id=e.id)) for e in (old, kept, gone)]
+    located = [services.graph.assert_fact(tenant, FactIn(subject=acme, predicate="LOCATED_IN", object=oslo,
+                                                         episode_id=e.id)) for e in (kept, gone)]
+    assert [o.action for o in works + located] == ["created", "duplicate", "duplicate", "created", "duplicate"]
+    start = services.graph.get_fact(tenant, works[0].fact_id).subject_id
+    cited = {h.fact.id: sorted(h.episode_ids) for p in services.recall.paths_around(tenant, start, max_hops=2)
+             for h in p.hops}
+    assert cited == {works[0].fact_id: sorted([old.id, kept.id, gone.id]),
+                     located[0].fact_id: sorted([kept.id, gone.id])}
+
+    _expire(db, gone.id)
+    with db.driver.session() as s:      # what the TTL does to an idle session (test-only raw write)
+        s.run("MATCH (x:Session {tenant_id: $t, id: 'old'}) SET x.retain_until = datetime() - duration('PT1S')",
+              t=tenant).consume()
+    cited = {h.fact.id: sorted(h.episode_ids) for p in services.recall.paths_around(tenant, start, max_hops=2)
+             for h in p.hops}
+    assert cited == {works[0].fact_id: [kept.id], located[0].fact_id: [kept.id]}

@@ -29,6 +29,12 @@
 // pydantic parses the string in ~1 µs. The times ($now, $as_of, $known_at) arrive as ISO-8601 strings, parsed
 // once into the map `t` (the driver packs a datetime in ~40 µs).
 // The edge filter is the same at every level (Cypher has no functions of our own to share it).
+// Provenance: each hop fact's DERIVED_FROM episodes (edge filters: recorded by $known_at, asserting or confirming)
+// are listed once, and the episode checks (this tenant, not past retention at $now, nor in a session past its TTL:
+// a Session index seek) run once per distinct episode of all those facts, not per (fact, episode) pair; a fact keeps
+// the ids of its episodes that passed, in its edges' order. Paths share episodes (the bench: 50 hop facts from 20
+// episodes per call): 3,809 PROFILE db hits per call against 3,932 when checked per pair (bench/recall data, 60
+// calls on 50 tenants, max_hops 3, limit 50); same answer.
 WITH {now: datetime($now), as_of: datetime($as_of), known_at: datetime($known_at),
       predicates: $opt.predicates} AS t
 MATCH (a:Entity {tenant_id: $tenant_id, id: $entity_id})
@@ -105,15 +111,23 @@ CALL (paths) {
   WITH DISTINCT t, h.fact_id AS fid
   MATCH (f:Fact {id: fid})
   WHERE f.tenant_id = $tenant_id
-  RETURN collect(f {.id, .predicate, .statement, .confidence,
-                    valid_from: toString(f.valid_from),
-                    valid_to: toString(CASE WHEN f.closed_at IS NULL OR f.closed_at > t.known_at THEN null
-                                            WHEN f.reclosed_at > t.known_at THEN f.prior_valid_to
-                                            ELSE f.valid_to END),
-                    episode_ids: [(f)-[d:DERIVED_FROM]->(e:Episode) WHERE e.tenant_id = $tenant_id
-                                  AND (e.retain_until IS NULL OR e.retain_until > t.now)
-                                  AND NOT EXISTS { MATCH (ss:Session {tenant_id: $tenant_id, id: e.session_id}) WHERE ss.retain_until <= t.now }
-                                  AND d.recorded_at <= t.known_at
-                                  AND coalesce(d.role, 'assertion') IN ['assertion', 'confirmation'] | e.id]}) AS facts
+  WITH collect(f {.id, .predicate, .statement, .confidence,
+                  valid_from: toString(f.valid_from),
+                  valid_to: toString(CASE WHEN f.closed_at IS NULL OR f.closed_at > t.known_at THEN null
+                                          WHEN f.reclosed_at > t.known_at THEN f.prior_valid_to
+                                          ELSE f.valid_to END),
+                  episodes: [(f)-[d:DERIVED_FROM]->(e:Episode) WHERE d.recorded_at <= t.known_at
+                             AND coalesce(d.role, 'assertion') IN ['assertion', 'confirmation'] | e]}) AS rows
+  CALL (rows) {
+    UNWIND rows AS r
+    UNWIND r.episodes AS e
+    WITH DISTINCT e
+    WHERE e.tenant_id = $tenant_id AND (e.retain_until IS NULL OR e.retain_until > datetime($now))
+      AND NOT EXISTS { MATCH (ss:Session {tenant_id: $tenant_id, id: e.session_id})
+                       WHERE ss.retain_until <= datetime($now) }
+    RETURN collect(e) AS kept
+  }
+  RETURN [r IN rows | r {.id, .predicate, .statement, .confidence, .valid_from, .valid_to,
+                         episode_ids: [e IN r.episodes WHERE e IN kept | e.id]}] AS facts
 }
 RETURN facts, paths
