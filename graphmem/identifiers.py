@@ -177,14 +177,18 @@ which NFKC makes U+1160): letters to Unicode but blank on screen, so `name_key` 
 ("Dana\u3164Scully" is "Dana Scully")."""
 
 
-APOSTROPHES = "\u2019\u2018\u02bc`\u00b4\uff07\u2032"
+APOSTROPHES = "\u2019\u2018\u02bc`\u00b4\uff07\u2032\u02bb\u02b9"
 """What is typed for an apostrophe besides the straight one (U+0027): the right and left single quotation marks
 (U+2019, U+2018; typed text and LLM output use the first), the modifier letter apostrophe (U+02BC, which keyboard
 layouts and autocorrect give), the grave and acute accents (backtick U+0060, U+00B4) and the prime (U+2032) of
-keyboards without an apostrophe key, and the fullwidth apostrophe (U+FF07). `name_key` and `value_key` read each as
-U+0027, before NFKC, and drop it with the punctuation, so "O’Neil", "OʼNeil", "O´Neil" and "O'Neil" are one name
-("oneil"). Before schema 22 the modifier letter apostrophe, a letter to Unicode, stayed in the key ("oʼneil"), and
-NFKC made the acute accent a space and a combining acute ("o ́neil"): each such spelling was a second person."""
+keyboards without an apostrophe key, the fullwidth apostrophe (U+FF07), and the modifier letters turned comma
+(U+02BB, the Hawaiian ʻokina) and prime (U+02B9, a transliterated soft sign: "Kolʹtsov"), which keyboards without
+them give as the straight one ("Hawai'i"). The one list of them: `name_key` and `value_key` read each as U+0027,
+before NFKC, and drop it with the punctuation, so "O’Neil", "OʼNeil", "O´Neil" and "O'Neil" are one name ("oneil"),
+and "Hawaiʻi", "Hawai'i" and "Hawaii" one ("hawaii"); search folds them alike (`graphmem.store.fulltext.fold`).
+Before schema 22 the modifier letter apostrophe, a letter to Unicode, stayed in the key ("oʼneil"), and NFKC made
+the acute accent a space and a combining acute ("o ́neil"): each such spelling was a second person; before schema
+24 the ʻokina and the modifier prime stayed in the key as letters ("hawaiʻi")."""
 _APOSTROPHE_FOLD = str.maketrans(dict.fromkeys(APOSTROPHES, "'"))
 
 

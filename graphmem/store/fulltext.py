@@ -32,18 +32,13 @@ import hashlib
 import re
 import unicodedata
 
-from graphmem.identifiers import MARKS
+from graphmem.identifiers import APOSTROPHES, MARKS
 from graphmem.store.db import require_tenant, tenant_token
 
 # A word: a letter or digit, then letters, digits and combining marks (Devanagari vowel signs, viramas: Lucene's
 # tokenizer keeps them inside a word too, UAX#29), with at most one inner apostrophe.
 _LETTER = rf"(?:[^\W_]|[{MARKS}])"
 WORD = re.compile(rf"[^\W_]{_LETTER}*(?:'[^\W_]{_LETTER}*)?")
-# Apostrophes folded to the straight one before `WORD` splits text (typed text and LLM output use the right single
-# quotation mark for it): right and left single quotation marks, modifier letter apostrophe, and the grave accent
-# (backtick) and prime that keyboards without an apostrophe key type for it ("O`Neil", "O\u2032Neil", which the name
-# keys already resolve as "O'Neil"; schema 19 recomputed the terms of text with them, `graphmem.store.schema.QUOTED`).
-APOSTROPHES = "\u2019\u2018\u02bc`\u2032"
 # Invisible format characters (Unicode category Cf) dropped before `WORD` splits text, as the name keys drop them
 # (`graphmem.identifiers.name_key`): they show nothing, so a word holding one reads as the word without it ("re\u00adnewal"
 # with a soft hyphen from a hyphenated web page is "renewal"; Persian text with a zero-width non-joiner and without
@@ -56,6 +51,8 @@ APOSTROPHES = "\u2019\u2018\u02bc`\u2032"
 INVISIBLE_FORMAT = ("\u00ad\u061c\u180e\u200c\u200d\u200e\u200f" + "".join(map(chr, range(0x202A, 0x202F)))
                     + "".join(map(chr, range(0x2060, 0x2065))) + "".join(map(chr, range(0x2066, 0x2070)))
                     + "\ufeff\ufff9\ufffa\ufffb\U000e0001" + "".join(map(chr, range(0xE0020, 0xE0080))))
+# What `fold` reads as the straight apostrophe (the characters typed for one, `graphmem.identifiers.APOSTROPHES`: the
+# one list, which the name keys read so too) and the invisible format characters it drops.
 _FOLD = str.maketrans({**dict.fromkeys(APOSTROPHES, "'"), **dict.fromkeys(INVISIBLE_FORMAT)})
 # Latin letters with a stroke or ligatures, which NFD does not split into a letter and a mark (as Lucene's
 # ASCIIFoldingFilter folds them), lower case: "Łódź Ørsted" is "lodz orsted"; and Russian "ё", mostly written "е".
@@ -87,10 +84,14 @@ def tenant_prefix(tenant_id: str) -> str:
 def fold(text: str) -> str:
     """`text` as search compares it. Lucene's English analyzer folds none of these, so the terms are folded before
     they reach it, stored text and queries alike:
+    - the characters typed for an apostrophe (`graphmem.identifiers.APOSTROPHES`: curly and modifier-letter
+      apostrophes, backticks, acute accents, primes, the ʻokina ...) as the straight one, first, as the name keys
+      read them ("O´Neil" -> "o'neil", where NFKC made the acute accent a space and a combining acute, and
+      "Hawaiʻi" -> "hawai'i"), and again after NFKC for those it makes of other characters (a fullwidth grave
+      accent, "ŉ");
     - NFKC: fullwidth forms and ligatures as their plain letters ("Ｄａｎａ" -> "Dana", "ﬁ" -> "fi"); a symbol or
       number that NFKC spells out stands apart from its neighbours (`_spaced`: "Acme™" -> "acme tm", not
       "acmetm"; "3½" -> "3 1⁄2");
-    - curly and modifier-letter apostrophes, backticks and primes (`APOSTROPHES`) as the straight one;
     - invisible format characters (`INVISIBLE_FORMAT`: soft hyphen, joiners, direction marks ...) dropped, so that
       they do not split a word ("re\u00adnewal" is "renewal");
     - Unicode case folding ("Straße" -> "strasse");
@@ -99,7 +100,7 @@ def fold(text: str) -> str:
       whole as their base letters (`_BASE`: "Łódź Ørsted" -> "lodz orsted"); and off Greek letters, whose
       capitals are written without them ("ΑΘΗΝΑ" and "Αθήνα" are "αθηνα"); "ё" as "е", as Russian is mostly
       written. Other marks are kept (recomposed, NFC): they spell the word (Devanagari vowel signs, `WORD`)."""
-    t = unicodedata.normalize("NFKC", _spaced(text or "")).translate(_FOLD).casefold()
+    t = unicodedata.normalize("NFKC", _spaced((text or "").translate(_FOLD))).translate(_FOLD).casefold()
     if t.isascii():
         return t
     kept, accented = [], False
@@ -138,7 +139,8 @@ def forms(word: str) -> list[str]:
     English possessive or contraction (`CLITIC`) the word without it too: "o'neil" is "o'neil" and "oneil",
     "d'angelo" also "dangelo"; "dana's" and "don't" are themselves only. Stored terms (`search_terms`) and queries
     (`graphmem.recall.lucene.build_query`) take both, so a name written with or without its apostrophe ("O'Neil",
-    "O’Neil", "O`Neil", "O′Neil", "ONeil", "oneil") finds the other, as the name keys already resolve them alike."""
+    "O’Neil", "O´Neil", "O`Neil", "O′Neil", "ONeil", "oneil"; "Hawaiʻi", "Hawai'i", "Hawaii") finds the other, as the
+    name keys resolve them alike."""
     if "'" in word and not CLITIC.search(word):
         return [word, word.replace("'", "")]
     return [word]

@@ -52,7 +52,7 @@ Version 18 also indexes a word with an inner apostrophe that is no English posse
 (graphmem.store.fulltext.forms: "O'Neil" is "o'neil" and "oneil"), so that "ONeil" or "oneil" finds "O'Neil" as
 the name keys already resolve them alike: the searchable nodes whose text holds such a word (`JOINED`) get their
 search_terms again (`refold_search_terms`, as for version 9).
-Version 19 folds a backtick or a prime (U+2032) to an apostrophe in search terms (graphmem.store.fulltext.APOSTROPHES:
+Version 19 folds a backtick or a prime (U+2032) to an apostrophe in search terms (graphmem.store.fulltext.fold:
 "O`Neil" and "O\u2032Neil" are "o'neil" and "oneil", as the name keys already resolve them), where they split the
 word before: the searchable nodes whose text holds one between letters or digits (`QUOTED`) get their search_terms
 again (`refold_search_terms`, as for version 9).
@@ -79,6 +79,14 @@ Version 23 trims user ids so too (graphmem.models.SameUser: "u3\u200b" is user "
 the episodes, sessions, legal holds on a user and consents ("user:<id>") whose user id begins or ends with such a
 character, and the external id "user:<id>" of the user's own entity when its id does ("user:\u200bu3", which schema
 21 kept: its blank is inside the key), get the trimmed id (`retrim_user_ids`).
+Version 24 reads the ʻokina (U+02BB) and the modifier letter prime (U+02B9) as apostrophes too, in name and value
+keys and in search terms ("Hawaiʻi" is "Hawai'i" and "Hawaii", where it keyed "hawaiʻi" and was one term,
+"hawaiʻi"), and search folds every apostrophe of `graphmem.identifiers.APOSTROPHES` before NFKC, as the keys do
+("O´Neil" with an acute accent is "o'neil" and "oneil", where NFKC made the accent a space and it was "o" and
+"neil"): the searchable nodes whose text holds an apostrophe search folds otherwise now (`REFOLDED_APOSTROPHES`) get
+their search_terms again (in the one pass of versions 18-20, `any_of`), and entities and facts whose text holds
+U+02BB or U+02B9 (`NEW_APOSTROPHES`) their keys (`rekey_marked_names`, `_name_key_before_24`); two entities whose
+names now key alike ("Hawaiʻi" and "Hawaii") are namesakes, logged with both ids, not merged.
 """
 from __future__ import annotations
 
@@ -97,7 +105,7 @@ from graphmem.store.entities import alias_key
 from graphmem.store.fulltext import INVISIBLE_FORMAT, search_terms
 
 log = logging.getLogger(__name__)
-SCHEMA_VERSION = 23
+SCHEMA_VERSION = 24
 LEGACY_DECLARERS_CAP = 1000
 """Schema 17's migration records legacy attributes as declared by every episode that mentions their entity (or is
 the provenance of a fact about it), for entities with at most this many such episodes (`backfill_declarations`)."""
@@ -145,6 +153,22 @@ APOSTROPHE_VARIANTS = "(?s).*[" + "".join(f"\\x{{{ord(c):04X}}}" for c in APOSTR
 """A Java regular expression (Cypher's =~) matching text with an apostrophe other than the straight one that
 `graphmem.identifiers.name_key` and `value_key` now read as it (built from `APOSTROPHES`, so the two cannot drift):
 the names and values whose keys they made otherwise before schema 22 ("OʼNeil", "O´Neil")."""
+
+APOSTROPHES_BEFORE_24 = "\u2019\u2018\u02bc`\u00b4\uff07\u2032"
+"""`graphmem.identifiers.APOSTROPHES` as it was in schemas 22 and 23 (a copy, as `_name_key_before_22` copies the
+key): the characters the name keys read as the straight apostrophe then."""
+
+NEW_APOSTROPHES = "(?s).*[" + "".join(f"\\x{{{ord(c):04X}}}" for c in APOSTROPHES
+                                      if c not in APOSTROPHES_BEFORE_24) + "].*"
+"""A Java regular expression (Cypher's =~) matching text with an apostrophe `graphmem.identifiers.APOSTROPHES` holds
+since schema 24 (the ʻokina U+02BB, the modifier letter prime U+02B9; built from the two lists, so it cannot drift):
+the names and values whose keys `name_key` / `value_key` made otherwise before."""
+
+REFOLDED_APOSTROPHES = "(?s).*[\\x{00B4}" + NEW_APOSTROPHES[len("(?s).*["):]
+"""A Java regular expression (Cypher's =~) matching text whose search terms `graphmem.store.fulltext.fold` made
+otherwise before schema 24: an acute accent (U+00B4, which NFKC made a space and a combining acute before `fold` read
+it as an apostrophe) or an apostrophe new in `graphmem.identifiers.APOSTROPHES` (`NEW_APOSTROPHES`). The others of
+the list `fold` read as the straight one already (after NFKC: the same terms)."""
 
 IDN = "(?s).*(?:[^\\x00-\\x7F]|xn--).*"
 """A Java regular expression (Cypher's =~) matching an internationalised email or domain: a character outside ASCII
@@ -268,9 +292,11 @@ def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict
         backfill_declarations(db)
         migrated = True
     # the terms of text the tokenizer reads otherwise since: words with an apostrophe also indexed without it (18),
-    # a backtick or prime between letters an apostrophe (19), invisible format characters no split (20); one pass
+    # a backtick or prime between letters an apostrophe (19), invisible format characters no split (20), every
+    # apostrophe of the one list folded before NFKC, the okina and modifier prime among them (24); one pass
     before = (recorded["version"] or 1) if recorded else None
-    refold = [p for v, p in ((18, JOINED), (19, QUOTED), (20, INVISIBLE)) if before is not None and before < v]
+    refold = [p for v, p in ((18, JOINED), (19, QUOTED), (20, INVISIBLE), (24, REFOLDED_APOSTROPHES))
+              if before is not None and before < v]
     if refold:
         refold_search_terms(db, pattern=any_of(refold))
         migrated = True
@@ -282,6 +308,9 @@ def apply_schema(db: Database, dimension: int, *, migrate: bool = False) -> dict
         rekey_marked_names(db, pattern=APOSTROPHE_VARIANTS, old_key=_name_key_before_22)
     if recorded and (recorded["version"] or 1) < 23:  # user ids trimmed as external ids are (SameUser)
         retrim_user_ids(db)
+        migrated = True
+    if recorded and (recorded["version"] or 1) < 24:  # keys read the okina and modifier prime as apostrophes
+        rekey_marked_names(db, pattern=NEW_APOSTROPHES, old_key=_name_key_before_24)
         migrated = True
     db.execute("meta/set_schema", version=SCHEMA_VERSION, embedding_dimension=dimension)
     return {"version": SCHEMA_VERSION, "embedding_dimension": dimension, "migrated": migrated}
@@ -328,8 +357,9 @@ def refold_search_terms(db: Database, batch: int = BACKFILL_BATCH, *, pattern: s
     ligatures (10 -> 11); `JOINED`, text with a word whose apostrophe `graphmem.store.fulltext.forms` now also drops
     (17 -> 18); `QUOTED`, text with a backtick or prime `graphmem.store.fulltext.words` now reads as an apostrophe
     (18 -> 19); `INVISIBLE`, text with an invisible format character `graphmem.store.fulltext.fold` now drops
-    (19 -> 20). Each tenant's such nodes read in one pass (`meta/refold_terms`, `Database.stream`), written `batch`
-    per transaction; safe to re-run after an interruption (the terms come out the same). Returns the number of nodes
+    (19 -> 20); `REFOLDED_APOSTROPHES`, text with an apostrophe `fold` now reads before NFKC or newly (23 -> 24).
+    Each tenant's such nodes read in one pass (`meta/refold_terms`, `Database.stream`), written `batch` per
+    transaction; safe to re-run after an interruption (the terms come out the same). Returns the number of nodes
     updated."""
     done = 0
     for row in db.rows("meta/refold_terms_tenants", pattern=pattern):
@@ -380,6 +410,17 @@ def _name_key_before_22(name: str) -> str:
     return s if any(c.isalnum() for c in s) else ""
 
 
+_FOLD_BEFORE_24 = str.maketrans(dict.fromkeys(APOSTROPHES_BEFORE_24, "'"))
+
+
+def _name_key_before_24(name: str) -> str:
+    """`graphmem.identifiers.name_key` as it was in schemas 22 and 23, which read only `APOSTROPHES_BEFORE_24` as the
+    straight apostrophe (the ʻokina and the modifier letter prime stayed in the key as letters: "hawaiʻi"): that
+    list's apostrophes straightened, then the key of schemas 16 to 21: the keys such a graph holds, which
+    `rekey_marked_names` replaces."""
+    return _name_key_before_22(name.translate(_FOLD_BEFORE_24))
+
+
 def rekey_marked_names(db: Database, batch: int = BACKFILL_BATCH, *, pattern: str = MARKED,
                        old_key: Callable[[str], str] = _name_key_before_12) -> int:
     """Give entities whose name or an alias matches `pattern`, and facts whose literal value does, the keys
@@ -388,7 +429,8 @@ def rekey_marked_names(db: Database, batch: int = BACKFILL_BATCH, *, pattern: st
     resolved to one person. Schema 12/13 -> 14 (`UNKEYED`, `_name_key_before_14`): variation selectors, and text
     with no letter or digit. Schema 14 -> 15 (`TURKISH_I`, `_name_key_before_15`): the Turkish i's. Schema 15 ->
     16 (`PERIODS`, `_name_key_before_16`): a word's final period, the zero-width space. Schema 21 -> 22
-    (`APOSTROPHE_VARIANTS`, `_name_key_before_22`): apostrophes other than the straight one. Each tenant's
+    (`APOSTROPHE_VARIANTS`, `_name_key_before_22`): apostrophes other than the straight one. Schema 22/23 -> 24
+    (`NEW_APOSTROPHES`, `_name_key_before_24`): the ʻokina and the modifier letter prime. Each tenant's
     such entities, then facts, read in one pass (`Database.stream`), written
     `batch` per transaction; safe to re-run. Entities already merged that way stay one entity (what was said of the
     second name is on the first); two entities whose names now key alike ("❤ Fund" and "❤️ Fund", made twice
