@@ -102,3 +102,18 @@ def test_a_hold_on_the_user_refuses_the_deletion_and_one_on_the_other_user_does_
     done = other.delete(f"/v1/memories/{b['shared']}", params={"user_id": "u1"})
     assert done.status_code == 200 and done.json()["counts"]["facts_kept"] == 1, done.text
     assert [p["episode_id"] for p in other.get(f"/v1/facts/{b['shared']}/provenance").json()["items"]] == [b["e2"]]
+
+
+def test_a_hold_on_the_user_refuses_deleting_a_fact_about_them_that_only_another_user_states(client_for, tenant):
+    """Helper-found: under a hold on u1, DELETE /v1/memories/{fact}?user_id=u1 of a fact about u1's own entity that
+    only u2's episode states erased it (200, facts 1), though forgetting u1 is refused and the docs say a hold on the
+    user refuses the deletion."""
+    admin, agent = client_for("admin", "admin"), client_for(tenant, "agent")
+    _episode(agent, "u1", "s1", "hello")
+    said = _episode(agent, "u2", "s2", "Alex prefers sms")
+    own = _fact(agent, said, ALEX, "PREFERS_CHANNEL", "sms")
+    r = admin.post(f"/v1/admin/tenants/{tenant}/holds", json={"user_id": "u1\u200b", "reason": "case 2024-17"})
+    assert r.status_code == 201 and r.json()["target_id"] == "u1", r.text
+    refused = agent.delete(f"/v1/memories/{own}", params={"user_id": "u1"})
+    assert refused.status_code == 422 and refused.json()["field"] == "fact_id", refused.text
+    assert agent.get(f"/v1/facts/{own}").status_code == 200

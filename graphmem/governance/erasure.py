@@ -282,22 +282,23 @@ class Eraser:
         tx.rows("episodes/lock_many", **t, ids=sorted(support()["own"]))
         tx.one("governance/lock_fact_subjects", **t, ids=[fact_id], symmetric=self._names(tenant_id, "symmetric"))
         row = support()
-        if row["about_user"] or (row["own"] and not row["supported"]):
-            return self._forget_tx(tx, tenant_id, "fact", fact_id, field, now)
-        if not row["own"]:   # a concurrent deletion of the user's took their word off it first: it is not theirs
-            raise NotFound(f"user {user_id!r} has no fact {fact_id!r}", field=field)
-        return self._unlink(tx, tenant_id, user_id, fact_id, sorted(row["own"]), field, now)
-
-    def _unlink(self, tx: Tx, tenant_id: str, user_id: str, fact_id: str, episodes: list[str], field: str,
-                now: datetime) -> dict[str, int]:
-        """Take the provenance of `user_id`'s `episodes` off fact `fact_id`, which another episode still supports:
-        what forgetting the user does to such a fact (`_cascade`, "shared provenance"), the episodes kept. Refused
-        (`field`) under a hold on the user or one of those episodes. Returns the receipt's counts."""
-        t = {"tenant_id": tenant_id}
-        held = tx.rows("governance/holds_on", **t, user_ids=[user_id], session_ids=[], episode_ids=episodes)
+        if not row["about_user"] and not row["own"]:   # a concurrent deletion of the user's took their word off
+            raise NotFound(f"user {user_id!r} has no fact {fact_id!r}", field=field)   # it first: not theirs
+        # forgetting the user is refused under a hold on them, so is taking a fact of theirs (one about them too)
+        held = tx.rows("governance/holds_on", **t, user_ids=[user_id], session_ids=[], episode_ids=sorted(row["own"]))
         if held:
-            raise Refused(f"fact {fact_id} is the word of user {user_id}'s episodes under legal hold "
-                          f"({held[0]['target_kind']} hold); release the hold before deleting it", field=field)
+            raise Refused(f"fact {fact_id} is user {user_id}'s, under legal hold ({held[0]['target_kind']} hold); "
+                          "release the hold before deleting it", field=field)
+        if row["about_user"] or not row["supported"]:
+            return self._forget_tx(tx, tenant_id, "fact", fact_id, field, now)
+        return self._unlink(tx, tenant_id, fact_id, sorted(row["own"]), now)
+
+    def _unlink(self, tx: Tx, tenant_id: str, fact_id: str, episodes: list[str], now: datetime) -> dict[str, int]:
+        """Take the provenance of a user's `episodes` off fact `fact_id`, which another episode still supports:
+        what forgetting the user does to such a fact (`_cascade`, "shared provenance"), the episodes kept. The caller
+        (`_forget_user_fact`) has refused it under a hold on the user or one of those episodes. Returns the
+        receipt's counts."""
+        t = {"tenant_id": tenant_id}
         counts: Counter = Counter(facts_kept=1)
         _unsay(tx, t, self._names(tenant_id, "single_valued"), episodes, [], now, counts, reopen=True, only=fact_id)
         tx.run("governance/drop_restatements", **t, ids=[fact_id], episode_ids=episodes)
