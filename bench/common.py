@@ -28,10 +28,22 @@ def host() -> dict:
             "python": platform.python_version(), "load_average_1m": round(os.getloadavg()[0], 2)}
 
 
+def _head() -> str:
+    """The commit checked out in this clone, or "" outside a git work tree."""
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+
+
+LOADED_COMMIT = _head()
+"""The commit checked out when this process imported the benchmark: the code it runs. A run is long, and a commit
+made in the clone meanwhile does not change the code the process loaded (a LoCoMo run of b2c6e38 once recorded a
+later commit, read at its end)."""
+
+
 def provenance() -> dict:
-    """{"commit", "date_utc", "machine"} for a results file."""
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    return {"commit": commit, "date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"), "machine": host()}
+    """{"commit", "date_utc", "machine"} for a results file: the commit the process loaded (`LOADED_COMMIT`), the
+    date and machine now (UTC)."""
+    return {"commit": LOADED_COMMIT, "date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "machine": host()}
 
 
 def pct(values: list[float], q: float) -> float:
