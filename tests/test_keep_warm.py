@@ -120,3 +120,32 @@ def test_a_keep_warm_round_blocked_by_neo4j_times_out_logs_and_carries_on(make_s
         holder.close()
         if stop is not None:
             stop()
+
+
+def test_keep_warm_rounds_converge_when_cold_planning_outlasts_the_timeout(make_services, db, caplog):
+    """Found by a helper: when Neo4j takes longer to plan a round's read cold than `keep_warm_query_timeout_s` (a
+    slow or loaded machine), it ends the read while planning, no plan is cached, and every later round timed out
+    the same way: the rounds never converged and the windows paid the cold plans. Here the timeout is tiny and the
+    plan cache cleared, so every cold read outlasts it: after a timed-out round the next round's timeout doubles
+    (capped), so the rounds get the time to plan and a round comes back."""
+    from api.app import keep_warm
+    from graphmem import ops
+
+    services = make_services()
+    caplog.set_level(logging.DEBUG, logger="graphmem.app")
+    ops.warm_up(services)      # no timeout: loads the embedding model, which is not what this test is about
+    with db.driver.session(database=db.database) as s:
+        s.run("CALL db.clearQueryCaches()").consume()
+    stop = keep_warm(services, 0.05, query_timeout_s=0.05)
+    try:
+        deadline = time.monotonic() + 90
+        messages: list[str] = []
+        while time.monotonic() < deadline:
+            messages = [r.getMessage() for r in caplog.records if r.name == "graphmem.app"]
+            if any("keep-warm rounds back" in m for m in messages):
+                break
+            time.sleep(0.1)
+        assert any("keep-warm round 1 timed out" in m for m in messages), messages   # the cold plans outlasted it
+        assert any("keep-warm rounds back" in m for m in messages), messages         # and then a round came back
+    finally:
+        stop()
