@@ -349,9 +349,8 @@ class Eraser:
         derived = tx.rows("governance/facts_of_episodes", **t, episode_ids=episodes) if episodes else []
         if derived:   # whether another episode supports each: read again once their timelines are locked, so a
             # write that adds provenance to one (or another erasure that removes it) commits first and is seen
-            symmetric_all = [p.name for p in self.graph.ontology(tenant_id).predicates.values() if p.symmetric]
             tx.one("governance/lock_fact_subjects", **t, ids=sorted(r["id"] for r in derived),
-                   symmetric=symmetric_all)
+                   symmetric=self._names(tenant_id, "symmetric"))
             derived = tx.rows("governance/facts_of_episodes", **t, episode_ids=episodes)
         delete = set(forced_facts)
         if mode == "erase":
