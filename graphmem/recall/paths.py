@@ -6,8 +6,9 @@ candidates, never past retention. Paths are ranked by length (fewer hops first),
 confidence, then by the most recent hop `valid_from`. Both are breadth-first walks of one subquery per level.
 Around one entity (`cypher/recall/around`) up to 3 levels (`AROUND_MAX_HOPS`): it must visit the whole
 neighbourhood, and on a CRM graph three hops already reach most of a tenant; each level keeps per entity only the
-partial paths no other beats on both ranking keys. Between two entities (`cypher/recall/between`) up to 4 levels
-(`MAX_HOPS`), stopping at the level that reaches the other entity: a first walk over entities finds the levels and
+partial paths no other beats on both ranking keys (the last level only the best). Between two entities
+(`cypher/recall/between`) up to 4 levels (`MAX_HOPS`), stopping at the level that reaches the other entity: a first
+walk over entities finds the levels and
 bounds the paths (the k-th strongest weakest hop at the other end, the strongest, the earliest latest valid_from),
 then a walk over the levels' edges keeps per entity the partial paths fewer than k others beat on both keys within
 those bounds, so the answer is the k best of the shortest paths (exact on both keys; among paths equal on both,
