@@ -144,7 +144,8 @@ class TemporalGraph:
         return stored, created
 
     def discard_episode(self, tenant_id: str, episode_id: str) -> bool:
-        """Delete `episode_id` if no fact cites it (the record of a write that then failed); True if deleted."""
+        """Delete `episode_id` if no fact cites it (the record of a write that then failed), with the refusals recorded
+        with it; True if deleted."""
         require_tenant(tenant_id)
         return self.db.execute("episodes/discard_unused", tenant_id=tenant_id, id=episode_id)[0]["deleted"] > 0
 

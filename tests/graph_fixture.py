@@ -5,6 +5,7 @@ Tests share one Neo4j server and isolate themselves by tenant id.
 from __future__ import annotations
 
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 
 import pytest
@@ -72,8 +73,15 @@ def related_out_of_step(db: Database, tenant_id: str) -> list[str]:
 
 def tenant_node_count(db: Database, tenant_id: str) -> int:
     """How many nodes carry this tenant id (test-only raw query)."""
+    return sum(tenant_labels(db, tenant_id).values())
+
+
+def tenant_labels(db: Database, tenant_id: str) -> Counter[str]:
+    """How many nodes carry this tenant id, by label set ("Episode", "Entity:Person"; test-only raw query): compared
+    before and after a refused write, a failure names what was left behind."""
     with db.driver.session(database=db.database) as s:
-        return s.run("MATCH (n) WHERE n.tenant_id = $t RETURN count(n) AS c", t=tenant_id).single()["c"]
+        rows = s.run("MATCH (n) WHERE n.tenant_id = $t RETURN labels(n) AS l", t=tenant_id).value()
+    return Counter(":".join(sorted(labels)) for labels in rows)
 
 
 def stored_keys(db: Database, tenant_id: str, entity_id: str, fact_id: str) -> tuple[str, list[str], str]:

@@ -3,6 +3,7 @@ confidence and size limits, sensitive inferred facts held as candidates, and the
 from __future__ import annotations
 
 import json
+from collections import Counter
 from datetime import datetime, timezone
 
 import pytest
@@ -12,6 +13,7 @@ from graphmem.ingest.policy import redact_episode
 from graphmem.ingest.secrets import luhn_ok, redact
 from graphmem.ingest.worker import Worker
 from graphmem.models import EntityRef, EpisodeIn, FactIn
+from tests.graph_fixture import tenant_labels
 from tests.ingest_fixture import tenant_strings
 
 UTC = timezone.utc
@@ -44,7 +46,9 @@ def test_redaction_catches_each_kind(text, kind):
 
 
 @pytest.mark.parametrize("text", ["order 1234567890123 shipped", "call +1 415 555 0100", "deal worth 120000 EUR",
-                                  "the password policy changed", "Dana moved to Globex on 2024-04-30"])
+                                  "the password policy changed", "Dana moved to Globex on 2024-04-30",
+                                  # ids whose digits alone would pass the Luhn check: part of a longer token
+                                  "trace 2669078111044164b7389b13c65fce38 failed", "SKU ab4111111111111111"])
 def test_redaction_leaves_ordinary_text(text):
     assert redact(text).text == text
 
@@ -224,6 +228,20 @@ def test_explicit_facts_bad_input_is_a_clear_error_and_writes_nothing(make_servi
     with pytest.raises(NotFound):
         ing.assert_facts(tenant, [FactIn(subject=dana, predicate="HAS_TITLE", value="CEO", episode_id="nope")])
     assert tenant_strings(db, tenant) == before
+
+
+def test_a_discarded_call_record_takes_its_refusals_with_it(make_services, db, tenant):
+    """The record of an API write that then failed is deleted again (api.idempotency), and whatever the write policy
+    recorded with it goes too: a refused request leaves nothing behind (a redaction refusal was left once)."""
+    services = make_services()
+    ep, created = services.ingest.append_episodes(tenant, [EpisodeIn(
+        kind="event", source="system", role="system", occurred_at=T0,
+        content="API call POST /v1/facts by key 4111 1111 1111 1111")], extract=False, searchable=False)[0]
+    assert created and "[REDACTED:card_number]" in ep.content
+    assert [r.reason for r in services.ingest.list_refusals(tenant)] == ["secret_redacted"]
+    assert services.graph.discard_episode(tenant, ep.id)
+    assert tenant_labels(db, tenant) == Counter()
+    assert not services.graph.discard_episode(tenant, ep.id)   # gone: nothing more to delete
 
 
 def test_oversized_episode_refused_before_any_write(make_services, db, tenant):

@@ -13,7 +13,8 @@ returns or logs the secret itself. Patterns (sources):
   whitespace, with the commas, semicolons and quotes inside it, "password: hunter2,xyz9", "pwd=it'sme"; a final
   comma or semicolon is left as punctuation, "password is hunter2, and", and a quote not between two letters or
   digits as the text's own, "'password: x' he said");
-- payment card numbers: 13-19 digits (ISO/IEC 7812) that pass the Luhn check (ISO/IEC 7812-1 Annex B).
+- payment card numbers: 13-19 digits (ISO/IEC 7812), spaces or hyphens between them, that pass the Luhn check
+  (ISO/IEC 7812-1 Annex B) and stand alone, not inside a longer token such as a hex id.
 """
 from __future__ import annotations
 
@@ -43,7 +44,9 @@ _LABELLED = re.compile(r"(?i)(" + _LABEL + r"[\"']?)((?:\\\S|[^\s\"'\\]|(?<=[^\W
 # A value in quotes (`"...`, `'...'`, or `\"...\"` inside a JSON string) runs to its closing quote, spaces, commas
 # and escaped quotes included: the value group is 3, the quote group 2.
 _LABELLED_QUOTED = re.compile(r"(?i)(" + _LABEL + r"(\\?[\"']))((?:(?!\2)(?:\\.|[^\\\r\n])){3,})(?=\2)")
-_CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
+# A card number stands alone: no letter, digit or "-" right before or after it ("[^\W_]" is a letter or digit), so
+# never the digits that open a hex id ("2669078111044164b738...": one random UUID in about 460 was redacted).
+_CARD = re.compile(r"(?<![^\W_]|-)\d(?:[ -]?\d){12,18}(?![^\W_]|-)")
 
 
 def luhn_ok(digits: str) -> bool:
