@@ -1,12 +1,18 @@
 """Fact and ontology routes through the real server on loopback, against the real Neo4j."""
 from __future__ import annotations
 
+import hashlib
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
 
 import httpx
 
+from api.idempotency import call_key
+from api.routes.facts import FactsAssert, FactsAsserted
+from graphmem.ingest.secrets import luhn_ok
+from graphmem.models import AssertOutcome, EpisodeIn
 from tests.graph_fixture import tenant_labels, tenant_node_count
 
 DANA = {"kind": "Person", "name": "Dana Reyes", "email": "dana@reyes.io"}
@@ -191,6 +197,39 @@ def test_idempotency_key_makes_a_retry_harmless(client_for, tenant):
     again = c.post("/v1/facts/retract", json={"subject_id": dana, "predicate": "WORKS_AT"}, headers=drop)
     assert first.status_code == again.status_code == 200 and first.json() == again.json(), again.text
     assert first.json()["fact_ids"] == [one["outcomes"][0]["fact_id"]]
+
+
+def test_a_call_record_is_never_taken_for_a_secret(client_for, tenant):
+    """The record of an idempotent call names a digest of its body; one whose first 16 hex digits were all digits
+    passing the Luhn check (about one call in 20,000) was redacted as a card number: a refusal was recorded, the
+    record lost its digest, and the same call sent under another API key of the tenant was refused as another body."""
+    def digest(fact: dict) -> str:
+        return hashlib.sha256(FactsAssert.model_validate({"facts": [fact]}).model_dump_json().encode()).hexdigest()
+    fact = next(f for f in ({"subject": DANA, "predicate": "HAS_TITLE", "value": f"Title {i}"} for i in range(10 ** 6))
+                if digest(f)[:16].isdigit() and luhn_ok(digest(f)[:16]))
+    key = {"Idempotency-Key": uuid.uuid4().hex}
+    one = _assert(client_for(tenant), fact, **key)
+    assert _assert(client_for(tenant), fact, **key) == one          # the same call under another API key: replayed
+    c = client_for(tenant)
+    assert c.get("/v1/refusals").json()["items"] == []
+    content = c.get(f"/v1/episodes/{one['episode_id']}").json()["content"]
+    assert content.endswith(f" (request {digest(fact)[:32]})") and "REDACTED" not in content, content
+
+
+def test_a_call_recorded_with_the_shorter_digest_is_still_replayed(client_for, services, tenant):
+    """Records written before the digest grew to 32 hex digits name 16: the same call sent again under another API
+    key of the tenant is still that call (replayed), not another body."""
+    fact = {"subject": DANA, "predicate": "HAS_TITLE", "value": "CFO"}
+    idem = uuid.uuid4().hex
+    digest = hashlib.sha256(FactsAssert.model_validate({"facts": [fact]}).model_dump_json().encode()).hexdigest()
+    first_key = services.keys.create(tenant, "agent", "before the upgrade")[0]
+    ep, _ = services.ingest.append_episodes(tenant, [EpisodeIn(
+        kind="event", source="system", role="system", occurred_at=datetime.now(timezone.utc),
+        content=f"API call POST /v1/facts by key {first_key.id} (request {digest[:16]})",
+        idempotency_key=call_key("POST /v1/facts", idem))], extract=False, searchable=False, batch=False)[0]
+    kept = FactsAsserted(outcomes=[AssertOutcome(action="created", fact_id="0" * 32)], episode_id=ep.id)
+    services.graph.keep_call_result(tenant, ep.id, kept.model_dump_json())
+    assert _assert(client_for(tenant), fact, **{"Idempotency-Key": idem}) == kept.model_dump(mode="json")
 
 
 def test_idempotency_key_holds_for_writes_that_name_their_episode(client_for, tenant):
