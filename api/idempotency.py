@@ -36,6 +36,12 @@ def call_key(what: str, idempotency_key: str) -> str:
     return "api:" + hashlib.sha256(f"{what}\n{idempotency_key}".encode()).hexdigest()
 
 
+def body_digest(body: BaseModel) -> str:
+    """SHA-256 (64 hex digits) of the request body as validated (its JSON dump): what tells a retry from another
+    request under the same Idempotency-Key."""
+    return hashlib.sha256(body.model_dump_json().encode()).hexdigest()
+
+
 @dataclass
 class RecordedCall:
     """One recorded API write. `episode_id`: its provenance episode; `replayed`: the call was recorded before under
@@ -89,7 +95,7 @@ def recorded_call(services: Services, who: Principal, what: str, body: BaseModel
     of the tenant replays the first (an idempotency key is the tenant's). If the write raises, an episode this call
     created is deleted again (unless something already cites it; then the call is marked failed, so a retry runs
     it again), so a refused request leaves nothing behind."""
-    digest = hashlib.sha256(body.model_dump_json().encode()).hexdigest() if idempotency_key else ""
+    digest = body_digest(body) if idempotency_key else ""
     # 32 hex digits: a token that long is never taken for a card number by the redaction that every episode's content
     # goes through; the 16 written before were all digits passing the Luhn check in about one call of
     # 20,000 (redacted, so that call's retry under another API key was refused). Records written so stay matchable.

@@ -1,7 +1,6 @@
 """Fact and ontology routes through the real server on loopback, against the real Neo4j."""
 from __future__ import annotations
 
-import hashlib
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -9,7 +8,7 @@ from datetime import datetime, timezone
 
 import httpx
 
-from api.idempotency import call_key
+from api.idempotency import body_digest, call_key
 from api.routes.facts import FactsAssert, FactsAsserted
 from graphmem.ingest.secrets import luhn_ok
 from graphmem.models import AssertOutcome, EpisodeIn
@@ -204,7 +203,7 @@ def test_a_call_record_is_never_taken_for_a_secret(client_for, tenant):
     passing the Luhn check (about one call in 20,000) was redacted as a card number: a refusal was recorded, the
     record lost its digest, and the same call sent under another API key of the tenant was refused as another body."""
     def digest(fact: dict) -> str:
-        return hashlib.sha256(FactsAssert.model_validate({"facts": [fact]}).model_dump_json().encode()).hexdigest()
+        return body_digest(FactsAssert.model_validate({"facts": [fact]}))
     fact = next(f for f in ({"subject": DANA, "predicate": "HAS_TITLE", "value": f"Title {i}"} for i in range(10 ** 6))
                 if digest(f)[:16].isdigit() and luhn_ok(digest(f)[:16]))
     key = {"Idempotency-Key": uuid.uuid4().hex}
@@ -221,7 +220,7 @@ def test_a_call_recorded_with_the_shorter_digest_is_still_replayed(client_for, s
     key of the tenant is still that call (replayed), not another body."""
     fact = {"subject": DANA, "predicate": "HAS_TITLE", "value": "CFO"}
     idem = uuid.uuid4().hex
-    digest = hashlib.sha256(FactsAssert.model_validate({"facts": [fact]}).model_dump_json().encode()).hexdigest()
+    digest = body_digest(FactsAssert.model_validate({"facts": [fact]}))
     first_key = services.keys.create(tenant, "agent", "before the upgrade")[0]
     ep, _ = services.ingest.append_episodes(tenant, [EpisodeIn(
         kind="event", source="system", role="system", occurred_at=datetime.now(timezone.utc),
