@@ -53,6 +53,18 @@ def test_start_twice_is_idempotent(local_neo4j: LocalNeo4j | None) -> None:
     assert local_neo4j.status()["pid"] == pid
 
 
+def test_start_on_another_port_names_the_running_one(local_neo4j: LocalNeo4j | None) -> None:
+    """The same GRAPHMEM_HOME with another (or the default) port: the error says which port to set (helper-found:
+    it said only "stop it first", which would have stopped the server every other command was using)."""
+    if local_neo4j is None:
+        pytest.skip("NEO4J_URI names an external server")
+    pid = local_neo4j.status()["pid"]
+    other = LocalNeo4j(local_neo4j.settings.model_copy(update={"local_neo4j_port": free_port()}))
+    with pytest.raises(LocalNeo4jError, match=f"set GRAPHMEM_LOCAL_NEO4J_PORT={local_neo4j.port} to use it"):
+        other.start()
+    assert local_neo4j.status()["pid"] == pid
+
+
 def test_missing_java_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     empty = tmp_path / "empty-bin"
     empty.mkdir()

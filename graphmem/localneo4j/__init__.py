@@ -126,7 +126,9 @@ class LocalNeo4j:
                 if state["port"] != self.port:
                     raise LocalNeo4jError(
                         f"the local Neo4j in {self.home} is already running on port {state['port']}, "
-                        f"not {self.port}; stop it first (graphmem neo4j stop)")
+                        f"not {self.port}; set GRAPHMEM_LOCAL_NEO4J_PORT={state['port']} to use it (as every "
+                        f"command with GRAPHMEM_HOME={self.home} must), or stop it first (graphmem neo4j stop, "
+                        f"with that port)")
                 self._wait_ready(state["pid"], timeout_s)
                 return self.uri
             java = find_java()
