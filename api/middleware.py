@@ -106,13 +106,23 @@ class RequestContext:
             status["code"] = 413
         finally:
             elapsed = time.perf_counter() - start
-            route = scope.get("route")
-            template = getattr(route, "path", "unmatched")
+            template = _route_template(scope)
             REQUEST_LATENCY.labels(template, scope["method"], str(status["code"])).observe(elapsed)
             log.info("request", extra={"request_id": rid, "fields": {
                 "method": scope["method"], "route": template, "path": scope["path"], "status": status["code"],
                 "duration_ms": round(elapsed * 1000, 2)}})
             REQUEST_ID.reset(token)
+
+
+def _route_template(scope: Scope) -> str:
+    """The path template of the route that answered (`/v1/facts/{fact_id}`), the metrics' and the log's `route`
+    label; "unmatched" when none did (a 404 on an unknown path). FastAPI's own routes name themselves in the scope
+    (`route`); Starlette's plain routes, which FastAPI uses for `/v1/openapi.json` and `/v1/docs`, leave only their
+    `endpoint` there, so the router's route with that endpoint is looked up."""
+    route = scope.get("route")
+    if route is None and "endpoint" in scope and "router" in scope:
+        route = next((r for r in scope["router"].routes if getattr(r, "endpoint", None) is scope["endpoint"]), None)
+    return getattr(route, "path", "unmatched")
 
 
 async def _too_large(send: Send, rid: str, limit: int, path: str) -> None:

@@ -22,6 +22,17 @@ def test_health_and_readiness(api_url):
     assert "graphmem_embedding_model_mismatch 0.0" in m.text  # no embedder is not a mismatch
 
 
+def test_metrics_name_the_openapi_and_docs_routes(api_url):
+    """`/v1/openapi.json` and `/v1/docs` are Starlette routes FastAPI adds itself: their requests are counted under
+    their own path (helper-found: they were "unmatched", like a 404 on an unknown path), and a 404 still is."""
+    assert httpx.get(f"{api_url}/v1/openapi.json").status_code == 200
+    assert httpx.get(f"{api_url}/v1/docs").status_code == 200
+    assert httpx.get(f"{api_url}/v1/no-such-route").status_code == 404
+    text = httpx.get(f"{api_url}/metrics").text
+    for route, status in (("/v1/openapi.json", "200"), ("/v1/docs", "200"), ("unmatched", "404")):
+        assert f'graphmem_http_request_duration_seconds_count{{method="GET",route="{route}",status="{status}"}}' in text
+
+
 def test_admin_keys_lifecycle(api_url, client_for, tenant):
     admin = client_for("admin", "admin")
     created = admin.post(f"/v1/admin/tenants/{tenant}/keys", json={"role": "analyst", "name": "bi"})
