@@ -153,6 +153,13 @@ def _invalid(request: Request, raw_errors, body=None) -> JSONResponse:
                    request=request, errors=errors)
 
 
+def _named(field: str | None, detail: str) -> str:
+    """`detail` as it starts with `field` ("fact_id: no fact 'x'"), the contract of every problem that names a field
+    (docs/http.md, "Errors"): one that already does ("max_hops must be between 1 and 3", "entity_id: no entity
+    'x'") is kept as it is."""
+    return detail if not field or detail.startswith(field) else f"{field}: {detail}"
+
+
 def _document(app: FastAPI) -> None:
     """Make the OpenAPI schema say what errors look like: every operation answers 4XX (and 5XX) with a `Problem`
     as application/problem+json, and so do its 422 (which FastAPI documents as its own `HTTPValidationError`) and
@@ -198,7 +205,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(GraphmemError)
     async def _graphmem(request: Request, exc: GraphmemError):
-        return problem(exc.status, exc.title, exc.detail, field=exc.field, request=request)
+        return problem(exc.status, exc.title, _named(exc.field, exc.detail), field=exc.field, request=request)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError):

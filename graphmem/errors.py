@@ -22,9 +22,12 @@ class GraphmemError(Exception):
     def under(self, prefix: str) -> "GraphmemError":
         """A copy of this error (same type, status, detail and attributes) whose field is named inside an item of
         the request: `prefix` + `field` ("episodes[2]." + "session_id" is "episodes[2].session_id"); one without a
-        field stays without. How a batch names the item an error of one of its items is about."""
+        field stays without; a detail that starts with the field starts with the new one. How a batch names the item
+        an error of one of its items is about."""
         out = copy.copy(self)
         out.field = f"{prefix}{self.field}" if self.field else None
+        if self.field and self.detail.startswith(self.field):   # "session_id: ..." -> "episodes[2].session_id: ..."
+            out.detail = f"{prefix}{self.detail}"
         return out
 
 

@@ -265,7 +265,7 @@ def test_reading_a_pin_of_a_session_that_does_not_exist_names_the_session(client
     for r in (c.get("/v1/sessions/no-such-session/pins/order_id"), c.get("/v1/sessions/no-such-session/pins"),
               c.delete("/v1/sessions/no-such-session/pins/order_id", headers={"If-Match": "1"})):
         assert r.status_code == 404 and r.json()["field"] == "session_id", r.text
-        assert r.json()["detail"] == "no session 'no-such-session'", r.text
+        assert r.json()["detail"] == "session_id: no session 'no-such-session'", r.text
     assert c.put("/v1/sessions/s-pin/pins/order_id", json={"value": {"type": "order_id", "value": "A-1"}}).status_code \
         == 404   # a pin write on its own creates no session
     assert c.post("/v1/sessions", json={"id": "s-pin", "user_id": "u-pin"}).status_code == 201
@@ -323,3 +323,19 @@ def test_a_body_not_sent_as_json_names_its_content_type(api_url, client_for, ten
     assert httpx.post(f"{api_url}/v1/search", content=b'{"query": "Dana"}', headers=form).status_code == 401
     r = client_for(tenant, "analyst").post("/v1/episodes", content=b'{"content": "hi"}', headers=form)
     assert r.status_code == 403, r.text
+
+
+def test_every_error_that_names_a_field_starts_with_it(client_for, tenant):
+    """docs/http.md, "Errors": a problem's `detail` starts with the `field` it names (helper-found: "no fact 'x'",
+    "no episode ...", "no extraction job ...", "name has no letters or digits" did not)."""
+    c = client_for(tenant)
+    calls = [("fact_id", c.get("/v1/facts/nope")), ("fact_id", c.get("/v1/facts/nope/history")),
+             ("fact_id", c.get("/v1/facts/nope/provenance")), ("episode_id", c.get("/v1/episodes/nope")),
+             ("session_id", c.get("/v1/sessions/nope/episodes")), ("episode_id", c.get("/v1/jobs/nope")),
+             ("name", c.get("/v1/entities", params={"name": "*"})),
+             ("occurred_after", c.post("/v1/search", json={"query": "x", "occurred_after": "2024-02-01T00:00:00Z",
+                                                             "occurred_before": "2024-01-01T00:00:00Z"}))]
+    for field, r in calls:
+        assert r.status_code in (404, 422) and r.json()["field"] == field, (field, r.text)
+        assert r.json()["detail"].startswith(field), (field, r.text)
+    assert c.get("/v1/facts/nope").json()["detail"] == "fact_id: no fact 'nope'"
