@@ -316,6 +316,23 @@ def test_predicates_and_kinds_are_checked_everywhere(client_for, crm_api):
         assert r.status_code == 422 and r.json()["field"] == field, (route, r.text)
 
 
+def test_entity_pages_by_name_neither_repeat_nor_skip(client_for, tenant):
+    """helper-found: namesakes written in one batch share their created_at, which alone ordered the exact matches, so
+    `limit=1` pages returned one of them eleven times and never reached ten others."""
+    c = client_for(tenant)
+    r = c.post("/v1/facts", json={"facts": [
+        {"subject": {"kind": "Person", "name": "Twin Lee", "email": f"twin{i}@x{i}.example"}, "predicate": "WORKS_AT",
+         "object": {"kind": "Organization", "name": "Twin Org"}} for i in range(12)]})
+    assert r.status_code == 200 and all(o["action"] == "created" for o in r.json()["outcomes"]), r.text
+    every = [e["id"] for e in c.get("/v1/entities", params={"name": "Twin Lee", "limit": 100}).json()["items"]]
+    assert len(every) == len(set(every)) == 13        # the twelve namesakes, then Twin Org by full text
+    for limit in (1, 3, 5):
+        paged = [e["id"] for offset in range(0, len(every), limit)
+                 for e in c.get("/v1/entities", params={"name": "Twin Lee", "limit": limit,
+                                                        "offset": offset}).json()["items"]]
+        assert paged == every, limit
+
+
 def test_entities_routes(client_for, crm_api, tenant):
     t, ids = crm_api
     c = client_for(t, "analyst")
