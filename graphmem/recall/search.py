@@ -40,7 +40,7 @@ from graphmem.recall.embedding_guard import EmbeddingGuard
 from graphmem.recall.fusion import RRF_K, jaccard, mmr, rrf
 from graphmem.recall.lucene import build_query, only_stop_words, terms
 from graphmem.recall.models import Provenance, SearchHit, SearchRequest, SearchResponse, ViewedSearchResponse, Viewer
-from graphmem.store import Database, require_tenant
+from graphmem.store import Database, require_tenant, whole
 from graphmem.timeutil import utcnow
 
 log = logging.getLogger("graphmem.recall")
@@ -291,10 +291,12 @@ class HybridSearch:
     @staticmethod
     def _records(row: dict) -> dict[tuple[str, str], dict]:
         """The records search/rank read in full, keyed by (kind, id); each value holds the record under its kind
-        ("fact", "episode", "entity"), facts also their `provenance`."""
-        out: dict[tuple[str, str], dict] = {("fact", r["fact"]["id"]): r for r in row["facts"]}
-        out.update({("episode", e["id"]): {"episode": e} for e in row["episodes"]})
-        out.update({("entity", n["id"]): {"entity": n} for n in row["entities"]})
+        ("fact", "episode", "entity"), facts also their `provenance`. A record deleted while the read projected it
+        (`graphmem.store.whole`) is not there, so its hit is left out."""
+        out: dict[tuple[str, str], dict] = {("fact", r["fact"]["id"]): r for r in row["facts"]
+                                            if whole(r["fact"], Fact)}
+        out.update({("episode", e["id"]): {"episode": e} for e in row["episodes"] if whole(e, Episode)})
+        out.update({("entity", n["id"]): {"entity": n} for n in row["entities"] if whole(n, Entity)})
         return out
 
     @staticmethod

@@ -19,7 +19,7 @@ from graphmem.recall.lucene import build_query, fuzzy_query, terms
 from graphmem.recall.models import SearchRequest, SearchResponse, Viewer
 from graphmem.recall.paths import AROUND_MAX_HOPS, MAX_HOPS, Member, Neighbour, Path, to_path, to_paths
 from graphmem.recall.search import TOO_MANY_TERMS, HybridSearch, SearchTuning
-from graphmem.store import Database, require_tenant
+from graphmem.store import Database, require_tenant, whole
 from graphmem.timeutil import to_utc, utcnow
 
 
@@ -85,7 +85,7 @@ class RecallService:
         rows = self.db.rows("search/entities_by_name", tenant_id=tenant_id, opt={"lucene": lucene, "kind": kind},
                             offset=0, limit=offset + limit + len(exact), fetch=max(1000, 20 * (offset + limit)))
         seen, out = set(), []
-        for e in exact + [Entity(**r["entity"]) for r in rows]:
+        for e in exact + [Entity(**r["entity"]) for r in rows if whole(r["entity"], Entity)]:
             if e.id not in seen:
                 seen.add(e.id)
                 out.append(e)
@@ -99,7 +99,7 @@ class RecallService:
             return []
         return [Entity(**r["entity"]) for r in self.db.rows(
             "search/entities_by_name", tenant_id=tenant_id, opt={"lucene": lucene, "kind": kind}, offset=0,
-            limit=limit, fetch=1000)]
+            limit=limit, fetch=1000) if whole(r["entity"], Entity)]
 
     def resolve_entity(self, tenant_id: str, *, entity_id: str | None = None, name: str | None = None,
                        query: str | None = None, kind: str | None = None, field: str = "entity",
@@ -280,7 +280,8 @@ class RecallService:
         rows = self._neighbours(tenant_id, entity_id, self.graph.known_predicates(tenant_id, predicates, "predicate"),
                                 direction, self._times(as_of, known_at), include_superseded, offset, limit)
         return [Neighbour(direction=r["direction"], fact=Fact(**r["fact"]).as_known_at(asked_known_at),
-                          neighbour=r["neighbour"], episode_ids=r["episode_ids"]) for r in rows]
+                          neighbour=r["neighbour"], episode_ids=r["episode_ids"]) for r in rows
+                if whole(r["fact"], Fact) and (r["neighbour"] is None or whole(r["neighbour"], Entity))]
 
     def _neighbours(self, tenant_id: str, entity_id: str, predicates: list[str] | None, direction: str,
                     times: tuple[datetime, datetime, datetime], include_superseded: bool, offset: int,
@@ -336,7 +337,8 @@ class RecallService:
                              "member_symmetric": onto.get(member_predicate.upper(), "member_predicate").symmetric,
                              "via_symmetric": bool(via_predicate)
                              and onto.get(via_predicate.upper(), "via_predicate").symmetric})
-        members = [Member(**r) for r in rows]
+        members = [Member(**r) for r in rows if whole(r["entity"], Entity) and whole(r["membership"], Fact)
+                   and (r["property"] is None or whole(r["property"], Fact))]
         for m in members:   # each fact as it was believed at known_at (`Fact.as_known_at`), as `neighbours` shows it
             m.membership = m.membership.as_known_at(asked_known_at)
             m.property = m.property and m.property.as_known_at(asked_known_at)

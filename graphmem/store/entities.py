@@ -29,7 +29,7 @@ from graphmem.errors import EmailTaken, InvalidInput, NotFound
 from graphmem.identifiers import name_key as _name_key
 from graphmem.models import Entity, EntityRef
 from graphmem.settings import Settings
-from graphmem.store.db import Tx, tenant_token
+from graphmem.store.db import Tx, tenant_token, whole
 from graphmem.store.fulltext import search_terms
 from graphmem.timeutil import utcnow
 
@@ -478,8 +478,8 @@ def _declare(tx: Tx, tenant_id: str, refs: Sequence[EntityRef], resolved: dict[i
 def get(tx: Tx, tenant_id: str, entity_id: str, field: str = "entity_id") -> Entity:
     """The entity `entity_id` of this tenant; `NotFound` otherwise (also for another tenant's id), naming `field`
     (the request field that carried the id) as every unknown id's message does: "entity_id: no entity 'x'"."""
-    rows = tx.rows("entities/get_many", tenant_id=tenant_id, ids=[entity_id])
-    if not rows:
+    rows = [r for r in tx.rows("entities/get_many", tenant_id=tenant_id, ids=[entity_id]) if whole(r["entity"], Entity)]
+    if not rows:   # none, or one deleted while it was read (`whole`)
         raise NotFound(f"{field}: no entity {entity_id!r}", field=field)
     return Entity(**rows[0]["entity"])
 
@@ -487,4 +487,5 @@ def get(tx: Tx, tenant_id: str, entity_id: str, field: str = "entity_id") -> Ent
 def find_by_name(tx: Tx, tenant_id: str, name: str, kind: str | None = None, limit: int = 10) -> list[Entity]:
     """Entities whose name or an alias normalises like `name` (optionally of one kind), oldest first."""
     return [Entity(**r["entity"]) for r in tx.rows("entities/find_by_name", tenant_id=tenant_id,
-                                                   name_key=name_key(name), kind=kind, limit=limit)]
+                                                   name_key=name_key(name), kind=kind, limit=limit)
+            if whole(r["entity"], Entity)]

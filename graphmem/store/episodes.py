@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from graphmem.errors import Conflict, InvalidInput, NotFound
 from graphmem.models import Episode, EpisodeIn, new_id
 from graphmem.settings import Settings
-from graphmem.store.db import Tx, live, tenant_token
+from graphmem.store.db import Tx, live, tenant_token, whole
 from graphmem.store.fulltext import search_terms
 from graphmem.timeutil import from_us, utcnow
 
@@ -208,8 +208,8 @@ def by_key(tx: Tx, tenant_id: str, idempotency_key: str) -> Episode | None:
 def get(tx: Tx, tenant_id: str, episode_id: str) -> Episode:
     """The episode `episode_id` of this tenant; `NotFound` otherwise."""
     row = tx.one("episodes/get", tenant_id=tenant_id, id=episode_id, now=utcnow())
-    if row is None:
-        raise NotFound(f"no episode {episode_id!r}", field="episode_id")
+    if row is None or not whole(row["episode"], Episode):   # none, or deleted while it was read
+        raise NotFound(f"episode_id: no episode {episode_id!r}", field="episode_id")
     return Episode(**row["episode"])
 
 
@@ -217,7 +217,7 @@ def list_session(tx: Tx, tenant_id: str, session_id: str, offset: int = 0, limit
     """A session's episodes in chain order."""
     return [Episode(**r["episode"]) for r in tx.rows("episodes/list_session", tenant_id=tenant_id,
                                                      session_id=session_id, offset=offset, limit=limit,
-                                                     now=utcnow())]
+                                                     now=utcnow()) if whole(r["episode"], Episode)]
 
 
 def lock_retained_episodes(tx: Tx, tenant_id: str, ids: set[str], now: datetime) -> dict[str, datetime]:
