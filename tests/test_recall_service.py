@@ -9,9 +9,11 @@ import pytest
 from pydantic import ValidationError
 
 from graphmem.errors import InvalidInput, NotFound, TenantRequired
-from graphmem.models import Degraded, EntityRef, EpisodeIn, FactIn
+from graphmem.models import Degraded, Entity, EntityRef, Episode, EpisodeIn, Fact, FactIn
 from graphmem.recall.models import SearchRequest
+from graphmem.recall.search import HybridSearch
 from graphmem.recall.service import RecallService
+from graphmem.store import whole
 
 UTC = timezone.utc
 T0 = datetime(2023, 1, 1, tzinfo=UTC)
@@ -1010,3 +1012,27 @@ def test_a_hit_erased_while_the_search_reads_it_is_left_out(recall):
     ep_rows = [row("e1", "fulltext", reply={"id": None, "text": None})]
     assert [(c.kind, c.id) for c in recall.hybrid._with_replies(ranked, ep_rows)] == [("episode", "e1"),
                                                                                       ("fact", "f1")]
+
+
+def _gone(record: dict, kept: tuple[str, ...]) -> dict:
+    """`record` as a read that met its deletion returns it: only the `kept` properties still set."""
+    return {k: (v if k in kept else None) for k, v in record.items()}
+
+
+def test_search_leaves_out_records_deleted_while_read(graph, tenant):
+    """A forget committing while search/rank projects a winner's record: the map comes back with some of its
+    properties only (Neo4j reads committed data property by property). Found with forgets beside searches and
+    neighbourhood reads: about 1 read in 500-1,000 was a 422 listing the record's required fields as if the request
+    had been wrong. Such a record is left out (`graphmem.store.whole`)."""
+    ids = build_crm(graph, tenant)
+    facts = graph.facts_about(tenant, ids["Dana Smith"])
+    fact, other = (f.model_dump(mode="json") for f in facts[:2])
+    episode = graph.get_episode(tenant, ids["episodes"]["e1"]).model_dump(mode="json")
+    entity = graph.get_entity(tenant, ids["Globex"]).model_dump(mode="json")
+    assert all(whole(r, m) for r, m in ((fact, Fact), (other, Fact), (episode, Episode), (entity, Entity)))
+
+    row = {"facts": [{"fact": _gone(fact, ("id", "tenant_id")), "provenance": []}, {"fact": other, "provenance": []}],
+           "episodes": [_gone(episode, ("id", "tenant_id", "kind"))],
+           "entities": [_gone(entity, ("id", "tenant_id", "name"))]}
+    assert set(HybridSearch._records(row)) == {("fact", other["id"])}
+    assert not whole(_gone(fact, ()), Fact) and not whole(None, Entity)
