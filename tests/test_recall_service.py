@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from graphmem.errors import InvalidInput, NotFound, TenantRequired
 from graphmem.models import Degraded, Entity, EntityRef, Episode, EpisodeIn, Fact, FactIn
 from graphmem.recall.models import SearchRequest
-from graphmem.recall.search import HybridSearch
+from graphmem.recall.search import Candidate, HybridSearch
 from graphmem.recall.service import RecallService
 from graphmem.store import whole
 
@@ -196,6 +196,23 @@ def test_search_ranks_the_reply_to_a_matching_question_right_after_it(recall, gr
     assert replies("wombat door code") == ["It is 4471."]
     assert replies("koala lounge") == replies("emu bar") == replies("ibis room") == []
 
+
+
+def test_a_question_only_the_vectors_found_does_not_add_its_score_to_its_reply():
+    """helper-found: with an embedder every episode is some query's vector hit, so for "Initech" a question found by
+    the vectors alone ("Where is the Hamburg office located?") added its score to its reply's own vector score and
+    the reply outranked the turns that name Initech. Its reply now keeps the higher of the two scores (right after
+    the question when that is the question's); a question full-text found still adds its score."""
+    def cand(i, score, *retrievers):
+        return Candidate("episode", i, f"text {i}", score, [{"retriever": r, "rank": 1, "score": 0.9} for r in retrievers])
+    ranked = [cand("exact", 0.17, "fulltext", "vector"), cand("q", 0.083, "vector"), cand("a", 0.071, "vector")]
+    rows = [{"id": "q", "reply": {"id": "a", "text": "text a"}}]
+    out = HybridSearch._with_replies(ranked, rows)
+    assert [c.id for c in out] == ["exact", "q", "a"] and out[2].score == 0.083, out
+    assert any(r["retriever"] == "reply" for r in out[2].reasons)
+    ranked[1] = cand("q", 0.083, "fulltext", "vector")     # the question matches the query's words: both scores
+    out = HybridSearch._with_replies(ranked, rows)
+    assert [c.id for c in out] == ["exact", "a", "q"] and out[1].score == pytest.approx(0.154), out
 
 
 def test_search_finds_an_episode_stored_ahead_of_the_clock(recall, graph, tenant):

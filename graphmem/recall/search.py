@@ -262,7 +262,14 @@ class HybridSearch:
         session that is not a tool's or the system's, past up to three that are, by another party: another speaker,
         or another source by role when either names no speaker; it passes the same filters; search/rank returns it
         with each episode hit), which then ranks right after its question. A reply that is a hit of its own adds
-        the two scores and so ranks above its question: it both matches and answers a matching question. Lifting it only to its question's
+        the two scores and so ranks above its question: it both matches and answers a matching question, unless
+        the vectors alone found the question: then the reply keeps the higher of the two scores (it still ranks at
+        least right after its question). Every stored episode is some query's vector hit, and a question and its
+        reply are near each other in embedding space, so adding the two let an off-topic pair outrank exact
+        matches ("Initech" put "It moved to Altona last spring." above the Initech turns; helper-found). On LoCoMo
+        with e5-small-v2 the max gave recall@10 77.3 / multi-hop 52.0 against 77.4 / 52.1 for the sum (all but 5;
+        recall@5 69.1 against 68.9; the same ingest, docs/benchmarks/locomo_search.md); without an embedder there
+        are no vector reasons and nothing changes. Lifting it only to its question's
         score (right after it) cost evidence recall@5 on LoCoMo 3.0 points without an embedder (62.2 -> 59.2, all
         but 5; docs/benchmarks/locomo_search.md).
         In a conversation the answer often shares no word with the question that asked for it ("Anything you're
@@ -282,8 +289,9 @@ class HybridSearch:
             slot = scored.get(("episode", r["id"]))
             if slot is None:
                 scored[("episode", r["id"])] = [c.score, i + 0.5, Candidate("episode", r["id"], r["text"], c.score, [reason])]
-            else:   # a hit of its own that answers a matching question: both scores (module docstring)
-                slot[0] += c.score
+            else:   # a hit of its own that answers a matching question: both scores, or the higher one (docstring)
+                vector_only = all(x["retriever"] == "vector" for x in c.reasons)
+                slot[0] = max(slot[0], c.score) if vector_only else slot[0] + c.score
                 slot[1] = min(slot[1], i + 0.5)
                 slot[2] = slot[2]._replace(score=slot[0], reasons=[*slot[2].reasons, reason])
         return [slot[2] for slot in sorted(scored.values(), key=lambda s: (-s[0], s[1]))]
