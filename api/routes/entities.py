@@ -39,7 +39,10 @@ class PathList(BaseModel):
             responses={200: {"content": {"application/json": {"example": {"items": [ENTITY_EXAMPLE], "offset": 0,
                                                                           "limit": 50}}}}})
 def list_entities(who: Reader, services: ServicesDep, page: PageDep,
-                  name: Annotated[str | None, Query(max_length=300, examples=["Dana"])] = None,
+                  name: Annotated[str | None, Query(max_length=300, examples=["Dana"],
+                                                    description="entities whose name or an alias is this name "
+                                                    "(normalised; oldest first), then full-text matches over names "
+                                                    "and aliases")] = None,
                   kind: Annotated[str | None, Query(examples=["Person"])] = None) -> EntityPage:
     if kind is not None and not KIND_RE.match(kind):
         raise InvalidInput("kind must be a PascalCase word such as Person", field="kind")
