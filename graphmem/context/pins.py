@@ -283,6 +283,11 @@ def parse_value(raw: Any, field: str = "value") -> PinValue:
                            field=f"{field}.{loc}" if loc else field) from exc
 
 
+STORED = ("session_id", "key", "value_type", "value", "version", "created_at", "updated_at")
+"""The properties every stored pin has and `from_row` reads: a pin map without one of them is a pin deleted while
+it was read (`graphmem.store.live`)."""
+
+
 def from_row(row: dict[str, Any]) -> Pin:
     raw = {"type": row["value_type"], "value": row["value"], **json.loads(row.get("attrs") or "{}")}
     return Pin(session_id=row["session_id"], key=row["key"], value=_VALUE.validate_python(raw),
@@ -336,7 +341,7 @@ class PinStore:
         require_tenant(tenant_id)
         row = self.db.one("pins/get", tenant_id=tenant_id, session_id=session_id, key=check_key(key),
                           now=utcnow())
-        if row is None or live(row["pin"], "version") is None:
+        if row is None or live(row["pin"], *STORED) is None:
             raise NotFound(f"session {session_id!r} has no pin {key!r}", field="key")
         return from_row(row["pin"])
 
@@ -441,7 +446,7 @@ def list_in(tx: Tx, tenant_id: str, session_id: str, *, status: str | None = Non
             limit: int = 500) -> list[Pin]:
     """`PinStore.list` inside a transaction."""
     return [from_row(r["pin"]) for r in tx.rows("pins/list", tenant_id=tenant_id, session_id=session_id, now=utcnow(),
-                                                  status=status, offset=offset, limit=limit) if live(r["pin"], "version")]
+                                                  status=status, offset=offset, limit=limit) if live(r["pin"], *STORED)]
 
 
 def drop_stale_candidates(tx: Tx, tenant_id: str, session_id: str, keys: list[str]) -> int:
@@ -528,6 +533,6 @@ def pin_version_check(tx: Tx, tenant_id: str, session_id: str, key: str) -> tupl
     """The current version of a pin (None when absent, `graphmem.store.live`) and whether it is a candidate
     compaction proposed, read without locking (pre-checks)."""
     row = tx.one("pins/get", tenant_id=tenant_id, session_id=session_id, key=key, now=utcnow())
-    pin = live(row["pin"], "version") if row else None
+    pin = live(row["pin"], *STORED) if row else None
     return (pin["version"], pin.get("status") == "candidate") if pin else (None, False)
 

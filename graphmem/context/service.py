@@ -30,8 +30,8 @@ from graphmem.context import assembly
 from graphmem.context.compaction import Compactor, SummaryStore
 from graphmem.context.models import (CompactionResult, ContextRequest, Degraded, Summary, TurnIn, TurnResult,
                                      Window)
-from graphmem.context.pins import (PinStore, check_definition, check_key, delete_in, from_row, pin_version_check,
-                                   put_in, version_conflict)
+from graphmem.context.pins import (STORED as PIN_STORED, PinStore, check_definition, check_key, delete_in, from_row,
+                                   pin_version_check, put_in, version_conflict)
 from graphmem.context.sessions import SessionInfo, SessionStore, check_session_id, session_info
 from graphmem.context.summarizer import build_summarizer
 from graphmem.errors import Conflict, GraphmemError, InvalidInput, NotFound, Unavailable
@@ -156,7 +156,7 @@ class ContextService:
         row = self.db.read_one("sessions/window_state", tenant_id=tenant_id, session_id=session_id,
                                limit=self.settings.context_tail_max_episodes, now=utcnow().isoformat())
         return {"session": session_info(row["session"]) if row["session"] else None,
-                "pins": [from_row(p) for p in row["pins"] if live(p, "version")],
+                "pins": [from_row(p) for p in row["pins"] if live(p, *PIN_STORED)],
                 "summary": Summary(**row["summaries"][0]) if row["summaries"] else None,
                 "tail": [assembly.TailTurn.from_row(e) for e in row["tail"]], "tail_total": row["tail_total"]}
 

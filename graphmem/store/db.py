@@ -188,13 +188,12 @@ def _unavailable() -> Iterator[None]:
         raise Conflict(_GONE_DETAIL) from exc
 
 
-def live(node: dict[str, Any] | None, key: str = "id") -> dict[str, Any] | None:
-    """A node's map read without a lock, or None when it is gone: a node another transaction deleted between the
-    match and the read of its properties comes back without them (Neo4j reads committed data), and counts as
-    absent. `key` is a property every such node has. Seen as a 500 among concurrent tries of a turn that deletes a
-    pin (a KeyError on its version), and as a 422 listing an episode's fields among concurrent tries of an API
-    write whose failing tries delete their record."""
-    return node if node and node.get(key) is not None else None
+def live(node: dict[str, Any] | None, *keys: str) -> dict[str, Any] | None:
+    """A node's map read without a lock, or None when it is gone: a node another transaction deletes while a read
+    projects it comes back with none or only some of its properties (Neo4j reads committed data, property by
+    property), and counts as absent unless every one of `keys` (default: "id") is set. Seen as a 500 among concurrent
+    tries of a turn that deletes a pin (a KeyError on its version). A record of one pydantic model: `whole`."""
+    return node if node and all(node.get(k) is not None for k in keys or ("id",)) else None
 
 
 def whole(record: dict[str, Any] | None, model: type[BaseModel]) -> bool:
@@ -202,7 +201,8 @@ def whole(record: dict[str, Any] | None, model: type[BaseModel]) -> bool:
     another transaction deletes while a read projects it comes back with none or only some of its properties
     (Neo4j reads committed data, property by property), and counts as absent; a stored node always has them, since
     every write validates through the same models. Seen as 422s listing a Fact's or an Entity's required fields in
-    about 1 search or neighbourhood read of 500-1,000 while facts of the same entities were being forgotten."""
+    about 1 search or neighbourhood read of 500-1,000 while facts of the same entities were being forgotten, and
+    among concurrent tries of an API write whose failing tries delete their record (an Episode's fields)."""
     return record is not None and all(record.get(name) is not None for name in _required(model))
 
 

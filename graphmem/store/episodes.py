@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from graphmem.errors import Conflict, InvalidInput, NotFound
 from graphmem.models import Episode, EpisodeIn, new_id
 from graphmem.settings import Settings
-from graphmem.store.db import Tx, live, tenant_token, whole
+from graphmem.store.db import Tx, tenant_token, whole
 from graphmem.store.fulltext import search_terms
 from graphmem.timeutil import from_us, utcnow
 
@@ -71,11 +71,11 @@ def append(tx: Tx, tenant_id: str, ep: EpisodeIn, settings: Settings, *, token_c
         if row["created"] or row["conflict"]:
             break
         # a replay whose episode another transaction deleted while this one read it (the record of an API call that
-        # failed, api.idempotency) is gone (`live`): store this one; so is one past its retention, once expired
-        seen = live(row["episode"])
-        if seen is None:
+        # failed, api.idempotency) is gone, wholly or in part (`whole`): store this one; so is one past its
+        # retention, once expired
+        if not whole(row["episode"], Episode):
             continue
-        if expire is not None and expire(tx, [seen["id"]]):
+        if expire is not None and expire(tx, [row["episode"]["id"]]):
             continue
         break
     if row["conflict"]:
