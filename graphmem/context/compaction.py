@@ -40,7 +40,7 @@ from graphmem.context.summarizer import PROMPT_VERSION, Summarizer
 from graphmem.errors import Conflict, NotFound
 from graphmem.models import Episode, new_id, role_source
 from graphmem.settings import Settings
-from graphmem.store import Database, require_tenant
+from graphmem.store import Database, require_tenant, whole
 from graphmem.store.db import Tx
 from graphmem.store.episodes import lock_retained_episodes
 from graphmem.timeutil import utcnow
@@ -304,7 +304,8 @@ class Compactor:
     def raw_tail(self, tenant_id: str, session_id: str) -> list[Episode]:
         """The uncompacted episodes since the window start, oldest first (one statement, `sessions/tail`)."""
         return [Episode(**r["episode"]) for r in self.db.rows("sessions/tail", tenant_id=tenant_id,
-                                                                session_id=session_id, now=utcnow())]
+                                                                session_id=session_id, now=utcnow())
+                if whole(r["episode"], Episode)]
 
     def _tail_size(self, tenant_id: str, session_id: str) -> tuple[int, int]:
         """(tokens, episodes) in the session's raw (uncompacted) tail; (0, 0) for an unknown session."""

@@ -21,7 +21,7 @@ from graphmem.identifiers import blank
 from graphmem.ingest.jobs import EXPLICIT_FACTS
 from graphmem.ingest.refusals import Refusal
 from graphmem.models import AssertOutcome, EntityRef, Episode, EpisodeIn, Fact, FactIn
-from graphmem.store import Database, require_tenant
+from graphmem.store import Database, require_tenant, whole
 from graphmem.store import facts as fact_store
 from graphmem.timeutil import utcnow
 
@@ -72,7 +72,7 @@ class Memories:
         items = [Memory(fact=Fact(**r["fact"]), subject_name=r["subject_name"], object_name=r["object_name"],
                         provenance=[_note(p) for p in r["provenance"]], other_sources=r["other_sources"],
                         expired_sources=r["fact"].get("expired_source_count") or 0)
-                 for r in rows if r["fact"] is not None]
+                 for r in rows if whole(r["fact"], Fact)]
         return MemoryPage(items=items, total=rows[0]["total"] if rows else 0, offset=offset, limit=limit)
 
     def list(self, tenant_id: str, user_id: str, offset: int = 0, limit: int = 50,

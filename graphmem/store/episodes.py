@@ -175,7 +175,8 @@ def by_keys(tx: Tx, tenant_id: str, keys: list[str]) -> dict[str, Episode]:
 def _by_keys(tx: Tx, tenant_id: str, keys: list[str]) -> dict[str, Episode]:
     """`by_keys` without its refusal of held keys past retention (`batch_conflict` names the item instead)."""
     return {r["episode"]["idempotency_key"]: Episode(**r["episode"])
-            for r in (tx.rows("episodes/by_keys", tenant_id=tenant_id, keys=keys, now=utcnow()) if keys else [])}
+            for r in (tx.rows("episodes/by_keys", tenant_id=tenant_id, keys=keys, now=utcnow()) if keys else [])
+            if whole(r["episode"], Episode)}
 
 
 def _held_expired_keys(tx: Tx, tenant_id: str, episode_ids: list[str]) -> list[str]:

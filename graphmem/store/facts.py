@@ -22,7 +22,7 @@ from graphmem.models import AssertOutcome, EntityRef, Fact, FactIn, Provenance
 from graphmem.ontology import Ontology
 from graphmem.settings import Settings
 from graphmem.store import entities
-from graphmem.store.db import EntityGone, Tx, tenant_token
+from graphmem.store.db import EntityGone, Tx, tenant_token, whole
 from graphmem.store.fulltext import search_terms
 from graphmem.temporal import SOURCE_RANK, Assertion, Decision, TimelineFact, decide
 from graphmem.store.episodes import lock_retained_episodes
@@ -465,7 +465,7 @@ def clears(tx: Tx, tenant_id: str, entity_id: str, predicate: str, side: str = "
 def get(tx: Tx, tenant_id: str, fact_id: str) -> Fact:
     """The fact `fact_id` of this tenant; `NotFound` otherwise."""
     row = tx.one("facts/get", tenant_id=tenant_id, id=fact_id, now=utcnow())
-    if row is None:
+    if row is None or not whole(row["fact"], Fact):   # none, or deleted while it was read
         raise NotFound(f"no fact {fact_id!r}", field="fact_id")
     return _fact(row)
 
@@ -479,7 +479,8 @@ def about(tx: Tx, tenant_id: str, entity_id: str, *, as_of: datetime | None = No
     now = utcnow()
     return [_fact(r).as_known_at(known_at) for r in tx.rows(
         "facts/about_entity", tenant_id=tenant_id, entity_id=entity_id, as_of=as_of or now, known_at=known_at or now,
-        now=now, include_superseded=include_superseded, predicates=predicates, offset=offset, limit=limit)]
+        now=now, include_superseded=include_superseded, predicates=predicates, offset=offset, limit=limit)
+        if whole(r["fact"], Fact)]
 
 
 def history(tx: Tx, tenant_id: str, fact_id: str, ontology: Ontology) -> list[Fact]:
@@ -488,7 +489,8 @@ def history(tx: Tx, tenant_id: str, fact_id: str, ontology: Ontology) -> list[Fa
     p = ontology.predicates.get(fact.predicate)
     return [_fact(r) for r in tx.rows("facts/history", tenant_id=tenant_id, id=fact_id,
                                       single_valued=p is not None and p.single_valued,
-                                      symmetric=p is not None and p.symmetric, now=utcnow())]
+                                      symmetric=p is not None and p.symmetric, now=utcnow())
+            if whole(r["fact"], Fact)]
 
 
 def provenance(tx: Tx, tenant_id: str, fact_id: str) -> list[Provenance]:
