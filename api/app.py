@@ -16,7 +16,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from api import problems
+from api import problems, request_shape
 from api.middleware import RequestContext
 from api.routes import ROUTERS
 from graphmem import ops
@@ -57,6 +57,9 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
         if owned:
             ops.ensure_bootstrap_admin(app.state.services.db, settings.bootstrap_admin_key)
         app.state.warm_up = warm_up(app.state.services, settings.warm_up_timeout_s)
+        # Every request's shape check reads the OpenAPI schema, which FastAPI builds on first use: built now, not
+        # in the first request (a context window paid 0.4-0.6 s for it).
+        request_shape.shapes(app)
         if with_worker:
             app.state.on_shutdown = [*getattr(app.state, "on_shutdown", []), *start_worker(app.state.services)]
         if settings.keep_warm_interval_s > 0:   # last: nothing after it can fail the start and leave it running
@@ -147,8 +150,9 @@ def keep_warm(services: Services, interval_s: float, query_timeout_s: float | No
     1.2-1.4 s for the search, so a context window that met it lost its retrieved tier to the 0.3 s timeout
     (docs/benchmarks/recall.md, "Replans after writes"). Run every few seconds, the warm-up is nearly always the
     query that finds the plan stale, but not always: a window's search that came first (keep-warm rounds are slow
-    on a loaded machine) spent 5 s replanning in CI. So while this runs, searches use the cached plan however stale
-    (`HybridSearch.skip_replan`, `CYPHER replan=skip`) and only these rounds replan. Each read of a round runs with
+    on a loaded machine) spent 5 s replanning in CI. So while this runs, the warmed reads (the search, a window's
+    state read, the paths around an entity) use the cached plan however stale (`Database.skip_replan`,
+    `CYPHER replan=skip`) and only these rounds replan. Each read of a round runs with
     a transaction timeout of `query_timeout_s` seconds (default `settings.keep_warm_query_timeout_s`;
     `Database.timeout`): a Neo4j that does not answer (a read waiting for a lock it never gets) ends the round
     there, logged as a warning for the first such round in a row (at debug level for the next ones, and at info
@@ -160,7 +164,7 @@ def keep_warm(services: Services, interval_s: float, query_timeout_s: float | No
     A round that failed otherwise is logged at debug level and the next one tried."""
     stop = threading.Event()
     timeout_s = query_timeout_s or services.settings.keep_warm_query_timeout_s
-    services.recall.hybrid.skip_replan = True
+    services.db.skip_replan = True
 
     def round_timeout_s(timed_out: int) -> float:   # doubled after each timed-out round in a row, capped
         return min(timeout_s * 2 ** min(timed_out, 32), max(timeout_s, KEEP_WARM_QUERY_TIMEOUT_MAX_S))
@@ -189,7 +193,7 @@ def keep_warm(services: Services, interval_s: float, query_timeout_s: float | No
     def stop_keep_warm() -> None:
         stop.set()
         thread.join(timeout=timeout_s + 30)
-        services.recall.hybrid.skip_replan = False
+        services.db.skip_replan = False
     return stop_keep_warm
 
 

@@ -128,10 +128,11 @@ class KeyStore:
     def authenticate(self, secret: str | None) -> Principal | None:
         """The principal for `secret`, or None when it is missing, unknown or revoked. One auto-commit read
         (`Database.read_one`): with Neo4j down it raises `Unavailable` at once instead of waiting out a managed
-        transaction's retries (two minutes), so every authenticated request answers 503 promptly."""
+        transaction's retries (two minutes), so every authenticated request answers 503 promptly. Every request
+        reads it first, so the warm-up plans it (`warmed`)."""
         if not secret:
             return None
-        row = self.db.read_one("keys/by_hash", hash=hash_key(secret))
+        row = self.db.read_one("keys/by_hash", warmed=True, hash=hash_key(secret))
         if row is None or row["revoked_at"] is not None:
             return None
         return Principal(key_id=row["id"], tenant_id=row["tenant_id"], role=row["role"])

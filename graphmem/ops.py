@@ -91,16 +91,21 @@ WARM_UP_TENANT = " warm-up"
 
 
 def warm_up(services) -> None:
-    """Have Neo4j plan what a request reads first, before the first request: the search in each shape requests send
-    (`RecallService.warm_up`), a context window's state read (a read-only window of an unknown session, which writes
-    nothing), then the entity search and the multi-hop reads (`RecallService.warm_up_paths`). Cold, Neo4j plans
-    each shape of the search in 1.3-2.5 s (2-core machine), past a window's search timeout
-    (`context_search_timeout_s`, 0.3 s), so the first windows after a start came back without their retrieved tier;
-    a window's reads come first, so they are planned within the start's wait (`warm_up_timeout_s`) on a slow
-    machine. Raises what those reads raise (Neo4j not reachable: `Unavailable`)."""
+    """Have Neo4j plan what a request reads first, before the first request: its API key, the search in each shape
+    requests send (`RecallService.warm_up`), a context window's reads (its check for a held session past
+    retention, and its state read: a read-only window of an unknown session, which writes nothing), then the entity
+    search and the multi-hop reads (`RecallService.warm_up_paths`). Cold, Neo4j plans each shape of the search in
+    1.3-2.5 s (2-core machine), past a window's search timeout (`context_search_timeout_s`, 0.3 s), so the first
+    windows after a start came back without their retrieved tier; a window's reads come first, so they are planned
+    within the start's wait (`warm_up_timeout_s`) on a slow machine. Runs in `Database.replanning()`: the warmed
+    reads replan a plan Neo4j deems stale, which requests then do not (`api.app.keep_warm`). Raises what those
+    reads raise (Neo4j not reachable: `Unavailable`)."""
     from graphmem.context.models import ContextRequest
 
-    services.recall.warm_up(WARM_UP_TENANT)
-    services.context.assemble(WARM_UP_TENANT, "warm-up", ContextRequest(budget_tokens=1000, system_policy="warm up"),
-                              read_only=True)
-    services.recall.warm_up_paths(WARM_UP_TENANT)   # last: a window's reads first, within the start's wait
+    with services.db.replanning():
+        services.keys.authenticate("warm-up: not a key")
+        services.recall.warm_up(WARM_UP_TENANT)
+        services.governance.sweeper.refuse_held_sessions(WARM_UP_TENANT, ["warm-up"], utcnow())
+        services.context.assemble(WARM_UP_TENANT, "warm-up", ContextRequest(budget_tokens=1000,
+                                                                            system_policy="warm up"), read_only=True)
+        services.recall.warm_up_paths(WARM_UP_TENANT)   # last: a window's reads first, within the start's wait

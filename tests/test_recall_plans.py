@@ -47,9 +47,9 @@ class Recording:
         self._note(name, params)
         return self._db.rows(name, **params)
 
-    def read_one(self, name, /, **params):
+    def read_one(self, name, /, warmed=False, **params):
         self._note(name, params)
-        return self._db.read_one(name, **params)
+        return self._db.read_one(name, warmed=warmed, **params)
 
 
 @pytest.fixture(scope="module")

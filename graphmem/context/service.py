@@ -153,7 +153,7 @@ class ContextService:
         """Session (None when unknown), pins, current summary and raw tail (newest first) in one auto-commit read
         (cypher/sessions/window_state). The query returns only what assembly needs, temporal values as ISO
         strings; the tail comes back as `TailTurn`s. (Consent is read by the search, which applies it.)"""
-        row = self.db.read_one("sessions/window_state", tenant_id=tenant_id, session_id=session_id,
+        row = self.db.read_one("sessions/window_state", warmed=True, tenant_id=tenant_id, session_id=session_id,
                                limit=self.settings.context_tail_max_episodes, now=utcnow().isoformat())
         return {"session": session_info(row["session"]) if row["session"] else None,
                 "pins": [from_row(p) for p in row["pins"] if live(p, *PIN_STORED)],

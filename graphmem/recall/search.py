@@ -115,10 +115,6 @@ class HybridSearch:
         self.db, self.embedder = db, embedder
         self.tuning = tuning or SearchTuning()
         self.guard = EmbeddingGuard(db, embedder.name if embedder is not None else None)
-        self.skip_replan = False
-        """True while something else replans the search (the API's keep-warm, `api.app.keep_warm`): searches then
-        run on the cached plan however stale (`Database.read_one`), and only `warm_up` replans. Off by default: a
-        process that searches without a keep-warm beside it would otherwise keep a plan made on an empty database."""
 
     # ---- query vector -----------------------------------------------------------------------
     def _vector(self, text: str, degraded: list[Degraded]) -> list[float] | None:
@@ -163,13 +159,13 @@ class HybridSearch:
                 at = f"seed_entity_ids[{missing[0]}]"
                 raise NotFound(f"{at}: no entity {req.seed_entity_ids[missing[0]]!r}", field=at)
         params = self._rank_params(tenant_id, req, now, lucene, vector, seeds, viewer)
-        row = self.db.read_one("search/rank", skip_replan=self.skip_replan, **params)
+        row = self.db.read_one("search/rank", warmed=True, **params)
         if row["starved"] and params["fetch"] < self.tuning.max_fetch:
             # a retriever read `fetch` candidates and the filters left fewer than `limit`: more may match further
             # down its index, so read again as deep as max_fetch allows (one more round trip, for filtered
             # searches and windows whose filters take out most of the best matches)
             params["fetch"] = self.tuning.max_fetch
-            row = self.db.read_one("search/rank", skip_replan=self.skip_replan, **params)
+            row = self.db.read_one("search/rank", warmed=True, **params)
         ranked = self._fuse(row["entity_hits"], row["fact_hits"], row["episode_hits"])
         if self.tuning.replies:
             ranked = self._with_replies(ranked, row["episode_hits"])
@@ -181,7 +177,7 @@ class HybridSearch:
         if unread:
             ids = {f"{kind}_ids": _ids([c.id for c in unread if c.kind == kind])
                    for kind in ("fact", "episode", "entity")}
-            records.update(self._records(self.db.read_one("search/rank", skip_replan=self.skip_replan,
+            records.update(self._records(self.db.read_one("search/rank", warmed=True,
                                                           **{**params, "targets": [], **ids})))
         hits = [self._hit(c, records[(c.kind, c.id)], req.known_at) for c in ranked if (c.kind, c.id) in records]
         if viewer is None:
@@ -196,16 +192,17 @@ class HybridSearch:
         query text and parameter types (`NO_ID`), 1.3-2.5 s each when cold (docs/benchmarks/recall.md, "Cold
         plans"); `tenant_id` should hold nothing. With an embedder the query is embedded, as a request's is. Each
         shape runs plainly, which replans a plan Neo4j deems stale, and as `CYPHER replan=skip`, whose text Neo4j
-        parses apart (0.5 s cold) though it runs the same plan (`skip_replan`). Raises what the search raises."""
+        parses apart (0.5 s cold) though it runs the same plan (`Database.replanning`). Raises what the search
+        raises."""
         query, now = "warm up the search plans", utcnow()
         vector, lucene = self._vector(query, []), build_query(query, tenant_id)
-        for req, viewer in ((SearchRequest(query=query, k=8, targets=["fact", "episode"], depth=20),
-                             Viewer(session_id="warm-up", user_id="warm-up")),
-                            (SearchRequest(query=query, k=10), None)):
-            params = self._rank_params(tenant_id, req, now, lucene, vector, [], viewer)
-            for shape in (params, {**params, "targets": []}):
-                self.db.read_one("search/rank", **shape)                     # replans a stale plan
-                self.db.read_one("search/rank", skip_replan=True, **shape)   # parses the text searches send
+        with self.db.replanning():
+            for req, viewer in ((SearchRequest(query=query, k=8, targets=["fact", "episode"], depth=20),
+                                 Viewer(session_id="warm-up", user_id="warm-up")),
+                                (SearchRequest(query=query, k=10), None)):
+                params = self._rank_params(tenant_id, req, now, lucene, vector, [], viewer)
+                for shape in (params, {**params, "targets": []}):
+                    self.db.read_one("search/rank", warmed=True, **shape)
 
     def _rank_params(self, tenant_id: str, req: SearchRequest, now: datetime, lucene: str | None,
                      vector: list[float] | None, seeds: list[str], viewer: Viewer | None = None) -> dict:

@@ -215,9 +215,9 @@ class RecallService:
         """The one row of recall/around; `times` = (now, as_of, known_at), checked arguments."""
         now, as_of, known_at = times
         # times as ISO-8601 strings, parsed once in the query (the driver packs a datetime parameter in ~40 µs)
-        return self.db.read_one("recall/around", tenant_id=tenant_id, entity_id=entity_id, max_hops=max_hops,
-                                as_of=as_of.isoformat(), known_at=known_at.isoformat(), now=now.isoformat(),
-                                limit=limit, opt={"predicates": predicates})
+        return self.db.read_one("recall/around", warmed=True, tenant_id=tenant_id, entity_id=entity_id,
+                                max_hops=max_hops, as_of=as_of.isoformat(), known_at=known_at.isoformat(),
+                                now=now.isoformat(), limit=limit, opt={"predicates": predicates})
 
     def paths_between(self, tenant_id: str, from_id: str, to_id: str, *, max_hops: int = 3, k: int = 5,
                       as_of: datetime | None = None, known_at: datetime | None = None,

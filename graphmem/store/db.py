@@ -65,6 +65,8 @@ def tenant_token(tenant_id: str) -> str:
 _UNAVAILABLE = (neo4j.exceptions.TransientError, neo4j.exceptions.ServiceUnavailable, neo4j.exceptions.SessionExpired)
 _TIMEOUT: contextvars.ContextVar[float | None] = contextvars.ContextVar("graphmem_tx_timeout", default=None)
 """The transaction timeout (seconds) `Database.timeout` set for the transactions the current context runs."""
+_REPLANNING: contextvars.ContextVar[bool] = contextvars.ContextVar("graphmem_replanning", default=False)
+"""Inside `Database.replanning()`: warmed reads replan (and parse their `CYPHER replan=skip` form) as they run."""
 # Neo4j ended a transaction that ran past its timeout: while it ran, or (LockClientStopped) while it waited for a lock
 _TIMED_OUT = ("Neo.ClientError.Transaction.TransactionTimedOut",
               "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration",
@@ -256,6 +258,11 @@ class Database:
         # one attempt per execute_read/execute_write: `_retrying` runs it again, with a deadline per kind of error
         driver_kwargs.setdefault("max_transaction_retry_time", 0.0)
         self.driver = GraphDatabase.driver(uri, auth=auth, **driver_kwargs)
+        self.skip_replan = False
+        """True while something else replans the warmed reads (the API's keep-warm, `api.app.keep_warm`): a
+        `read_one(..., warmed=True)` then runs on its cached plan however stale, and only the warm-up's reads
+        (`replanning`) replan. Off by default: a process that reads without a keep-warm beside it would otherwise
+        keep plans made on an empty database."""
 
     def _retrying(self, attempt: Callable[[], T]) -> T:
         """`attempt()` run again while it fails with a `_retryable` error: for up to `unavailable_retry_s` seconds
@@ -307,6 +314,19 @@ class Database:
         finally:
             _TIMEOUT.reset(token)
 
+    @staticmethod
+    @contextlib.contextmanager
+    def replanning() -> Iterator[None]:
+        """Within the block (this context), each warmed read (`read_one(..., warmed=True)`) runs plainly, which
+        replans a plan Neo4j deems stale, and then once more as `CYPHER replan=skip`, the text it is sent as while a
+        keep-warm runs (`skip_replan`): Neo4j parses that text apart (0.5 s cold) though it runs the same plan. The
+        warm-up (`graphmem.ops.warm_up`) runs in it."""
+        token = _REPLANNING.set(True)
+        try:
+            yield
+        finally:
+            _REPLANNING.reset(token)
+
     def read(self, work: Callable[[Tx], T]) -> T:
         """Run `work(tx)` in a managed read transaction (retried on transient errors, a deadlock the driver reports
         as a failed result included, and briefly on a lost connection, `_retrying`; running out of transaction
@@ -333,18 +353,25 @@ class Database:
         """Run one named read query; first record or None."""
         return self.read(lambda tx: tx.one(name, **params))
 
-    def read_one(self, name: str, /, *, skip_replan: bool = False, **params: Any) -> dict[str, Any] | None:
+    def read_one(self, name: str, /, *, warmed: bool = False, **params: Any) -> dict[str, Any] | None:
         """One named single-statement read as an auto-commit transaction: RUN and PULL in one round trip, where a
         managed read (`one`) adds BEGIN and COMMIT round trips (measured 3.1 vs 4.1 ms median for the context
         window read on a loaded 2-core machine). Retried once on a transient error or a lost connection (a read has
         nothing to undo), but not when the query ran out of transaction memory. First record as a dict, or None.
-        Same tenant guard as every query. `skip_replan` runs it as `CYPHER replan=skip` (Cypher manual, "Query
-        options"): a cached plan is used even when Neo4j's statistics say it is stale, so the call never waits for a
-        replan; the plan cache is keyed past the options, so the plain query's replans reach it (measured: the
-        option's first call parsed in 0.47 s and reused the plan the plain query had made in 3.0 s)."""
+        Same tenant guard as every query. A `warmed` read is one the warm-up runs (`graphmem.ops.warm_up`): while
+        `skip_replan` is set it runs as `CYPHER replan=skip` (Cypher manual, "Query options"), on the cached plan
+        even when Neo4j's statistics say it is stale, so a request never waits for a replan; the plan cache is keyed
+        past the options, so the plain query's replans reach it (measured: the option's first call parsed in 0.47 s
+        and reused the plan the plain query had made in 3.0 s). Inside `replanning()` it runs in both forms."""
         text = _checked(name, params)
-        if skip_replan:
-            text = SKIP_REPLAN + text
+        if warmed and _REPLANNING.get():
+            row = self._auto_read(text, params)            # replans a plan Neo4j deems stale
+            self._auto_read(SKIP_REPLAN + text, params)    # parses the text requests send while a keep-warm runs
+            return row
+        return self._auto_read(SKIP_REPLAN + text if warmed and self.skip_replan else text, params)
+
+    def _auto_read(self, text: str, params: dict[str, Any]) -> dict[str, Any] | None:
+        """`read_one`'s auto-commit read of `text`, retried once."""
         with _unavailable():
             for attempt in (0, 1):
                 try:
