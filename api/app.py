@@ -150,9 +150,9 @@ def keep_warm(services: Services, interval_s: float, query_timeout_s: float | No
     1.2-1.4 s for the search, so a context window that met it lost its retrieved tier to the 0.3 s timeout
     (docs/benchmarks/recall.md, "Replans after writes"). Run every few seconds, the warm-up is nearly always the
     query that finds the plan stale, but not always: a window's search that came first (keep-warm rounds are slow
-    on a loaded machine) spent 5 s replanning in CI. So while this runs, the warmed reads (the search, a window's
-    state read, the paths around an entity) use the cached plan however stale (`Database.skip_replan`,
-    `CYPHER replan=skip`) and only these rounds replan. Each read of a round runs with
+    on a loaded machine) spent 5 s replanning in CI. So while this runs, the warmed reads (every read the warm-up
+    makes: the API key, a window's reads, the search, the entity search and the multi-hop reads) use the cached
+    plan however stale (`Database.skip_replans`, `CYPHER replan=skip`) and only these rounds replan. Each read of a round runs with
     a transaction timeout of `query_timeout_s` seconds (default `settings.keep_warm_query_timeout_s`;
     `Database.timeout`): a Neo4j that does not answer (a read waiting for a lock it never gets) ends the round
     there, logged as a warning for the first such round in a row (at debug level for the next ones, and at info
@@ -164,7 +164,7 @@ def keep_warm(services: Services, interval_s: float, query_timeout_s: float | No
     A round that failed otherwise is logged at debug level and the next one tried."""
     stop = threading.Event()
     timeout_s = query_timeout_s or services.settings.keep_warm_query_timeout_s
-    services.db.skip_replan = True
+    release_plans = services.db.skip_replans()
 
     def round_timeout_s(timed_out: int) -> float:   # doubled after each timed-out round in a row, capped
         return min(timeout_s * 2 ** min(timed_out, 32), max(timeout_s, KEEP_WARM_QUERY_TIMEOUT_MAX_S))
@@ -193,7 +193,7 @@ def keep_warm(services: Services, interval_s: float, query_timeout_s: float | No
     def stop_keep_warm() -> None:
         stop.set()
         thread.join(timeout=timeout_s + 30)
-        services.db.skip_replan = False
+        release_plans()
     return stop_keep_warm
 
 

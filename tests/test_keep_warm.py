@@ -126,6 +126,28 @@ def test_windows_run_on_the_cached_plans_however_stale_while_a_keep_warm_runs(tm
             services.close()
 
 
+def test_two_keep_warms_over_one_database_each_keep_its_reads_off_replans(settings):
+    """Found by a helper: the keep-warm turned `skip_replan` on and its stop turned it off, on the `Database` that
+    every app over one `Services` shares, so the first keep-warm to stop left the other app's requests replanning
+    stale plans themselves. The hold is counted."""
+    from api.app import keep_warm
+    from graphmem.store import Database
+
+    db = Database.from_settings(settings)
+    try:
+        one, other = Services(db, settings), Services(db, settings)
+        assert not db.skip_replan
+        stop_one, stop_other = keep_warm(one, 3600.0), keep_warm(other, 3600.0)
+        assert db.skip_replan
+        stop_one()
+        stop_one()                       # a second stop releases nothing more
+        assert db.skip_replan            # the other keep-warm still runs
+        stop_other()
+        assert not db.skip_replan
+    finally:
+        db.close()
+
+
 def test_a_keep_warm_round_blocked_by_neo4j_times_out_logs_and_carries_on(make_services, db, caplog):
     """Found by a helper: the keep-warm's reads ran without a timeout, so a Neo4j that never answered them hung its
     thread for good (and its stop waited 30 s for it). Here a transaction creating an index, left open, holds the

@@ -43,9 +43,9 @@ class Recording:
             name += " (ids only)"     # the rare second read of winners not prefetched: a shape of its own
         self.shapes.setdefault(name, set()).add(tuple(sorted((k, neo4j_type(v)) for k, v in params.items())))
 
-    def rows(self, name, /, **params):
+    def rows(self, name, /, warmed=False, **params):
         self._note(name, params)
-        return self._db.rows(name, **params)
+        return self._db.rows(name, warmed=warmed, **params)
 
     def read_one(self, name, /, warmed=False, **params):
         self._note(name, params)

@@ -25,6 +25,25 @@ def _clear_plan_cache(db) -> None:
         s.run("CALL db.clearQueryCaches()").consume()
 
 
+def test_every_warmed_read_is_one_the_warm_up_makes(db, settings):
+    """A read marked `warmed` runs on its cached plan however stale while a keep-warm runs, and only the warm-up's
+    rounds replan it (`Database.skip_replans`): one the warm-up did not make would keep a plan made on a nearly
+    empty database for as long as the server runs. Every named read marked so in the code is one of the warm-up's."""
+    import re
+    from pathlib import Path
+
+    from graphmem import ops
+    from tests.test_recall_plans import Recording
+
+    root = Path(__file__).resolve().parents[1]
+    marked = {name for path in [*root.glob("graphmem/**/*.py"), *root.glob("api/**/*.py")]
+              for name in re.findall(r'"([\w/]+)",\s*warmed=True', path.read_text())}
+    assert {"keys/by_hash", "sessions/window_state", "search/rank", "recall/around"} <= marked, marked
+    recording = Recording(db)
+    ops.warm_up(Services(recording, settings))
+    assert marked <= set(recording.shapes), marked - set(recording.shapes)
+
+
 def test_the_app_builds_its_openapi_schema_when_it_starts(db, settings):
     """Every request's shape check reads the OpenAPI schema (`api.request_shape`), which FastAPI builds on first
     use: the first request after a start, a context window, spent 0.4-0.6 s building it (traced on a fresh demo

@@ -100,13 +100,13 @@ class Sweeper:
         """Raise `Conflict` when one of `session_ids` is past retention at `now` (aware UTC) as every read treats it
         but kept under a legal hold (`governance/held_expired_sessions`): a write naming it could neither expire the
         held data nor revive it, so it is refused before anything is written (one read, none for no ids; a window
-        makes it first, so the warm-up plans it: `Database.read_one`'s `warmed`). The first such id in
+        makes it first, so the warm-up plans it: `Database.rows`'s `warmed`). The first such id in
         `session_ids` order is named: its field is `fields[id]` (the item of a batch that names it,
         `episodes[1].session_id`), `session_id` when `fields` does not name it. Raises `TenantRequired` for an empty
         tenant id."""
         require_tenant(tenant_id)
-        held = set(self.db.read_one("governance/held_expired_sessions", warmed=True, tenant_id=tenant_id,
-                                    session_ids=session_ids, now=now)["ids"]) if session_ids else set()
+        held = set(self.db.rows("governance/held_expired_sessions", warmed=True, tenant_id=tenant_id,
+                                session_ids=session_ids, now=now)[0]["ids"]) if session_ids else set()
         for sid in (s for s in session_ids if s in held):
             raise Conflict(f"session {sid!r} past retention, kept under a legal hold: start a new session",
                            field=(fields or {}).get(sid, "session_id"))

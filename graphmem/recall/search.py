@@ -190,19 +190,18 @@ class HybridSearch:
         as a context window sends it (with a `Viewer`; its search has a timeout) and as `POST /v1/search` does, each
         as a first read and as the second read of winners not prefetched (no targets). Neo4j plans one plan per
         query text and parameter types (`NO_ID`), 1.3-2.5 s each when cold (docs/benchmarks/recall.md, "Cold
-        plans"); `tenant_id` should hold nothing. With an embedder the query is embedded, as a request's is. Each
-        shape runs plainly, which replans a plan Neo4j deems stale, and as `CYPHER replan=skip`, whose text Neo4j
-        parses apart (0.5 s cold) though it runs the same plan (`Database.replanning`). Raises what the search
-        raises."""
+        plans"); `tenant_id` should hold nothing. With an embedder the query is embedded, as a request's is. Run
+        inside `Database.replanning()` (`graphmem.ops.warm_up`), each shape runs plainly, which replans a plan Neo4j
+        deems stale, and as `CYPHER replan=skip`, whose text Neo4j parses apart (0.5 s cold) though it runs the same
+        plan. Raises what the search raises."""
         query, now = "warm up the search plans", utcnow()
         vector, lucene = self._vector(query, []), build_query(query, tenant_id)
-        with self.db.replanning():
-            for req, viewer in ((SearchRequest(query=query, k=8, targets=["fact", "episode"], depth=20),
-                                 Viewer(session_id="warm-up", user_id="warm-up")),
-                                (SearchRequest(query=query, k=10), None)):
-                params = self._rank_params(tenant_id, req, now, lucene, vector, [], viewer)
-                for shape in (params, {**params, "targets": []}):
-                    self.db.read_one("search/rank", warmed=True, **shape)
+        for req, viewer in ((SearchRequest(query=query, k=8, targets=["fact", "episode"], depth=20),
+                             Viewer(session_id="warm-up", user_id="warm-up")),
+                            (SearchRequest(query=query, k=10), None)):
+            params = self._rank_params(tenant_id, req, now, lucene, vector, [], viewer)
+            for shape in (params, {**params, "targets": []}):
+                self.db.read_one("search/rank", warmed=True, **shape)
 
     def _rank_params(self, tenant_id: str, req: SearchRequest, now: datetime, lucene: str | None,
                      vector: list[float] | None, seeds: list[str], viewer: Viewer | None = None) -> dict:

@@ -56,7 +56,8 @@ class RecallService:
         """Have Neo4j plan the search for entities by name (`find_entities`, which also finds seeds) and each
         multi-hop read (around, between, neighbours, who at) as its method sends it, here about an entity that does
         not exist, so each finds nothing. Cold, Neo4j plans a path query in 0.2-1 s (docs/benchmarks/recall.md,
-        "Cold plans"). `tenant_id` should hold nothing. Raises what the reads raise."""
+        "Cold plans"). `tenant_id` should hold nothing. Run inside `Database.replanning()` (`graphmem.ops.warm_up`),
+        each read also parses its `CYPHER replan=skip` form. Raises what the reads raise."""
         self.find_entities(tenant_id, name="warm up")
         times, none = self._times(None, None), "warm-up: no such entity"
         self._around(tenant_id, none, 3, times, 50, None)
@@ -82,8 +83,9 @@ class RecallService:
         if name and lucene is None:
             raise InvalidInput("name has no letters or digits", field="name")
         exact = self.graph.find_entities(tenant_id, name, kind, limit=offset + limit) if name else []
-        rows = self.db.rows("search/entities_by_name", tenant_id=tenant_id, opt={"lucene": lucene, "kind": kind},
-                            offset=0, limit=offset + limit + len(exact), fetch=max(1000, 20 * (offset + limit)))
+        rows = self.db.rows("search/entities_by_name", warmed=True, tenant_id=tenant_id,
+                            opt={"lucene": lucene, "kind": kind}, offset=0, limit=offset + limit + len(exact),
+                            fetch=max(1000, 20 * (offset + limit)))
         seen, out = set(), []
         for e in exact + [Entity(**r["entity"]) for r in rows if whole(r["entity"], Entity)]:
             if e.id not in seen:
@@ -245,7 +247,7 @@ class RecallService:
                  times: tuple[datetime, datetime, datetime], predicates: list[str] | None) -> list[dict]:
         """The rows of recall/between; `times` = (now, as_of, known_at), checked arguments."""
         now, as_of, known_at = times
-        return self.db.rows("recall/between", tenant_id=tenant_id, from_id=from_id, to_id=to_id, k=k,
+        return self.db.rows("recall/between", warmed=True, tenant_id=tenant_id, from_id=from_id, to_id=to_id, k=k,
                             max_hops=max_hops, as_of=as_of.isoformat(), known_at=known_at.isoformat(),
                             now=now.isoformat(), opt={"predicates": predicates})
 
@@ -288,9 +290,9 @@ class RecallService:
                     limit: int) -> list[dict]:
         """The rows of recall/neighbours; `times` = (now, as_of, known_at), checked arguments."""
         now, as_of, known_at = times
-        return self.db.rows("recall/neighbours", tenant_id=tenant_id, entity_id=entity_id, direction=direction,
-                            opt={"predicates": predicates}, as_of=as_of, known_at=known_at, now=now,
-                            include_superseded=include_superseded, offset=offset, limit=limit)
+        return self.db.rows("recall/neighbours", warmed=True, tenant_id=tenant_id, entity_id=entity_id,
+                            direction=direction, opt={"predicates": predicates}, as_of=as_of, known_at=known_at,
+                            now=now, include_superseded=include_superseded, offset=offset, limit=limit)
 
     def who_at(self, tenant_id: str, org_id: str, *, member_predicate: str = "WORKS_AT",
                predicate: str | None = None, value: str | None = None, object_id: str | None = None,
@@ -348,7 +350,7 @@ class RecallService:
                 offset: int, limit: int, opt: dict) -> list[dict]:
         """The rows of recall/who_at; `times` = (now, as_of, known_at), checked arguments, `opt` the conditions."""
         now, as_of, known_at = times
-        return self.db.rows("recall/who_at", tenant_id=tenant_id, org_id=org_id, now=now, as_of=as_of,
+        return self.db.rows("recall/who_at", warmed=True, tenant_id=tenant_id, org_id=org_id, now=now, as_of=as_of,
                             known_at=known_at, member_predicate=member_predicate, offset=offset, limit=limit, opt=opt)
 
     @staticmethod

@@ -19,6 +19,7 @@ import contextlib
 import contextvars
 import functools
 import logging
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
@@ -67,6 +68,17 @@ _TIMEOUT: contextvars.ContextVar[float | None] = contextvars.ContextVar("graphme
 """The transaction timeout (seconds) `Database.timeout` set for the transactions the current context runs."""
 _REPLANNING: contextvars.ContextVar[bool] = contextvars.ContextVar("graphmem_replanning", default=False)
 """Inside `Database.replanning()`: warmed reads replan (and parse their `CYPHER replan=skip` form) as they run."""
+
+
+def _forms(text: str, warmed: bool, skip_replan: bool) -> tuple[str, ...]:
+    """The texts a read of `text` runs, in order (`Database.read_one`): a warmed read inside `Database.replanning()`
+    runs plainly (replanning a stale plan) and then as `CYPHER replan=skip` (parsing that text); otherwise with
+    the option while `skip_replan` holds; any other read, plainly."""
+    if not warmed:
+        return (text,)
+    if _REPLANNING.get():
+        return (text, SKIP_REPLAN + text)
+    return (SKIP_REPLAN + text,) if skip_replan else (text,)
 # Neo4j ended a transaction that ran past its timeout: while it ran, or (LockClientStopped) while it waited for a lock
 _TIMED_OUT = ("Neo.ClientError.Transaction.TransactionTimedOut",
               "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration",
@@ -241,6 +253,13 @@ class Tx:
         rec = self._tx.run(_checked(name, params), params).single(strict=False)
         return dict(rec.items()) if rec else None
 
+    def _rows(self, texts: tuple[str, ...], params: dict[str, Any]) -> list[dict[str, Any]]:
+        """The records of the last of `texts` (`_forms`), each run in turn."""
+        rows: list[dict[str, Any]] = []
+        for text in texts:
+            rows = [dict(r.items()) for r in self._tx.run(text, params)]
+        return rows
+
     def run(self, name: str, /, **params: Any) -> None:
         """Run query `name` for its effects."""
         self._tx.run(_checked(name, params), params).consume()
@@ -258,11 +277,31 @@ class Database:
         # one attempt per execute_read/execute_write: `_retrying` runs it again, with a deadline per kind of error
         driver_kwargs.setdefault("max_transaction_retry_time", 0.0)
         self.driver = GraphDatabase.driver(uri, auth=auth, **driver_kwargs)
-        self.skip_replan = False
-        """True while something else replans the warmed reads (the API's keep-warm, `api.app.keep_warm`): a
-        `read_one(..., warmed=True)` then runs on its cached plan however stale, and only the warm-up's reads
-        (`replanning`) replan. Off by default: a process that reads without a keep-warm beside it would otherwise
-        keep plans made on an empty database."""
+        self._skippers = 0
+        self._skippers_lock = threading.Lock()
+
+    @property
+    def skip_replan(self) -> bool:
+        """True while something else replans the warmed reads (`skip_replans`: the API's keep-warm,
+        `api.app.keep_warm`): a warmed read (`read_one` / `rows` with `warmed=True`) then runs on its cached plan
+        however stale, and only the warm-up's reads (`replanning`) replan. Off by default: a process that reads
+        without a keep-warm beside it would otherwise keep plans made on an empty database."""
+        return self._skippers > 0
+
+    def skip_replans(self) -> Callable[[], None]:
+        """Have warmed reads skip replans (`skip_replan`) until the returned function is called. Counted: two
+        keep-warms over one `Database` (two apps on one `Services`, tests) each hold it, and the first to stop
+        does not turn it off for the other. The returned function releases once, however often it is called."""
+        with self._skippers_lock:
+            self._skippers += 1
+        released = threading.Event()
+
+        def release() -> None:
+            with self._skippers_lock:
+                if not released.is_set():
+                    released.set()
+                    self._skippers -= 1
+        return release
 
     def _retrying(self, attempt: Callable[[], T]) -> T:
         """`attempt()` run again while it fails with a `_retryable` error: for up to `unavailable_retry_s` seconds
@@ -317,10 +356,11 @@ class Database:
     @staticmethod
     @contextlib.contextmanager
     def replanning() -> Iterator[None]:
-        """Within the block (this context), each warmed read (`read_one(..., warmed=True)`) runs plainly, which
-        replans a plan Neo4j deems stale, and then once more as `CYPHER replan=skip`, the text it is sent as while a
-        keep-warm runs (`skip_replan`): Neo4j parses that text apart (0.5 s cold) though it runs the same plan. The
-        warm-up (`graphmem.ops.warm_up`) runs in it."""
+        """Within the block (this context), each warmed read (`read_one` / `rows` with `warmed=True`) runs plainly,
+        which replans a plan Neo4j deems stale, and then once more as `CYPHER replan=skip`, the text it is sent as
+        while a keep-warm runs (`skip_replan`): Neo4j parses that text apart (0.5 s cold) though it runs the same
+        plan. The warm-up (`graphmem.ops.warm_up`) runs in it; every warmed read must be among its reads, or a plan
+        Neo4j made on a nearly empty database would serve it for as long as a keep-warm runs."""
         token = _REPLANNING.set(True)
         try:
             yield
@@ -345,9 +385,10 @@ class Database:
         with _unavailable():
             return self._retrying(attempt)
 
-    def rows(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
-        """Run one named read query in its own transaction."""
-        return self.read(lambda tx: tx.rows(name, **params))
+    def rows(self, name: str, /, *, warmed: bool = False, **params: Any) -> list[dict[str, Any]]:
+        """Run one named read query in its own transaction; `warmed` as for `read_one`."""
+        texts = _forms(_checked(name, params), warmed, self.skip_replan)
+        return self.read(lambda tx: tx._rows(texts, params))
 
     def one(self, name: str, /, **params: Any) -> dict[str, Any] | None:
         """Run one named read query; first record or None."""
@@ -363,12 +404,10 @@ class Database:
         even when Neo4j's statistics say it is stale, so a request never waits for a replan; the plan cache is keyed
         past the options, so the plain query's replans reach it (measured: the option's first call parsed in 0.47 s
         and reused the plan the plain query had made in 3.0 s). Inside `replanning()` it runs in both forms."""
-        text = _checked(name, params)
-        if warmed and _REPLANNING.get():
-            row = self._auto_read(text, params)            # replans a plan Neo4j deems stale
-            self._auto_read(SKIP_REPLAN + text, params)    # parses the text requests send while a keep-warm runs
-            return row
-        return self._auto_read(SKIP_REPLAN + text if warmed and self.skip_replan else text, params)
+        row = None
+        for text in _forms(_checked(name, params), warmed, self.skip_replan):
+            row = self._auto_read(text, params)
+        return row
 
     def _auto_read(self, text: str, params: dict[str, Any]) -> dict[str, Any] | None:
         """`read_one`'s auto-commit read of `text`, retried once."""
