@@ -68,17 +68,6 @@ _TIMEOUT: contextvars.ContextVar[float | None] = contextvars.ContextVar("graphme
 """The transaction timeout (seconds) `Database.timeout` set for the transactions the current context runs."""
 _REPLANNING: contextvars.ContextVar[bool] = contextvars.ContextVar("graphmem_replanning", default=False)
 """Inside `Database.replanning()`: warmed reads replan (and parse their `CYPHER replan=skip` form) as they run."""
-
-
-def _forms(text: str, warmed: bool, skip_replan: bool) -> tuple[str, ...]:
-    """The texts a read of `text` runs, in order (`Database.read_one`): a warmed read inside `Database.replanning()`
-    runs plainly (replanning a stale plan) and then as `CYPHER replan=skip` (parsing that text); otherwise with
-    the option while `skip_replan` holds; any other read, plainly."""
-    if not warmed:
-        return (text,)
-    if _REPLANNING.get():
-        return (text, SKIP_REPLAN + text)
-    return (SKIP_REPLAN + text,) if skip_replan else (text,)
 # Neo4j ended a transaction that ran past its timeout: while it ran, or (LockClientStopped) while it waited for a lock
 _TIMED_OUT = ("Neo.ClientError.Transaction.TransactionTimedOut",
               "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration",
@@ -230,6 +219,17 @@ SKIP_REPLAN = "CYPHER replan=skip\n"
 """The query option that runs a statement on its cached plan however stale (`Database.read_one`)."""
 
 
+def _forms(text: str, warmed: bool, skip_replan: bool) -> tuple[str, ...]:
+    """The texts a read of `text` runs, in order (`Database.read_one`): a warmed read inside `Database.replanning()`
+    runs plainly (replanning a stale plan) and then as `CYPHER replan=skip` (parsing that text); otherwise with
+    the option while `skip_replan` holds; any other read, plainly."""
+    if not warmed:
+        return (text,)
+    if _REPLANNING.get():
+        return (text, SKIP_REPLAN + text)
+    return (SKIP_REPLAN + text,) if skip_replan else (text,)
+
+
 def _checked(name: str, params: dict[str, Any]) -> str:
     text = cypher.query(name)
     if "$tenant_id" in text:
@@ -294,12 +294,13 @@ class Database:
         does not turn it off for the other. The returned function releases once, however often it is called."""
         with self._skippers_lock:
             self._skippers += 1
-        released = threading.Event()
+        released = False
 
         def release() -> None:
+            nonlocal released
             with self._skippers_lock:
-                if not released.is_set():
-                    released.set()
+                if not released:
+                    released = True
                     self._skippers -= 1
         return release
 
