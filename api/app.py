@@ -152,8 +152,8 @@ def keep_warm(services: Services, interval_s: float, query_timeout_s: float | No
     query that finds the plan stale, but not always: a window's search that came first (keep-warm rounds are slow
     on a loaded machine) spent 5 s replanning in CI. So while this runs, the warmed reads (every read the warm-up
     makes: the API key, a window's reads, the search, the entity search and the multi-hop reads) use the cached
-    plan however stale (`Database.skip_replans`, `CYPHER replan=skip`) and only these rounds replan. Each read of a round runs with
-    a transaction timeout of `query_timeout_s` seconds (default `settings.keep_warm_query_timeout_s`;
+    plan however stale (`Database.skip_replans`, `CYPHER replan=skip`) and only these rounds replan. Each read of a
+    round runs with a transaction timeout of `query_timeout_s` seconds (default `settings.keep_warm_query_timeout_s`;
     `Database.timeout`): a Neo4j that does not answer (a read waiting for a lock it never gets) ends the round
     there, logged as a warning for the first such round in a row (at debug level for the next ones, and at info
     level once a round succeeds again), and the next round runs; nor does a read that never ends keep a stop

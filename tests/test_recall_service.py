@@ -204,7 +204,8 @@ def test_a_question_only_the_vectors_found_does_not_add_its_score_to_its_reply()
     the reply outranked the turns that name Initech. Its reply now keeps the higher of the two scores (right after
     the question when that is the question's); a question full-text found still adds its score."""
     def cand(i, score, *retrievers):
-        return Candidate("episode", i, f"text {i}", score, [{"retriever": r, "rank": 1, "score": 0.9} for r in retrievers])
+        return Candidate("episode", i, f"text {i}", score,
+                         [{"retriever": r, "rank": 1, "score": 0.9} for r in retrievers])
     ranked = [cand("exact", 0.17, "fulltext", "vector"), cand("q", 0.083, "vector"), cand("a", 0.071, "vector")]
     rows = [{"id": "q", "reply": {"id": "a", "text": "text a"}}]
     out = HybridSearch._with_replies(ranked, rows)

@@ -246,7 +246,7 @@ class Tx:
     def rows(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
         """Run query `name`; return its records as dicts. Queries return maps and scalars, never nodes, so the
         record's values are taken as they are (`Record.data()` would walk every value to convert graph types)."""
-        return [dict(r.items()) for r in self._tx.run(_checked(name, params), params)]
+        return self._rows((_checked(name, params),), params)
 
     def one(self, name: str, /, **params: Any) -> dict[str, Any] | None:
         """Run query `name`; return the first record as a dict, or None."""
