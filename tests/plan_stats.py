@@ -33,11 +33,20 @@ class QueryStats:
     def compile_s(self, name: str, tenant_id: str) -> list[float]:
         """Compile times (seconds) of the calls of cypher/`name` made for `tenant_id`, oldest first, whether sent
         plainly or as `CYPHER replan=skip` (which the collector lists apart)."""
-        texts = {t[:10_000] for t in (cypher.query(name), SKIP_REPLAN + cypher.query(name))}   # as it keeps them
-        calls = [call for row in self._run("CALL db.stats.retrieve('QUERIES')") if row["data"]["query"] in texts
-                 for call in row["data"]["invocations"]
-                 if call.get("params", {}).get("tenant_id") == tenant_id]
-        return [call["elapsedCompileTimeInUs"] / 1e6 for call in sorted(calls, key=lambda c: c["startTimestampMillis"])]
+        return self.compiles(tenant_id).get(name, [])
+
+    def compiles(self, tenant_id: str) -> dict[str, list[float]]:
+        """{cypher/ name: compile times (seconds), oldest first} of every named query called for `tenant_id`."""
+        names = {text[:10_000]: name for name in cypher.names()   # as the collector keeps them
+                 for text in (cypher.query(name), SKIP_REPLAN + cypher.query(name))}
+        calls: dict[str, list[dict]] = {}
+        for row in self._run("CALL db.stats.retrieve('QUERIES')"):
+            if (name := names.get(row["data"]["query"])) is not None:
+                calls.setdefault(name, []).extend(call for call in row["data"]["invocations"]
+                                                  if call.get("params", {}).get("tenant_id") == tenant_id)
+        return {name: [c["elapsedCompileTimeInUs"] / 1e6
+                       for c in sorted(found, key=lambda c: c["startTimestampMillis"])]
+                for name, found in calls.items() if found}
 
 
 @contextmanager

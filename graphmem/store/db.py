@@ -68,6 +68,8 @@ _TIMEOUT: contextvars.ContextVar[float | None] = contextvars.ContextVar("graphme
 """The transaction timeout (seconds) `Database.timeout` set for the transactions the current context runs."""
 _REPLANNING: contextvars.ContextVar[bool] = contextvars.ContextVar("graphmem_replanning", default=False)
 """Inside `Database.replanning()`: warmed reads replan (and parse their `CYPHER replan=skip` form) as they run."""
+_ROLLING_BACK: contextvars.ContextVar[bool] = contextvars.ContextVar("graphmem_rolling_back", default=False)
+"""Inside `Database.rolling_back()`: every write transaction is rolled back once its work function returns."""
 # Neo4j ended a transaction that ran past its timeout: while it ran, or (LockClientStopped) while it waited for a lock
 _TIMED_OUT = ("Neo.ClientError.Transaction.TransactionTimedOut",
               "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration",
@@ -144,6 +146,21 @@ class _OutOfMemory(Exception):
     def __init__(self, error: neo4j.exceptions.Neo4jError):
         super().__init__(str(error))
         self.error = error
+
+
+class _Undone(Exception):
+    """Ends a write transaction of `Database.rolling_back()` (a managed transaction whose work function raises is
+    rolled back) and carries what the work function returned."""
+
+    def __init__(self, result: Any):
+        super().__init__("rolled back")
+        self.result = result
+
+
+def _undone(work: Callable[["Tx"], T]) -> Callable[["Tx"], T]:
+    def run(tx: "Tx") -> T:
+        raise _Undone(work(tx))
+    return run
 
 
 def _no_memory_retry(work: Callable[["Tx"], T]) -> Callable[[ManagedTransaction], T]:
@@ -368,6 +385,22 @@ class Database:
         finally:
             _REPLANNING.reset(token)
 
+    @staticmethod
+    @contextlib.contextmanager
+    def rolling_back() -> Iterator[None]:
+        """Within the block (this context), every write transaction (`write`, `execute`) runs its work function in
+        full and is then rolled back: the call returns what the work returned and nothing is stored. Each
+        transaction is rolled back on its own, so the next one does not see what the last one wrote. The warm-up
+        (`graphmem.ops.warm_up`) runs a turn so: Neo4j keys a cached plan by the statement, its parameters' types
+        and whether the transaction has written yet (measured: a plan made after a write in the transaction was
+        planned again, 33-50 ms, in a fresh one), which only the real write path gets right. A thread started
+        inside does not inherit it unless it runs in a copy of the context."""
+        token = _ROLLING_BACK.set(True)
+        try:
+            yield
+        finally:
+            _ROLLING_BACK.reset(token)
+
     def read(self, work: Callable[[Tx], T]) -> T:
         """Run `work(tx)` in a managed read transaction (retried on transient errors, a deadlock the driver reports
         as a failed result included, and briefly on a lost connection, `_retrying`; running out of transaction
@@ -379,12 +412,18 @@ class Database:
             return self._retrying(attempt)
 
     def write(self, work: Callable[[Tx], T]) -> T:
-        """Run `work(tx)` in a managed write transaction (all or nothing; retried as `read` is)."""
+        """Run `work(tx)` in a managed write transaction (all or nothing; retried as `read` is; rolled back after
+        `work` returns inside `rolling_back()`)."""
+        undo = _ROLLING_BACK.get()
+
         def attempt() -> T:
             with self.driver.session(database=self.database) as s:
-                return s.execute_write(_no_memory_retry(work))
-        with _unavailable():
-            return self._retrying(attempt)
+                return s.execute_write(_no_memory_retry(_undone(work) if undo else work))
+        try:
+            with _unavailable():
+                return self._retrying(attempt)
+        except _Undone as done:
+            return done.result
 
     def rows(self, name: str, /, *, warmed: bool = False, **params: Any) -> list[dict[str, Any]]:
         """Run one named read query in its own transaction; `warmed` as for `read_one`."""
