@@ -174,17 +174,19 @@ def main() -> None:
                    "search": measure(search, a.seconds, a.clients), "recall_3hop": measure(hops, a.seconds, a.clients)}
             print(json.dumps(row), flush=True)
             results.append(row)
-            Path(a.out).write_text(json.dumps({**machine(), "benchmark": "recall",
-                                               "parameters": {"clients": a.clients, "seconds_per_measure": a.seconds,
-                                                              "warmup_s_per_measure": a.warmup_s,
-                                                              "loader": "direct UNWIND (cypher/recall/bench_load_*)",
-                                                              "embedder": "none", "search_k": 10,
-                                                              "recall_max_hops": 3, "recall_limit": 50,
-                                                              "neo4j": f"LocalNeo4j 5.26, heap {HEAP}, "
-                                                                       f"page cache {PAGECACHE}"},
-                                               "units": {"latency": "ms", "throughput": "requests/s", "load": "s"},
-                                               "results": results}, indent=1))
         db.close()
+    # written once every size is measured: an interrupted run leaves the recorded figures as they were (its rows
+    # are in its output, one JSON line per size)
+    Path(a.out).write_text(json.dumps({**machine(), "benchmark": "recall",
+                                       "parameters": {"clients": a.clients, "seconds_per_measure": a.seconds,
+                                                      "warmup_s_per_measure": a.warmup_s,
+                                                      "loader": "direct UNWIND (cypher/recall/bench_load_*)",
+                                                      "embedder": "none", "search_k": 10,
+                                                      "recall_max_hops": 3, "recall_limit": 50,
+                                                      "neo4j": f"LocalNeo4j 5.26, heap {HEAP}, "
+                                                               f"page cache {PAGECACHE}"},
+                                       "units": {"latency": "ms", "throughput": "requests/s", "load": "s"},
+                                       "results": results}, indent=1))
     if a.sizes == FULL_SIZES and Path(a.out).resolve() == RESULTS.resolve():
         write_doc(json.loads(Path(a.out).read_text()))
     else:
