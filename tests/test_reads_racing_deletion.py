@@ -49,7 +49,8 @@ def test_fact_episode_memory_and_tail_reads_leave_out_records_deleted_while_read
     assert [f.id for f in db.read(lambda tx: fact_store.about(tx, tenant, ana))] == [fact.fact_id]
     key = episode.idempotency_key
     assert set(db.read(lambda tx: episode_store.by_keys(tx, tenant, [key]))) == {key}
-    assert [m.fact.id for m in services.governance.memories.list(tenant, "u1").items] == [fact.fact_id]
+    page = services.governance.memories.list(tenant, "u1")
+    assert [m.fact.id for m in page.items] == [fact.fact_id] and page.total == 1
     assert [e.id for e in ctx.compactor.raw_tail(tenant, "s1")] == [episode.id]
 
     # as read while a forget deletes it: absent, never a validation error
@@ -58,6 +59,7 @@ def test_fact_episode_memory_and_tail_reads_leave_out_records_deleted_while_read
     assert db.read(lambda tx: fact_store.about(_Racing(tx, "fact"), tenant, ana)) == []
     assert db.read(lambda tx: episode_store.by_keys(_Racing(tx, "episode"), tenant, [key])) == {}
     monkeypatch.setattr(services.governance.memories, "db", _Racing(db, "fact"))
-    assert services.governance.memories.list(tenant, "u1").items == []
+    page = services.governance.memories.list(tenant, "u1")
+    assert page.items == [] and page.total == 0        # not counted either
     monkeypatch.setattr(ctx.compactor, "db", _Racing(db, "episode"))
     assert ctx.compactor.raw_tail(tenant, "s1") == []
