@@ -6,9 +6,11 @@ and audit: of its own tenant, or of every tenant for the operator's admin keys, 
 """
 from __future__ import annotations
 
-from typing import Annotated
+import re
+from typing import Annotated, Any
 
 from fastapi import Depends, Header, HTTPException, Query, Request
+from pydantic import BeforeValidator
 
 from api.request_shape import check_request_shape
 from graphmem.errors import NotFound
@@ -135,11 +137,24 @@ Admin = Annotated[Principal, Depends(admin)]
 TenantAdmin = Annotated[Principal, Depends(tenant_admin)]
 
 
+def _decimal(value: Any) -> Any:
+    """A query string's integer as it is written: decimal digits, a minus sign at most. Pydantic's lax int also
+    reads "2.0", "2_0" (as 20), " 2" and "+2", none of which a client means as a count. Raises `ValueError` (a 422
+    naming the parameter)."""
+    if isinstance(value, str) and not re.fullmatch(r"-?[0-9]+", value):
+        raise ValueError("must be a whole number in decimal digits, such as 3")
+    return value
+
+
+QueryInt = Annotated[int, BeforeValidator(_decimal)]
+"""An integer query parameter (`?limit=`, `?max_hops=`): decimal digits only (`_decimal`); bounds as its `Query`."""
+
+
 class Page:
     """Pagination for every list route: `offset` (>= 0) and `limit` (1..500, default 50)."""
 
-    def __init__(self, offset: Annotated[int, Query(ge=0, le=1_000_000, description="items to skip")] = 0,
-                 limit: Annotated[int, Query(ge=1, le=500, description="items per page")] = 50):
+    def __init__(self, offset: Annotated[QueryInt, Query(ge=0, le=1_000_000, description="items to skip")] = 0,
+                 limit: Annotated[QueryInt, Query(ge=1, le=500, description="items per page")] = 50):
         self.offset, self.limit = offset, limit
 
 

@@ -56,7 +56,10 @@ def serve(services: Services) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
-        thread.join(timeout=10)
+        # the app's shutdown waits for a keep-warm round in progress (up to its query timeout + 30 s): on a loaded
+        # machine a round that replans takes 30 s or more, and a server given up on after 10 s went on using the
+        # session's Database after its driver was closed
+        thread.join(timeout=services.settings.keep_warm_query_timeout_s + 60)
 
 
 @pytest.fixture(scope="session")

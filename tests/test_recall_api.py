@@ -175,10 +175,16 @@ def test_errors_name_the_request_field(client_for, crm_api):
             ("/v1/recall/who-at", {"org": "Nowhere Inc"}, 404, "org"),
             (f"/v1/entities/{sam}/paths/nope", {}, 404, "other_id"),
             (f"/v1/entities/{sam}/paths/{sam}", {}, 422, "other_id"),
-            ("/v1/entities/nope/paths/nope", {}, 404, "entity_id")):    # unknown before the same (helper-found)
+            ("/v1/entities/nope/paths/nope", {}, 404, "entity_id"),     # unknown before the same (helper-found)
+            # integers in decimal digits only: pydantic read "2.0" as 2 and "2_0" as 20 (past the bound, by luck)
+            (f"/v1/entities/{sam}/paths/{sam}", {"max_hops": "2.0"}, 422, "max_hops"),
+            ("/v1/recall/introductions", {"from": sam, "to": "Dana Reyes", "max_hops": "+2"}, 422, "max_hops"),
+            (f"/v1/entities/{sam}/neighbourhood", {"limit": "1_0"}, 422, "limit"),
+            ("/v1/entities", {"offset": " 1"}, 422, "offset")):
         r = c.get(route, params=params)
         assert (r.status_code, r.json()["field"]) == (status, field), (route, params, r.text)
         assert r.json()["detail"].startswith(f"{field}: "), r.text
+    assert c.get(f"/v1/entities/{sam}/neighbourhood", params={"limit": "02", "offset": "0"}).status_code == 200
 
 
 def test_every_detail_starts_with_the_field_it_names(client_for, crm_api):

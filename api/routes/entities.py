@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
-from api.deps import PageDep, Reader, ServicesDep
+from api.deps import PageDep, QueryInt, Reader, ServicesDep
 from api.ids import EntityId
 from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
@@ -83,8 +83,8 @@ def neighbourhood(entity_id: EntityId, who: Reader, services: ServicesDep, page:
             summary="The k best shortest paths between two entities over facts valid at as_of",
             responses={200: {"content": {"application/json": {"example": {"paths": [{"length": 2, "hops": []}]}}}}})
 def paths(entity_id: EntityId, other_id: EntityId, who: Reader, services: ServicesDep,
-          max_hops: Annotated[int, Query(ge=1, le=MAX_HOPS)] = 3,
-          k: Annotated[int, Query(ge=1, le=5)] = 5,
+          max_hops: Annotated[QueryInt, Query(ge=1, le=MAX_HOPS)] = 3,
+          k: Annotated[QueryInt, Query(ge=1, le=5)] = 5,
           as_of: Annotated[UtcDatetime | None, Query()] = None,
           known_at: Annotated[UtcDatetime | None, Query()] = None,
           predicate: Annotated[list[PredicateName] | None, Query()] = None) -> PathList:

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from api.deps import PageDep, Reader, ServicesDep
+from api.deps import PageDep, QueryInt, Reader, ServicesDep
 from api.json_body import UniqueKeysRoute
 from api.pages import ItemPage
 from graphmem.errors import InvalidInput, NotFound
@@ -142,7 +142,7 @@ def introductions(who: Reader, services: ServicesDep,
                                               description="entity id (or name) to start from"), Visible],
                   to: Annotated[str, Query(min_length=1, max_length=300, pattern=VISIBLE,
                                            description="entity id (or name) to reach"), Visible],
-                  max_hops: Annotated[int, Query(ge=1, le=MAX_HOPS)] = 4,
+                  max_hops: Annotated[QueryInt, Query(ge=1, le=MAX_HOPS)] = 4,
                   as_of: Annotated[UtcDatetime | None, Query()] = None,
                   known_at: Annotated[UtcDatetime | None, Query()] = None,
                   predicate: Annotated[list[PredicateName] | None,
