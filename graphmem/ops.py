@@ -17,7 +17,7 @@ import neo4j
 
 from graphmem.metrics import EMBEDDING_MISMATCH, JOBS
 from graphmem.models import EpisodeIn, ExtractionStatus, new_id
-from graphmem.errors import InvalidInput, NotFound, Unavailable
+from graphmem.errors import Conflict, InvalidInput, NotFound, Unavailable
 from graphmem.keys import hash_key
 from graphmem.store import Database
 from graphmem.timeutil import utcnow
@@ -90,18 +90,18 @@ WARM_UP_TENANT = " warm-up"
 `graphmem.store.require_named_tenant`), so it holds nothing and the warm-up reads no one's data."""
 
 
-def warm_up(services) -> None:
+def warm_up(services, writes: bool = True) -> None:
     """Have Neo4j plan what a request runs first, before the first request: its API key, the search in each shape
     requests send (`RecallService.warm_up`), a context window's reads (its check for a held session past
-    retention, and its state read: a read-only window of an unknown session, which writes nothing), a turn's and an
-    episode's writes (`warm_up_writes`), a user's memories (their scope; the facts' read is planned again for a
-    user who has any: Neo4j plans an empty list parameter apart), then the entity search and the multi-hop reads
-    (`RecallService.warm_up_paths`). Cold, Neo4j plans each shape of the search in 1.3-2.5 s (2-core machine), past
-    a window's search timeout (`context_search_timeout_s`, 0.3 s), so the first windows after a start came back
-    without their retrieved tier; a window's reads come first, so they are planned within the start's wait
-    (`warm_up_timeout_s`) on a slow machine. Runs in `Database.replanning()`: the warmed reads replan a plan Neo4j
-    deems stale, which requests then do not (`api.app.keep_warm`). Raises what those reads raise (Neo4j not
-    reachable: `Unavailable`)."""
+    retention, and its state read: a read-only window of an unknown session, which writes nothing), with `writes`
+    a turn's and an episode's writes (`warm_up_writes`), a user's memories (their scope; the facts' read is planned
+    again for a user who has any: Neo4j plans an empty list parameter apart), then the entity search and the
+    multi-hop reads (`RecallService.warm_up_paths`). Cold, Neo4j plans each shape of the search in 1.3-2.5 s (2-core
+    machine), past a window's search timeout (`context_search_timeout_s`, 0.3 s), so the first windows after a
+    start came back without their retrieved tier; a window's reads come first, so they are planned within the
+    start's wait (`warm_up_timeout_s`) on a slow machine. Runs in `Database.replanning()`: the warmed reads replan a
+    plan Neo4j deems stale, which requests then do not (`api.app.keep_warm`, whose rounds leave the writes out).
+    Raises what those reads raise (Neo4j not reachable: `Unavailable`)."""
     from graphmem.context.models import ContextRequest
 
     with services.db.replanning():
@@ -110,7 +110,8 @@ def warm_up(services) -> None:
         services.governance.sweeper.refuse_held_sessions(WARM_UP_TENANT, ["warm-up"], utcnow())
         services.context.assemble(WARM_UP_TENANT, "warm-up", ContextRequest(budget_tokens=1000,
                                                                             system_policy="warm up"), read_only=True)
-        warm_up_writes(services)
+        if writes:
+            warm_up_writes(services)
         services.governance.memories.list(WARM_UP_TENANT, "warm-up", 0, 50)
         services.recall.warm_up_paths(WARM_UP_TENANT)   # last: a window's reads first, within the start's wait
 
@@ -118,29 +119,38 @@ def warm_up(services) -> None:
 def warm_up_writes(services) -> None:
     """Run the writes of a turn (`POST /v1/sessions/{id}/turns`: a user's message and an assistant's chatter
     reply), of the same turn with a goal pin, of a later turn's session check and of an episode (`POST
-    /v1/episodes`, shaped as its example) for the warm-up tenant, every transaction rolled back
-    (`Database.rolling_back`): nothing is stored, but Neo4j has planned each statement with the parameter types
-    and transaction state a request brings (a first turn after a start spent 1.3-1.9 s planning, `episodes/append`
-    alone 0.4-0.6 s for each shape; docs/benchmarks/recall.md, "The first turn after a start"). The turn with the
-    pin plans the pin's checks and locks, then stops where the pin is written: its session, created by a
-    transaction rolled back before, is not there (`NotFound`, expected), so a first pin write still plans its own
-    two statements. Nothing here calls the embedder: the episodes it reads back to embed are not there either."""
+    /v1/episodes`) in three shapes (in a session of a user, in a session without one, in none) for the warm-up
+    tenant, every transaction rolled back (`Database.rolling_back`): nothing is stored, but Neo4j has planned each
+    statement with the parameter types and transaction state a request brings (a first turn after a start spent
+    1.3-1.9 s planning, `episodes/append` alone 0.4-0.6 s for each shape: a null parameter is another type;
+    docs/benchmarks/recall.md, "The first turn after a start"). The turn with the pin plans the pin's checks and
+    locks, then stops where the pin is written: its session, created by a transaction rolled back before, is not
+    there (`NotFound`, expected), so a first pin write still plans its own two statements. Nothing here calls the
+    embedder: the episodes it reads back to embed are not there either. A sample the settings refuse (say
+    `max_episode_chars` below its length) ends the writes' warm-up with a warning, not the warm-up: the reads after
+    it are still planned. Raises what Neo4j raises (`Unavailable`, `QueryTimedOut`)."""
     from graphmem.context.models import TurnIn
 
     now = utcnow().isoformat()
     turn = {"idempotency_key": "warm-up", "user_id": "warm-up",
-            "episodes": [{"role": "user", "content": "warm up the write path", "occurred_at": now},
+            "episodes": [{"role": "user", "content": "warm up", "occurred_at": now},
                          {"role": "assistant", "content": "Thanks!", "occurred_at": now}]}
     pinned = {**turn, "pins": [{"key": "goal", "value": {"type": "goal", "value": "warm up"}}]}
-    episode = EpisodeIn(kind="message", role="user", session_id="warm-up", user_id="warm-up",
-                        content="warm up the write path", occurred_at=now, idempotency_key="warm-up")
+    episodes = [EpisodeIn(kind="message", role="user", content="warm up", occurred_at=now, idempotency_key="warm-up",
+                          **scope) for scope in ({"session_id": "warm-up", "user_id": "warm-up"},
+                                                 {"session_id": "warm-up"}, {})]
     with services.db.rolling_back():
-        services.context.append_turn(WARM_UP_TENANT, "warm-up", TurnIn.model_validate(turn), agent_id="warm-up")
         try:
-            services.context.append_turn(WARM_UP_TENANT, "warm-up", TurnIn.model_validate(pinned),
-                                         agent_id="warm-up")
-        except NotFound as exc:
-            if exc.field != "session_id":
-                raise
-        services.context.sessions.reset_if_expired(WARM_UP_TENANT, "warm-up")   # a later turn's session check
-        services.ingest.append_episode(WARM_UP_TENANT, episode)
+            services.context.append_turn(WARM_UP_TENANT, "warm-up", TurnIn.model_validate(turn), agent_id="warm-up")
+            try:
+                services.context.append_turn(WARM_UP_TENANT, "warm-up", TurnIn.model_validate(pinned),
+                                             agent_id="warm-up")
+            except NotFound as exc:
+                if exc.field != "session_id":
+                    raise
+            services.context.sessions.reset_if_expired(WARM_UP_TENANT, "warm-up")   # a later turn's session check
+            for episode in episodes:
+                services.ingest.append_episode(WARM_UP_TENANT, episode)
+        except (InvalidInput, NotFound, Conflict) as exc:
+            log.warning("warm-up: the settings refuse its sample turn (%s: %s); a turn's writes are planned by the "
+                        "first turn instead", type(exc).__name__, exc)
