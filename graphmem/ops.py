@@ -94,14 +94,13 @@ def warm_up(services, writes: bool = True) -> None:
     """Have Neo4j plan what a request runs first, before the first request: its API key, the search in each shape
     requests send (`RecallService.warm_up`), a context window's reads (its check for a held session past
     retention, and its state read: a read-only window of an unknown session, which writes nothing), with `writes`
-    a turn's and an episode's writes (`warm_up_writes`), a user's memories (their scope; the facts' read is planned
-    again for a user who has any: Neo4j plans an empty list parameter apart), then the entity search and the
-    multi-hop reads (`RecallService.warm_up_paths`). Cold, Neo4j plans each shape of the search in 1.3-2.5 s (2-core
-    machine), past a window's search timeout (`context_search_timeout_s`, 0.3 s), so the first windows after a
-    start came back without their retrieved tier; a window's reads come first, so they are planned within the
-    start's wait (`warm_up_timeout_s`) on a slow machine. Runs in `Database.replanning()`: the warmed reads replan a
-    plan Neo4j deems stale, which requests then do not (`api.app.keep_warm`, whose rounds leave the writes out).
-    Raises what those reads raise (Neo4j not reachable: `Unavailable`)."""
+    a turn's and an episode's writes (`warm_up_writes`), a user's memories (`Memories.warm_up`), then the entity
+    search and the multi-hop reads (`RecallService.warm_up_paths`). Cold, Neo4j plans each shape of the search in
+    1.3-2.5 s (2-core machine), past a window's search timeout (`context_search_timeout_s`, 0.3 s), so the first
+    windows after a start came back without their retrieved tier; a window's reads come first, so they are planned
+    within the start's wait (`warm_up_timeout_s`) on a slow machine. Runs in `Database.replanning()`: the warmed
+    reads replan a plan Neo4j deems stale, which requests then do not (`api.app.keep_warm`, whose rounds leave the
+    writes out). Raises what those reads raise (Neo4j not reachable: `Unavailable`)."""
     from graphmem.context.models import ContextRequest
 
     with services.db.replanning():
@@ -112,7 +111,7 @@ def warm_up(services, writes: bool = True) -> None:
                                                                             system_policy="warm up"), read_only=True)
         if writes:
             warm_up_writes(services)
-        services.governance.memories.list(WARM_UP_TENANT, "warm-up", 0, 50)
+        services.governance.memories.warm_up(WARM_UP_TENANT)
         services.recall.warm_up_paths(WARM_UP_TENANT)   # last: a window's reads first, within the start's wait
 
 
