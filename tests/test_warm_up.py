@@ -145,17 +145,14 @@ def test_the_first_turn_and_episode_after_a_start_run_on_the_plans_the_warm_up_m
     back (`Database.rolling_back`), and a user's memories as for users with ids: every statement of a first turn,
     of a second, of a first episode in each shape and of a first memories page over HTTP comes from its plans
     (compile times from Neo4j's query collector), and the warm-up stored nothing."""
-    from graphmem.context.models import TurnIn
+    from tests.test_context_sessions import say
 
     services = Services(db, settings)
     _, key = services.keys.create(tenant, "agent", "test")
     # a restart over data: on a nearly empty database the requests' own writes would move Neo4j's statistics enough
     # (a label's count from 0 to 1) for the next request to replan what the warm-up planned, as after any growth
     for n in range(20):
-        services.context.append_turn(f"{tenant}-before", f"s{n}", TurnIn.model_validate({
-            "idempotency_key": "t", "user_id": f"u{n}", "episodes": [
-                {"role": "user", "content": f"order A-{n} arrived broken", "occurred_at": "2024-05-01T09:00:00Z"},
-                {"role": "assistant", "content": "Thanks!", "occurred_at": "2024-05-01T09:00:05Z"}]}))
+        services.context.append_turn(f"{tenant}-before", f"s{n}", say("t", f"u{n}", f"order A-{n} arrived broken"))
         services.ingest.append_episode(f"{tenant}-before", EpisodeIn(
             kind="message", content=f"event {n}", occurred_at="2024-05-01T09:00:00Z"))
     _clear_plan_cache(db)
@@ -199,7 +196,7 @@ def test_writes_inside_rolling_back_return_their_results_and_store_nothing(db, s
     assert created and sessions.find(tenant, "s1").user_id == "u1"
 
 
-def test_a_sample_turn_the_settings_refuse_leaves_the_reads_after_it_planned(make_services, db, settings, caplog):
+def test_a_sample_turn_the_settings_refuse_leaves_the_reads_after_it_planned(db, settings, caplog):
     """Helper-found: with `max_episode_chars` below the length of the warm-up's sample episode its turn was refused,
     which ended the warm-up there (`/readyz` "failed: InvalidInput ...") and left the multi-hop reads after it
     unplanned, the first paths request 1.3 s. The refusal is a warning now, and the reads after it run."""
@@ -207,9 +204,8 @@ def test_a_sample_turn_the_settings_refuse_leaves_the_reads_after_it_planned(mak
     from tests.test_recall_plans import Recording
 
     caplog.set_level(logging.WARNING, logger="graphmem.ops")
-    services = make_services(max_episode_chars=3)
     recording = Recording(db)
-    ops.warm_up(Services(recording, services.settings))
+    ops.warm_up(Services(recording, settings.model_copy(update={"max_episode_chars": 3})))
     assert {"recall/around", "governance/user_facts"} <= set(recording.shapes), set(recording.shapes)
     assert [r for r in caplog.records if "settings refuse its sample turn" in r.getMessage()], caplog.text
 
@@ -229,6 +225,7 @@ def test_keep_warm_rounds_leave_the_writes_out(db, settings):
             time.sleep(1)     # a round or more past the first search
         finally:
             stop()
+            services.context.close()
         rounds = stats.compiles(WARM_UP_TENANT)
     assert "search/rank" in rounds and "recall/around" in rounds, rounds
     assert not {"episodes/append", "sessions/create", "sessions/turn_put"} & set(rounds), rounds
