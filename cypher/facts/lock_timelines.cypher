@@ -1,5 +1,6 @@
 // Take the write lock of each subject ($ids sorted by the caller, so concurrent batches lock in one order), then
-// read the believed facts (not corrected, not candidates) of each (subject, predicate) pair in $pairs, with their
+// read the believed facts (not corrected, not candidates, not past retention at $now: gone to every read, so to the
+// write too, which then decides as after the sweep) of each (subject, predicate) pair in $pairs, with their
 // outgoing SUPERSEDES links. One round trip for what lock_subjects + timelines do; the count(*) barrier makes every
 // lock be taken before any timeline is read. One record, facts = [{subject_id, predicate, id, object_key,
 // valid_from_us, valid_to_us, confidence, source, status, value_retraction, retraction_to_us, supersedes}]: times as
@@ -17,6 +18,7 @@ WITH count(*) AS locked
 UNWIND $pairs AS p
 MATCH (s:Entity {id: p.subject_id})<-[:SUBJECT]-(f:Fact {predicate: p.predicate})
 WHERE s.tenant_id = $tenant_id AND f.tenant_id = $tenant_id AND f.expired_at IS NULL AND f.status <> 'candidate'
+  AND (f.retain_until IS NULL OR f.retain_until > $now)
 OPTIONAL MATCH (f)-[:SUPERSEDES]->(older:Fact)
 WITH p, f, collect(older.id) AS supersedes
 WITH collect({subject_id: p.subject_id, predicate: p.predicate, id: f.id, object_key: f.object_key,

@@ -1,10 +1,12 @@
-// The believed facts (not corrected, not candidates) of each (subject, predicate) pair, with their
+// The believed facts (not corrected, not candidates, not past retention at $now: gone to every read, as after the
+// sweep) of each (subject, predicate) pair, with their
 // outgoing SUPERSEDES links. Read under the subject lock. Times as integer microseconds since the epoch (UTC);
 // restated: [from_us, episode_id, source, confidence, to_us] lists of the later starts the fact's value was said
 // again from and the end each gave, or null (facts/set_restatements), as facts/lock_timelines returns them.
 UNWIND $pairs AS p
 MATCH (s:Entity {id: p.subject_id})<-[:SUBJECT]-(f:Fact {predicate: p.predicate})
 WHERE s.tenant_id = $tenant_id AND f.tenant_id = $tenant_id AND f.expired_at IS NULL AND f.status <> 'candidate'
+  AND (f.retain_until IS NULL OR f.retain_until > $now)
 OPTIONAL MATCH (f)-[:SUPERSEDES]->(older:Fact)
 WITH p, f, collect(older.id) AS supersedes
 RETURN p.subject_id AS subject_id, p.predicate AS predicate, f.id AS id, f.object_key AS object_key,

@@ -5,9 +5,10 @@ Effective TTL of a fact (days after it was last asserted, `last_confirmed_at`):
 the predicate's own `ttl_days`, else the tenant's override for its fact class, else the ontology's class default
 (graphmem/data/ontology_crm.json `fact_classes`). An episode's `retain_until` is `ingested_at` + the tenant's
 `episode_retention_days`; a session's is `last_active_at` + the tenant's `session_ttl_days` (the writes that move
-`last_active_at` stamp it too). Anything a legal hold covers gets `retain_until = null` (a hold blocks expiry),
-except what was already past its `retain_until` when the hold came: it keeps that stamp, so a hold keeps it from the
-sweep (which skips held data) but no read shows it again.
+`last_active_at` stamp it too). Anything a legal hold covers gets `retain_until = null` (a hold blocks expiry).
+What is already past its `retain_until` keeps that stamp through every restamp: a longer retention set later does
+not bring back what every read already treats as swept, and a hold placed after it keeps it from the sweep (which
+skips held data) but no read shows it again.
 """
 from __future__ import annotations
 
@@ -44,7 +45,8 @@ class Retention:
         return view
 
     def update(self, tenant_id: str, new: RetentionSettings, *, actor: str | None = None) -> RetentionView:
-        """Replace the tenant's settings and recompute `retain_until` of all its facts and episodes. The change is
+        """Replace the tenant's settings and recompute `retain_until` of all its facts, episodes and sessions (what
+        had already passed its `retain_until` keeps it: a longer retention revives nothing). The change is
         audited with the settings in one transaction (action `retention`, target the tenant, counts the days set:
         `episode_retention_days`, `session_ttl_days`, `fact_class_ttl_days.<class>`; `actor` the admin key id).
 

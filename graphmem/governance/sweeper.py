@@ -2,7 +2,8 @@
 
 Reads already hide expired data (they filter on `retain_until <= now`); the sweeper makes it go away. Per tenant,
 in order: sync legal-hold flags, stamp `retain_until` where missing or stale (see `Retention.stamp`), expire
-sessions idle past the session TTL (with their episodes, pins and summaries), expire episodes past their
+sessions idle past the session TTL or past their kept `retain_until` (with their episodes, pins and summaries),
+expire episodes past their
 retention, then facts past their TTL. Held data is never selected. A write to a session that is past the session
 TTL expires it first, through the same cascade (`Sweeper.expire_idle_sessions`), so the write starts it afresh;
 an episode re-sent under the idempotency key of one past its retention expires that one in the write that stores
@@ -182,14 +183,14 @@ class Sweeper:
         size = self.settings.sweep_batch_size
         t = {"tenant_id": tenant_id}
 
-        if view.session_ttl_days:
-            cutoff = now - timedelta(days=view.session_ttl_days)
+        # idle past the TTL, or past a retain_until kept when the TTL was made longer or removed (read as gone)
+        cutoff = now - timedelta(days=view.session_ttl_days) if view.session_ttl_days else None
 
-            def sessions_batch(tx):
-                ids = [r["id"] for r in tx.rows("governance/expired_sessions", **t, cutoff=cutoff, limit=size)]
-                eps = tx.one("governance/session_episodes", **t, session_ids=ids)["episodes"] if ids else []
-                return len(ids), self.eraser.expire(tx, tenant_id, episode_ids=eps, session_ids=ids, now=now)
-            self._loop(sessions_batch, counts, stop)
+        def sessions_batch(tx):
+            ids = [r["id"] for r in tx.rows("governance/expired_sessions", **t, cutoff=cutoff, now=now, limit=size)]
+            eps = tx.one("governance/session_episodes", **t, session_ids=ids)["episodes"] if ids else []
+            return len(ids), self.eraser.expire(tx, tenant_id, episode_ids=eps, session_ids=ids, now=now)
+        self._loop(sessions_batch, counts, stop)
 
         def episodes_batch(tx):
             ids = [r["id"] for r in tx.rows("governance/expired_episodes", **t, now=now, limit=size)]

@@ -94,7 +94,10 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
 
     `now` (aware UTC; default the time of the call) is the write's one transaction time: the facts' `recorded_at`,
     the ends' `closed_at`, the provenance's `recorded_at`, and the `created_at` of the entities the facts bring
-    (`entities.resolve`), so a read at `known_at` = a fact's `recorded_at` sees its subject and object too.
+    (`entities.resolve`), so a read at `known_at` = a fact's `recorded_at` sees its subject and object too. A stored
+    fact past its retention at `now` (gone to every read, not yet swept) is left out of the timelines the rules
+    read, so the write decides as it would after the sweep: a value said again is a new fact with only the new
+    episode's provenance, not a renewal of the expired one (which would bring back its old provenance and history).
     """
     now = now or utcnow()
     fields = list(fields) if fields is not None else [f"{field_prefix}[{i}]" if field_prefix else ""
@@ -165,7 +168,7 @@ def assert_batch(tx: Tx, tenant_id: str, facts: Sequence[FactIn], ontology: Onto
     if known:
         pairs = sorted(set(known))
         read = tx.one("facts/lock_timelines", tenant_id=tenant_id, ids=sorted({s for s, _ in pairs}),
-                      pairs=[{"subject_id": s, "predicate": p} for s, p in pairs])
+                      pairs=[{"subject_id": s, "predicate": p} for s, p in pairs], now=now)
         for t in read["facts"]:
             timelines[(t["subject_id"], t["predicate"])].append(_timeline_fact(t))
             links.update((t["id"], older) for older in t["supersedes"])
@@ -396,7 +399,8 @@ def retract(tx: Tx, tenant_id: str, subject_id: str, predicate: str, at: datetim
     `assert_batch` (with the tenant's `ontology` and `settings`), as it would had the retraction arrived before the
     restatement; one from before `at` stays a confirmation of the closed fact. For a `symmetric` predicate (KNOWS)
     the pair's facts stored the other way round are closed too ("Dana no longer knows Frank" closes "Frank knows
-    Dana"); for their subject that is a retraction of one value, not of the whole predicate. Returns the closed
+    Dana"); for their subject that is a retraction of one value, not of the whole predicate. A fact past its
+    retention (gone to every read, not yet swept) is not retracted: it is not there. Returns the closed
     fact ids; `NotFound` if none was valid (field `value` or `object_id` when `object_key` was given, else
     `predicate`). With `keep_stronger`, `Outranked` if one of them has a source ranking above `source` (an inferred
     end does not close what a user or a system stated), decided under the subjects' locks, so a restatement
@@ -409,8 +413,9 @@ def retract(tx: Tx, tenant_id: str, subject_id: str, predicate: str, at: datetim
         targets.append((object_key[2:], f"e:{subject_id}"))
     ids = sorted({s for s, _ in targets})
     tx.rows("facts/lock_subjects", tenant_id=tenant_id, ids=ids)
+    now = utcnow()
     rows = tx.rows("facts/timelines", tenant_id=tenant_id,
-                   pairs=[{"subject_id": s, "predicate": predicate} for s in ids])
+                   pairs=[{"subject_id": s, "predicate": predicate} for s in ids], now=now)
     rows = [r for r in rows
             if any(r["subject_id"] == s and (k is None or r["object_key"] == k) for s, k in targets)
             and from_us(r["valid_from_us"]) <= at and (r["valid_to_us"] is None or from_us(r["valid_to_us"]) > at)]
@@ -424,7 +429,6 @@ def retract(tx: Tx, tenant_id: str, subject_id: str, predicate: str, at: datetim
     stronger = [r for r in rows if keep_stronger and SOURCE_RANK[r["source"]] > SOURCE_RANK[source]]
     if stronger:
         raise Outranked(stronger[0]["id"], stronger[0]["source"])
-    now = utcnow()
     tx.run("facts/close_batch", tenant_id=tenant_id, now=now,
            rows=[{"id": fid, "valid_to": iso(at), "status": "retracted", "value_retraction": one_value}
                  for fid, one_value in hit])
