@@ -78,8 +78,10 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
             if owned:
                 app.state.services.close()
 
+    # redirect_slashes off: a path with a trailing slash is an unknown route (404 naming `path`), not a 307 to the
+    # route built from the request's Host header, sent before any key is checked
     app = FastAPI(title="graphmem", version="0.1.0", description=DESCRIPTION, lifespan=lifespan,
-                  openapi_url="/v1/openapi.json", docs_url="/v1/docs", redoc_url=None)
+                  openapi_url="/v1/openapi.json", docs_url="/v1/docs", redoc_url=None, redirect_slashes=False)
     if services is not None:
         app.state.services = services
     problems.install(app)

@@ -110,6 +110,12 @@ def test_auth_failures_are_problems(api_url, client_for, tenant):
     assert r.status_code == 404 and r.json()["field"] == "path", r.text
     r = agent.delete("/v1/search")
     assert r.status_code == 405 and r.json()["field"] == "method", r.text
+    # a trailing slash is an unknown route too, with or without a key (helper-found: a 307 to the same path
+    # without it, at the host the request's Host header named, before any key was checked)
+    for client in (agent, httpx.Client(base_url=api_url)):
+        r = client.post("/v1/search/", json={"query": "x"}, headers={"Host": "evil.example"})
+        assert r.status_code == 404 and r.json()["field"] == "path" and "location" not in r.headers, r.text
+        assert r.headers["content-type"] == "application/problem+json"
 
 
 def test_validation_problem_names_the_field(client_for, tenant):
