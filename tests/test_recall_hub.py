@@ -1,6 +1,7 @@
-"""Recall around a hub: an organisation of 2,000 people (each also knowing one colleague). Paths around it or one of
-its people, and a search seeded from it, at the largest limits the API allows, answer within Neo4j's transaction
-memory (the test Neo4j: heap 1g, so a 716 MiB limit per transaction)."""
+"""Recall around a hub: an organisation of 2,000 people (each also knowing one colleague), and someone who knows
+3,000 people. Paths around the hub or one of its people, a search seeded from it at the largest limits the API
+allows, and paths between two entities through a hub answer within Neo4j's transaction memory (the test Neo4j:
+heap 1g, so a 716 MiB limit per transaction)."""
 from __future__ import annotations
 
 import uuid
@@ -65,3 +66,48 @@ def test_search_seeded_from_a_hub_at_k_100(hub):
     near = [h for h in hits if h.kind == "fact" and any(r.startswith("graph rank") for r in h.reasons)]
     assert near and all(h.fact.predicate in ("WORKS_AT", "KNOWS") for h in near)
     assert any(h.fact.object_id == ids["Acme Corp"] for h in near)
+
+
+FAN = 3000
+
+
+@pytest.fixture(scope="module")
+def fan(graph):
+    """Alpha Seller knows FAN people, each working at Bigorg and knowing a friend of their own; FAN others work at
+    Bigorg too, Quinn 0 among them (3 hops from Alpha); Lonely Target is connected to none of them. Returns
+    (tenant, recall, {name: id})."""
+    tenant = f"t-{uuid.uuid4().hex[:12]}"
+    ep, _ = graph.append_episode(tenant, EpisodeIn(content="the address book", occurred_at=T0))
+    big = EntityRef(kind="Organization", name="Bigorg")
+    facts = [FactIn(subject=EntityRef(kind="Person", name="Alpha Seller"), predicate="KNOWS",
+                    object=EntityRef(kind="Person", name=f"Pal {i}"), episode_id=ep.id, valid_from=T0)
+             for i in range(FAN)]
+    facts += [FactIn(subject=EntityRef(kind="Person", name=f"Pal {i}"), predicate="WORKS_AT", object=big,
+                     episode_id=ep.id, valid_from=T0) for i in range(FAN)]
+    facts += [FactIn(subject=EntityRef(kind="Person", name=f"Pal {i}"), predicate="KNOWS",
+                     object=EntityRef(kind="Person", name=f"Friend {i}"), episode_id=ep.id, valid_from=T0)
+              for i in range(FAN)]
+    facts += [FactIn(subject=EntityRef(kind="Person", name=f"Quinn {i}"), predicate="WORKS_AT", object=big,
+                     episode_id=ep.id, valid_from=T0) for i in range(FAN)]
+    facts += [FactIn(subject=EntityRef(kind="Person", name="Lonely Target"), predicate="KNOWS",
+                     object=EntityRef(kind="Person", name="Nobody Else"), episode_id=ep.id, valid_from=T0)]
+    assert {o.action for o in graph.assert_facts(tenant, facts)} == {"created"}
+    ids = {n: graph.find_entities(tenant, n)[0].id for n in ("Alpha Seller", "Quinn 0", "Lonely Target", "Bigorg")}
+    return tenant, RecallService(graph.db, graph, embedder=None), ids
+
+
+def test_paths_between_through_a_hub(fan):
+    """Helper-found: between someone who knows 3,000 people and anyone 3 or more hops away (an introduction at its
+    default 4 hops, or two entities not connected at all), `POST /v1/recall` with `other`, `GET
+    /v1/recall/introductions` and `GET /v1/entities/{id}/paths/{other}` were a 503: the first walk grouped each level's
+    entities by the list of every entity seen before (memory: level x seen). Now the shortest paths, or none."""
+    tenant, recall, ids = fan
+    alpha = ids["Alpha Seller"]
+    intro = recall.introduction(tenant, alpha, ids["Quinn 0"])
+    assert intro.length == 3 and [h.to_name for h in intro.hops][1:] == ["Bigorg", "Quinn 0"]
+    assert intro.hops[0].to_name.startswith("Pal ")
+    paths = recall.paths_between(tenant, alpha, ids["Quinn 0"], max_hops=4, k=5)
+    assert len(paths) == 5 and {p.length for p in paths} == {3}
+    assert len({p.hops[0].to_id for p in paths}) == 5                     # through five different people
+    assert recall.paths_between(tenant, alpha, ids["Lonely Target"], max_hops=4) == []
+    assert {p.length for p in recall.paths_between(tenant, alpha, ids["Bigorg"], max_hops=4)} == {2}
