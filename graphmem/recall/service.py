@@ -82,7 +82,12 @@ class RecallService:
         lucene = build_query(name, tenant_id) if name else None
         if name and lucene is None:
             raise InvalidInput("name has no letters or digits", field="name")
-        exact = self.graph.find_entities(tenant_id, name, kind, limit=offset + limit) if name else []
+        if not name:   # every entity by name: the page is cut in Neo4j (reading offset + limit entities into
+            # Python to slice them took 4.2 s at offset 10,000, helper-found)
+            return [Entity(**r["entity"]) for r in self.db.rows(
+                "search/entities_by_name", warmed=True, tenant_id=tenant_id, opt={"lucene": None, "kind": kind},
+                offset=offset, limit=limit, fetch=1000) if whole(r["entity"], Entity)]
+        exact = self.graph.find_entities(tenant_id, name, kind, limit=offset + limit)
         rows = self.db.rows("search/entities_by_name", warmed=True, tenant_id=tenant_id,
                             opt={"lucene": lucene, "kind": kind}, offset=0, limit=offset + limit + len(exact),
                             fetch=max(1000, 20 * (offset + limit)))
