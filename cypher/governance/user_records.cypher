@@ -1,13 +1,12 @@
 // For a user's export: the user's sessions $session_ids and episodes $episode_ids, with the pins and summaries
-// of those sessions and the write-policy refusals of those episodes, newest first (maps without embeddings; a
+// of those sessions (their refusals: governance/user_refusals) (maps without embeddings; a
 // summary with `covers`, the episodes it covers itself, as cypher/summaries/list gives it; the caller keeps the
 // public fields of each through the record's model). Like
 // every read, it leaves out what is past retention at $now before the sweeper removes it: expired episodes, and
 // summaries built on one or revising one that is (their text carries it forward; as a window does,
 // cypher/sessions/window_state), and sessions past their retention (retain_until: idle longer than the tenant's
-// session_ttl_days) with their episodes, pins and summaries, pin candidates whose source turn is past retention
-// (as pins/list), and the refusals of every episode left out
-// (policy/list reads them the same way).
+// session_ttl_days) with their episodes, pins and summaries, and pin candidates whose source turn is past retention
+// (as pins/list).
 CALL () {
   UNWIND $episode_ids AS eid
   MATCH (e:Episode {id: eid})
@@ -38,23 +37,4 @@ CALL () {
     AND NOT EXISTS { MATCH (m)-[:REVISES*0..]->(:Summary)-[:COVERS]->(x) WHERE x.retain_until <= $now }
   RETURN collect(m {.*, embedding: null, search_terms: null, covers: COUNT { (m)-[:COVERS]->() }}) AS summaries
 }
-CALL () {
-  OPTIONAL MATCH (r:Refusal {tenant_id: $tenant_id})
-  WHERE (r.episode_id IN $episode_ids
-         OR EXISTS { MATCH (r)--(e:Episode) WHERE e.tenant_id = $tenant_id AND e.id IN $episode_ids })
-    AND NOT EXISTS {
-      MATCH (e:Episode {id: r.episode_id})
-      WHERE e.tenant_id = $tenant_id
-        AND (e.retain_until <= $now
-             OR EXISTS { MATCH (ss:Session {tenant_id: $tenant_id, id: e.session_id}) WHERE ss.retain_until <= $now })
-    }
-    AND NOT EXISTS {
-      MATCH (r)--(e:Episode)
-      WHERE e.tenant_id = $tenant_id
-        AND (e.retain_until <= $now
-             OR EXISTS { MATCH (ss:Session {tenant_id: $tenant_id, id: e.session_id}) WHERE ss.retain_until <= $now })
-    }
-  WITH r ORDER BY r.created_at DESC, r.id
-  RETURN collect(r {.*, embedding: null, search_terms: null}) AS refusals
-}
-RETURN episodes, sessions, pins, summaries, refusals
+RETURN episodes, sessions, pins, summaries

@@ -104,9 +104,9 @@ class Memories:
 
     def refusals(self, tenant_id: str, user_id: str) -> list[dict]:
         """The write-policy refusals recorded for the user's episodes (as the ingest path stores them)."""
-        sessions, episodes, _ = self._scope(tenant_id, user_id)
-        return _plain(self.db.one("governance/user_records", tenant_id=tenant_id, session_ids=sessions,
-                                  episode_ids=episodes, now=utcnow())["refusals"])
+        _, episodes, _ = self._scope(tenant_id, user_id)
+        return _plain(self.db.one("governance/user_refusals", tenant_id=tenant_id, episode_ids=episodes,
+                                  now=utcnow())["refusals"])
 
     def export(self, tenant_id: str, user_id: str, now: datetime | None = None) -> dict:
         """Everything stored about the user as one JSON-ready dict: sessions, episodes (with content), facts and
@@ -116,8 +116,9 @@ class Memories:
         `Summary`, `Refusal`): no stored-only property (search terms, tenant token, locks) is exported."""
         now = now or utcnow()
         sessions, episodes, _ = self._scope(tenant_id, user_id)
-        records = self.db.one("governance/user_records", tenant_id=tenant_id, session_ids=sessions,
-                              episode_ids=episodes, now=now)
+        records = {**self.db.one("governance/user_records", tenant_id=tenant_id, session_ids=sessions,
+                                 episode_ids=episodes, now=now),
+                   **self.db.one("governance/user_refusals", tenant_id=tenant_id, episode_ids=episodes, now=now)}
         big = 10_000_000
         facts = self._page(tenant_id, user_id, candidates=False, offset=0, limit=big, now=now).items
         cands = self._page(tenant_id, user_id, candidates=True, offset=0, limit=big, now=now).items
