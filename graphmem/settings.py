@@ -180,6 +180,10 @@ class Settings(BaseSettings):
                                              "triggers compaction after a turn (tokens).")
     compaction_keep_tokens: int = Field(default=1000, ge=0, description="Newest raw turns left uncompacted (tokens).")
     summary_max_tokens: int = Field(default=600, ge=32, description="Longest summary revision (tokens).")
+    compaction_max_fold_tokens: int = Field(default=20_000, ge=1, description=(
+        "Most tokens of turns one compaction folds (always at least the oldest turn); older turns beyond it wait for "
+        "the next run, so a session imported in bulk is folded in steps that fit an LLM's prompt and Neo4j's "
+        "memory (reading 2,781 turns of 99k characters at once ran Neo4j out of heap)."))
     compaction_workers: int = Field(default=1, ge=1, le=16, description="Background compaction threads per process.")
 
     # --- HTTP service ----------------------------------------------------------------------------

@@ -14,6 +14,9 @@ Order (seed 000: "The pin write happens before the prose shrink, so a crash stil
    turn past retention (its own, or its session's idle TTL) since it was read: right before every LLM request of
    step 2 (the first and each retry: `ChatClient.complete`'s `before_send`, `Compactor._still_retained`), nothing
    more is sent; at step 3, under the turns' locks, nothing is written (`lock_retained_episodes`).
+One run folds at most `settings.compaction_max_fold_tokens` tokens of the older turns, oldest first (always at least
+the oldest one), reading only those turns' content (the raw tail is read without it, `sessions/tail`); the rest wait
+for the next run (`CompactionResult.remaining_episodes`), which the background job starts at once.
 Compaction is also due when the raw tail holds more episodes than a window reads
 (`settings.context_tail_max_episodes`). The newest `settings.compaction_keep_tokens` tokens of turns stay raw (at
 most half of `context_tail_max_episodes` episodes), and the newest episode always does: a tool result longer than
@@ -31,14 +34,14 @@ from decimal import Decimal
 from typing import Any
 
 import pycountry
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from graphmem.context.models import CompactionResult, Summary
 from graphmem.context.pins import (AmountValue, ApprovalIdValue, CurrencyValue, IdempotencyKeyValue, ObligationValue,
                                    OrderIdValue, PinStore, PinValue, value_keys)
 from graphmem.context.summarizer import PROMPT_VERSION, Summarizer
 from graphmem.errors import Conflict, NotFound
-from graphmem.models import Episode, new_id, role_source
+from graphmem.models import Episode, UtcDatetime, new_id, role_source
 from graphmem.settings import Settings
 from graphmem.store import Database, require_tenant, whole
 from graphmem.store.db import Tx
@@ -263,6 +266,16 @@ def current_in(tx: Tx, tenant_id: str, session_id: str) -> Summary | None:
     return _summary(row["summary"]) if row else None
 
 
+class TailTurn(BaseModel):
+    """A turn of a session's raw tail as a compaction chooses what to fold: `id`, `token_count` (tokens),
+    `occurred_at` and `ingested_at` (UTC); its content is read only for the turns folded."""
+
+    id: str
+    token_count: int
+    occurred_at: UtcDatetime
+    ingested_at: UtcDatetime
+
+
 class Compactor:
     """Runs one compaction of one session (`compact`). Scheduling lives in the context service."""
 
@@ -301,10 +314,18 @@ class Compactor:
             self.expire(tenant_id, folded)
         return CompactionResult(pin_candidates=created, reason=exc.detail)
 
-    def raw_tail(self, tenant_id: str, session_id: str) -> list[Episode]:
-        """The uncompacted episodes since the window start, oldest first (one statement, `sessions/tail`)."""
-        return [Episode(**r["episode"]) for r in self.db.rows("sessions/tail", tenant_id=tenant_id,
-                                                                session_id=session_id, now=utcnow())
+    def raw_tail(self, tenant_id: str, session_id: str) -> list[TailTurn]:
+        """The uncompacted episodes since the window start, oldest first, as a compaction chooses by (`TailTurn`:
+        no content; one statement, `sessions/tail`)."""
+        return [TailTurn(**r["episode"]) for r in self.db.rows("sessions/tail", tenant_id=tenant_id,
+                                                                 session_id=session_id, now=utcnow())
+                if whole(r["episode"], TailTurn)]
+
+    def _turns(self, tenant_id: str, session_id: str, ids: list[str]) -> list[Episode]:
+        """The episodes `ids` of the session in full, oldest first, leaving out any erased or past retention since
+        the tail was read (`sessions/tail_turns`)."""
+        return [Episode(**r["episode"]) for r in self.db.rows("sessions/tail_turns", tenant_id=tenant_id,
+                                                                session_id=session_id, ids=ids, now=utcnow())
                 if whole(r["episode"], Episode)]
 
     def _tail_size(self, tenant_id: str, session_id: str) -> tuple[int, int]:
@@ -351,6 +372,19 @@ class Compactor:
         older = [e for e in tail[:len(tail) - keep] if e.id not in late]
         if not older:
             return CompactionResult(reason="nothing older than the kept tail")
+        # at most compaction_max_fold_tokens of them, oldest first (always the oldest): the rest waits for the next
+        # run, so a tail imported in bulk is folded in steps an LLM's prompt and Neo4j's memory hold
+        fold, size = [], 0
+        for e in older:
+            if fold and size + e.token_count > self.settings.compaction_max_fold_tokens:
+                break
+            fold.append(e)
+            size += e.token_count
+        remaining = len(older) - len(fold)
+        older = self._turns(tenant_id, session_id, [e.id for e in fold])
+        if len(older) != len(fold):
+            return self._gave_up(tenant_id, [e.id for e in fold], [], Conflict(
+                "a turn this compaction folds was erased or passed retention meanwhile", field="session_id"))
         # 1. pins first: candidates for keys and values nobody pinned yet
         held = self.pins.held_values(tenant_id, session_id)
         candidates = [c for c in extract_candidates(older) if not value_keys(c[1]) & held]
@@ -400,7 +434,8 @@ class Compactor:
             summary = self.db.write(work)
         except Conflict as exc:
             return self._gave_up(tenant_id, folded, created, exc)
-        return CompactionResult(summary=summary, compacted_episodes=len(older), pin_candidates=created,
+        return CompactionResult(summary=summary, compacted_episodes=len(older), remaining_episodes=remaining,
+                                pin_candidates=created,
                                 reason="forced" if force else
                                 f"raw tail {total} tokens > threshold {self.settings.compaction_threshold_tokens}"
                                 if total > self.settings.compaction_threshold_tokens else

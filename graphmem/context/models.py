@@ -201,5 +201,8 @@ class CompactionResult(BaseModel):
 
     summary: Summary | None = None
     compacted_episodes: int = 0
+    remaining_episodes: int = Field(default=0, description=(
+        "Older turns this run left raw because its fold reached `compaction_max_fold_tokens`; the next run folds "
+        "them (a background compaction runs again at once)."))
     pin_candidates: list[str] = Field(default_factory=list)
     reason: str = ""

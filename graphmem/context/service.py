@@ -464,7 +464,8 @@ class ContextService:
                 result = CompactionResult(reason=f"failed: {type(exc).__name__}: {exc}")
             with self._lock:
                 self.last_compaction[key] = result
-                if key not in self._again:
+                # again when asked meanwhile, or when this run folded only part of the older turns (the fold cap)
+                if key not in self._again and not (result.summary is not None and result.remaining_episodes):
                     self._jobs.pop(key, None)
                     return result
 
