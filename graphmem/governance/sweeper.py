@@ -1,14 +1,13 @@
 """The sweeper: physically removes what retention has expired, tenant by tenant, in bounded transactions.
 
-Reads already hide expired data (they filter on `retain_until <= now`); the sweeper makes it go away. Per tenant,
-in order: sync legal-hold flags, stamp `retain_until` where missing or stale (see `Retention.stamp`), expire
-sessions idle past the session TTL or past their kept `retain_until` (with their episodes, pins and summaries),
-expire episodes past their
-retention, then facts past their TTL. Held data is never selected. A write to a session that is past the session
-TTL expires it first, through the same cascade (`Sweeper.expire_idle_sessions`), so the write starts it afresh;
-an episode re-sent under the idempotency key of one past its retention expires that one in the write that stores
-the new one (`Sweeper.expire_episodes`), and a turn re-sent under the key of a turn with such an episode expires it
-before its receipt could replay it (`Sweeper.expire_past_retention`).
+Reads already hide expired data (they filter on `retain_until <= now`); the sweeper makes it go away. Per tenant, in
+order: sync legal-hold flags, stamp `retain_until` where missing or stale (see `Retention.stamp`), expire sessions
+idle past the session TTL or past their kept `retain_until` (with their episodes, pins and summaries), expire
+episodes past their retention, then facts past their TTL. Held data is never selected. A write to a session that is
+past the session TTL expires it first, through the same cascade (`Sweeper.expire_idle_sessions`), so the write
+starts it afresh; an episode re-sent under the idempotency key of one past its retention expires that one in the
+write that stores the new one (`Sweeper.expire_episodes`), and a turn re-sent under the key of a turn with such an
+episode expires it before its receipt could replay it (`Sweeper.expire_past_retention`).
 Each batch of `settings.sweep_batch_size` records is one transaction through the cascade in "expire" mode
 (`Eraser.expire`); a tenant that had anything removed gets one audit record (action "sweep"). Receipts and totals list every kind of `SWEEP_KINDS`, zero or not.
 
