@@ -337,16 +337,21 @@ class TemporalGraph:
                                     offset=offset, limit=limit)
         return self.db.read(work)
 
-    def fact_history(self, tenant_id: str, fact_id: str) -> list[Fact]:
-        """The supersession timeline of `fact_id`, oldest first."""
+    def fact_history(self, tenant_id: str, fact_id: str, *, offset: int = 0, limit: int = 1000) -> list[Fact]:
+        """The supersession timeline of `fact_id`, oldest valid_from first (then recorded_at and id): the `limit`
+        versions after the first `offset`, paged in Neo4j. `NotFound` (field fact_id) for a fact the tenant does not
+        have."""
         require_tenant(tenant_id)
         ontology = self.ontology(tenant_id)
-        return self.db.read(lambda tx: fact_store.history(tx, tenant_id, fact_id, ontology))
+        return self.db.read(lambda tx: fact_store.history(tx, tenant_id, fact_id, ontology,
+                                                          offset=offset, limit=limit))
 
-    def fact_provenance(self, tenant_id: str, fact_id: str) -> list[Provenance]:
-        """The episodes that said, confirmed, retracted or corrected `fact_id`."""
+    def fact_provenance(self, tenant_id: str, fact_id: str, *, offset: int = 0,
+                        limit: int = 1000) -> list[Provenance]:
+        """The episodes that said, confirmed, retracted or corrected `fact_id`, oldest recorded first: the `limit`
+        after the first `offset`, paged in Neo4j. `NotFound` (field fact_id) for a fact the tenant does not have."""
         require_tenant(tenant_id)
-        return self.db.read(lambda tx: fact_store.provenance(tx, tenant_id, fact_id))
+        return self.db.read(lambda tx: fact_store.provenance(tx, tenant_id, fact_id, offset=offset, limit=limit))
 
 
 def check_every_version(as_of: datetime | None, include_superseded: bool) -> None:

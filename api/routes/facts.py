@@ -148,15 +148,14 @@ def get_fact(fact_id: FactId, who: Reader, services: ServicesDep) -> Fact:
 @router.get("/{fact_id}/history", response_model=FactPage,
             summary="The fact's supersession timeline, oldest valid_from first")
 def fact_history(fact_id: FactId, who: Reader, services: ServicesDep, page: PageDep) -> FactPage:
-    items = services.graph.fact_history(who.tenant_id, fact_id)
-    return FactPage.of(items[page.offset:page.offset + page.limit], page)
+    return FactPage.of(services.graph.fact_history(who.tenant_id, fact_id, offset=page.offset, limit=page.limit), page)
 
 
 @router.get("/{fact_id}/provenance", response_model=ProvenancePage,
             summary="The episodes that said, confirmed, retracted or corrected the fact")
 def fact_provenance(fact_id: FactId, who: Reader, services: ServicesDep, page: PageDep) -> ProvenancePage:
-    items = services.graph.fact_provenance(who.tenant_id, fact_id)
-    return ProvenancePage.of(items[page.offset:page.offset + page.limit], page)
+    items = services.graph.fact_provenance(who.tenant_id, fact_id, offset=page.offset, limit=page.limit)
+    return ProvenancePage.of(items, page)
 
 
 @router.post("/{fact_id}/correct", response_model=AssertOutcome,

@@ -487,17 +487,23 @@ def about(tx: Tx, tenant_id: str, entity_id: str, *, as_of: datetime | None = No
         if whole(r["fact"], Fact)]
 
 
-def history(tx: Tx, tenant_id: str, fact_id: str, ontology: Ontology) -> list[Fact]:
-    """The supersession timeline `fact_id` belongs to, oldest `valid_from` first (corrections included)."""
+def history(tx: Tx, tenant_id: str, fact_id: str, ontology: Ontology, *, offset: int = 0,
+            limit: int = 1000) -> list[Fact]:
+    """The supersession timeline `fact_id` belongs to (corrections included), oldest `valid_from` first, then
+    recorded_at and id: the `limit` versions after the first `offset`. `NotFound` if the fact is not in this
+    tenant."""
     fact = get(tx, tenant_id, fact_id)
     p = ontology.predicates.get(fact.predicate)
     return [_fact(r) for r in tx.rows("facts/history", tenant_id=tenant_id, id=fact_id,
                                       single_valued=p is not None and p.single_valued,
-                                      symmetric=p is not None and p.symmetric, now=utcnow())
+                                      symmetric=p is not None and p.symmetric, now=utcnow(),
+                                      offset=offset, limit=limit)
             if whole(r["fact"], Fact)]
 
 
-def provenance(tx: Tx, tenant_id: str, fact_id: str) -> list[Provenance]:
-    """The episodes behind `fact_id` (`NotFound` if the fact is not in this tenant)."""
+def provenance(tx: Tx, tenant_id: str, fact_id: str, *, offset: int = 0, limit: int = 1000) -> list[Provenance]:
+    """The episodes behind `fact_id`, oldest recorded first (then occurred_at, episode id, role): the `limit`
+    after the first `offset`. `NotFound` if the fact is not in this tenant."""
     get(tx, tenant_id, fact_id)
-    return [Provenance(**r) for r in tx.rows("facts/provenance", tenant_id=tenant_id, id=fact_id, now=utcnow())]
+    return [Provenance(**r) for r in tx.rows("facts/provenance", tenant_id=tenant_id, id=fact_id, now=utcnow(),
+                                             offset=offset, limit=limit)]
