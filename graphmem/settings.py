@@ -198,6 +198,11 @@ class Settings(BaseSettings):
         default=None, description="If set, an admin key with this secret is ensured at start-up (tenant 'admin').")
 
     # --- governance (issue 7): sweeper --------------------------------------------------------------
+    erasure_step_chars: int = Field(default=10_000_000, ge=1, description=(
+        "Most episode content (characters) one erasure or expiry transaction deletes; a user, session or sweep with "
+        "more goes in steps of this size, each its own transaction (an episode longer than this is a step of its "
+        "own). Neo4j holds what a transaction deletes in its transaction memory: one user's 119M characters overran "
+        "the 716 MiB that a 1g heap allows."))
     sweep_interval_s: float = Field(default=3600.0, gt=0, description="Seconds between the worker's sweeper runs.")
     sweep_batch_size: int = Field(default=500, ge=1, le=10_000,
                                   description="Expired episodes, facts or sessions removed per sweeper transaction.")

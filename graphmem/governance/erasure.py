@@ -1,6 +1,10 @@
 """The erasure cascade: forget a user, a session, an episode or a fact, following provenance.
 
-One forget call is one transaction (all or nothing). For the episodes it erases:
+One forget call is one transaction (all or nothing), unless the user or session holds more episode content than
+`settings.erasure_step_chars` (10M characters): then its episodes go first in steps of that size, each a transaction of
+its own erasing those episodes as forgetting them one by one would (with its own audit record), and the last
+transaction takes the rest as below (`Eraser.forget`; Neo4j holds what a transaction deletes in its transaction
+memory). A hold is checked in every step, over the whole target. For the episodes it erases:
 - a fact derived only from erased episodes is deleted (node, edges, embedding); a fact another surviving
   episode also supports (an assertion or confirmation edge) stays, without the erased provenance edges;
 - supersession is repaired as if the erased facts had never been asserted (`plan_repairs`);
@@ -207,11 +211,35 @@ def _later_is_none(e: End) -> tuple[bool, datetime | None]:
     return (e.valid_to is None, e.valid_to)
 
 
+def steps(rows: list[dict], budget: int) -> list[list[dict]]:
+    """Split episodes `rows` ({id, session_id, chars}, in the order governance/episode_sizes gives: by session, then
+    occurred_at) into consecutive steps of at most `budget` characters of content; an episode longer than `budget`
+    is a step of its own. [] for no rows."""
+    out: list[list[dict]] = []
+    size = 0
+    for r in rows:
+        if not out or size + r["chars"] > budget:
+            out.append([])
+            size = 0
+        out[-1].append(r)
+        size += r["chars"]
+    return out
+
+
 class Eraser:
     """Runs the cascade. `forget` is the user-facing erasure; `expire` is the sweeper's variant."""
 
     def __init__(self, db: Database, graph: TemporalGraph):
         self.db, self.graph = db, graph
+
+    def steps(self, runner: Tx | Database, tenant_id: str, episode_ids: list[str]) -> list[list[dict]]:
+        """`episode_ids` (those the tenant still has) in steps of at most `settings.erasure_step_chars` characters
+        of content (`steps`): rows {id, session_id, chars}, by session, then occurred_at. One read
+        (governance/episode_sizes) through `runner`, a transaction or the database."""
+        if not episode_ids:
+            return []
+        rows = runner.rows("governance/episode_sizes", tenant_id=tenant_id, ids=episode_ids)
+        return steps(rows, self.graph.settings.erasure_step_chars)
 
     # ---- public -----------------------------------------------------------------------------
     def forget(self, tenant_id: str, *, user_id: str | None = None, session_id: str | None = None,
@@ -227,6 +255,10 @@ class Eraser:
         still supports stays, and only the user's provenance goes (`_unlink`: the edges from the user's episodes, the
         ends and later starts they stated of it, its belief recomputed from what remains; counted `facts_kept`).
         The user's episodes stay, as they do when a fact is forgotten.
+
+        A user or session with more episode content than `settings.erasure_step_chars` is erased in steps (module
+        docstring): the receipt sums them and names the last step's audit record; a failure (a hold placed meanwhile,
+        Neo4j down) leaves the steps before it done, each complete, and forgetting the target again finishes it.
 
         Raises `InvalidInput` (not exactly one target, empty id, `for_user` without `fact_id` or empty),
         `NotFound` (no such session, episode or fact; a user with nothing stored is not an error: the receipt
@@ -247,12 +279,53 @@ class Eraser:
         kind: TargetKind = field.removesuffix("_id")  # type: ignore[assignment]
         now = to_utc(now, "now") if now else utcnow()
 
+        before: Counter = Counter()
+        if kind in ("user", "session"):
+            for step in self.steps(self.db, tenant_id, self._scope(self.db, tenant_id, kind, target)[1])[:-1]:
+                ids = [r["id"] for r in step]
+                before.update(self.db.write(lambda tx: self._step(tx, tenant_id, kind, target, field, ids, now,
+                                                                  action, actor)))
+
         def work(tx: Tx) -> Receipt:
             counts = (self._forget_tx(tx, tenant_id, kind, target, field, now) if for_user is None else
                       self._forget_user_fact(tx, tenant_id, for_user, target, field, now))
             rec = audit.write(tx, tenant_id, action, kind, target, counts, now, actor)
-            return Receipt(action=action, target_kind=kind, counts=counts, at=now, audit_id=rec.id)
+            return Receipt(action=action, target_kind=kind, counts=every_kind(ERASURE_KINDS, before + Counter(counts)),
+                           at=now, audit_id=rec.id)
         return self.db.write(work)
+
+    def _step(self, tx: Tx, tenant_id: str, kind: TargetKind, target: str, field: str, episodes: list[str],
+              now: datetime, action: str, actor: str | None) -> Counter:
+        """One early step of a large user or session erasure (`forget`): under the same hold check as the whole
+        target, the cascade of `episodes` (those still the target's) as forgetting them would run it, audited.
+        Returns its counts."""
+        sessions, scope = self._scope(tx, tenant_id, kind, target)
+        self._refuse_held(tx, tenant_id, kind, target, sessions, scope, field)
+        mine = set(scope)
+        counts = self._cascade(tx, tenant_id, "erase", [e for e in episodes if e in mine], [], [], [], now,
+                               field=field)
+        audit.write(tx, tenant_id, action, kind, target, every_kind(ERASURE_KINDS, counts), now, actor)
+        return counts
+
+    @staticmethod
+    def _scope(runner: Tx | Database, tenant_id: str, kind: TargetKind, target: str) -> tuple[list[str], list[str]]:
+        """(session ids, episode ids) a user or session erasure covers (`user_scope`, governance/target_episodes)."""
+        if kind == "user":
+            return user_scope(runner, tenant_id, target)[:2]
+        row = runner.one("governance/target_episodes", tenant_id=tenant_id, user_id=None, session_id=target,
+                         episode_ids=[])
+        return row["sessions"], row["episodes"]
+
+    @staticmethod
+    def _refuse_held(tx: Tx, tenant_id: str, kind: TargetKind, target: str, sessions: list[str],
+                     episodes: list[str], field: str) -> None:
+        """Raise `Refused` (naming `field`) when a legal hold covers the user `target` (kind "user"), one of
+        `sessions` or one of `episodes`."""
+        held = tx.rows("governance/holds_on", tenant_id=tenant_id, user_ids=[target] if kind == "user" else [],
+                       session_ids=sessions, episode_ids=episodes)
+        if held:
+            raise Refused(f"{kind} {target} is under legal hold ({held[0]['target_kind']} hold); release the hold "
+                          f"before erasing", field=field)
 
     def _names(self, tenant_id: str, flag: Literal["single_valued", "symmetric"]) -> list[str]:
         """The names of the tenant's predicates that are `flag` (single-valued, or symmetric)."""
@@ -320,20 +393,17 @@ class Eraser:
                 sessions, episodes, entity_ids = user_scope(tx, tenant_id, target)
                 fact_ids = [r["id"] for r in tx.rows("governance/facts_of_entities", tenant_id=tenant_id,
                                                       entity_ids=entity_ids)]
-            else:
-                row = tx.one("governance/target_episodes", tenant_id=tenant_id, user_id=None,
-                             session_id=target if kind == "session" else None,
-                             episode_ids=[target] if kind == "episode" else [])
-                sessions, episodes = row["sessions"], row["episodes"]
-                if kind == "episode" and not episodes:
-                    raise NotFound(f"no episode {target!r}", field=field)
-                if kind == "session" and not sessions and not episodes:
+            elif kind == "session":
+                sessions, episodes = self._scope(tx, tenant_id, kind, target)
+                if not sessions and not episodes:
                     raise NotFound(f"no session {target!r}", field=field)
-            held = tx.rows("governance/holds_on", tenant_id=tenant_id, user_ids=[target] if kind == "user" else [],
-                           session_ids=sessions, episode_ids=episodes)
-            if held:
-                raise Refused(f"{kind} {target} is under legal hold ({held[0]['target_kind']} hold); release the hold "
-                              f"before erasing", field=field)
+            else:
+                episodes = tx.one("governance/target_episodes", tenant_id=tenant_id, user_id=None, session_id=None,
+                                  episode_ids=[target])["episodes"]
+                sessions = []
+                if not episodes:
+                    raise NotFound(f"no episode {target!r}", field=field)
+            self._refuse_held(tx, tenant_id, kind, target, sessions, episodes, field)
         counts = self._cascade(tx, tenant_id, "erase", episodes, sessions, fact_ids, entity_ids, now, field=field)
         if kind == "user":
             counts["consents"] = tx.one("governance/delete_user_consent", tenant_id=tenant_id,

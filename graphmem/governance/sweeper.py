@@ -9,7 +9,8 @@ starts it afresh; an episode re-sent under the idempotency key of one past its r
 write that stores the new one (`Sweeper.expire_episodes`), and a turn re-sent under the key of a turn with such an
 episode expires it before its receipt could replay it (`Sweeper.expire_past_retention`).
 Each batch of `settings.sweep_batch_size` records is one transaction through the cascade in "expire" mode
-(`Eraser.expire`); a tenant that had anything removed gets one audit record (action "sweep"). Receipts and totals list every kind of `SWEEP_KINDS`, zero or not.
+(`Eraser.expire`), and deletes at most `settings.erasure_step_chars` characters of episode content (a batch over it
+takes its first step's episodes and the sessions that step empties, and the next batch the rest: `Eraser.steps`); a tenant that had anything removed gets one audit record (action "sweep"). Receipts and totals list every kind of `SWEEP_KINDS`, zero or not.
 
 `graphmem worker` and `graphmem serve --with-worker` run it every `settings.sweep_interval_s` seconds in a
 thread (`Sweeper.start`, whose stop call ends the run in progress after its current batch and waits for it);
@@ -122,25 +123,35 @@ class Sweeper:
         as a sweep (action "sweep", actor "sweeper") in the same transaction; {} when none was due (one read).
         Raises `Conflict` (field `session_id`, or the one `fields` gives the session) when one of them is past
         retention as every read treats it but kept under a legal hold (`refuse_held_sessions`); `TenantRequired`
-        for an empty tenant id."""
+        for an empty tenant id. Sessions with more episode content than `settings.erasure_step_chars` go in steps
+        of that size (their episodes first, each step a transaction audited as a sweep), as the sweeper's passes
+        take them."""
         require_tenant(tenant_id)
         ids = list(dict.fromkeys(s for s in session_ids if s))
         now = to_utc(now, "now") if now else utcnow()
         t = {"tenant_id": tenant_id, "session_ids": ids, "now": now}
         self.refuse_held_sessions(tenant_id, ids, now, fields)
-        if not ids or not self.db.rows("governance/idle_sessions", **t):
+        due = [r["id"] for r in self.db.rows("governance/idle_sessions", **t)] if ids else []
+        if not due:
             return {}
 
-        def work(tx) -> dict[str, int]:
+        def work(tx, step: list[str] | None = None) -> Counter:
             due = [r["id"] for r in tx.rows("governance/idle_sessions", **t)]   # again, under the write
             if not due:
-                return {}
+                return Counter()
             eps = tx.one("governance/session_episodes", tenant_id=tenant_id, session_ids=due)["episodes"]
-            full = every_kind(SWEEP_KINDS, self.eraser.expire(tx, tenant_id, episode_ids=eps, session_ids=due,
-                                                              now=now))
-            audit.write(tx, tenant_id, "sweep", "tenant", None, full, now, "sweeper")
-            return full
-        return self.db.write(work)
+            if step is None:
+                got = self.eraser.expire(tx, tenant_id, episode_ids=eps, session_ids=due, now=now)
+            else:    # an early step: those of its episodes still due, the sessions stay for the last transaction
+                got = self.eraser.expire(tx, tenant_id, episode_ids=sorted(set(step) & set(eps)), now=now)
+            audit.write(tx, tenant_id, "sweep", "tenant", None, every_kind(SWEEP_KINDS, got), now, "sweeper")
+            return got
+        done: Counter = Counter()
+        eps = self.db.one("governance/session_episodes", tenant_id=tenant_id, session_ids=due)["episodes"]
+        for step in self.eraser.steps(self.db, tenant_id, eps)[:-1]:   # more content than one transaction deletes
+            done.update(self.db.write(lambda tx: work(tx, [r["id"] for r in step])))
+        done.update(self.db.write(work))
+        return every_kind(SWEEP_KINDS, done) if done else {}
 
     def expire_episodes(self, tx: Tx, tenant_id: str, episode_ids: list[str], now: datetime) -> dict[str, int]:
         """Expire, inside the caller's transaction `tx`, those of `episode_ids` that the sweeper's episode pass
@@ -188,12 +199,20 @@ class Sweeper:
         def sessions_batch(tx):
             ids = [r["id"] for r in tx.rows("governance/expired_sessions", **t, cutoff=cutoff, now=now, limit=size)]
             eps = tx.one("governance/session_episodes", **t, session_ids=ids)["episodes"] if ids else []
+            first, *rest = self.eraser.steps(tx, tenant_id, eps) or [[]]
+            if rest:   # more content than one transaction deletes: the first step's episodes, and the sessions it
+                # empties; the next batch selects the rest again
+                left = {r["session_id"] for step in rest for r in step}
+                return size, self.eraser.expire(tx, tenant_id, episode_ids=[r["id"] for r in first],
+                                                session_ids=[i for i in ids if i not in left], now=now)
             return len(ids), self.eraser.expire(tx, tenant_id, episode_ids=eps, session_ids=ids, now=now)
         self._loop(sessions_batch, counts, stop)
 
         def episodes_batch(tx):
             ids = [r["id"] for r in tx.rows("governance/expired_episodes", **t, now=now, limit=size)]
-            return len(ids), self.eraser.expire(tx, tenant_id, episode_ids=ids, now=now)
+            first, *rest = self.eraser.steps(tx, tenant_id, ids) or [[]]
+            return (size if rest else len(ids)), self.eraser.expire(tx, tenant_id, episode_ids=[r["id"] for r in first],
+                                                                     now=now)
         self._loop(episodes_batch, counts, stop)
 
         def facts_batch(tx):
