@@ -970,7 +970,8 @@ def test_filters_that_take_out_every_top_candidate_read_deeper(db, graph, recall
     """The filters run on the candidates an index call returns; when they take out most of them (a predicate, a
     session, an as_of, what a window may see), the matches further down the index must still be found
     (helper-found: 200 better-scoring facts hid the one WORKS_AT fact, and 60 other users' episodes blanked a
-    window). search/rank says which lists were starved, and the search reads again as deep as `max_fetch`."""
+    window; 2,100 better-scoring facts hid it from a second read 2,000 deep). search/rank says which lists were
+    starved, and the search reads again, deeper (`refetch`: 2,000, then 20,000), until none is."""
     from graphmem.recall.models import Viewer
 
     def ep(text, session=None, user=None, days=0):
@@ -1003,6 +1004,13 @@ def test_filters_that_take_out_every_top_candidate_read_deeper(db, graph, recall
         calls.clear()
         res = recall.search(tenant, SearchRequest(query="Hub Hank", targets=["fact"], k=5))
         assert len(res.hits) == 5 and calls == [(100, [])]                         # nothing filtered: one read
+
+        graph.assert_facts(tenant, [FactIn(subject=P("Hub Hank"), predicate="KNOWS", object=P(f"Spoke {i:04d}"),
+                                           episode_id=crowd) for i in range(200, 2100)])
+        calls.clear()
+        res = recall.search(tenant, SearchRequest(query="Hub Hank", targets=["fact"], predicates=["WORKS_AT"]))
+        assert [h.fact.predicate for h in res.hits] == ["WORKS_AT"], res.hits
+        assert calls == [(100, ["fulltext"]), (2000, ["fulltext"]), (20000, [])], calls   # and deeper again
 
         # a window: 60 other users' episodes match better than the user's own one
         for i in range(60):

@@ -88,9 +88,11 @@ class Candidate(NamedTuple):
 class SearchTuning:
     """Knobs of the hybrid search. `weights` are RRF list weights keyed "<kind>/<retriever>" (default 1.0);
     `per_retriever` = how many hits each retriever contributes (at least k); `fetch_factor` = index over-fetch
-    relative to that (the filters run on what the index call returns); `max_fetch` = how deep a second read goes
-    when the filters starved a list (search/rank's `starved`: a retriever read `fetch` candidates and fewer than
-    its `limit` passed); `replies` = rank the reply to a question episode right after it
+    relative to that (the filters run on what the index call returns); `refetch` = how deep each further read
+    goes while the filters starve a list (search/rank's `starved`: a retriever read `fetch` candidates and fewer
+    than its `limit` passed), so a filter that takes out all of the best 2,000 matches (a predicate, a session, a
+    user in a tenant where one word is in thousands of facts) still finds its own (20,000 candidates read in
+    70-120 ms on a tenant of 11,700 facts of which 9,000 match); `replies` = rank the reply to a question episode right after it
     (`HybridSearch._with_replies`); `prefetch_factor` x k candidates (by the preliminary RRF) are read in full with
     the lists."""
 
@@ -98,7 +100,7 @@ class SearchTuning:
     per_retriever: int = 50
     fetch_factor: int = 2
     prefetch_factor: int = 2
-    max_fetch: int = 2_000
+    refetch: tuple[int, ...] = (2_000, 20_000)
     rrf_k: int = RRF_K
     replies: bool = True
 
@@ -160,11 +162,15 @@ class HybridSearch:
                 raise NotFound(f"{at}: no entity {req.seed_entity_ids[missing[0]]!r}", field=at)
         params = self._rank_params(tenant_id, req, now, lucene, vector, seeds, viewer)
         row = self.db.read_one("search/rank", warmed=True, **params)
-        if row["starved"] and params["fetch"] < self.tuning.max_fetch:
+        for deeper in self.tuning.refetch:
             # a retriever read `fetch` candidates and the filters left fewer than `limit`: more may match further
-            # down its index, so read again as deep as max_fetch allows (one more round trip, for filtered
-            # searches and windows whose filters take out most of the best matches)
-            params["fetch"] = self.tuning.max_fetch
+            # down its index, so read again deeper (a round trip each, for filtered searches and windows whose
+            # filters take out most of the best matches)
+            if not row["starved"]:
+                break
+            if deeper <= params["fetch"]:
+                continue
+            params["fetch"] = deeper
             row = self.db.read_one("search/rank", warmed=True, **params)
         ranked = self._fuse(row["entity_hits"], row["fact_hits"], row["episode_hits"])
         if self.tuning.replies:
@@ -229,7 +235,7 @@ class HybridSearch:
                 "include_superseded": req.include_superseded,
                 "scoped": any(v is not None for v in scope.values()),
                 "viewer": viewer.params() if viewer is not None else None, "k": req.k,
-                "limit": limit, "fetch": min(self.tuning.max_fetch, limit * self.tuning.fetch_factor),
+                "limit": limit, "fetch": min(self.tuning.refetch[0], limit * self.tuning.fetch_factor),
                 "weights": self.tuning.weights, "rrf_k": self.tuning.rrf_k,
                 "prefetch": req.k * self.tuning.prefetch_factor, "fact_ids": _ids([]), "episode_ids": _ids([]),
                 "entity_ids": _ids([])}
