@@ -45,9 +45,11 @@ def mmr(items: Sequence[Hashable], relevance: dict[Hashable, float], similarity:
     k = len(items) if k is None else min(k, len(items))
     top = max((relevance[i] for i in items), default=1.0) or 1.0
     pool, chosen = list(items), []
+    nearest = dict.fromkeys(pool, 0.0)     # each item's highest similarity to one chosen so far
     while pool and len(chosen) < k:
-        best = max(pool, key=lambda d: lam * relevance[d] / top
-                   - (1 - lam) * max((similarity(d, s) for s in chosen), default=0.0))
+        best = max(pool, key=lambda d: lam * relevance[d] / top - (1 - lam) * nearest[d])
         chosen.append(best)
         pool.remove(best)
+        for d in pool:                     # k x n similarities in all, not k^2 x n
+            nearest[d] = max(nearest[d], similarity(d, best))
     return chosen
