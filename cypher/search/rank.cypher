@@ -178,16 +178,25 @@ CALL (t) {
     RETURN 'graph' AS retriever, f, 1.0 AS score, 0 AS fetched
     UNION ALL
     UNWIND $seed_ids AS seed_id
-    MATCH (s:Entity {id: seed_id})<-[:SUBJECT|OBJECT]-(m:Fact)-[:SUBJECT|OBJECT]->(n:Entity)<-[:SUBJECT|OBJECT]-(f:Fact)
+    MATCH (s:Entity {id: seed_id})<-[:SUBJECT|OBJECT]-(m:Fact)-[:SUBJECT|OBJECT]->(n:Entity)
     WHERE s.tenant_id = $tenant_id AND n <> s
       AND m.tenant_id = $tenant_id AND m.status <> 'candidate'
       AND m.recorded_at <= t.known_at AND (m.expired_at IS NULL OR m.expired_at > t.known_at)
       AND m.valid_from <= t.as_of AND (m.valid_to IS NULL OR m.valid_to > t.as_of OR m.closed_at > t.known_at
              OR (m.reclosed_at > t.known_at AND m.prior_valid_to > t.as_of))
       AND (m.retain_until IS NULL OR m.retain_until > t.now)
-      AND NOT (f)-[:SUBJECT|OBJECT]->(s)            // it touches the seed: 1.0 above, not also 0.5 per path
-    WITH DISTINCT seed_id, f                         // once per seed, however many facts lead to it
-    RETURN 'graph' AS retriever, f, 0.5 AS score, 0 AS fetched
+    // each entity one fact from the seeds is expanded once, with the seeds that reach it (100 seeds at one
+    // organisation of 3,000 people expanded its 3,000 facts 100 times: 1.1 s; now once)
+    WITH n, collect(DISTINCT seed_id) AS via
+    MATCH (n)<-[:SUBJECT|OBJECT]-(f:Fact)
+    WITH f, collect(via) AS vias                     // a fact touches one or two such entities
+    WITH f, CASE size(vias) WHEN 1 THEN vias[0]      // once per seed, however many facts lead to it
+            ELSE reduce(acc = [], x IN vias[0] + vias[1] | CASE WHEN x IN acc THEN acc ELSE acc + x END) END AS seeds
+    // less the seeds the fact touches: those score it 1.0 above, not also 0.5
+    WITH f, size(seeds) - size(reduce(acc = [], x IN [(f)-[:SUBJECT|OBJECT]->(e:Entity) WHERE e.id IN seeds | e.id] |
+                                      CASE WHEN x IN acc THEN acc ELSE acc + x END)) AS reach
+    WHERE reach > 0
+    RETURN 'graph' AS retriever, f, 0.5 * reach AS score, 0 AS fetched
   }
   WITH t, retriever, f, sum(score) AS score, max(fetched) AS fetched
   WITH t, retriever, f, score, fetched,
