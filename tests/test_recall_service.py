@@ -411,6 +411,29 @@ def test_search_graph_proximity_walks_only_facts_valid_then(recall, crm, graph):
     assert [(h.kind, h.id) for h in recall.search(tenant, SearchRequest(**seeded, known_at=before)).hits] == [old_job]
 
 
+def test_proximity_from_several_seeds_sums_once_per_seed(recall, graph, tenant):
+    """Facts one entity from the seeds score 0.5 for each seed that reaches them, once however many of its entities
+    lead there, and a seed's own fact 1.0 from it: seeds Ann and Bob both at Acme. Cy's job at Acme: 0.5 + 0.5;
+    Bob's job: 1.0 (his) + 0.5 (Ann's, through Acme); Dee knows Eve, both people Ann knows: 0.5 once."""
+    ep, _ = graph.append_episode(tenant, EpisodeIn(content="who knows whom", occurred_at=T0))
+    facts = {key: FactIn(subject=P(s), predicate=pred, object=(O if pred == "WORKS_AT" else P)(o), episode_id=ep.id,
+                         valid_from=T0)
+             for key, (s, pred, o) in {"ann": ("Ann Ash", "WORKS_AT", "Acme"), "bob": ("Bob Birch", "WORKS_AT", "Acme"),
+                                       "cy": ("Cy Cedar", "WORKS_AT", "Acme"),
+                                       "ann-dee": ("Ann Ash", "KNOWS", "Dee Dogwood"),
+                                       "ann-eve": ("Ann Ash", "KNOWS", "Eve Elm"),
+                                       "dee-eve": ("Dee Dogwood", "KNOWS", "Eve Elm")}.items()}
+    out = dict(zip(facts, graph.assert_facts(tenant, list(facts.values()))))
+    seeds = [graph.find_entities(tenant, n)[0].id for n in ("Ann Ash", "Bob Birch")]
+    hits = recall.search(tenant, SearchRequest(query="zzzz", targets=["fact"], k=50, seed_entity_ids=seeds)).hits
+    graph_score = {h.id: float(r.split("score ")[1].rstrip(")")) for h in hits for r in h.reasons
+                   if r.startswith("graph")}
+    assert graph_score[out["cy"].fact_id] == 1.0
+    assert graph_score[out["bob"].fact_id] == graph_score[out["ann"].fact_id] == 1.5
+    assert graph_score[out["dee-eve"].fact_id] == 0.5
+    assert graph_score[out["ann-dee"].fact_id] == 1.0          # Ann's own; Bob reaches neither Ann nor Dee
+
+
 def test_search_never_crosses_tenants(recall, crm, graph, tenant):
     _, ids = crm
     res = recall.search(tenant, SearchRequest(query="Dana Globex Carol CFO"))
