@@ -10,7 +10,9 @@ write that stores the new one (`Sweeper.expire_episodes`), and a turn re-sent un
 episode expires it before its receipt could replay it (`Sweeper.expire_past_retention`).
 Each batch of `settings.sweep_batch_size` records is one transaction through the cascade in "expire" mode
 (`Eraser.expire`), and deletes at most `settings.erasure_step_chars` characters of episode content (a batch over it
-takes its first step's episodes and the sessions that step empties, and the next batch the rest: `Eraser.steps`); a tenant that had anything removed gets one audit record (action "sweep"). Receipts and totals list every kind of `SWEEP_KINDS`, zero or not.
+takes its first step's episodes and the sessions that step empties, and the next batch the rest: `Eraser.steps`); a
+tenant that had anything removed gets one audit record (action "sweep"). Receipts and totals list every kind of
+`SWEEP_KINDS`, zero or not.
 
 `graphmem worker` and `graphmem serve --with-worker` run it every `settings.sweep_interval_s` seconds in a
 thread (`Sweeper.start`, whose stop call ends the run in progress after its current batch and waits for it);
