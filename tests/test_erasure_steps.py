@@ -1,7 +1,9 @@
 """An erasure or expiry of more episode content than one transaction deletes (`erasure_step_chars`) goes in steps:
 forgetting a user or a session, the sweeper's session and episode passes, and a write expiring an idle session.
-Stepped or not, the graph that remains and the receipt are the same; every step is audited; a hold anywhere on the
-target refuses the first step. Helper-found: forgetting a user of 1,200 tool results of 99k characters (119M) was a
+Stepped or not, the graph that remains is the same; the receipt sums the steps (here the same counts; a fact one
+step keeps, another of the user's episodes still supporting it, and a later step deletes counts in both); every step
+is audited; a hold anywhere on the target, or on an episode supporting a fact about the user's own entity, refuses
+the first step. Helper-found: forgetting a user of 1,200 tool results of 99k characters (119M) was a
 503 at commit, over the 716 MiB of transaction memory a 1g heap allows; with the shipped step (10M characters) it
 takes 12 steps, 6.7 s. Here the step is 2,000 characters and an episode 700, so 2 episodes a step."""
 from __future__ import annotations
@@ -117,6 +119,25 @@ def test_a_hold_anywhere_on_the_user_refuses_the_first_step(gov, graph, db, tena
         gov.forget(tenant, user_id=USER)
     assert err.value.field == "user_id" and "hold" in err.value.detail
     assert {k: v for k, v in tenant_labels(db, tenant).items() if "Audit" not in k} == before
+
+
+def test_a_hold_on_another_users_episode_about_the_user_refuses_the_first_step(gov, graph, db, tenant, monkeypatch):
+    """Helper-found: Bo's held episode supports a fact about Alex's own entity, which forgetting Alex deletes
+    whatever supports it. In one transaction that is refused with nothing deleted; stepped, the first steps erased
+    four of Alex's episodes before the last one was refused. Now the first step refuses."""
+    _story(graph, tenant)
+    bo = episode(graph, tenant, "Alex prefers email, says Bo", user="bo", session="sb-held", minutes=90)
+    fact(graph, tenant, person("Alex", external_ids=[f"user:{USER}"]), "PREFERS_CHANNEL", bo, value="email")
+    gov.holds.place(tenant, "session", "sb-held", "case 2024-18")
+    monkeypatch.setattr(graph.settings, "erasure_step_chars", STEP)
+    before = {k: v for k, v in tenant_labels(db, tenant).items() if "Audit" not in k}
+    writes = _counting(monkeypatch, db)
+    with pytest.raises(Refused) as err:
+        gov.forget(tenant, user_id=USER)
+    assert err.value.field == "user_id" and "legal hold" in err.value.detail
+    assert len(writes) == 1                                    # the first step, rolled back
+    assert {k: v for k, v in tenant_labels(db, tenant).items() if "Audit" not in k} == before
+    assert [r.action for r in gov.audit_records(tenant)] == ["hold"]
 
 
 def test_the_sweeper_expires_sessions_and_episodes_in_steps(gov, graph, db, tenant, monkeypatch):

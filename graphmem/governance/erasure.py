@@ -4,7 +4,8 @@ One forget call is one transaction (all or nothing), unless the user or session 
 `settings.erasure_step_chars` (10M characters): then its episodes go first in steps of that size, each a transaction of
 its own erasing those episodes as forgetting them one by one would (with its own audit record), and the last
 transaction takes the rest as below (`Eraser.forget`; Neo4j holds what a transaction deletes in its transaction
-memory). A hold is checked in every step, over the whole target. For the episodes it erases:
+memory). Every step refuses what the whole erasure would for a legal hold; the receipt sums the steps (a fact one
+keeps and a later one deletes counts in `facts_kept` and `facts`). For the episodes it erases:
 - a fact derived only from erased episodes is deleted (node, edges, embedding); a fact another surviving
   episode also supports (an assertion or confirmation edge) stays, without the erased provenance edges;
 - supersession is repaired as if the erased facts had never been asserted (`plan_repairs`);
@@ -257,7 +258,8 @@ class Eraser:
         The user's episodes stay, as they do when a fact is forgotten.
 
         A user or session with more episode content than `settings.erasure_step_chars` is erased in steps (module
-        docstring): the receipt sums them and names the last step's audit record; a failure (a hold placed meanwhile,
+        docstring): the receipt sums them (so it counts what early steps changed in what then remained) and names
+        the last step's audit record; a failure (a hold placed meanwhile,
         Neo4j down) leaves the steps before it done, each complete, and forgetting the target again finishes it.
 
         Raises `InvalidInput` (not exactly one target, empty id, `for_user` without `fact_id` or empty),
@@ -296,11 +298,17 @@ class Eraser:
 
     def _step(self, tx: Tx, tenant_id: str, kind: TargetKind, target: str, field: str, episodes: list[str],
               now: datetime, action: str, actor: str | None) -> Counter:
-        """One early step of a large user or session erasure (`forget`): under the same hold check as the whole
-        target, the cascade of `episodes` (those still the target's) as forgetting them would run it, audited.
-        Returns its counts."""
-        sessions, scope = self._scope(tx, tenant_id, kind, target)
+        """One early step of a large user or session erasure (`forget`): under the hold checks of the whole target
+        (holds on the user, their sessions and episodes, and on episodes supporting the facts about the user's own
+        entity, which the last step deletes), the cascade of `episodes` (those still the target's) as forgetting
+        them would run it, audited. Returns its counts."""
+        sessions, scope, entities = (user_scope(tx, tenant_id, target) if kind == "user" else
+                                     (*self._scope(tx, tenant_id, kind, target), []))
         self._refuse_held(tx, tenant_id, kind, target, sessions, scope, field)
+        if entities:   # the facts about the user's own entity, which the last step deletes whatever supports them
+            # (helper-found: one a held episode of another user supports was refused only there, after the earlier
+            # steps had erased the user's first episodes)
+            _refuse_held_facts(tx, tenant_id, self._user_facts(tx, tenant_id, entities), field)
         mine = set(scope)
         counts = self._cascade(tx, tenant_id, "erase", [e for e in episodes if e in mine], [], [], [], now,
                                field=field)
@@ -315,6 +323,11 @@ class Eraser:
         row = runner.one("governance/target_episodes", tenant_id=tenant_id, user_id=None, session_id=target,
                          episode_ids=[])
         return row["sessions"], row["episodes"]
+
+    @staticmethod
+    def _user_facts(tx: Tx, tenant_id: str, entity_ids: list[str]) -> list[str]:
+        """The ids of the facts about a user's own entities `entity_ids` (forgetting the user deletes them all)."""
+        return [r["id"] for r in tx.rows("governance/facts_of_entities", tenant_id=tenant_id, entity_ids=entity_ids)]
 
     @staticmethod
     def _refuse_held(tx: Tx, tenant_id: str, kind: TargetKind, target: str, sessions: list[str],
@@ -391,8 +404,7 @@ class Eraser:
         else:
             if kind == "user":
                 sessions, episodes, entity_ids = user_scope(tx, tenant_id, target)
-                fact_ids = [r["id"] for r in tx.rows("governance/facts_of_entities", tenant_id=tenant_id,
-                                                      entity_ids=entity_ids)]
+                fact_ids = self._user_facts(tx, tenant_id, entity_ids)
             elif kind == "session":
                 sessions, episodes = self._scope(tx, tenant_id, kind, target)
                 if not sessions and not episodes:
@@ -426,11 +438,7 @@ class Eraser:
         if mode == "erase":
             delete |= {r["id"] for r in derived if not r["supported"]}
             counts["facts_kept"] = sum(1 for r in derived if r["supported"] and r["id"] not in delete)
-            if delete:
-                held = tx.rows("governance/held_facts", **t, ids=sorted(delete))
-                if held:
-                    raise Refused(f"fact {held[0]['id']} that this erasure would delete is supported by an episode "
-                                  f"under legal hold", field=field or "fact_id")
+            _refuse_held_facts(tx, tenant_id, sorted(delete), field or "fact_id")
         elif episodes:
             counts["facts_kept"] = tx.one("governance/note_expired_provenance", **t, episode_ids=episodes)["noted"]
         delete_ids = sorted(delete)
@@ -497,6 +505,15 @@ class Eraser:
             for k in ("aliases", "external_ids", "entities_renamed"):
                 counts[k] += stripped[k]
         return Counter({k: v for k, v in counts.items() if v})
+
+
+def _refuse_held_facts(tx: Tx, tenant_id: str, fact_ids: list[str], field: str) -> None:
+    """Raise `Refused` (naming `field`) when an episode under legal hold supports one of `fact_ids`, which an
+    erasure would delete (governance/held_facts)."""
+    held = tx.rows("governance/held_facts", tenant_id=tenant_id, ids=fact_ids) if fact_ids else []
+    if held:
+        raise Refused(f"fact {held[0]['id']} that this erasure would delete is supported by an episode under legal "
+                      f"hold", field=field)
 
 
 def _unsay(tx: Tx, t: dict, single_valued: list[str], episodes: list[str], deleted: list[str], now: datetime,
