@@ -1,20 +1,11 @@
-// For a user's export: the user's sessions $session_ids and episodes $episode_ids, with the pins and summaries
-// of those sessions (their refusals: governance/user_refusals) (maps without embeddings; a
-// summary with `covers`, the episodes it covers itself, as cypher/summaries/list gives it; the caller keeps the
-// public fields of each through the record's model). Like
-// every read, it leaves out what is past retention at $now before the sweeper removes it: expired episodes, and
-// summaries built on one or revising one that is (their text carries it forward; as a window does,
-// cypher/sessions/window_state), and sessions past their retention (retain_until: idle longer than the tenant's
-// session_ttl_days) with their episodes, pins and summaries, and pin candidates whose source turn is past retention
-// (as pins/list).
-CALL () {
-  UNWIND $episode_ids AS eid
-  MATCH (e:Episode {id: eid})
-  WHERE e.tenant_id = $tenant_id AND NOT coalesce(e.retain_until <= $now, false)
-    AND NOT EXISTS { MATCH (ss:Session {tenant_id: $tenant_id, id: e.session_id}) WHERE ss.retain_until <= $now }
-  WITH e ORDER BY e.occurred_at, e.seq
-  RETURN collect(e {.*, embedding: null, search_terms: null}) AS episodes
-}
+// For a user's export: the user's sessions $session_ids, with the pins and summaries of those sessions (maps without
+// embeddings; a summary with `covers`, the episodes it covers itself, as cypher/summaries/list gives it; the caller
+// keeps the public fields of each through the record's model). Their episodes are read in pages
+// (governance/user_episode_index, governance/user_episodes), their refusals by governance/user_refusals. Like every
+// read, it leaves out what is past retention at $now before the sweeper removes it: summaries built on an expired
+// episode or revising one that is (their text carries it forward; as a window does, cypher/sessions/window_state),
+// sessions past their retention (retain_until: idle longer than the tenant's session_ttl_days) with their pins and
+// summaries, and pin candidates whose source turn is past retention (as pins/list).
 CALL () {
   OPTIONAL MATCH (s:Session {tenant_id: $tenant_id})
   WHERE s.id IN $session_ids AND NOT coalesce(s.retain_until <= $now, false)
@@ -37,4 +28,4 @@ CALL () {
     AND NOT EXISTS { MATCH (m)-[:REVISES*0..]->(:Summary)-[:COVERS]->(x) WHERE x.retain_until <= $now }
   RETURN collect(m {.*, embedding: null, search_terms: null, covers: COUNT { (m)-[:COVERS]->() }}) AS summaries
 }
-RETURN episodes, sessions, pins, summaries
+RETURN sessions, pins, summaries
