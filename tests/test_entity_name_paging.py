@@ -26,3 +26,25 @@ def test_names_that_score_alike_page_in_one_order(db, graph, tenant):
         assert [e.name for p in pages for e in p] == whole[:3 * size], size
     assert whole[:3] == ["Pager Person 0", "Pager Person 1", "Pager Person 10"]
     assert "Pager Person 1000" in [e.name for e in recall.find_entities(tenant, "pager", limit=37)]
+
+
+def test_a_kind_finds_its_few_behind_many_alike_of_another_kind(db, graph, tenant):
+    """Helper-found: 1,500 organisations named "Pager Person N" came before 40 people named alike; with kind Person
+    a page of 50 read the best 1,000 hits, all organisations, and answered nothing (a page of 500 read 10,000 and
+    found all 40). A read whose hits the kind filter leaves short of the page is read again deeper."""
+    ep, _ = graph.append_episode(tenant, EpisodeIn(content="the register", occurred_at=datetime(2024, 1, 1,
+                                                                                                 tzinfo=timezone.utc)))
+    orgs = [FactIn(subject=EntityRef(kind="Organization", name=f"Pager Person {i:04d}"), predicate="LOCATED_IN",
+                   value="Berlin", episode_id=ep.id) for i in range(1500)]
+    people = [FactIn(subject=EntityRef(kind="Person", name=f"Pager Person {5000 + i}"), predicate="HAS_TITLE",
+                     value="Clerk", episode_id=ep.id) for i in range(40)]
+    graph.assert_facts(tenant, orgs)
+    graph.assert_facts(tenant, people)       # written later: Lucene keeps equal scores in the order written
+    recall = RecallService(db, graph, embedder=None)
+    want = [f"Pager Person {5000 + i}" for i in range(40)]
+    for size in (10, 37, 50, 500):
+        got = []
+        for offset in range(0, 50, size):
+            got += [e.name for e in recall.find_entities(tenant, "Pager Person", kind="Person", offset=offset,
+                                                         limit=size)]
+        assert got == want, size

@@ -90,7 +90,7 @@ def test_every_option_mix_of_a_recall_query_has_one_plan(db, graph, crm):
         recall.find_entities(tenant, name=name, kind=kind)
 
     for query in ("search/rank", "recall/around", "recall/between", "recall/neighbours", "recall/who_at",
-                  "search/entities_by_name"):
+                  "search/entities_by_name", "search/entities_by_text"):
         assert len(rec.shapes[query]) == 1, (query, rec.shapes[query])
 
     # the API's warm-up (at start and every few seconds: graphmem.ops.warm_up) sends each of these reads in the
