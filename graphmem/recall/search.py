@@ -92,9 +92,9 @@ class SearchTuning:
     goes while the filters starve a list (search/rank's `starved`: a retriever read `fetch` candidates and fewer
     than its `limit` passed), so a filter that takes out all of the best 2,000 matches (a predicate, a session, a
     user in a tenant where one word is in thousands of facts) still finds its own (20,000 candidates read in
-    70-120 ms on a tenant of 11,700 facts of which 9,000 match); `replies` = rank the reply to a question episode right after it
-    (`HybridSearch._with_replies`); `prefetch_factor` x k candidates (by the preliminary RRF) are read in full with
-    the lists."""
+    70-120 ms on a tenant of 11,700 facts of which 9,000 match); `replies` = rank the reply to a question episode
+    right after it (`HybridSearch._with_replies`); `prefetch_factor` x k candidates (by the preliminary RRF) are
+    read in full with the lists."""
 
     weights: dict[str, float] = field(default_factory=dict)
     per_retriever: int = 50

@@ -30,8 +30,9 @@ QUERY_HINT_WORDS = 10
 INTRODUCER_KIND = "Person"
 """The entity kind `RecallService.introduction` prefers between the two ends of a connection."""
 MAX_NAME_FETCH = 64_000
-"""The most full-text matches an entity lookup by name reads to settle a group of equal scores the index cut (each
-read 4 times deeper than the last, from 1,000 or 20 x (offset + limit))."""
+"""The most full-text matches an entity lookup by name reads to settle a page a deeper read could change: a group of
+equal scores the index cut, or a page a kind left short (each read 4 times deeper than the last, from 1,000 or
+20 x (offset + limit); search/entities_by_text)."""
 
 
 class RecallService:
