@@ -304,7 +304,7 @@ class Eraser:
         them would run it, audited. Returns its counts."""
         sessions, scope, entities = (user_scope(tx, tenant_id, target) if kind == "user" else
                                      (*self._scope(tx, tenant_id, kind, target), []))
-        self._refuse_held(tx, tenant_id, kind, target, sessions, scope, field)
+        _refuse_held(tx, tenant_id, kind, target, sessions, scope, field)
         if entities:   # the facts about the user's own entity, which the last step deletes whatever supports them
             # (helper-found: one a held episode of another user supports was refused only there, after the earlier
             # steps had erased the user's first episodes)
@@ -328,17 +328,6 @@ class Eraser:
     def _user_facts(tx: Tx, tenant_id: str, entity_ids: list[str]) -> list[str]:
         """The ids of the facts about a user's own entities `entity_ids` (forgetting the user deletes them all)."""
         return [r["id"] for r in tx.rows("governance/facts_of_entities", tenant_id=tenant_id, entity_ids=entity_ids)]
-
-    @staticmethod
-    def _refuse_held(tx: Tx, tenant_id: str, kind: TargetKind, target: str, sessions: list[str],
-                     episodes: list[str], field: str) -> None:
-        """Raise `Refused` (naming `field`) when a legal hold covers the user `target` (kind "user"), one of
-        `sessions` or one of `episodes`."""
-        held = tx.rows("governance/holds_on", tenant_id=tenant_id, user_ids=[target] if kind == "user" else [],
-                       session_ids=sessions, episode_ids=episodes)
-        if held:
-            raise Refused(f"{kind} {target} is under legal hold ({held[0]['target_kind']} hold); release the hold "
-                          f"before erasing", field=field)
 
     def _names(self, tenant_id: str, flag: Literal["single_valued", "symmetric"]) -> list[str]:
         """The names of the tenant's predicates that are `flag` (single-valued, or symmetric)."""
@@ -415,7 +404,7 @@ class Eraser:
                 sessions = []
                 if not episodes:
                     raise NotFound(f"no episode {target!r}", field=field)
-            self._refuse_held(tx, tenant_id, kind, target, sessions, episodes, field)
+            _refuse_held(tx, tenant_id, kind, target, sessions, episodes, field)
         counts = self._cascade(tx, tenant_id, "erase", episodes, sessions, fact_ids, entity_ids, now, field=field)
         if kind == "user":
             counts["consents"] = tx.one("governance/delete_user_consent", tenant_id=tenant_id,
@@ -505,6 +494,17 @@ class Eraser:
             for k in ("aliases", "external_ids", "entities_renamed"):
                 counts[k] += stripped[k]
         return Counter({k: v for k, v in counts.items() if v})
+
+
+def _refuse_held(tx: Tx, tenant_id: str, kind: TargetKind, target: str, sessions: list[str], episodes: list[str],
+                 field: str) -> None:
+    """Raise `Refused` (naming `field`) when a legal hold covers the user `target` (kind "user"), one of `sessions`
+    or one of `episodes` (governance/holds_on)."""
+    held = tx.rows("governance/holds_on", tenant_id=tenant_id, user_ids=[target] if kind == "user" else [],
+                   session_ids=sessions, episode_ids=episodes)
+    if held:
+        raise Refused(f"{kind} {target} is under legal hold ({held[0]['target_kind']} hold); release the hold "
+                      f"before erasing", field=field)
 
 
 def _refuse_held_facts(tx: Tx, tenant_id: str, fact_ids: list[str], field: str) -> None:
